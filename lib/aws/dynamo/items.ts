@@ -1,0 +1,101 @@
+/**
+ * Translation between stored DynamoDB items and the core's types. No rules
+ * here: only names and shapes.
+ */
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import type { JobPolicies } from '../../core/job-spec.ts';
+import type { LedgerRecord } from '../../core/ledger.ts';
+import type { StoredJob } from '../../core/ports.ts';
+import type { Slice, SliceKey, SliceStatus } from '../../core/slice.ts';
+
+export type Item = Record<string, AttributeValue>;
+
+export function toItem(value: Record<string, unknown>): Item {
+  return marshall(value, { removeUndefinedValues: true, convertClassInstanceToMap: false });
+}
+
+export function fromItem(item: Item): Record<string, unknown> {
+  return unmarshall(item);
+}
+
+export function sliceKeyItem(key: SliceKey): Item {
+  return { jobId: { S: key.jobId }, scheduledAt: { N: String(key.scheduledAt) } };
+}
+
+export function toSlice(item: Item): Slice {
+  const raw = fromItem(item);
+  return {
+    jobId: raw.jobId as string,
+    scheduledAt: raw.scheduledAt as number,
+    status: raw.status as SliceStatus,
+    fence: raw.fence as number,
+    owner: raw.owner as string | undefined,
+    leaseExpiresAt: raw.leaseExpiresAt as number | undefined,
+    attempts: raw.attempts as number,
+    handler: raw.handler as string,
+    policies: raw.policies as JobPolicies,
+    payload: raw.payload as Record<string, unknown> | undefined,
+    shard: raw.shard as number,
+    nextAttemptAt: raw.nextAttemptAt as number | undefined,
+    lastError: raw.lastError as string | undefined,
+    createdAt: raw.createdAt as number,
+    startedAt: raw.startedAt as number | undefined,
+    finishedAt: raw.finishedAt as number | undefined,
+  };
+}
+
+export function toStoredJob(item: Item): StoredJob {
+  const raw = fromItem(item);
+  return {
+    id: raw.jobId as string,
+    schedule: raw.schedule as string,
+    timeZone: raw.timeZone as string,
+    handler: raw.handler as string,
+    enabled: raw.enabled as boolean,
+    payload: raw.payload as Record<string, unknown> | undefined,
+    policies: raw.policies as JobPolicies,
+    shard: raw.shard as number,
+    nextFireAt: raw.nextFireAt as number,
+    version: raw.version as number,
+    createdAt: raw.createdAt as number,
+    updatedAt: raw.updatedAt as number,
+  };
+}
+
+/** A job item; `dueShard` (the due index key) only while enabled. */
+export function jobItem(job: StoredJob): Item {
+  return toItem({
+    jobId: job.id,
+    schedule: job.schedule,
+    timeZone: job.timeZone,
+    handler: job.handler,
+    enabled: job.enabled,
+    payload: job.payload,
+    policies: job.policies,
+    shard: job.shard,
+    dueShard: job.enabled ? job.shard : undefined,
+    nextFireAt: job.nextFireAt,
+    version: job.version,
+    createdAt: job.createdAt,
+    updatedAt: job.updatedAt,
+  });
+}
+
+export function toLedgerRecord(item: Item): LedgerRecord {
+  const raw = fromItem(item);
+  return {
+    executionKey: raw.executionKey as string,
+    jobId: raw.jobId as string,
+    scheduledAt: raw.scheduledAt as number,
+    fence: raw.fence as number,
+    owner: raw.owner as string,
+    committedAt: raw.committedAt as number,
+    outcome: raw.outcome as LedgerRecord['outcome'],
+    error: raw.error as string | undefined,
+  };
+}
+
+export function ledgerItem(record: LedgerRecord): Item {
+  return toItem({ ...record });
+}

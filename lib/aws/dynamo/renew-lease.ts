@@ -1,0 +1,47 @@
+/**
+ * RENEW — a heartbeat.
+ *
+ * Key:       slices[jobId, scheduledAt]
+ * Condition: fence = mine AND status = RUNNING
+ * Effect:    leaseExpiresAt = now + leaseMs (an attribute no index projects,
+ *            so a heartbeat is one write unit and no index write)
+ * Outcome:   renewed, or LeaseLostError: a standby claimed it (fence moved on)
+ *            or it is no longer running.
+ */
+import { UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { LeaseLostError } from '../../core/errors.ts';
+import { executionKey } from '../../core/execution-key.ts';
+import { SliceStatus, type SliceKey } from '../../core/slice.ts';
+import { isConditionFailure, onTable } from './errors.ts';
+import { sliceKeyItem } from './items.ts';
+
+export async function renewLease(
+  dynamo: DynamoDBClient,
+  tableName: string,
+  key: SliceKey,
+  fence: number,
+  now: number,
+  leaseMs: number,
+): Promise<void> {
+  try {
+    await onTable(tableName, () =>
+      dynamo.send(
+        new UpdateItemCommand({
+          TableName: tableName,
+          Key: sliceKeyItem(key),
+          UpdateExpression: 'SET leaseExpiresAt = :expires',
+          ConditionExpression: 'fence = :fence AND #status = :running',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: {
+            ':expires': { N: String(now + leaseMs) },
+            ':fence': { N: String(fence) },
+            ':running': { S: SliceStatus.Running },
+          },
+        }),
+      ),
+    );
+  } catch (error) {
+    if (isConditionFailure(error)) throw new LeaseLostError(executionKey(key.jobId, key.scheduledAt), fence, { cause: error });
+    throw error;
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * The SliceStore port over DynamoDB: each method is one atomic operation,
+ * documented in its own file.
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { TooManyWritesError } from '../../core/errors.ts';
+import { executionKey } from '../../core/execution-key.ts';
+import type { LedgerRecord } from '../../core/ledger.ts';
+import type { BusinessWrite, ClaimOutcome, SliceStore, SweepCandidate } from '../../core/ports.ts';
+import type { Slice, SliceKey } from '../../core/slice.ts';
+import type { CronfenceConfig } from '../config.ts';
+import { toTransactItem } from './business-writes.ts';
+import { claimSlice, readSlice } from './claim-slice.ts';
+import { finalizeSlice, readLedger } from './finalize-slice.ts';
+import { recordFailure } from './record-failure.ts';
+import { renewLease } from './renew-lease.ts';
+import { deferSweep, querySweepIndex } from './sweep.ts';
+
+/** A transaction holds 100 items; the slice and ledger records take two. */
+export const MAX_BUSINESS_WRITES = 98;
+
+export class DynamoSliceStore implements SliceStore {
+  constructor(
+    private readonly dynamo: DynamoDBClient,
+    private readonly config: Pick<CronfenceConfig, 'slicesTable' | 'ledgerTable' | 'sliceRetentionMs'>,
+  ) {}
+
+  claim(key: SliceKey, owner: string, now: number): Promise<ClaimOutcome> {
+    return claimSlice(this.dynamo, this.config.slicesTable, key, owner, now);
+  }
+
+  renew(key: SliceKey, fence: number, now: number, leaseMs: number): Promise<void> {
+    return renewLease(this.dynamo, this.config.slicesTable, key, fence, now, leaseMs);
+  }
+
+  async commit(key: SliceKey, fence: number, owner: string, now: number, writes: readonly BusinessWrite[]): Promise<void> {
+    if (writes.length > MAX_BUSINESS_WRITES) {
+      throw new TooManyWritesError(executionKey(key.jobId, key.scheduledAt), writes.length, MAX_BUSINESS_WRITES);
+    }
+    await finalizeSlice(this.dynamo, this.config, {
+      key,
+      fence,
+      owner,
+      now,
+      outcome: 'SUCCEEDED',
+      expiresAtSeconds: this.expiresAtSeconds(now),
+      extraWrites: writes.map(toTransactItem),
+    });
+  }
+
+  recordFailure(key: SliceKey, fence: number, failure: { now: number; error: string; nextAttemptAt: number; sweepAt: number }): Promise<void> {
+    return recordFailure(this.dynamo, this.config.slicesTable, key, fence, failure);
+  }
+
+  recordDead(key: SliceKey, fence: number, owner: string, now: number, error: string): Promise<void> {
+    return finalizeSlice(this.dynamo, this.config, {
+      key,
+      fence,
+      owner,
+      now,
+      outcome: 'DEAD',
+      error: error.slice(0, 2000),
+      expiresAtSeconds: this.expiresAtSeconds(now),
+    });
+  }
+
+  get(key: SliceKey): Promise<Slice | undefined> {
+    return readSlice(this.dynamo, this.config.slicesTable, key);
+  }
+
+  findSweepable(shard: number, now: number, limit: number): Promise<SweepCandidate[]> {
+    return querySweepIndex(this.dynamo, this.config.slicesTable, shard, 0, now, limit);
+  }
+
+  findSweepDueBetween(shard: number, fromMs: number, toMs: number, limit: number): Promise<SweepCandidate[]> {
+    return querySweepIndex(this.dynamo, this.config.slicesTable, shard, fromMs, toMs - 1, limit);
+  }
+
+  deferSweep(key: SliceKey, sweepAt: number): Promise<void> {
+    return deferSweep(this.dynamo, this.config.slicesTable, key, sweepAt);
+  }
+
+  getLedger(key: SliceKey): Promise<LedgerRecord | undefined> {
+    return readLedger(this.dynamo, this.config.ledgerTable, executionKey(key.jobId, key.scheduledAt));
+  }
+
+  private expiresAtSeconds(now: number): number {
+    return Math.floor((now + this.config.sliceRetentionMs) / 1000);
+  }
+}

@@ -1,0 +1,118 @@
+/**
+ * The one definition of cronfence's tables, indexes and queues. The local
+ * bootstrap (bootstrap.ts) and the CDK construct both build from these
+ * objects, so local and cloud schemas cannot drift; a test compares the
+ * synthesized template with what the bootstrap created.
+ *
+ * Access patterns:
+ * - jobs, by id: CRUD. "due" (sparse GSI, dueShard + nextFireAt): the
+ *   scanner's "which jobs of shard S fire before T"; paused jobs drop
+ *   `dueShard` and leave it.
+ * - slices, by jobId + scheduledAt: claim, renew, commit, history of a job
+ *   (`cronfence runs`). "sweep" (sparse GSI, sweepShard + sweepAt): live
+ *   slices whose message may be lost; final slices drop `sweepShard`.
+ * - ledger, by executionKey: the unique record per execution.
+ */
+export type AttributeType = 'S' | 'N';
+
+export interface KeyDefinition {
+  readonly name: string;
+  readonly type: AttributeType;
+}
+
+export interface IndexDefinition {
+  readonly indexName: string;
+  readonly partitionKey: KeyDefinition;
+  readonly sortKey?: KeyDefinition;
+  readonly projection: { readonly type: 'ALL' } | { readonly type: 'KEYS_ONLY' } | { readonly type: 'INCLUDE'; readonly nonKeyAttributes: readonly string[] };
+}
+
+export interface TableDefinition {
+  /** Logical name; the physical name is `${prefix}-${logicalName}`. */
+  readonly logicalName: string;
+  readonly partitionKey: KeyDefinition;
+  readonly sortKey?: KeyDefinition;
+  readonly globalSecondaryIndexes: readonly IndexDefinition[];
+  /** Epoch-seconds attribute DynamoDB expires items by. */
+  readonly timeToLiveAttribute?: string;
+}
+
+export interface QueueDefinition {
+  readonly logicalName: string;
+  /** The failover timer: a message whose holder stops renewing surfaces after this. */
+  readonly visibilityTimeoutSeconds: number;
+  readonly messageRetentionSeconds: number;
+  readonly receiveMessageWaitTimeSeconds: number;
+  /** Redrive to the dead-letter queue after this many receives. */
+  readonly maxReceiveCount?: number;
+}
+
+export const JOBS_TABLE: TableDefinition = {
+  logicalName: 'jobs',
+  partitionKey: { name: 'jobId', type: 'S' },
+  globalSecondaryIndexes: [
+    {
+      indexName: 'due',
+      partitionKey: { name: 'dueShard', type: 'N' },
+      sortKey: { name: 'nextFireAt', type: 'N' },
+      projection: { type: 'ALL' },
+    },
+  ],
+};
+
+export const SLICES_TABLE: TableDefinition = {
+  logicalName: 'slices',
+  partitionKey: { name: 'jobId', type: 'S' },
+  sortKey: { name: 'scheduledAt', type: 'N' },
+  globalSecondaryIndexes: [
+    {
+      indexName: 'sweep',
+      partitionKey: { name: 'sweepShard', type: 'N' },
+      sortKey: { name: 'sweepAt', type: 'N' },
+      // Renewals write only leaseExpiresAt, which is not projected: heartbeats cost no index writes.
+      projection: { type: 'INCLUDE', nonKeyAttributes: ['status'] },
+    },
+  ],
+  timeToLiveAttribute: 'expiresAt',
+};
+
+export const LEDGER_TABLE: TableDefinition = {
+  logicalName: 'ledger',
+  partitionKey: { name: 'executionKey', type: 'S' },
+  globalSecondaryIndexes: [],
+};
+
+export const TABLES = [JOBS_TABLE, SLICES_TABLE, LEDGER_TABLE] as const;
+
+export const DEAD_LETTER_QUEUE: QueueDefinition = {
+  logicalName: 'dlq',
+  visibilityTimeoutSeconds: 30,
+  messageRetentionSeconds: 14 * 86_400,
+  receiveMessageWaitTimeSeconds: 20,
+};
+
+export const WORK_QUEUE: QueueDefinition = {
+  logicalName: 'work',
+  // Equal to the default lease, rounded up: a dead worker's message returns as its lease expires.
+  visibilityTimeoutSeconds: 5,
+  messageRetentionSeconds: 4 * 86_400,
+  receiveMessageWaitTimeSeconds: 20,
+  // Receives are many per slice by design (lease holds, retries); this is a backstop for poison messages.
+  maxReceiveCount: 50,
+};
+
+export const SCAN_QUEUE: QueueDefinition = {
+  logicalName: 'scan',
+  // A scanner renews its scan message while it works; a dead scanner's shard is rescanned after this.
+  visibilityTimeoutSeconds: 5,
+  messageRetentionSeconds: 3600,
+  receiveMessageWaitTimeSeconds: 20,
+  maxReceiveCount: 20,
+};
+
+export const QUEUES = [DEAD_LETTER_QUEUE, WORK_QUEUE, SCAN_QUEUE] as const;
+
+export const EVENT_BUS_LOGICAL_NAME = 'events';
+
+/** The `source` of every lifecycle event cronfence puts on its bus. */
+export const EVENT_SOURCE = 'cronfence';

@@ -1,0 +1,90 @@
+/**
+ * The WorkQueue port over SQS. Delays are what make a slice surface at its
+ * second: SQS DelaySeconds (0..900), the worker waits out the sub-second rest.
+ */
+import { ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { encodeScanMessage, encodeWorkMessage } from '../../core/messages.ts';
+import type { DeadLetterRecord, DeadLetterSink, ScanQueue, ScanRequest, WorkMessage, WorkQueue } from '../../core/ports.ts';
+import { sendInBatches } from './send-batches.ts';
+
+/** SQS caps both a message delay and nothing else we need at 900 s. */
+export const MAX_DELAY_SECONDS = 900;
+/** SQS caps a visibility timeout at 12 hours. */
+export const MAX_VISIBILITY_SECONDS = 43_200;
+
+export class SqsWorkQueue implements WorkQueue {
+  constructor(
+    private readonly sqs: SQSClient,
+    private readonly url: () => Promise<string>,
+  ) {}
+
+  async send(messages: readonly WorkMessage[]): Promise<void> {
+    if (messages.length === 0) return;
+    await sendInBatches(
+      this.sqs,
+      await this.url(),
+      messages.map((message, index) => ({
+        Id: String(index),
+        MessageBody: encodeWorkMessage(message),
+        DelaySeconds: clamp(message.delaySeconds, 0, MAX_DELAY_SECONDS),
+      })),
+    );
+  }
+
+  async hide(receiptHandle: string, seconds: number): Promise<void> {
+    await changeVisibility(this.sqs, await this.url(), receiptHandle, seconds);
+  }
+}
+
+export class SqsScanQueue implements ScanQueue {
+  constructor(
+    private readonly sqs: SQSClient,
+    private readonly url: () => Promise<string>,
+  ) {}
+
+  async send(requests: readonly ScanRequest[]): Promise<void> {
+    if (requests.length === 0) return;
+    await sendInBatches(
+      this.sqs,
+      await this.url(),
+      requests.map((request, index) => ({ Id: String(index), MessageBody: encodeScanMessage(request.shard) })),
+    );
+  }
+
+  async hide(receiptHandle: string, seconds: number): Promise<void> {
+    await changeVisibility(this.sqs, await this.url(), receiptHandle, seconds);
+  }
+}
+
+/** Dead-letter records go to the dead-letter queue, beside messages SQS redrove there. */
+export class SqsDeadLetterSink implements DeadLetterSink {
+  constructor(
+    private readonly sqs: SQSClient,
+    private readonly url: () => Promise<string>,
+  ) {}
+
+  async send(record: DeadLetterRecord): Promise<void> {
+    await this.sqs.send(new SendMessageCommand({ QueueUrl: await this.url(), MessageBody: JSON.stringify({ kind: 'dead-slice', ...record }) }));
+  }
+
+  /** A message body cronfence could not read, kept for an operator. */
+  async sendMalformed(body: string, reason: string, queue: string): Promise<void> {
+    await this.sqs.send(
+      new SendMessageCommand({ QueueUrl: await this.url(), MessageBody: JSON.stringify({ kind: 'malformed-message', queue, reason, body }) }),
+    );
+  }
+}
+
+async function changeVisibility(sqs: SQSClient, url: string, receiptHandle: string, seconds: number): Promise<void> {
+  await sqs.send(
+    new ChangeMessageVisibilityCommand({
+      QueueUrl: url,
+      ReceiptHandle: receiptHandle,
+      VisibilityTimeout: clamp(Math.ceil(seconds), 0, MAX_VISIBILITY_SECONDS),
+    }),
+  );
+}
+
+function clamp(value: number, min: number, max: number): number {
+  return Math.min(max, Math.max(min, Math.floor(value)));
+}

@@ -1,0 +1,26 @@
+/** Terminal rendering of lifecycle events and summaries. */
+import type { LifecycleEvent } from '../core/events.ts';
+
+const OUTCOMES = new Set(['committed', 'failed', 'dead', 'fenced_out', 'missed', 'skipped']);
+
+export function isOutcome(event: LifecycleEvent): boolean {
+  return OUTCOMES.has(event.type);
+}
+
+/** One readable line per execution outcome: time, job, scheduled time, start lag, worker, fence, outcome. */
+export function formatOutcome(event: LifecycleEvent, startLagMs: number | undefined): string {
+  const time = event.at.slice(11, 23);
+  const lag = startLagMs === undefined ? '      -' : `${String(startLagMs).padStart(5)} ms`;
+  const extra = event.type === 'missed' ? ` (${event.count} occurrences)` : event.error ? `  ${event.error}` : '';
+  return `${time}  ${event.jobId.padEnd(22)} ${event.scheduledAt}  lag ${lag}  ${event.worker.padEnd(10)} fence ${String(event.fence).padStart(2)}  ${event.type}${extra}`;
+}
+
+export function table(rows: readonly (readonly (string | number)[])[]): string {
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, String(cell).length)));
+  return rows.map((row) => row.map((cell, i) => String(cell).padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n');
+}
+
+export function ms(value: number): string {
+  return Number.isNaN(value) ? '-' : `${Math.round(value)} ms`;
+}

@@ -1,0 +1,117 @@
+/** `cronfence jobs add|list|get|pause|resume|rm`. */
+import { Command, InvalidArgumentError } from 'commander';
+import type { StoredJob } from '../core/ports.ts';
+import { isoSecond } from '../core/execution-key.ts';
+import { registry } from '../../functions/jobs/index.ts';
+import type { JobRepository } from '../aws/dynamo/job-repository.ts';
+import { table } from './format.ts';
+
+export function jobsCommand(repository: () => JobRepository, write: (line: string) => void): Command {
+  const jobs = new Command('jobs').description('create, inspect, pause, resume and delete scheduled jobs');
+
+  jobs
+    .command('add')
+    .description('create a job, or replace the job with that id (validated before anything is written)')
+    .argument('<id>', 'job id: letters, digits, "_", "." and "-"')
+    .requiredOption('-s, --schedule <cron>', 'cron, 5 fields or 6 with seconds first, e.g. "*/5 * * * * *"')
+    .option('--handler <name>', `handler name (known: ${registry.names().join(', ')})`)
+    .option('-z, --tz <zone>', 'IANA time zone', 'UTC')
+    .option('--payload <json>', 'JSON object handed to the handler', parseJsonObject)
+    .option('--lease-ms <ms>', 'lease length', parseInteger)
+    .option('--heartbeat-ms <ms>', 'lease renewal interval', parseInteger)
+    .option('--max-attempts <n>', 'attempts before DEAD', parseInteger)
+    .option('--timeout-ms <ms>', 'handler timeout', parseInteger)
+    .option('--paused', 'create it paused')
+    .action(async (id: string, flags: AddFlags) => {
+      const policies = Object.fromEntries(
+        Object.entries({ leaseMs: flags.leaseMs, heartbeatMs: flags.heartbeatMs, maxAttempts: flags.maxAttempts, timeoutMs: flags.timeoutMs }).filter(
+          ([, value]) => value !== undefined,
+        ),
+      );
+      const { job, created } = await repository().put({
+        id,
+        schedule: flags.schedule,
+        timeZone: flags.tz,
+        handler: flags.handler ?? id,
+        enabled: !flags.paused,
+        ...(flags.payload && { payload: flags.payload }),
+        ...(Object.keys(policies).length > 0 && { policies }),
+      });
+      write(`${created ? 'created' : 'updated'} ${describe(job)}`);
+    });
+
+  jobs
+    .command('list')
+    .option('--json', 'one JSON object per job')
+    .action(async (flags: { json?: boolean }) => {
+      const all = await repository().list();
+      if (flags.json) return all.forEach((job) => write(JSON.stringify(job)));
+      write(
+        table([
+          ['id', 'schedule', 'time zone', 'handler', 'state', 'next fire (UTC)', 'version'],
+          ...all.map((job) => [job.id, job.schedule, job.timeZone, job.handler, job.enabled ? 'enabled' : 'paused', isoSecond(job.nextFireAt), job.version]),
+        ]),
+      );
+    });
+
+  jobs
+    .command('get')
+    .argument('<id>')
+    .action(async (id: string) => write(JSON.stringify(await repository().require(id), null, 2)));
+
+  jobs
+    .command('pause')
+    .argument('<id>')
+    .action(async (id: string) => {
+      const { job, skipped } = await repository().pause(id);
+      write(`paused ${job.id}; ${skipped} enqueued slices skipped`);
+    });
+
+  jobs
+    .command('resume')
+    .argument('<id>')
+    .action(async (id: string) => write(`resumed ${describe(await repository().resume(id))}`));
+
+  jobs
+    .command('rm')
+    .argument('<id>')
+    .action(async (id: string) => {
+      const { deleted, skipped } = await repository().delete(id);
+      write(deleted ? `deleted ${id}; ${skipped} enqueued slices skipped; history kept` : `no job ${JSON.stringify(id)}`);
+      if (!deleted) process.exitCode = 1;
+    });
+
+  return jobs;
+}
+
+interface AddFlags {
+  schedule: string;
+  handler?: string;
+  tz: string;
+  payload?: Record<string, unknown>;
+  leaseMs?: number;
+  heartbeatMs?: number;
+  maxAttempts?: number;
+  timeoutMs?: number;
+  paused?: boolean;
+}
+
+function describe(job: StoredJob): string {
+  return `${job.id}: "${job.schedule}" in ${job.timeZone}, handler ${job.handler}, next ${isoSecond(job.nextFireAt)}, version ${job.version}`;
+}
+
+export function parseInteger(value: string): number {
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed)) throw new InvalidArgumentError(`${JSON.stringify(value)} is not a whole number`);
+  return parsed;
+}
+
+function parseJsonObject(value: string): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(value);
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+  } catch {
+    // fall through to the error below
+  }
+  throw new InvalidArgumentError(`${JSON.stringify(value)} is not a JSON object`);
+}

@@ -1,0 +1,95 @@
+/** The `cronfence` command line. */
+import path from 'node:path';
+import { Command, Option } from 'commander';
+import { CronfenceError } from '../core/errors.ts';
+import { bootstrap } from '../aws/bootstrap.ts';
+import { tick } from '../engine/ticker.ts';
+import { registry } from '../../functions/jobs/index.ts';
+import { runDev } from '../runtime/dev.ts';
+import { startEmulator, EmulatorSetupError, EmulatorStartError } from '../runtime/emulator.ts';
+import { createRuntime, type Runtime } from '../runtime/wiring.ts';
+import { useDevEndpointIfRunning } from './endpoint.ts';
+import { jobsCommand, parseInteger } from './jobs-command.ts';
+import { runsCommand } from './runs-command.ts';
+
+const stateDir = path.resolve(process.env.CRONFENCE_STATE_DIR ?? '.cronfence');
+const write = (line: string): void => void process.stdout.write(`${line}\n`);
+
+let runtime: Runtime | undefined;
+const lazyRuntime = (): Runtime => {
+  if (!runtime) {
+    useDevEndpointIfRunning(stateDir);
+    runtime = createRuntime();
+  }
+  return runtime;
+};
+
+const program = new Command('cronfence')
+  .description('Serverless distributed cron for AWS: every scheduled slice committed exactly once.')
+  .showHelpAfterError();
+
+program
+  .command('dev')
+  .description('run emulator, scanners, workers and the example jobs locally')
+  .addOption(new Option('--scanners <n>', 'scanner replicas').argParser(parseInteger).default(3))
+  .addOption(new Option('--workers <n>', 'worker replicas').argParser(parseInteger).default(3))
+  .addOption(new Option('--duration <seconds>', 'stop after this long (default: until Ctrl-C)').argParser(parseInteger))
+  .addOption(new Option('--tick <seconds>', 'interval of the stand-in EventBridge rule').argParser(parseInteger).default(60))
+  .option('--json', 'one JSON object per lifecycle event (a documented interface: docs/events.md)')
+  .action(async (flags: { scanners: number; workers: number; duration?: number; tick: number; json?: boolean }) => {
+    await runDev({
+      scanners: flags.scanners,
+      workers: flags.workers,
+      durationSeconds: flags.duration,
+      tickSeconds: flags.tick,
+      json: flags.json ?? false,
+      stateDir,
+      write,
+    });
+  });
+
+program
+  .command('emulator')
+  .description('run the local AWS emulator (moto) until Ctrl-C, for scripts and other tools')
+  .action(async () => {
+    const emulator = await startEmulator();
+    write(`emulator listening; in another shell:\n  export AWS_ENDPOINT_URL=${emulator.endpoint} AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test`);
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
+    await emulator.stop();
+  });
+
+program
+  .command('bootstrap')
+  .description('create the tables, queues and event bus (idempotent)')
+  .action(async () => {
+    const result = await bootstrap(lazyRuntime().clients, lazyRuntime().config);
+    write(JSON.stringify(result, null, 2));
+  });
+
+program
+  .command('tick')
+  .description('put one scan request per shard on the scan queue (what the per-minute rule does)')
+  .action(async () => write(`queued scans of ${await tick(lazyRuntime().scanQueue, lazyRuntime().config.shardCount)} shards`));
+
+program.addCommand(jobsCommand(() => lazyRuntime().jobs(registry.names()), write));
+program.addCommand(runsCommand(() => lazyRuntime().jobs(), write));
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (error instanceof CronfenceError || error instanceof EmulatorSetupError || error instanceof EmulatorStartError) {
+    process.stderr.write(`cronfence: ${error.message}\n`);
+    process.exitCode = 1;
+  } else {
+    throw error;
+  }
+} finally {
+  if (runtime) {
+    runtime.clients.dynamo.destroy();
+    runtime.clients.sqs.destroy();
+    runtime.clients.events.destroy();
+  }
+}

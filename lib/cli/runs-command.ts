@@ -1,0 +1,51 @@
+/** `cronfence runs <jobId>`: a job's slices beside their ledger records. */
+import { Command, InvalidArgumentError } from 'commander';
+import { executionKey, isoSecond } from '../core/execution-key.ts';
+import type { JobRepository } from '../aws/dynamo/job-repository.ts';
+import { table } from './format.ts';
+
+export function runsCommand(repository: () => JobRepository, write: (line: string) => void): Command {
+  return new Command('runs')
+    .description("a job's slices (status, fence, owner, attempts) and ledger entries")
+    .argument('<jobId>')
+    .option('--since <time>', 'ISO time or a duration ago like 10m, 2h', parseSince, Date.now() - 3_600_000)
+    .option('--json', 'one JSON object per slice')
+    .action(async (jobId: string, flags: { since: number; json?: boolean }) => {
+      const repo = repository();
+      const [slices, ledger] = await Promise.all([repo.slicesOf(jobId, flags.since), repo.ledgerOf(jobId, flags.since)]);
+      const byKey = new Map(ledger.map((record) => [record.executionKey, record]));
+      const rows = slices.map((slice) => ({ slice, ledger: byKey.get(executionKey(slice.jobId, slice.scheduledAt)) }));
+      if (flags.json) {
+        for (const { slice, ledger: record } of rows) write(JSON.stringify({ executionKey: executionKey(slice.jobId, slice.scheduledAt), ...slice, ledger: record ?? null }));
+        return;
+      }
+      write(
+        table([
+          ['scheduled (UTC)', 'status', 'fence', 'owner', 'attempts', 'ledger', 'ledger fence', 'ledger owner', 'error'],
+          ...rows.map(({ slice, ledger: record }) => [
+            isoSecond(slice.scheduledAt),
+            slice.status,
+            slice.fence,
+            slice.owner ?? '-',
+            slice.attempts,
+            record?.outcome ?? '-',
+            record?.fence ?? '-',
+            record?.owner ?? '-',
+            slice.lastError?.slice(0, 60) ?? '',
+          ]),
+        ]),
+      );
+      write(`${slices.length} slices, ${ledger.length} ledger records since ${new Date(flags.since).toISOString()}`);
+    });
+}
+
+function parseSince(value: string): number {
+  const relative = /^(\d+)([smhd])$/.exec(value);
+  if (relative) {
+    const unit = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[relative[2] as 's' | 'm' | 'h' | 'd'];
+    return Date.now() - Number(relative[1]) * unit;
+  }
+  const parsed = Date.parse(value);
+  if (Number.isNaN(parsed)) throw new InvalidArgumentError(`${JSON.stringify(value)} is neither an ISO time nor a duration like 10m`);
+  return parsed;
+}

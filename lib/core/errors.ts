@@ -1,0 +1,150 @@
+/**
+ * Every error cronfence throws on purpose. Callers branch with `instanceof`,
+ * never on `name` strings. Expected outcomes of races (a lost claim, a stale
+ * fence) are errors with a type so the loser can act on them.
+ */
+export class CronfenceError extends Error {
+  override name = 'CronfenceError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** A job definition field failed validation; nothing was written. */
+export class InvalidJobSpecError extends CronfenceError {
+  override name = 'InvalidJobSpecError';
+  constructor(
+    readonly field: string,
+    readonly value: unknown,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`invalid ${field} ${formatValue(value)}: ${reason}`, options);
+  }
+}
+
+export class JobNotFoundError extends CronfenceError {
+  override name = 'JobNotFoundError';
+  constructor(readonly jobId: string) {
+    super(`job ${JSON.stringify(jobId)} does not exist`);
+  }
+}
+
+/** The job changed between read and write (version fence); re-read and retry. */
+export class JobVersionConflictError extends CronfenceError {
+  override name = 'JobVersionConflictError';
+  constructor(
+    readonly jobId: string,
+    readonly expectedVersion: number,
+    options?: { cause?: unknown },
+  ) {
+    super(`job ${JSON.stringify(jobId)} changed since version ${expectedVersion}`, options);
+  }
+}
+
+/** The worker's fence is no longer the slice's fence: another worker took it over. */
+export class LeaseLostError extends CronfenceError {
+  override name = 'LeaseLostError';
+  constructor(
+    readonly executionKey: string,
+    readonly fence: number,
+    options?: { cause?: unknown },
+  ) {
+    super(`lease on ${executionKey} lost: fence ${fence} is stale`, options);
+  }
+}
+
+/** A commit refused by the fence: a newer claim owns the slice, or it is already final. */
+export class FencedOutError extends CronfenceError {
+  override name = 'FencedOutError';
+  constructor(
+    readonly executionKey: string,
+    readonly fence: number,
+    options?: { cause?: unknown },
+  ) {
+    super(`commit of ${executionKey} with fence ${fence} refused: fenced out`, options);
+  }
+}
+
+/** The handler ran past the job's timeout. */
+export class JobTimeoutError extends CronfenceError {
+  override name = 'JobTimeoutError';
+  constructor(
+    readonly executionKey: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`${executionKey} exceeded its timeout of ${timeoutMs} ms`);
+  }
+}
+
+/** A queue message whose body is not a message cronfence sent. */
+export class MalformedMessageError extends CronfenceError {
+  override name = 'MalformedMessageError';
+  constructor(
+    readonly body: string,
+    readonly reason: string,
+  ) {
+    super(`malformed message body ${formatValue(truncate(body, 200))}: ${reason}`);
+  }
+}
+
+/** A table, queue or bus the configuration names does not exist. */
+export class MissingResourceError extends CronfenceError {
+  override name = 'MissingResourceError';
+  constructor(
+    readonly kind: 'table' | 'queue' | 'bus',
+    readonly resourceName: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `${kind} ${JSON.stringify(resourceName)} does not exist; run \`cronfence bootstrap\` (or deploy the CDK stack) first`,
+      options,
+    );
+  }
+}
+
+/** A handler called `ctx.commit` a second time. */
+export class AlreadyCommittedError extends CronfenceError {
+  override name = 'AlreadyCommittedError';
+  constructor(readonly executionKey: string) {
+    super(`${executionKey} was already committed by this handler`);
+  }
+}
+
+function formatValue(value: unknown): string {
+  if (value === undefined) return '(missing)';
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+function truncate(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+/** A condition on one of the handler's own commit writes failed; nothing was written. */
+export class BusinessConditionFailedError extends CronfenceError {
+  override name = 'BusinessConditionFailedError';
+  constructor(
+    readonly executionKey: string,
+    /** Index into the writes passed to `ctx.commit`. */
+    readonly writeIndex: number,
+    options?: { cause?: unknown },
+  ) {
+    super(`commit of ${executionKey} refused: the condition of write #${writeIndex} failed`, options);
+  }
+}
+
+/** More writes than one DynamoDB transaction holds. */
+export class TooManyWritesError extends CronfenceError {
+  override name = 'TooManyWritesError';
+  constructor(
+    readonly executionKey: string,
+    readonly count: number,
+    readonly max: number,
+  ) {
+    super(`commit of ${executionKey} has ${count} writes; at most ${max} fit beside the slice and ledger records`);
+  }
+}

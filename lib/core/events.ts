@@ -1,0 +1,102 @@
+/**
+ * Lifecycle events: the engine's one way of saying what happened. Logs, the
+ * EventBridge bus, the `--json` CLI output and tests all subscribe to these;
+ * nothing parses log text.
+ *
+ * The `--json` line format is a documented interface (docs/events.md): keep
+ * fields additive.
+ */
+import { executionKey, isoSecond } from './execution-key.ts';
+
+export const LIFECYCLE_EVENT_TYPES = [
+  'claimed',
+  'started',
+  'committed',
+  'failed',
+  'dead',
+  'fenced_out',
+  'missed',
+  'skipped',
+] as const;
+export type LifecycleEventType = (typeof LIFECYCLE_EVENT_TYPES)[number];
+
+export interface LifecycleEvent {
+  readonly type: LifecycleEventType;
+  readonly jobId: string;
+  /** ISO 8601 UTC, second precision. */
+  readonly scheduledAt: string;
+  readonly executionKey: string;
+  readonly fence: number;
+  /** The worker (or scanner, for `missed`) that saw it. */
+  readonly worker: string;
+  /** ISO 8601 UTC, millisecond precision, by the emitting process's clock. */
+  readonly at: string;
+  readonly attempt?: number;
+  /** `started`: handler start minus scheduled time. */
+  readonly startLagMs?: number;
+  /** `committed`, `failed`: handler run time. */
+  readonly durationMs?: number;
+  /** `failed`: when the retry is due (ISO). */
+  readonly retryAt?: string;
+  /** `missed`: how many occurrences this event stands for (from `scheduledAt` on). */
+  readonly count?: number;
+  readonly error?: string;
+}
+
+export interface EventSink {
+  emit(event: LifecycleEvent): void;
+}
+
+export type LifecycleEventDetails = Omit<LifecycleEvent, 'type' | 'jobId' | 'scheduledAt' | 'executionKey' | 'at'>;
+
+export function lifecycleEvent(
+  type: LifecycleEventType,
+  slice: { jobId: string; scheduledAt: number },
+  at: number,
+  details: LifecycleEventDetails,
+): LifecycleEvent {
+  return {
+    type,
+    jobId: slice.jobId,
+    scheduledAt: isoSecond(slice.scheduledAt),
+    executionKey: executionKey(slice.jobId, slice.scheduledAt),
+    at: new Date(at).toISOString(),
+    ...details,
+  };
+}
+
+/** Sends each event to every sink; a failing sink never stops the others or the engine. */
+export class FanOutEventSink implements EventSink {
+  private readonly sinks: EventSink[];
+
+  constructor(...sinks: EventSink[]) {
+    this.sinks = sinks;
+  }
+
+  add(sink: EventSink): void {
+    this.sinks.push(sink);
+  }
+
+  emit(event: LifecycleEvent): void {
+    for (const sink of this.sinks) {
+      try {
+        sink.emit(event);
+      } catch {
+        // An observer's bug must not change an execution's outcome.
+      }
+    }
+  }
+}
+
+/** Keeps events in memory; for tests and reports. */
+export class RecordingEventSink implements EventSink {
+  readonly events: LifecycleEvent[] = [];
+
+  emit(event: LifecycleEvent): void {
+    this.events.push(event);
+  }
+
+  ofType(type: LifecycleEventType): LifecycleEvent[] {
+    return this.events.filter((e) => e.type === type);
+  }
+}

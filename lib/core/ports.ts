@@ -1,0 +1,128 @@
+/**
+ * The engine's view of the outside world. The engine depends only on these
+ * interfaces; lib/aws/ implements them over DynamoDB, SQS and EventBridge.
+ */
+import type { JobSpec } from './job-spec.ts';
+import type { LedgerRecord } from './ledger.ts';
+import type { Slice, SliceKey, SliceStatus } from './slice.ts';
+
+/** A job as stored: its spec plus the scheduler's bookkeeping. */
+export interface StoredJob extends JobSpec {
+  readonly shard: number;
+  /** Epoch ms of the next occurrence no slice exists for yet. */
+  readonly nextFireAt: number;
+  /** Bumped on every change; scanners and updates condition on it. */
+  readonly version: number;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+/** Plain-JS attribute map; adapters marshal it. */
+export type AttributeMap = Record<string, unknown>;
+
+interface ExpressionParts {
+  readonly conditionExpression?: string;
+  readonly expressionAttributeNames?: Record<string, string>;
+  readonly expressionAttributeValues?: AttributeMap;
+}
+
+/** A user's own DynamoDB write, committed in the same transaction as the slice. */
+export type BusinessWrite =
+  | { readonly put: { readonly tableName: string; readonly item: AttributeMap } & ExpressionParts }
+  | {
+      readonly update: { readonly tableName: string; readonly key: AttributeMap; readonly updateExpression: string } & ExpressionParts;
+    }
+  | { readonly delete: { readonly tableName: string; readonly key: AttributeMap } & ExpressionParts }
+  | {
+      readonly conditionCheck: {
+        readonly tableName: string;
+        readonly key: AttributeMap;
+        readonly conditionExpression: string;
+      } & Omit<ExpressionParts, 'conditionExpression'>;
+    };
+
+export type ClaimOutcome =
+  | { readonly won: true; readonly slice: Slice }
+  | { readonly won: false; readonly current: Slice | undefined };
+
+export interface SliceStore {
+  /** Claim rule: see `isClaimable`. On a win, fence + 1, owner, lease and attempts are set. */
+  claim(key: SliceKey, owner: string, now: number): Promise<ClaimOutcome>;
+  /** @throws {LeaseLostError} when the fence moved on or the slice is no longer RUNNING. */
+  renew(key: SliceKey, fence: number, now: number, leaseMs: number): Promise<void>;
+  /**
+   * Slice RUNNING → SUCCEEDED on the fence, the ledger record and `writes`, atomically.
+   * An earlier attempt of this very commit that landed (lost reply) counts as success.
+   * @throws {FencedOutError}
+   */
+  commit(key: SliceKey, fence: number, owner: string, now: number, writes: readonly BusinessWrite[]): Promise<void>;
+  /** RUNNING → FAILED on the fence. @throws {LeaseLostError} */
+  recordFailure(key: SliceKey, fence: number, failure: { now: number; error: string; nextAttemptAt: number; sweepAt: number }): Promise<void>;
+  /** → DEAD with a DEAD ledger record, on the fence. @throws {FencedOutError} */
+  recordDead(key: SliceKey, fence: number, owner: string, now: number, error: string): Promise<void>;
+  get(key: SliceKey): Promise<Slice | undefined>;
+  /** Live slices of a shard whose sweep time has passed: their message may be lost. */
+  findSweepable(shard: number, now: number, limit: number): Promise<SweepCandidate[]>;
+  /** Live slices of a shard due for a sweep in `[fromMs, toMs)`: re-sent after a scanner crash. */
+  findSweepDueBetween(shard: number, fromMs: number, toMs: number, limit: number): Promise<SweepCandidate[]>;
+  /** Push a slice's next sweep out, on condition that it is still live. */
+  deferSweep(key: SliceKey, sweepAt: number): Promise<void>;
+  getLedger(key: SliceKey): Promise<LedgerRecord | undefined>;
+}
+
+export interface SweepCandidate extends SliceKey {
+  readonly status: SliceStatus;
+}
+
+export interface NewSlice extends SliceKey {
+  readonly sweepAt: number;
+}
+
+export type AdvanceOutcome =
+  | { readonly kind: 'advanced'; readonly created: readonly SliceKey[] }
+  /** Another scanner or an update moved the job first; nothing was written. */
+  | { readonly kind: 'conflict' };
+
+export interface ScheduleStore {
+  /** Enabled jobs of `shard` with `nextFireAt < untilMs`, oldest first. */
+  queryDue(shard: number, untilMs: number, limit: number): Promise<StoredJob[]>;
+  /**
+   * In one transaction: create each slice (if absent) and move the job to
+   * `nextFireAt`, on condition that its version is still `job.version`.
+   */
+  advance(job: StoredJob, slices: readonly NewSlice[], nextFireAt: number, now: number): Promise<AdvanceOutcome>;
+}
+
+export interface WorkMessage extends SliceKey {
+  /** Seconds SQS keeps the message hidden (0 to 900). */
+  readonly delaySeconds: number;
+}
+
+export interface WorkQueue {
+  /** Sends in batches of 10. */
+  send(messages: readonly WorkMessage[]): Promise<void>;
+  /** Hides a received message for `seconds` (renewal of a lease, or a retry delay). */
+  hide(receiptHandle: string, seconds: number): Promise<void>;
+}
+
+export interface DeadLetterRecord {
+  readonly executionKey: string;
+  readonly jobId: string;
+  readonly scheduledAt: number;
+  readonly attempts: number;
+  readonly error: string;
+  readonly at: number;
+}
+
+export interface DeadLetterSink {
+  send(record: DeadLetterRecord): Promise<void>;
+}
+
+export interface ScanRequest {
+  readonly shard: number;
+}
+
+export interface ScanQueue {
+  send(requests: readonly ScanRequest[]): Promise<void>;
+  hide(receiptHandle: string, seconds: number): Promise<void>;
+}

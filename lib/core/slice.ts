@@ -1,0 +1,118 @@
+/**
+ * A slice is one occurrence of one job: the unit that is claimed, leased,
+ * fenced and committed exactly once. This file holds its shape and the pure
+ * rules for moving between states; the stores only translate these rules
+ * into conditional writes.
+ *
+ *   ENQUEUED ──claim──▶ RUNNING ──commit──▶ SUCCEEDED
+ *                         │  ▲ └──fail (attempts left)──▶ FAILED ──claim when due──┐
+ *                         │  └────────────────────────────────────────────────────┘
+ *                         ├──claim by standby once the lease expired (fence + 1)
+ *                         └──fail (no attempts left) / takeover past max attempts──▶ DEAD
+ */
+import type { JobPolicies } from './job-spec.ts';
+
+export const SliceStatus = {
+  Enqueued: 'ENQUEUED',
+  Running: 'RUNNING',
+  Succeeded: 'SUCCEEDED',
+  Failed: 'FAILED',
+  Dead: 'DEAD',
+  Skipped: 'SKIPPED',
+  Missed: 'MISSED',
+} as const;
+export type SliceStatus = (typeof SliceStatus)[keyof typeof SliceStatus];
+
+export const FINAL_STATUSES: readonly SliceStatus[] = [
+  SliceStatus.Succeeded,
+  SliceStatus.Dead,
+  SliceStatus.Skipped,
+  SliceStatus.Missed,
+];
+
+export interface SliceKey {
+  readonly jobId: string;
+  /** Epoch ms, whole seconds. */
+  readonly scheduledAt: number;
+}
+
+export interface Slice extends SliceKey {
+  readonly status: SliceStatus;
+  /** Grows by one on every claim; every write after a claim is conditioned on it. */
+  readonly fence: number;
+  readonly owner?: string;
+  readonly leaseExpiresAt?: number;
+  /** Claims so far, including takeovers after a crash. */
+  readonly attempts: number;
+  readonly handler: string;
+  readonly policies: JobPolicies;
+  readonly payload?: Record<string, unknown>;
+  readonly shard: number;
+  readonly nextAttemptAt?: number;
+  readonly lastError?: string;
+  readonly createdAt: number;
+  readonly startedAt?: number;
+  readonly finishedAt?: number;
+}
+
+export function isFinal(status: SliceStatus): boolean {
+  return FINAL_STATUSES.includes(status);
+}
+
+/**
+ * May a worker claim this slice at `now`? The claim store writes exactly this
+ * rule as its condition expression.
+ */
+export function isClaimable(slice: Pick<Slice, 'status' | 'leaseExpiresAt' | 'nextAttemptAt'>, now: number): boolean {
+  switch (slice.status) {
+    case SliceStatus.Enqueued:
+      return true;
+    case SliceStatus.Failed:
+      return (slice.nextAttemptAt ?? 0) <= now;
+    case SliceStatus.Running:
+      return (slice.leaseExpiresAt ?? 0) < now;
+    default:
+      return false;
+  }
+}
+
+/** What a worker that lost a claim does with its message. */
+export type LostClaimAction =
+  | { readonly kind: 'drop'; readonly reason: 'final' | 'missing' }
+  /** Hide the message until the holder's lease (or the retry) is due, then look again. */
+  | { readonly kind: 'hide'; readonly untilMs: number };
+
+export function lostClaimAction(slice: Slice | undefined, now: number): LostClaimAction {
+  if (slice === undefined) return { kind: 'drop', reason: 'missing' };
+  if (isFinal(slice.status)) return { kind: 'drop', reason: 'final' };
+  if (slice.status === SliceStatus.Running) return { kind: 'hide', untilMs: Math.max(now, slice.leaseExpiresAt ?? now) };
+  if (slice.status === SliceStatus.Failed) return { kind: 'hide', untilMs: Math.max(now, slice.nextAttemptAt ?? now) };
+  // ENQUEUED yet the claim failed: a racing claimer changed it in between; look again soon.
+  return { kind: 'hide', untilMs: now };
+}
+
+/** After a failed attempt: retry later, or give up. */
+export function afterFailure(attempts: number, policies: Pick<JobPolicies, 'maxAttempts'>): 'retry' | 'dead' {
+  return attempts >= policies.maxAttempts ? 'dead' : 'retry';
+}
+
+/**
+ * When the sweep should look at a slice again if nothing else has moved it:
+ * a live slice whose message was lost is found by this instant.
+ */
+export function sweepAtFor(
+  status: SliceStatus,
+  at: { scheduledAt: number; now: number; nextAttemptAt?: number; timeoutMs: number; graceMs: number },
+): number {
+  switch (status) {
+    case SliceStatus.Enqueued:
+      return Math.max(at.scheduledAt, at.now) + at.graceMs;
+    case SliceStatus.Running:
+      // Renewals do not touch the sweep index (cost); a running slice outlives its timeout only if its worker is gone.
+      return at.now + at.timeoutMs + at.graceMs;
+    case SliceStatus.Failed:
+      return (at.nextAttemptAt ?? at.now) + at.graceMs;
+    default:
+      return at.now;
+  }
+}

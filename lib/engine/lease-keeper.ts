@@ -1,0 +1,84 @@
+/**
+ * Heartbeats for one claimed slice: renew the lease on the fence, then extend
+ * the message's visibility to match, every `heartbeatMs`. When a renewal is
+ * refused (a standby took over) or renewals keep failing until the lease has
+ * run out, `signal` aborts with a LeaseLostError and the keeper stops.
+ */
+import { sleep, type Clock } from '../core/clock.ts';
+import { LeaseLostError } from '../core/errors.ts';
+import { executionKey } from '../core/execution-key.ts';
+import type { SliceStore, WorkQueue } from '../core/ports.ts';
+import type { SliceKey } from '../core/slice.ts';
+
+export interface LeaseKeeperOptions {
+  readonly key: SliceKey;
+  readonly fence: number;
+  readonly leaseMs: number;
+  readonly heartbeatMs: number;
+  readonly receiptHandle: string;
+  /** When the claim set the lease. */
+  readonly claimedAt: number;
+}
+
+export class LeaseKeeper {
+  private readonly controller = new AbortController();
+  private readonly stopped = new AbortController();
+  private lastRenewedAt: number;
+  private loop: Promise<void> | undefined;
+
+  constructor(
+    private readonly slices: SliceStore,
+    private readonly queue: WorkQueue,
+    private readonly clock: Clock,
+    private readonly options: LeaseKeeperOptions,
+    private readonly onRenewError: (error: unknown) => void = () => {},
+  ) {
+    this.lastRenewedAt = options.claimedAt;
+  }
+
+  /** Aborts when the lease is lost. */
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  get lost(): boolean {
+    return this.controller.signal.aborted;
+  }
+
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped.abort();
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    const { key, fence, leaseMs, heartbeatMs, receiptHandle } = this.options;
+    while (!this.stopped.signal.aborted && !this.lost) {
+      try {
+        await sleep(heartbeatMs, this.stopped.signal);
+      } catch {
+        return;
+      }
+      const now = this.clock.now();
+      try {
+        await this.slices.renew(key, fence, now, leaseMs);
+        this.lastRenewedAt = now;
+        if (!this.stopped.signal.aborted) await this.queue.hide(receiptHandle, leaseMs / 1000);
+      } catch (error) {
+        if (error instanceof LeaseLostError) {
+          this.controller.abort(error);
+          return;
+        }
+        this.onRenewError(error);
+        // Unsure whether we still hold it: once the lease we last saw renewed has run out, assume not.
+        if (this.clock.now() >= this.lastRenewedAt + leaseMs) {
+          this.controller.abort(new LeaseLostError(executionKey(key.jobId, key.scheduledAt), fence, { cause: error }));
+          return;
+        }
+      }
+    }
+  }
+}

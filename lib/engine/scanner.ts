@@ -1,0 +1,149 @@
+/**
+ * Scans one shard: turns every occurrence due in the lookahead window into a
+ * slice (one advance transaction per job, version-fenced, so racing scanners
+ * create each slice once), sends the new slices with a delay that surfaces
+ * them at their second, and sweeps live slices whose message may be lost.
+ */
+import type { Clock } from '../core/clock.ts';
+import { lifecycleEvent, type EventSink } from '../core/events.ts';
+import type { NewSlice, ScheduleStore, SliceStore, StoredJob, SweepCandidate, WorkMessage, WorkQueue } from '../core/ports.ts';
+import { countOccurrences, nextOccurrenceAtOrAfter, occurrencesBetween, type Schedule } from '../core/schedule.ts';
+import { sweepAtFor, SliceStatus, type SliceKey } from '../core/slice.ts';
+
+/** One transaction holds 100 items: 99 slices and the job. */
+export const MAX_SLICES_PER_JOB_SCAN = 99;
+const JOBS_PER_PAGE = 100;
+const JOB_CONCURRENCY = 8;
+const SWEEP_LIMIT = 200;
+const MISSED_COUNT_CAP = 100_000;
+const NEVER = Number.MAX_SAFE_INTEGER;
+
+export interface ScannerDeps {
+  readonly scannerId: string;
+  readonly schedules: ScheduleStore;
+  readonly slices: SliceStore;
+  readonly queue: WorkQueue;
+  readonly events: EventSink;
+  readonly clock: Clock;
+  /** How far ahead slices are created. Must exceed the tick interval. */
+  readonly lookaheadMs: number;
+  /** Slack after a slice's due time before the sweep re-sends it. */
+  readonly sweepGraceMs: number;
+}
+
+export interface ScanOptions {
+  /** This scan request was delivered before: its first scanner may have died between creating slices and sending them. */
+  readonly redelivered?: boolean;
+  /** Stop taking new pages of jobs after this instant (the caller re-queues the shard). */
+  readonly deadline?: number;
+}
+
+export interface ScanReport {
+  shard: number;
+  jobsAdvanced: number;
+  slicesCreated: number;
+  conflicts: number;
+  missed: number;
+  swept: number;
+  resent: number;
+  /** True when the deadline stopped the scan early; due jobs remain. */
+  incomplete: boolean;
+}
+
+export class Scanner {
+  constructor(private readonly deps: ScannerDeps) {}
+
+  async scanShard(shard: number, options: ScanOptions = {}): Promise<ScanReport> {
+    const now = this.deps.clock.now();
+    const windowEnd = now + this.deps.lookaheadMs;
+    const report: ScanReport = { shard, jobsAdvanced: 0, slicesCreated: 0, conflicts: 0, missed: 0, swept: 0, resent: 0, incomplete: false };
+    for (;;) {
+      const jobs = await this.deps.schedules.queryDue(shard, windowEnd, JOBS_PER_PAGE);
+      const created = await mapBounded(jobs, JOB_CONCURRENCY, (job) => this.advance(job, now, windowEnd, report));
+      await this.deps.queue.send(created.flat().map((key) => delayed(key, now)));
+      if (jobs.length < JOBS_PER_PAGE) break;
+      if (options.deadline !== undefined && this.deps.clock.now() >= options.deadline) {
+        report.incomplete = true;
+        break;
+      }
+    }
+    report.swept = await this.sweep(shard, now);
+    if (options.redelivered) report.resent = await this.resendUpcoming(shard, now, windowEnd);
+    return report;
+  }
+
+  private async advance(job: StoredJob, now: number, windowEnd: number, report: ScanReport): Promise<SliceKey[]> {
+    const schedule: Schedule = { cron: job.schedule, timeZone: job.timeZone };
+    let from = job.nextFireAt;
+    const catchUpFrom = now - job.policies.catchUpWindowMs;
+    if (from < catchUpFrom) {
+      // Downtime longer than the catch-up window: older occurrences are reported, not run.
+      const count = countOccurrences(schedule, from, catchUpFrom, MISSED_COUNT_CAP);
+      if (count > 0) {
+        report.missed += count;
+        this.deps.events.emit(
+          lifecycleEvent('missed', { jobId: job.id, scheduledAt: from }, now, { fence: 0, worker: this.deps.scannerId, count }),
+        );
+      }
+      from = catchUpFrom;
+    }
+    const occurrences = occurrencesBetween(schedule, from, windowEnd, MAX_SLICES_PER_JOB_SCAN + 1);
+    const inThisCall = occurrences.slice(0, MAX_SLICES_PER_JOB_SCAN);
+    const nextFireAt = occurrences[MAX_SLICES_PER_JOB_SCAN] ?? nextOccurrenceAtOrAfter(schedule, windowEnd) ?? NEVER;
+    const slices: NewSlice[] = inThisCall.map((scheduledAt) => ({
+      jobId: job.id,
+      scheduledAt,
+      sweepAt: sweepAtFor(SliceStatus.Enqueued, { scheduledAt, now, timeoutMs: job.policies.timeoutMs, graceMs: this.deps.sweepGraceMs }),
+    }));
+    const outcome = await this.deps.schedules.advance(job, slices, nextFireAt, now);
+    if (outcome.kind === 'conflict') {
+      report.conflicts++;
+      return [];
+    }
+    report.jobsAdvanced++;
+    report.slicesCreated += outcome.created.length;
+    return [...outcome.created];
+  }
+
+  /** Re-sends live slices whose sweep time passed: their message was lost or their worker vanished. */
+  private async sweep(shard: number, now: number): Promise<number> {
+    const stale = await this.deps.slices.findSweepable(shard, now, SWEEP_LIMIT);
+    return this.resend(stale, now, now + this.deps.sweepGraceMs);
+  }
+
+  /**
+   * After a scanner died mid-scan, the slices it created may never have been
+   * sent. Re-send the shard's upcoming enqueued slices; duplicates are
+   * harmless (a claim admits one), a missing message is not.
+   */
+  private async resendUpcoming(shard: number, now: number, windowEnd: number): Promise<number> {
+    const upcoming = await this.deps.slices.findSweepDueBetween(shard, now, windowEnd + this.deps.sweepGraceMs, 1000);
+    const enqueued = upcoming.filter((slice) => slice.status === SliceStatus.Enqueued);
+    await this.deps.queue.send(enqueued.map((key) => delayed(key, now)));
+    return enqueued.length;
+  }
+
+  private async resend(candidates: readonly SweepCandidate[], now: number, nextSweepAt: number): Promise<number> {
+    if (candidates.length === 0) return 0;
+    await this.deps.queue.send(candidates.map((key) => delayed(key, now)));
+    await mapBounded(candidates, JOB_CONCURRENCY, (key) => this.deps.slices.deferSweep(key, nextSweepAt));
+    return candidates.length;
+  }
+}
+
+function delayed(key: SliceKey, now: number): WorkMessage {
+  return { jobId: key.jobId, scheduledAt: key.scheduledAt, delaySeconds: Math.max(0, Math.floor((key.scheduledAt - now) / 1000)) };
+}
+
+async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await fn(items[index] as T);
+    }
+  });
+  await Promise.all(lanes);
+  return results;
+}

@@ -1,0 +1,213 @@
+/**
+ * Runs one work message: claim the slice on a fencing token, keep the lease,
+ * wait for the slice's second, run the handler, commit on the fence; or
+ * stand down, retry with backoff, or give up (DEAD).
+ *
+ * The disposition tells the caller (the SQS batch handler) what to do with
+ * the message: `delete` when the slice needs nothing more from it, `keep`
+ * when it must come back (a retry, a live lease elsewhere) or belongs to a
+ * standby now (fenced out).
+ */
+import { retryDelayMs } from '../core/backoff.ts';
+import { sleep, type Clock } from '../core/clock.ts';
+import { AlreadyCommittedError, FencedOutError, JobTimeoutError, LeaseLostError } from '../core/errors.ts';
+import { lifecycleEvent, type EventSink, type LifecycleEventDetails, type LifecycleEventType } from '../core/events.ts';
+import { executionKey } from '../core/execution-key.ts';
+import { decodeWorkMessage } from '../core/messages.ts';
+import type { BusinessWrite, DeadLetterSink, SliceStore, WorkQueue } from '../core/ports.ts';
+import { afterFailure, lostClaimAction, sweepAtFor, SliceStatus, type Slice, type SliceKey } from '../core/slice.ts';
+import type { HandlerRegistry, JobContext, JobHandler } from './define-job.ts';
+import { LeaseKeeper } from './lease-keeper.ts';
+
+export type Disposition = 'delete' | 'keep';
+
+export interface WorkerDeps {
+  readonly workerId: string;
+  readonly slices: SliceStore;
+  readonly queue: WorkQueue;
+  readonly deadLetters: DeadLetterSink;
+  readonly events: EventSink;
+  readonly clock: Clock;
+  readonly handlers: HandlerRegistry;
+  /** The work queue's default visibility; a longer lease is applied to the message at claim. @default 5000 */
+  readonly queueVisibilityMs?: number;
+  /** Sweep slack added to a retry's due time. @default 30000 */
+  readonly sweepGraceMs?: number;
+  /** [0, 1); the jitter source. @default Math.random */
+  readonly random?: () => number;
+  readonly onError?: (error: unknown, context: string) => void;
+}
+
+export interface ReceivedMessage {
+  readonly body: string;
+  readonly receiptHandle: string;
+}
+
+/** A message that surfaces more than this before its slice's second is hidden again (clock skew, long delays). */
+const EARLY_TOLERANCE_MS = 2000;
+
+export class Worker {
+  constructor(private readonly deps: WorkerDeps) {}
+
+  /** @throws {MalformedMessageError} when the body is not a work message. */
+  async process(message: ReceivedMessage): Promise<Disposition> {
+    const key = decodeWorkMessage(message.body);
+    const { clock, queue, slices, workerId } = this.deps;
+    const now = clock.now();
+    if (key.scheduledAt - now > EARLY_TOLERANCE_MS) {
+      await queue.hide(message.receiptHandle, Math.floor((key.scheduledAt - now) / 1000));
+      return 'keep';
+    }
+    const claim = await slices.claim(key, workerId, now);
+    if (!claim.won) return this.standDown(claim.current, message.receiptHandle);
+    const slice = claim.slice;
+    this.emit('claimed', slice, { fence: slice.fence, attempt: slice.attempts });
+    if (slice.attempts > slice.policies.maxAttempts) {
+      return this.giveUp(slice, `gave up after ${slice.policies.maxAttempts} attempts (the last worker stopped renewing its lease)`);
+    }
+    if (slice.policies.leaseMs > (this.deps.queueVisibilityMs ?? 5000)) {
+      await queue.hide(message.receiptHandle, slice.policies.leaseMs / 1000);
+    }
+    const handler = this.deps.handlers.get(slice.handler);
+    if (!handler) return this.afterError(slice, new Error(`no handler named ${JSON.stringify(slice.handler)} in this worker`), message.receiptHandle);
+    return this.execute(slice, handler, message.receiptHandle, now);
+  }
+
+  private async standDown(current: Slice | undefined, receiptHandle: string): Promise<Disposition> {
+    const action = lostClaimAction(current, this.deps.clock.now());
+    if (action.kind === 'drop') return 'delete';
+    // Someone holds a live lease (or a retry is not yet due): come back when that ends.
+    await this.deps.queue.hide(receiptHandle, Math.ceil((action.untilMs - this.deps.clock.now()) / 1000));
+    return 'keep';
+  }
+
+  private async execute(slice: Slice, handler: JobHandler, receiptHandle: string, claimedAt: number): Promise<Disposition> {
+    const { clock, slices, workerId } = this.deps;
+    const key: SliceKey = { jobId: slice.jobId, scheduledAt: slice.scheduledAt };
+    const lease = new LeaseKeeper(
+      slices,
+      this.deps.queue,
+      clock,
+      { key, fence: slice.fence, leaseMs: slice.policies.leaseMs, heartbeatMs: slice.policies.heartbeatMs, receiptHandle, claimedAt },
+      (error) => this.deps.onError?.(error, 'lease renewal'),
+    );
+    lease.start();
+    const timeout = AbortSignal.timeout(slice.policies.timeoutMs);
+    const signal = AbortSignal.any([lease.signal, timeout]);
+    let committed = false;
+    const startedAt = { at: 0 };
+    try {
+      await sleep(slice.scheduledAt - clock.now(), signal);
+      startedAt.at = clock.now();
+      this.emit('started', slice, { fence: slice.fence, attempt: slice.attempts, startLagMs: startedAt.at - slice.scheduledAt });
+      const ctx = this.context(slice, signal, async (writes) => {
+        if (committed) throw new AlreadyCommittedError(executionKey(slice.jobId, slice.scheduledAt));
+        if (signal.aborted) throw abortReason(signal, slice);
+        await slices.commit(key, slice.fence, workerId, clock.now(), writes);
+        committed = true;
+      });
+      await Promise.race([handler.run(ctx), rejectOnAbort(signal, slice)]);
+      if (!committed) await ctx.commit([]);
+    } catch (error) {
+      await lease.stop();
+      if (committed) return this.committed(slice, startedAt.at);
+      if (error instanceof FencedOutError || lease.lost) {
+        this.emit('fenced_out', slice, { fence: slice.fence, attempt: slice.attempts, error: describe(error) });
+        return 'keep';
+      }
+      return this.afterError(slice, error, receiptHandle);
+    }
+    await lease.stop();
+    return this.committed(slice, startedAt.at);
+  }
+
+  private committed(slice: Slice, startedAt: number): Disposition {
+    this.emit('committed', slice, { fence: slice.fence, attempt: slice.attempts, durationMs: this.deps.clock.now() - startedAt });
+    return 'delete';
+  }
+
+  private async afterError(slice: Slice, error: unknown, receiptHandle: string): Promise<Disposition> {
+    const message = describe(error);
+    if (afterFailure(slice.attempts, slice.policies) === 'dead') return this.giveUp(slice, message);
+    const now = this.deps.clock.now();
+    const delay = retryDelayMs(slice.attempts, { baseMs: slice.policies.backoffBaseMs, maxMs: slice.policies.backoffMaxMs }, this.deps.random);
+    const nextAttemptAt = now + delay;
+    const sweepAt = sweepAtFor(SliceStatus.Failed, {
+      scheduledAt: slice.scheduledAt,
+      now,
+      nextAttemptAt,
+      timeoutMs: slice.policies.timeoutMs,
+      graceMs: this.deps.sweepGraceMs ?? 30_000,
+    });
+    try {
+      await this.deps.slices.recordFailure(slice, slice.fence, { now, error: message, nextAttemptAt, sweepAt });
+    } catch (failure) {
+      if (failure instanceof LeaseLostError) {
+        this.emit('fenced_out', slice, { fence: slice.fence, attempt: slice.attempts, error: message });
+        return 'keep';
+      }
+      throw failure;
+    }
+    await this.deps.queue.hide(receiptHandle, Math.ceil(delay / 1000));
+    this.emit('failed', slice, { fence: slice.fence, attempt: slice.attempts, error: message, retryAt: new Date(nextAttemptAt).toISOString() });
+    return 'keep';
+  }
+
+  private async giveUp(slice: Slice, error: string): Promise<Disposition> {
+    const now = this.deps.clock.now();
+    try {
+      await this.deps.slices.recordDead(slice, slice.fence, this.deps.workerId, now, error);
+    } catch (failure) {
+      if (failure instanceof FencedOutError) {
+        this.emit('fenced_out', slice, { fence: slice.fence, attempt: slice.attempts, error });
+        return 'keep';
+      }
+      throw failure;
+    }
+    await this.deps.deadLetters.send({
+      executionKey: executionKey(slice.jobId, slice.scheduledAt),
+      jobId: slice.jobId,
+      scheduledAt: slice.scheduledAt,
+      attempts: slice.attempts,
+      error,
+      at: now,
+    });
+    this.emit('dead', slice, { fence: slice.fence, attempt: slice.attempts, error });
+    return 'delete';
+  }
+
+  private context(slice: Slice, signal: AbortSignal, commit: (writes: readonly BusinessWrite[]) => Promise<void>): JobContext {
+    return {
+      jobId: slice.jobId,
+      scheduledAt: new Date(slice.scheduledAt),
+      executionKey: executionKey(slice.jobId, slice.scheduledAt),
+      fence: slice.fence,
+      attempt: slice.attempts,
+      signal,
+      payload: slice.payload ?? {},
+      worker: this.deps.workerId,
+      commit: (writes = []) => commit(writes),
+    };
+  }
+
+  private emit(type: LifecycleEventType, slice: SliceKey, details: Omit<LifecycleEventDetails, 'worker'>): void {
+    this.deps.events.emit(lifecycleEvent(type, slice, this.deps.clock.now(), { ...details, worker: this.deps.workerId }));
+  }
+}
+
+function abortReason(signal: AbortSignal, slice: Slice): Error {
+  if (signal.reason instanceof LeaseLostError) return signal.reason;
+  return new JobTimeoutError(executionKey(slice.jobId, slice.scheduledAt), slice.policies.timeoutMs);
+}
+
+function rejectOnAbort(signal: AbortSignal, slice: Slice): Promise<never> {
+  return new Promise((_, reject) => {
+    const onAbort = (): void => reject(abortReason(signal, slice));
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}

@@ -1,0 +1,73 @@
+/**
+ * Scanner and worker replicas as separate OS processes (a kill is a real
+ * kill). Their lifecycle events arrive over IPC; their logs go to a file so
+ * the terminal stays readable.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdirSync, openSync, closeSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { LifecycleEvent } from '../core/events.ts';
+
+export type ReplicaRole = 'scanner' | 'worker';
+
+export interface Replica {
+  readonly id: string;
+  readonly role: ReplicaRole;
+  readonly process: ChildProcess;
+  readonly ready: Promise<void>;
+  readonly exited: Promise<number | null>;
+}
+
+export interface FleetOptions {
+  readonly logFile: string;
+  readonly onEvent: (event: LifecycleEvent, replica: Replica) => void;
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+const REPLICA_ENTRY = fileURLToPath(new URL('./replica.ts', import.meta.url));
+const STOP_GRACE_MS = 8000;
+
+export class ReplicaFleet {
+  private readonly replicas = new Map<string, Replica>();
+  private readonly logFd: number;
+
+  constructor(private readonly options: FleetOptions) {
+    mkdirSync(path.dirname(options.logFile), { recursive: true });
+    this.logFd = openSync(options.logFile, 'a');
+  }
+
+  spawn(role: ReplicaRole, id: string, extraArgs: string[] = []): Replica {
+    const child = fork(REPLICA_ENTRY, [role, id, ...extraArgs], {
+      execArgv: ['--import', import.meta.resolve('tsx'), '--no-warnings=ExperimentalWarning'],
+      stdio: ['ignore', this.logFd, this.logFd, 'ipc'],
+      env: this.options.env ?? process.env,
+    });
+    let markReady: () => void = () => {};
+    const ready = new Promise<void>((resolve) => (markReady = resolve));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const replica: Replica = { id, role, process: child, ready, exited };
+    child.on('message', (message: { kind: string; event?: LifecycleEvent }) => {
+      if (message.kind === 'ready') markReady();
+      if (message.kind === 'event' && message.event) this.options.onEvent(message.event, replica);
+    });
+    void exited.then(() => markReady());
+    this.replicas.set(id, replica);
+    return replica;
+  }
+
+  list(role?: ReplicaRole): Replica[] {
+    return [...this.replicas.values()].filter((replica) => !role || replica.role === role);
+  }
+
+  /** SIGTERM every replica (they finish in-flight work), SIGKILL what is left after a grace period. */
+  async stopAll(): Promise<void> {
+    const running = [...this.replicas.values()].filter((replica) => replica.process.exitCode === null && replica.process.signalCode === null);
+    for (const replica of running) replica.process.kill('SIGTERM');
+    const timer = setTimeout(() => running.forEach((replica) => replica.process.kill('SIGKILL')), STOP_GRACE_MS);
+    await Promise.all(running.map((replica) => replica.exited));
+    clearTimeout(timer);
+    this.replicas.clear();
+    closeSync(this.logFd);
+  }
+}

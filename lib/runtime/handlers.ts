@@ -1,0 +1,108 @@
+/**
+ * The three Lambda handlers as factories over a Runtime. functions/ wires
+ * them with the production runtime; the local replicas wire them with theirs
+ * (a process-local worker id, a skewable clock), so both run the same code.
+ */
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { sleep } from '../core/clock.ts';
+import { decodeScanMessage } from '../core/messages.ts';
+import { SCAN_QUEUE } from '../aws/schema.ts';
+import type { HandlerRegistry } from '../engine/define-job.ts';
+import type { ScanReport } from '../engine/scanner.ts';
+import { tick } from '../engine/ticker.ts';
+import { handleSqsBatch } from './sqs-batch.ts';
+import type { Runtime } from './wiring.ts';
+
+export type SqsHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
+
+export interface HandlerLog {
+  error(message: string, details: Record<string, unknown>): void;
+  info(message: string, details: Record<string, unknown>): void;
+}
+
+export function createTickHandler(runtime: Runtime): () => Promise<{ shards: number }> {
+  return async () => ({ shards: await tick(runtime.scanQueue, runtime.config.shardCount) });
+}
+
+export function createWorkerHandler(runtime: Runtime, workerId: string, handlers: HandlerRegistry, log: HandlerLog): SqsHandler {
+  const worker = runtime.worker(workerId, handlers);
+  return async (event) => {
+    const response = await handleSqsBatch(
+      event.Records,
+      (record) => worker.process({ body: record.body, receiptHandle: record.receiptHandle }),
+      batchHooks(runtime, 'work', log),
+    );
+    await runtime.bus.flush();
+    return response;
+  };
+}
+
+/** How long one scan may take before it re-queues the rest of its shard. @default 20000 */
+export interface ScannerHandlerOptions {
+  readonly scanBudgetMs?: number;
+}
+
+export function createScannerHandler(runtime: Runtime, scannerId: string, log: HandlerLog, options: ScannerHandlerOptions = {}): SqsHandler {
+  const scanner = runtime.scanner(scannerId);
+  const budget = options.scanBudgetMs ?? 20_000;
+  return async (event) => {
+    const response = await handleSqsBatch(
+      event.Records,
+      async (record) => {
+        const { shard } = decodeScanMessage(record.body);
+        const report = await withVisibilityHeartbeat(runtime, record, () =>
+          scanner.scanShard(shard, {
+            redelivered: Number(record.attributes.ApproximateReceiveCount ?? '1') > 1,
+            deadline: runtime.clock.now() + budget,
+          }),
+        );
+        if (report.incomplete) await runtime.scanQueue.send([{ shard }]);
+        logScan(log, scannerId, report);
+        return 'delete';
+      },
+      batchHooks(runtime, 'scan', log),
+    );
+    await runtime.bus.flush();
+    return response;
+  };
+}
+
+/**
+ * Keeps the scan message hidden while this scanner is alive. The scan queue's
+ * short visibility timeout is the scanner failover timer: a dead scanner's
+ * shard comes back within it.
+ */
+async function withVisibilityHeartbeat<T>(runtime: Runtime, record: SQSRecord, work: () => Promise<T>): Promise<T> {
+  const stop = new AbortController();
+  const everyMs = (SCAN_QUEUE.visibilityTimeoutSeconds * 1000) / 2.5;
+  const heartbeat = (async () => {
+    for (;;) {
+      try {
+        await sleep(everyMs, stop.signal);
+        await runtime.scanQueue.hide(record.receiptHandle, SCAN_QUEUE.visibilityTimeoutSeconds);
+      } catch {
+        if (stop.signal.aborted) return;
+      }
+    }
+  })();
+  try {
+    return await work();
+  } finally {
+    stop.abort();
+    await heartbeat;
+  }
+}
+
+function batchHooks(runtime: Runtime, queue: string, log: HandlerLog) {
+  return {
+    deadLetterMalformed: (body: string, reason: string) => runtime.deadLetters.sendMalformed(body, reason, queue),
+    onError: (error: unknown, record: SQSRecord) =>
+      log.error('message failed', { queue, messageId: record.messageId, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) }),
+  };
+}
+
+function logScan(log: HandlerLog, scannerId: string, report: ScanReport): void {
+  if (report.slicesCreated + report.swept + report.resent + report.missed + report.conflicts > 0 || report.incomplete) {
+    log.info('scanned shard', { scanner: scannerId, ...report });
+  }
+}

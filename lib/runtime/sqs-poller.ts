@@ -1,0 +1,113 @@
+/**
+ * The local stand-in for Lambda's SQS event source mapping: long-poll a
+ * queue, hand each batch to the same handler Lambda would run, and delete
+ * the records it did not report as failures. Several batches run at once,
+ * as several Lambda instances would.
+ */
+import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import { sleep } from '../core/clock.ts';
+import type { SqsHandler } from './handlers.ts';
+
+export interface PollerOptions {
+  readonly sqs: SQSClient;
+  readonly queueUrl: string;
+  readonly handler: SqsHandler;
+  /** @default 10 */
+  readonly batchSize?: number;
+  /** Batches in flight at once. @default 4 */
+  readonly maxConcurrentBatches?: number;
+  /** @default 2 */
+  readonly waitTimeSeconds?: number;
+  readonly onError?: (error: unknown) => void;
+}
+
+export class SqsPoller {
+  private readonly stopping = new AbortController();
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(private readonly options: PollerOptions) {}
+
+  /** Polls until stop() is called; resolves once every batch in flight has finished. */
+  async run(): Promise<void> {
+    const { sqs, queueUrl } = this.options;
+    const maxBatches = this.options.maxConcurrentBatches ?? 4;
+    while (!this.stopping.signal.aborted) {
+      if (this.inFlight.size >= maxBatches) {
+        await Promise.race(this.inFlight);
+        continue;
+      }
+      let messages: Message[];
+      try {
+        const received = await sqs.send(
+          new ReceiveMessageCommand({
+            QueueUrl: queueUrl,
+            MaxNumberOfMessages: this.options.batchSize ?? 10,
+            WaitTimeSeconds: this.options.waitTimeSeconds ?? 2,
+            MessageSystemAttributeNames: ['ApproximateReceiveCount', 'SentTimestamp', 'ApproximateFirstReceiveTimestamp'],
+          }),
+          { abortSignal: this.stopping.signal },
+        );
+        messages = received.Messages ?? [];
+      } catch (error) {
+        if (this.stopping.signal.aborted) break;
+        this.options.onError?.(error);
+        await sleep(500).catch(() => {});
+        continue;
+      }
+      if (messages.length === 0) continue;
+      const batch = this.invoke(messages).finally(() => this.inFlight.delete(batch));
+      this.inFlight.add(batch);
+    }
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  stop(): void {
+    this.stopping.abort();
+  }
+
+  private async invoke(messages: Message[]): Promise<void> {
+    const records = messages.map((message) => toRecord(message, this.options.queueUrl));
+    let failed: Set<string>;
+    try {
+      const response = await this.options.handler({ Records: records } satisfies SQSEvent);
+      failed = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
+    } catch (error) {
+      // A thrown handler fails the whole batch, as in Lambda.
+      this.options.onError?.(error);
+      return;
+    }
+    const done = messages.filter((message) => !failed.has(message.MessageId ?? ''));
+    if (done.length === 0) return;
+    try {
+      await this.options.sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: this.options.queueUrl,
+          Entries: done.map((message, index) => ({ Id: String(index), ReceiptHandle: message.ReceiptHandle ?? '' })),
+        }),
+      );
+    } catch (error) {
+      this.options.onError?.(error);
+    }
+  }
+}
+
+function toRecord(message: Message, queueUrl: string): SQSRecord {
+  const attributes = message.Attributes ?? {};
+  return {
+    messageId: message.MessageId ?? '',
+    receiptHandle: message.ReceiptHandle ?? '',
+    body: message.Body ?? '',
+    attributes: {
+      ApproximateReceiveCount: attributes.ApproximateReceiveCount ?? '1',
+      SentTimestamp: attributes.SentTimestamp ?? '0',
+      SenderId: attributes.SenderId ?? 'local',
+      ApproximateFirstReceiveTimestamp: attributes.ApproximateFirstReceiveTimestamp ?? '0',
+    },
+    messageAttributes: {},
+    md5OfBody: message.MD5OfBody ?? '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: queueUrl,
+    awsRegion: process.env.AWS_REGION ?? 'us-east-1',
+  };
+}

@@ -1,0 +1,99 @@
+/**
+ * The composition root: builds the engine's parts from the environment.
+ * Lambda handlers and local replicas both start here, so local and cloud run
+ * the same objects.
+ */
+import { systemClock, type Clock } from '../core/clock.ts';
+import { FanOutEventSink, type EventSink } from '../core/events.ts';
+import { createAwsClients, type AwsClients } from '../aws/clients.ts';
+import { loadConfig, type CronfenceConfig } from '../aws/config.ts';
+import { DynamoScheduleStore } from '../aws/dynamo/schedule-store.ts';
+import { DynamoSliceStore } from '../aws/dynamo/slice-store.ts';
+import { JobRepository } from '../aws/dynamo/job-repository.ts';
+import { EventBusSink } from '../aws/eventbridge/event-bus-sink.ts';
+import { queueUrl } from '../aws/sqs/queue-urls.ts';
+import { SqsDeadLetterSink, SqsScanQueue, SqsWorkQueue } from '../aws/sqs/work-queue.ts';
+import { WORK_QUEUE } from '../aws/schema.ts';
+import type { HandlerRegistry } from '../engine/define-job.ts';
+import { Scanner } from '../engine/scanner.ts';
+import { Worker } from '../engine/worker.ts';
+
+export interface Runtime {
+  readonly config: CronfenceConfig;
+  readonly clients: AwsClients;
+  readonly clock: Clock;
+  readonly events: FanOutEventSink;
+  readonly bus: EventBusSink;
+  readonly slices: DynamoSliceStore;
+  readonly schedules: DynamoScheduleStore;
+  readonly workQueue: SqsWorkQueue;
+  readonly scanQueue: SqsScanQueue;
+  readonly deadLetters: SqsDeadLetterSink;
+  jobs(knownHandlers?: readonly string[]): JobRepository;
+  worker(workerId: string, handlers: HandlerRegistry): Worker;
+  scanner(scannerId: string): Scanner;
+}
+
+export interface RuntimeOptions {
+  readonly env?: Record<string, string | undefined>;
+  readonly clock?: Clock;
+  readonly clients?: AwsClients;
+  readonly sinks?: EventSink[];
+  readonly onError?: (error: unknown, context: string) => void;
+}
+
+export function createRuntime(options: RuntimeOptions = {}): Runtime {
+  const env = options.env ?? process.env;
+  const config = loadConfig(env);
+  const clients = options.clients ?? createAwsClients();
+  const clock = options.clock ?? systemClock;
+  const onError = options.onError ?? (() => {});
+  const bus = new EventBusSink(clients.events, config.eventBusName, { publishSucceeded: config.publishSucceededEvents }, (error) =>
+    onError(error, 'event bus'),
+  );
+  const events = new FanOutEventSink(bus, ...(options.sinks ?? []));
+  const slices = new DynamoSliceStore(clients.dynamo, config);
+  const schedules = new DynamoScheduleStore(clients.dynamo, config);
+  const workQueue = new SqsWorkQueue(clients.sqs, () => queueUrl(clients.sqs, config.workQueueName, env.CRONFENCE_WORK_QUEUE_URL));
+  const scanQueue = new SqsScanQueue(clients.sqs, () => queueUrl(clients.sqs, config.scanQueueName, env.CRONFENCE_SCAN_QUEUE_URL));
+  const deadLetters = new SqsDeadLetterSink(clients.sqs, () =>
+    queueUrl(clients.sqs, config.deadLetterQueueName, env.CRONFENCE_DEAD_LETTER_QUEUE_URL),
+  );
+  return {
+    config,
+    clients,
+    clock,
+    events,
+    bus,
+    slices,
+    schedules,
+    workQueue,
+    scanQueue,
+    deadLetters,
+    jobs: (knownHandlers) => new JobRepository(clients.dynamo, config, clock, knownHandlers),
+    worker: (workerId, handlers) =>
+      new Worker({
+        workerId,
+        slices,
+        queue: workQueue,
+        deadLetters,
+        events,
+        clock,
+        handlers,
+        queueVisibilityMs: WORK_QUEUE.visibilityTimeoutSeconds * 1000,
+        sweepGraceMs: config.sweepGraceMs,
+        onError,
+      }),
+    scanner: (scannerId) =>
+      new Scanner({
+        scannerId,
+        schedules,
+        slices,
+        queue: workQueue,
+        events,
+        clock,
+        lookaheadMs: config.lookaheadMs,
+        sweepGraceMs: config.sweepGraceMs,
+      }),
+  };
+}

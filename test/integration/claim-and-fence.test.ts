@@ -1,0 +1,111 @@
+/**
+ * Claiming and fencing against the emulator over HTTP: the claim admits one
+ * worker, the fence rejects a stale one, an expired lease admits a standby.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FencedOutError, LeaseLostError } from '../../lib/core/errors.ts';
+import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
+import { enqueuedSlice, wholeSecond } from '../support/slices.ts';
+
+let installation: TestInstallation;
+beforeAll(async () => {
+  installation = await createTestInstallation();
+});
+afterAll(() => installation?.destroy());
+
+describe('claim', () => {
+  it('16 concurrent claimers of one slice: exactly one holds it', async () => {
+    const { key } = await enqueuedSlice(installation, { id: 'race-16' }, wholeSecond(60_000));
+    const now = Date.now();
+    const outcomes = await Promise.all(Array.from({ length: 16 }, (_, i) => installation.runtime.slices.claim(key, `w${i}`, now)));
+    const winners = outcomes.filter((outcome) => outcome.won);
+    expect(winners).toHaveLength(1);
+    const winner = winners[0]!;
+    if (!winner.won) throw new Error('unreachable');
+    expect(winner.slice.fence).toBe(1);
+    expect(winner.slice.status).toBe('RUNNING');
+    const stored = await installation.runtime.slices.get(key);
+    expect(stored?.owner).toBe(winner.slice.owner);
+    expect(stored?.fence).toBe(1);
+    // Every loser saw the winner's state, for its stand-down decision.
+    for (const outcome of outcomes.filter((o) => !o.won)) {
+      if (outcome.won) continue;
+      expect(outcome.current?.owner).toBe(winner.slice.owner);
+    }
+  });
+
+  it('repeats the race 10 times without a double winner', async () => {
+    for (let round = 0; round < 10; round++) {
+      const { key } = await enqueuedSlice(installation, { id: `race-round-${round}` }, wholeSecond(60_000));
+      const now = Date.now();
+      const outcomes = await Promise.all(Array.from({ length: 16 }, (_, i) => installation.runtime.slices.claim(key, `w${i}`, now)));
+      expect(outcomes.filter((outcome) => outcome.won)).toHaveLength(1);
+    }
+  });
+});
+
+describe('lease and fence', () => {
+  it('a standby cannot take a live lease, takes an expired one with a higher fence, and the stale worker can neither renew nor commit', async () => {
+    const { slices } = installation.runtime;
+    const { key } = await enqueuedSlice(installation, { id: 'takeover', policies: { leaseMs: 4000, heartbeatMs: 1000 } }, wholeSecond(60_000));
+    const t0 = Date.now();
+    const first = await slices.claim(key, 'worker-a', t0);
+    expect(first.won && first.slice.fence).toBe(1);
+    if (!first.won) return;
+    expect(first.slice.leaseExpiresAt).toBe(t0 + 4000);
+
+    // While A's lease is live, B loses and learns until when it is held.
+    const early = await slices.claim(key, 'worker-b', t0 + 3999);
+    expect(early.won).toBe(false);
+    if (!early.won) expect(early.current?.leaseExpiresAt).toBe(t0 + 4000);
+
+    // A renews on its fence: the lease moves on.
+    await slices.renew(key, 1, t0 + 1000, 4000);
+    expect((await slices.get(key))?.leaseExpiresAt).toBe(t0 + 5000);
+    const stillLive = await slices.claim(key, 'worker-b', t0 + 4500);
+    expect(stillLive.won).toBe(false);
+
+    // A stops renewing (paused, crashed). After its lease, B takes over with fence 2.
+    const takeover = await slices.claim(key, 'worker-b', t0 + 5001);
+    expect(takeover.won).toBe(true);
+    if (!takeover.won) return;
+    expect(takeover.slice.fence).toBe(2);
+    expect(takeover.slice.owner).toBe('worker-b');
+    expect(takeover.slice.attempts).toBe(2);
+
+    // A wakes up as a zombie: its renewal and its commit are refused by the fence.
+    await expect(slices.renew(key, 1, t0 + 5100, 4000)).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(slices.commit(key, 1, 'worker-a', t0 + 5200, [])).rejects.toBeInstanceOf(FencedOutError);
+    expect(await slices.getLedger(key)).toBeUndefined();
+
+    // B commits on fence 2; the ledger holds B's record.
+    await slices.commit(key, 2, 'worker-b', t0 + 5300, []);
+    const ledger = await slices.getLedger(key);
+    expect(ledger).toMatchObject({ fence: 2, owner: 'worker-b', outcome: 'SUCCEEDED' });
+    expect((await slices.get(key))?.status).toBe('SUCCEEDED');
+
+    // Nobody can claim a final slice, however late.
+    const late = await slices.claim(key, 'worker-c', t0 + 600_000);
+    expect(late.won).toBe(false);
+  });
+
+  it('a zombie with the right fence but another owner cannot commit', async () => {
+    const { slices } = installation.runtime;
+    const { key } = await enqueuedSlice(installation, { id: 'owner-check' }, wholeSecond(60_000));
+    const claim = await slices.claim(key, 'worker-a', Date.now());
+    expect(claim.won).toBe(true);
+    await expect(slices.commit(key, 1, 'worker-z', Date.now(), [])).rejects.toBeInstanceOf(FencedOutError);
+  });
+
+  it('an ambiguous commit retried by its own worker succeeds once and writes once', async () => {
+    const { slices } = installation.runtime;
+    const { key } = await enqueuedSlice(installation, { id: 'ambiguous' }, wholeSecond(60_000));
+    const claim = await slices.claim(key, 'worker-a', Date.now());
+    expect(claim.won).toBe(true);
+    await slices.commit(key, 1, 'worker-a', Date.now(), []);
+    // The reply was "lost": the worker retries the very same commit.
+    await expect(slices.commit(key, 1, 'worker-a', Date.now(), [])).resolves.toBeUndefined();
+    const ledger = await slices.getLedger(key);
+    expect(ledger).toMatchObject({ fence: 1, owner: 'worker-a' });
+  });
+});

@@ -1,0 +1,25 @@
+/** A user's own table for commit tests, created from the same definition helper as cronfence's tables. */
+import { CreateTableCommand, GetItemCommand, ScanCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { createTableInput } from '../../lib/aws/bootstrap.ts';
+import type { TestInstallation } from './harness.ts';
+
+export async function createBusinessTable(installation: TestInstallation, logicalName = 'payouts'): Promise<string> {
+  const tableName = `${installation.prefix}-${logicalName}`;
+  const dynamo = installation.runtime.clients.dynamo;
+  await dynamo.send(
+    new CreateTableCommand(createTableInput(tableName, { logicalName, partitionKey: { name: 'id', type: 'S' }, globalSecondaryIndexes: [] })),
+  );
+  await waitUntilTableExists({ client: dynamo, maxWaitTime: 60 }, { TableName: tableName });
+  return tableName;
+}
+
+export async function businessRow(installation: TestInstallation, tableName: string, id: string): Promise<Record<string, unknown> | undefined> {
+  const result = await installation.runtime.clients.dynamo.send(new GetItemCommand({ TableName: tableName, Key: { id: { S: id } }, ConsistentRead: true }));
+  return result.Item ? unmarshall(result.Item) : undefined;
+}
+
+export async function businessRows(installation: TestInstallation, tableName: string): Promise<Record<string, unknown>[]> {
+  const result = await installation.runtime.clients.dynamo.send(new ScanCommand({ TableName: tableName, ConsistentRead: true }));
+  return (result.Items ?? []).map((item) => unmarshall(item));
+}

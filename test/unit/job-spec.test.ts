@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { InvalidJobSpecError } from '../../lib/core/errors.ts';
+import { DEFAULT_POLICIES, MAX_PAYLOAD_BYTES, parseJobSpec } from '../../lib/core/job-spec.ts';
+
+const valid = { id: 'settle', schedule: '0 2 1 * *', handler: 'merchant-settlement' };
+
+function refusal(input: unknown, knownHandlers?: string[]): InvalidJobSpecError {
+  try {
+    parseJobSpec(input, { knownHandlers });
+  } catch (error) {
+    expect(error).toBeInstanceOf(InvalidJobSpecError);
+    return error as InvalidJobSpecError;
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('parseJobSpec', () => {
+  it('fills defaults', () => {
+    const spec = parseJobSpec(valid);
+    expect(spec.timeZone).toBe('UTC');
+    expect(spec.enabled).toBe(true);
+    expect(spec.policies).toEqual(DEFAULT_POLICIES);
+  });
+
+  it.each([
+    [{ ...valid, schedule: '61 * * * *' }, 'schedule', '61 * * * *'],
+    [{ ...valid, timeZone: 'Europe/Atlantis' }, 'timeZone', 'Europe/Atlantis'],
+    [{ ...valid, id: 'a:b' }, 'id', 'a:b'],
+    [{ ...valid, policies: { leaseMs: 10 } }, 'policies.leaseMs', 10],
+    [{ ...valid, policies: { leaseMs: 4000, heartbeatMs: 3000 } }, 'policies.heartbeatMs', 3000],
+    [{ ...valid, policies: { maxAttempts: 0 } }, 'policies.maxAttempts', 0],
+    [{ ...valid, policies: { maxAttempts: 2.5 } }, 'policies.maxAttempts', 2.5],
+    [{ ...valid, policies: { timeoutMs: 3_600_000 } }, 'policies.timeoutMs', 3_600_000],
+    [{ ...valid, policies: { bogus: 1 } }, 'policies', { bogus: 1 }],
+    [{ ...valid, handler: undefined }, 'handler', undefined],
+  ])('refuses %j naming %s', (input, field, value) => {
+    const error = refusal(input);
+    expect(error.field).toBe(field);
+    expect(error.value).toEqual(value);
+    expect(error.message).toContain(`invalid ${field}`);
+  });
+
+  it('refuses an unknown handler and lists the known ones', () => {
+    const error = refusal({ ...valid, handler: 'nope' }, ['a', 'b']);
+    expect(error.field).toBe('handler');
+    expect(error.message).toContain('"nope"');
+    expect(error.message).toContain('known: a, b');
+  });
+
+  it('refuses an oversize payload naming its size', () => {
+    const error = refusal({ ...valid, payload: { blob: 'x'.repeat(MAX_PAYLOAD_BYTES) } });
+    expect(error.field).toBe('payload');
+    expect(error.message).toMatch(/\d+ bytes.*at most 16384 bytes/);
+  });
+});

@@ -1,0 +1,114 @@
+import { describe, expect, it } from 'vitest';
+import { backoffCeilingMs, retryDelayMs } from '../../lib/core/backoff.ts';
+import { ManualClock } from '../../lib/core/clock.ts';
+import { executionKey, parseExecutionKey } from '../../lib/core/execution-key.ts';
+import { MalformedMessageError } from '../../lib/core/errors.ts';
+import { isOwnCommit } from '../../lib/core/ledger.ts';
+import { decodeScanMessage, decodeWorkMessage, encodeWorkMessage } from '../../lib/core/messages.ts';
+import { shardOf } from '../../lib/core/shard.ts';
+import { afterFailure, isClaimable, isFinal, lostClaimAction, SliceStatus, sweepAtFor, type Slice } from '../../lib/core/slice.ts';
+import { distribution } from '../../lib/core/stats.ts';
+import { DEFAULT_POLICIES } from '../../lib/core/job-spec.ts';
+
+const clock = new ManualClock(Date.parse('2026-11-29T12:00:00Z'));
+const slice = (overrides: Partial<Slice>): Slice => ({
+  jobId: 'job',
+  scheduledAt: clock.now(),
+  status: SliceStatus.Enqueued,
+  fence: 0,
+  attempts: 0,
+  handler: 'h',
+  policies: DEFAULT_POLICIES,
+  shard: 0,
+  createdAt: clock.now(),
+  ...overrides,
+});
+
+describe('claim rule', () => {
+  it('admits an enqueued slice, a due retry and an expired lease; nothing else', () => {
+    const now = clock.now();
+    expect(isClaimable(slice({}), now)).toBe(true);
+    expect(isClaimable(slice({ status: 'FAILED', nextAttemptAt: now }), now)).toBe(true);
+    expect(isClaimable(slice({ status: 'FAILED', nextAttemptAt: now + 1 }), now)).toBe(false);
+    expect(isClaimable(slice({ status: 'RUNNING', leaseExpiresAt: now - 1 }), now)).toBe(true);
+    expect(isClaimable(slice({ status: 'RUNNING', leaseExpiresAt: now }), now)).toBe(false);
+    for (const status of ['SUCCEEDED', 'DEAD', 'SKIPPED', 'MISSED'] as const) {
+      expect(isFinal(status)).toBe(true);
+      expect(isClaimable(slice({ status }), now)).toBe(false);
+    }
+  });
+
+  it('a lost claim drops the message for a final or missing slice, and hides it until a live lease ends', () => {
+    const now = clock.now();
+    expect(lostClaimAction(undefined, now)).toEqual({ kind: 'drop', reason: 'missing' });
+    expect(lostClaimAction(slice({ status: 'SUCCEEDED' }), now)).toEqual({ kind: 'drop', reason: 'final' });
+    expect(lostClaimAction(slice({ status: 'RUNNING', leaseExpiresAt: now + 3000 }), now)).toEqual({ kind: 'hide', untilMs: now + 3000 });
+    expect(lostClaimAction(slice({ status: 'FAILED', nextAttemptAt: now + 500 }), now)).toEqual({ kind: 'hide', untilMs: now + 500 });
+  });
+
+  it('retries until max attempts, then gives up', () => {
+    expect(afterFailure(1, { maxAttempts: 3 })).toBe('retry');
+    expect(afterFailure(2, { maxAttempts: 3 })).toBe('retry');
+    expect(afterFailure(3, { maxAttempts: 3 })).toBe('dead');
+  });
+
+  it('sweeps an enqueued slice after its due time plus grace, a running one after its timeout', () => {
+    const at = { scheduledAt: clock.now() + 60_000, now: clock.now(), timeoutMs: 10_000, graceMs: 30_000 };
+    expect(sweepAtFor('ENQUEUED', at)).toBe(at.scheduledAt + 30_000);
+    expect(sweepAtFor('RUNNING', at)).toBe(at.now + 40_000);
+    expect(sweepAtFor('FAILED', { ...at, nextAttemptAt: at.now + 5000 })).toBe(at.now + 35_000);
+  });
+
+  it('recognises its own commit only by fence and owner together', () => {
+    const record = { executionKey: 'k', jobId: 'j', scheduledAt: 0, fence: 2, owner: 'w1', committedAt: 0, outcome: 'SUCCEEDED' as const };
+    expect(isOwnCommit(record, 2, 'w1')).toBe(true);
+    expect(isOwnCommit(record, 1, 'w1')).toBe(false);
+    expect(isOwnCommit(record, 2, 'w2')).toBe(false);
+    expect(isOwnCommit(undefined, 2, 'w1')).toBe(false);
+  });
+});
+
+describe('backoff with full jitter', () => {
+  const policy = { baseMs: 1000, maxMs: 30_000 };
+
+  it('doubles the ceiling per attempt up to the cap', () => {
+    expect([1, 2, 3, 4, 5, 6, 40].map((attempt) => backoffCeilingMs(attempt, policy))).toEqual([1000, 2000, 4000, 8000, 16_000, 30_000, 30_000]);
+  });
+
+  it('stays within [0, ceiling) for the extremes of the random source', () => {
+    for (let attempt = 1; attempt <= 10; attempt++) {
+      expect(retryDelayMs(attempt, policy, () => 0)).toBe(0);
+      const high = retryDelayMs(attempt, policy, () => 0.999_999);
+      expect(high).toBeLessThan(backoffCeilingMs(attempt, policy));
+      expect(high).toBeGreaterThanOrEqual(backoffCeilingMs(attempt, policy) - 1);
+    }
+  });
+});
+
+describe('keys, shards and messages', () => {
+  it('execution keys are jobId:ISO-second and parse back', () => {
+    const key = executionKey('merchant-settlement', Date.parse('2026-11-29T18:30:00Z'));
+    expect(key).toBe('merchant-settlement:2026-11-29T18:30:00Z');
+    expect(parseExecutionKey(key)).toEqual({ jobId: 'merchant-settlement', scheduledAt: Date.parse('2026-11-29T18:30:00Z') });
+  });
+
+  it('shards are stable and in range', () => {
+    expect(shardOf('merchant-settlement', 8)).toBe(shardOf('merchant-settlement', 8));
+    const shards = new Set(Array.from({ length: 1000 }, (_, i) => shardOf(`job-${i}`, 8)));
+    expect([...shards].sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+  });
+
+  it('round-trips a work message and names what is wrong with a bad one', () => {
+    const key = { jobId: 'j', scheduledAt: 5000 };
+    expect(decodeWorkMessage(encodeWorkMessage(key))).toEqual(key);
+    expect(() => decodeWorkMessage('garbage')).toThrow(MalformedMessageError);
+    expect(() => decodeWorkMessage('{"v":1,"jobId":"j"}')).toThrowError(/scheduledAt/);
+    expect(() => decodeScanMessage('{"v":1,"shard":-1}')).toThrowError(/shard/);
+  });
+
+  it('percentiles use the nearest rank', () => {
+    const d = distribution(Array.from({ length: 100 }, (_, i) => i + 1));
+    expect(d).toEqual({ count: 100, p50: 50, p99: 99, max: 100 });
+    expect(distribution([]).count).toBe(0);
+  });
+});
