@@ -9,7 +9,7 @@ import { registry } from '../../functions/jobs/index.ts';
 import type { StoredJob } from '../core/ports.ts';
 import type { Runtime } from './wiring.ts';
 
-export async function prepareDevEnvironment(runtime: Runtime): Promise<StoredJob[]> {
+export async function prepareDevEnvironment(runtime: Runtime): Promise<void> {
   await bootstrap(runtime.clients, runtime.config);
   const payouts = payoutsTableName(runtime.config.prefix);
   try {
@@ -18,6 +18,10 @@ export async function prepareDevEnvironment(runtime: Runtime): Promise<StoredJob
     if (!(error instanceof ResourceInUseException)) throw error;
   }
   await waitUntilTableExists({ client: runtime.clients.dynamo, maxWaitTime: 60 }, { TableName: payouts });
+}
+
+/** Registers (or re-registers) the example jobs; their first occurrence is the next one from now. */
+export async function registerExampleJobs(runtime: Runtime): Promise<StoredJob[]> {
   const jobs = runtime.jobs(registry.names());
   const stored: StoredJob[] = [];
   for (const spec of EXAMPLE_JOBS) stored.push((await jobs.put(spec)).job);

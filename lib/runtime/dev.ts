@@ -12,7 +12,7 @@ import { distribution } from '../core/stats.ts';
 import { tick } from '../engine/ticker.ts';
 import { destroyAwsClients } from '../aws/clients.ts';
 import { formatOutcome, isOutcome, ms, table } from '../cli/format.ts';
-import { prepareDevEnvironment } from './dev-setup.ts';
+import { prepareDevEnvironment, registerExampleJobs } from './dev-setup.ts';
 import { ensureAwsEndpoint } from './emulator.ts';
 import { ReplicaFleet } from './fleet.ts';
 import { createRuntime } from './wiring.ts';
@@ -40,6 +40,8 @@ export interface DevJobSummary {
 
 export interface DevSummary {
   readonly events: Record<string, number>;
+  /** AWS requests of all replicas, by service.Operation. */
+  readonly requests: Record<string, number>;
   readonly startLag: ReturnType<typeof distribution>;
   readonly jobs: DevJobSummary[];
   readonly startedAt: number;
@@ -71,14 +73,16 @@ export async function runDev(options: DevOptions): Promise<DevSummary> {
   let ticker: NodeJS.Timeout | undefined;
   const startedAt = Date.now();
   try {
-    const jobs = await prepareDevEnvironment(runtime);
+    await prepareDevEnvironment(runtime);
     mkdirSync(options.stateDir, { recursive: true });
     writeFileSync(statePath, JSON.stringify({ endpoint: endpoint.endpoint, pid: process.pid, prefix: runtime.config.prefix }));
-    say(`registered ${jobs.map((job) => `${job.id} (${job.schedule}, ${job.timeZone})`).join(', ')}`);
     for (let i = 1; i <= options.scanners; i++) fleet.spawn('scanner', `scanner-${i}`);
     for (let i = 1; i <= options.workers; i++) fleet.spawn('worker', `worker-${i}`);
     await Promise.all(fleet.list().map((replica) => replica.ready));
     say(`${options.scanners} scanners and ${options.workers} workers running; logs in ${path.join(options.stateDir, 'replicas.log')}`);
+    // Registered once the replicas are up, so no occurrence falls due while they boot.
+    const jobs = await registerExampleJobs(runtime);
+    say(`registered ${jobs.map((job) => `${job.id} (${job.schedule}, ${job.timeZone})`).join(', ')}`);
     say('time          job                    scheduled             start lag   worker     fence  outcome');
     await tick(runtime.scanQueue, runtime.config.shardCount);
     ticker = setInterval(() => void tick(runtime.scanQueue, runtime.config.shardCount).catch(() => {}), options.tickSeconds * 1000);
@@ -91,6 +95,7 @@ export async function runDev(options: DevOptions): Promise<DevSummary> {
   const endedAt = Date.now();
   const summary: DevSummary = {
     events: counts,
+    requests: fleet.requests,
     startLag: distribution([...lags.values()]),
     jobs: await summarizeJobs(runtime, committedBy, startedAt),
     startedAt,
@@ -121,6 +126,7 @@ async function summarizeJobs(runtime: ReturnType<typeof createRuntime>, committe
 }
 
 function printSummary(summary: DevSummary, write: (line: string) => void): void {
+  const executions = summary.events.committed ?? 0;
   write('');
   write(`ran ${Math.round((summary.endedAt - summary.startedAt) / 1000)} s; events: ${JSON.stringify(summary.events)}`);
   write(`start lag: p50 ${ms(summary.startLag.p50)}, p99 ${ms(summary.startLag.p99)}, max ${ms(summary.startLag.max)} over ${summary.startLag.count} starts`);
@@ -128,6 +134,17 @@ function printSummary(summary: DevSummary, write: (line: string) => void): void 
     table([
       ['job', 'committed', 'ledger records', 'duplicate keys', 'workers used'],
       ...summary.jobs.map((job) => [job.jobId, job.committed, job.ledgerRecords, job.duplicateKeys, job.workers]),
+    ]),
+  );
+  if (executions === 0) return;
+  write('');
+  write(`AWS requests by all replicas (scanners and workers), per committed execution (${executions}):`);
+  write(
+    table([
+      ['request', 'count', 'per execution'],
+      ...Object.entries(summary.requests)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([name, count]) => [name, count, (count / executions).toFixed(2)]),
     ]),
   );
 }

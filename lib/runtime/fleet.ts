@@ -8,6 +8,7 @@ import { mkdirSync, openSync, closeSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { LifecycleEvent } from '../core/events.ts';
+import { addCounts, type RequestCounts } from '../aws/request-counter.ts';
 
 export type ReplicaRole = 'scanner' | 'worker';
 
@@ -31,6 +32,8 @@ const STOP_GRACE_MS = 8000;
 export class ReplicaFleet {
   private readonly replicas = new Map<string, Replica>();
   private readonly logFd: number;
+  /** AWS requests the replicas reported as they stopped (a killed replica reports none). */
+  readonly requests: RequestCounts = {};
 
   constructor(private readonly options: FleetOptions) {
     mkdirSync(path.dirname(options.logFile), { recursive: true });
@@ -47,9 +50,10 @@ export class ReplicaFleet {
     const ready = new Promise<void>((resolve) => (markReady = resolve));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     const replica: Replica = { id, role, process: child, ready, exited };
-    child.on('message', (message: { kind: string; event?: LifecycleEvent }) => {
+    child.on('message', (message: { kind: string; event?: LifecycleEvent; counts?: RequestCounts }) => {
       if (message.kind === 'ready') markReady();
       if (message.kind === 'event' && message.event) this.options.onEvent(message.event, replica);
+      if (message.kind === 'requests' && message.counts) addCounts(this.requests, message.counts);
     });
     void exited.then(() => markReady());
     this.replicas.set(id, replica);

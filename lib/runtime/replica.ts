@@ -10,6 +10,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { OffsetClock, systemClock } from '../core/clock.ts';
 import type { EventSink, LifecycleEvent } from '../core/events.ts';
+import { RequestCounter } from '../aws/request-counter.ts';
 import { queueUrl } from '../aws/sqs/queue-urls.ts';
 import { registry } from '../../functions/jobs/index.ts';
 import { createScannerHandler, createWorkerHandler } from './handlers.ts';
@@ -37,6 +38,7 @@ const runtime = createRuntime({
   sinks: [toParent],
   onError: (error, context) => log.warn(context, { error: String(error) }),
 });
+const requests = new RequestCounter().attach(runtime.clients);
 const handler =
   role === 'worker' ? createWorkerHandler(runtime, id, registry, log) : createScannerHandler(runtime, id, log, { scanBudgetMs: 20_000 });
 const url = await queueUrl(runtime.clients.sqs, role === 'worker' ? runtime.config.workQueueName : runtime.config.scanQueueName);
@@ -55,4 +57,9 @@ process.on('disconnect', stop);
 process.send?.({ kind: 'ready', role, id });
 await poller.run();
 await runtime.bus.flush();
-process.exit(0);
+// Report this replica's AWS requests, then leave once the message is out.
+if (process.send && process.connected) {
+  process.send({ kind: 'requests', counts: requests.counts }, () => process.exit(0));
+} else {
+  process.exit(0);
+}

@@ -28,7 +28,13 @@ export class SqsPoller {
 
   constructor(private readonly options: PollerOptions) {}
 
-  /** Polls until stop() is called; resolves once every batch in flight has finished. */
+  /**
+   * Polls until stop() is called; resolves once every batch in flight has
+   * finished. A receive already open when stop() is called is not cancelled:
+   * the server would still hand it a message (hidden for the visibility
+   * timeout), so its batch is processed instead. It returns within
+   * `waitTimeSeconds`.
+   */
   async run(): Promise<void> {
     const { sqs, queueUrl } = this.options;
     const maxBatches = this.options.maxConcurrentBatches ?? 4;
@@ -46,11 +52,9 @@ export class SqsPoller {
             WaitTimeSeconds: this.options.waitTimeSeconds ?? 2,
             MessageSystemAttributeNames: ['ApproximateReceiveCount', 'SentTimestamp', 'ApproximateFirstReceiveTimestamp'],
           }),
-          { abortSignal: this.stopping.signal },
         );
         messages = received.Messages ?? [];
       } catch (error) {
-        if (this.stopping.signal.aborted) break;
         this.options.onError?.(error);
         await sleep(500).catch(() => {});
         continue;

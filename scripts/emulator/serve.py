@@ -43,6 +43,21 @@ def _serialise_dynamodb(app: Callable[..., Iterable[bytes]]) -> Callable[..., It
     return wrapped
 
 
+def _wake_long_polls_for_delayed_messages(recheck_seconds: float) -> None:
+    # moto's long poll sleeps on a condition that only a *new* message wakes,
+    # rechecking once a second; a message whose DelaySeconds (or visibility
+    # timeout) runs out is seen up to 1 s late. Real SQS returns it at once.
+    # Measured with `cronfence dev`: start lags drifted across 0..1000 ms
+    # before this, since slices surface through DelaySeconds.
+    from moto.sqs.models import Queue
+
+    def wait_for_messages(self: Any, timeout: int) -> None:
+        with self._messages_lock:
+            self._messages_lock.wait_for(lambda: self.messages, timeout=min(timeout, recheck_seconds))
+
+    Queue.wait_for_messages = wait_for_messages
+
+
 def _watch_stdin(on_eof: Callable[[], None]) -> None:
     # os.read on the raw fd, not sys.stdin: a daemon thread blocked inside a
     # BufferedReader holds its lock and makes interpreter shutdown abort.
@@ -76,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     from werkzeug.serving import make_server
 
+    _wake_long_polls_for_delayed_messages(recheck_seconds=0.05)
     app = _serialise_dynamodb(DomainDispatcherApplication(create_backend_app))
     server = make_server(
         args.host, args.port, app, threaded=True, request_handler=MotoRequestHandler

@@ -156,6 +156,11 @@ describe('cronfence dev, end to end', () => {
       const firstCommitted = Math.min(...fiveSecondCommits.map((event) => Date.parse(event.scheduledAt)));
       const expected = cronOccurrences('*/5 * * * * *', 'UTC', firstCommitted, run.endedAt - END_SLACK_MS);
       expect(expected.length, 'occurrences in the checked interval').toBeGreaterThanOrEqual(4);
+      // Nothing was lost before the first commit either: it is the job's first occurrence after it was registered.
+      const registered = await jobs.require('every-5-seconds');
+      expect(new Date(firstCommitted).toISOString()).toBe(
+        new Date(cronOccurrences('*/5 * * * * *', 'UTC', registered.createdAt, registered.createdAt + 5000)[0] ?? 0).toISOString(),
+      );
 
       const ledger = await jobs.ledgerOf('every-5-seconds', since);
       const slices = await jobs.slicesOf('every-5-seconds', since);

@@ -16,21 +16,38 @@ import { enqueuedSlice, wholeSecond } from '../support/slices.ts';
 const POLICIES = { maxAttempts: 3, backoffBaseMs: 200, backoffMaxMs: 400, leaseMs: 2000, heartbeatMs: 500 };
 
 let installation: TestInstallation;
+let worker: RunningWorker;
+/** Runs of each handler, by execution key. */
+const runs = new Map<string, { attempt: number; fence: number }[]>();
 
-beforeAll(async () => {
-  installation = await createTestInstallation();
+/** Fails on every attempt. */
+const alwaysFails = defineJob('always-fails', async (ctx) => {
+  record(ctx.executionKey, ctx.attempt, ctx.fence);
+  throw new Error('boom');
 });
 
-afterAll(() => {
-  installation?.destroy();
+/** Fails on its first run for a slice, succeeds on the next. */
+const failsOnce = defineJob('fails-once', async (ctx) => {
+  if (record(ctx.executionKey, ctx.attempt, ctx.fence) === 1) throw new Error('transient');
 });
+
+function record(key: string, attempt: number, fence: number): number {
+  const list = runs.get(key) ?? [];
+  runs.set(key, [...list, { attempt, fence }]);
+  return list.length + 1;
+}
 
 interface RunningWorker {
   readonly errors: string[];
   stop(): Promise<void>;
 }
 
-/** A real worker: the Lambda handler behind the local SQS poller, on this installation's work queue. */
+/**
+ * A real worker: the Lambda handler behind the local SQS poller, on this
+ * installation's work queue. One for the whole file: a stopped poller's
+ * aborted long poll can still take a message the next test sends, hiding it
+ * for the queue's visibility timeout.
+ */
 function startWorker(workerId: string, handlers: JobHandler[]): RunningWorker {
   const errors: string[] = [];
   const log: HandlerLog = {
@@ -53,6 +70,16 @@ function startWorker(workerId: string, handlers: JobHandler[]): RunningWorker {
     },
   };
 }
+
+beforeAll(async () => {
+  installation = await createTestInstallation();
+  worker = startWorker('w1', [alwaysFails, failsOnce]);
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  installation?.destroy();
+});
 
 function eventsOf(key: SliceKey): LifecycleEvent[] {
   const wanted = executionKey(key.jobId, key.scheduledAt);
@@ -79,19 +106,8 @@ describe('retries and dead-lettering', () => {
       knownHandlers,
     );
     const expectedKey = executionKey(key.jobId, key.scheduledAt);
-    let runs = 0;
-    const worker = startWorker('w1', [
-      defineJob('always-fails', async () => {
-        runs++;
-        throw new Error('boom');
-      }),
-    ]);
-    try {
-      await installation.runtime.workQueue.send([{ ...key, delaySeconds: 0 }]);
-      await eventually(() => eventsOf(key).find((event) => event.type === 'dead'), 30_000);
-    } finally {
-      await worker.stop();
-    }
+    await installation.runtime.workQueue.send([{ ...key, delaySeconds: 0 }]);
+    await eventually(() => eventsOf(key).find((event) => event.type === 'dead'), 30_000);
 
     const events = eventsOf(key);
     const failed = events.filter((event) => event.type === 'failed');
@@ -104,8 +120,17 @@ describe('retries and dead-lettering', () => {
       expect(delay).toBeLessThan(event.attempt === 1 ? 200 : 400);
       expect(event.error).toContain('boom');
     }
-    // Each claim (one per attempt) bumps the fence.
+    // Each claim (one per attempt) bumps the fence, and no retry is claimed before its backoff has passed.
     expect(failed.map((event) => event.fence)).toEqual([1, 2]);
+    const claimed = events.filter((event) => event.type === 'claimed');
+    expect(claimed.map((event) => [event.attempt, event.fence])).toEqual([
+      [1, 1],
+      [2, 2],
+      [3, 3],
+    ]);
+    for (const [index, failure] of failed.entries()) {
+      expect(Date.parse(claimed[index + 1]?.at ?? '')).toBeGreaterThanOrEqual(Date.parse(failure.retryAt ?? ''));
+    }
     const dead = events.filter((event) => event.type === 'dead');
     expect(dead).toHaveLength(1);
     expect(dead[0]).toMatchObject({ attempt: 3, fence: 3, worker: 'w1', executionKey: expectedKey });
@@ -113,7 +138,11 @@ describe('retries and dead-lettering', () => {
     // The dead event comes after both failures.
     expect(events.indexOf(dead[0]!)).toBeGreaterThan(events.indexOf(failed[1]!));
     expect(events.filter((event) => event.type === 'committed')).toEqual([]);
-    expect(runs).toBe(3);
+    expect(runs.get(expectedKey)).toEqual([
+      { attempt: 1, fence: 1 },
+      { attempt: 2, fence: 2 },
+      { attempt: 3, fence: 3 },
+    ]);
 
     const slice = await installation.runtime.slices.get(key);
     expect(slice?.status).toBe(SliceStatus.Dead);
@@ -125,9 +154,9 @@ describe('retries and dead-lettering', () => {
     expect(ledger?.error).toContain('boom');
 
     const dlq = await deadLetterBodies((body) => body.kind === 'dead-slice' && body.executionKey === expectedKey);
-    const record = dlq.find((body) => body.kind === 'dead-slice' && body.executionKey === expectedKey);
-    expect(record).toMatchObject({ kind: 'dead-slice', executionKey: expectedKey, jobId: key.jobId, scheduledAt: key.scheduledAt, attempts: 3 });
-    expect(String(record?.error)).toContain('boom');
+    const deadLetter = dlq.find((body) => body.kind === 'dead-slice' && body.executionKey === expectedKey);
+    expect(deadLetter).toMatchObject({ kind: 'dead-slice', executionKey: expectedKey, jobId: key.jobId, scheduledAt: key.scheduledAt, attempts: 3 });
+    expect(String(deadLetter?.error)).toContain('boom');
     expect(dlq.filter((body) => body.executionKey === expectedKey)).toHaveLength(1);
 
     await eventually(async () => ((await installation.depth(installation.resources.queueUrls.work)) === 0 ? true : undefined), 15_000);
@@ -143,21 +172,10 @@ describe('retries and dead-lettering', () => {
       knownHandlers,
     );
     const expectedKey = executionKey(key.jobId, key.scheduledAt);
-    const seen: { attempt: number; fence: number }[] = [];
-    const worker = startWorker('w2', [
-      defineJob('fails-once', async (ctx) => {
-        seen.push({ attempt: ctx.attempt, fence: ctx.fence });
-        if (seen.length === 1) throw new Error('transient');
-      }),
-    ]);
-    try {
-      await installation.runtime.workQueue.send([{ ...key, delaySeconds: 0 }]);
-      await eventually(() => eventsOf(key).find((event) => event.type === 'committed'), 30_000);
-    } finally {
-      await worker.stop();
-    }
+    await installation.runtime.workQueue.send([{ ...key, delaySeconds: 0 }]);
+    await eventually(() => eventsOf(key).find((event) => event.type === 'committed'), 30_000);
 
-    expect(seen).toEqual([
+    expect(runs.get(expectedKey)).toEqual([
       { attempt: 1, fence: 1 },
       { attempt: 2, fence: 2 },
     ]);
@@ -166,7 +184,7 @@ describe('retries and dead-lettering', () => {
     expect(events.filter((event) => event.type === 'dead')).toEqual([]);
     const committed = events.filter((event) => event.type === 'committed');
     expect(committed).toHaveLength(1);
-    expect(committed[0]).toMatchObject({ fence: 2, attempt: 2, worker: 'w2' });
+    expect(committed[0]).toMatchObject({ fence: 2, attempt: 2, worker: 'w1' });
 
     const slice = await installation.runtime.slices.get(key);
     expect(slice?.status).toBe(SliceStatus.Succeeded);
@@ -174,7 +192,7 @@ describe('retries and dead-lettering', () => {
     expect(slice?.attempts).toBe(2);
 
     const ledger = await installation.runtime.slices.getLedger(key);
-    expect(ledger).toMatchObject({ executionKey: expectedKey, outcome: 'SUCCEEDED', fence: 2, owner: 'w2' });
+    expect(ledger).toMatchObject({ executionKey: expectedKey, outcome: 'SUCCEEDED', fence: 2, owner: 'w1' });
 
     await eventually(async () => ((await installation.depth(installation.resources.queueUrls.work)) === 0 ? true : undefined), 15_000);
     expect(worker.errors).toEqual([]);

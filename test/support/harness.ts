@@ -37,7 +37,7 @@ export async function createTestInstallation(options: { env?: Record<string, str
   const runtime = createRuntime({ env, sinks: [events], clock: options.clock });
   const resources = await bootstrap(runtime.clients, runtime.config);
   const sqs = runtime.clients.sqs;
-  return {
+  const installation: TestInstallation = {
     runtime,
     events,
     prefix,
@@ -57,7 +57,7 @@ export async function createTestInstallation(options: { env?: Record<string, str
     },
     async receiveSome(queueUrl, max = 10, timeoutMs = 15_000) {
       return eventually(async () => {
-        const messages = await this.receive(queueUrl, max);
+        const messages = await installation.receive(queueUrl, max);
         return messages.length > 0 ? messages : undefined;
       }, timeoutMs, 0);
     },
@@ -77,6 +77,7 @@ export async function createTestInstallation(options: { env?: Record<string, str
       runtime.clients.events.destroy();
     },
   };
+  return installation;
 }
 
 /** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
