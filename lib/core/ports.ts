@@ -46,8 +46,12 @@ export type ClaimOutcome =
   | { readonly won: false; readonly current: Slice | undefined };
 
 export interface SliceStore {
-  /** Claim rule: see `isClaimable`. On a win, fence + 1, owner, lease and attempts are set. */
-  claim(key: SliceKey, owner: string, now: number): Promise<ClaimOutcome>;
+  /**
+   * Claim rule: see `isClaimable`. On a win, fence + 1, owner, lease and attempts are set.
+   * `messageId`: the queue message this claim came from; the holder's own message
+   * coming back proves its heartbeats lapsed.
+   */
+  claim(key: SliceKey, owner: string, now: number, messageId?: string): Promise<ClaimOutcome>;
   /** @throws {LeaseLostError} when the fence moved on or the slice is no longer RUNNING. */
   renew(key: SliceKey, fence: number, now: number, leaseMs: number): Promise<void>;
   /**

@@ -42,6 +42,8 @@ export interface Slice extends SliceKey {
   readonly fence: number;
   readonly owner?: string;
   readonly leaseExpiresAt?: number;
+  /** The queue message the current lease was claimed with. */
+  readonly leaseMessageId?: string;
   /** Claims so far, including takeovers after a crash. */
   readonly attempts: number;
   readonly handler: string;
@@ -60,17 +62,23 @@ export function isFinal(status: SliceStatus): boolean {
 }
 
 /**
- * May a worker claim this slice at `now`? The claim store writes exactly this
- * rule as its condition expression.
+ * May a worker claim this slice at `now`, holding message `messageId`? The
+ * claim store writes exactly this rule as its condition expression. The
+ * holder's own message coming back means SQS saw its heartbeats lapse: a
+ * takeover that does not depend on the two workers' clocks agreeing.
  */
-export function isClaimable(slice: Pick<Slice, 'status' | 'leaseExpiresAt' | 'nextAttemptAt'>, now: number): boolean {
+export function isClaimable(
+  slice: Pick<Slice, 'status' | 'leaseExpiresAt' | 'nextAttemptAt' | 'leaseMessageId'>,
+  now: number,
+  messageId?: string,
+): boolean {
   switch (slice.status) {
     case SliceStatus.Enqueued:
       return true;
     case SliceStatus.Failed:
       return (slice.nextAttemptAt ?? 0) <= now;
     case SliceStatus.Running:
-      return (slice.leaseExpiresAt ?? 0) < now;
+      return (slice.leaseExpiresAt ?? 0) < now || (messageId !== undefined && slice.leaseMessageId === messageId);
     default:
       return false;
   }

@@ -32,6 +32,7 @@ export class LeaseKeeper {
     private readonly clock: Clock,
     private readonly options: LeaseKeeperOptions,
     private readonly onRenewError: (error: unknown) => void = () => {},
+    private readonly onRenewed: (at: number) => void = () => {},
   ) {
     this.lastRenewedAt = options.claimedAt;
   }
@@ -66,6 +67,7 @@ export class LeaseKeeper {
       try {
         await this.slices.renew(key, fence, now, leaseMs);
         this.lastRenewedAt = now;
+        this.onRenewed(now);
         if (!this.stopped.signal.aborted) await this.queue.hide(receiptHandle, leaseMs / 1000);
       } catch (error) {
         if (error instanceof LeaseLostError) {

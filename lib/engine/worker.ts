@@ -10,7 +10,7 @@
  */
 import { retryDelayMs } from '../core/backoff.ts';
 import { sleep, type Clock } from '../core/clock.ts';
-import { AlreadyCommittedError, FencedOutError, JobTimeoutError, LeaseLostError } from '../core/errors.ts';
+import { AlreadyCommittedError, CronfenceError, FencedOutError, JobTimeoutError, LeaseLostError } from '../core/errors.ts';
 import { lifecycleEvent, type EventSink, type LifecycleEventDetails, type LifecycleEventType } from '../core/events.ts';
 import { executionKey } from '../core/execution-key.ts';
 import { decodeWorkMessage } from '../core/messages.ts';
@@ -36,11 +36,17 @@ export interface WorkerDeps {
   /** [0, 1); the jitter source. @default Math.random */
   readonly random?: () => number;
   readonly onError?: (error: unknown, context: string) => void;
+  /** Each successful lease renewal (the chaos drill measures failover from the last one). */
+  readonly onLeaseRenewed?: (slice: SliceKey, fence: number, at: number) => void;
 }
+
+/** Tries of one commit whose outcome was unknown (a timeout, a lost reply) before giving up. */
+const AMBIGUOUS_COMMIT_TRIES = 3;
 
 export interface ReceivedMessage {
   readonly body: string;
   readonly receiptHandle: string;
+  readonly messageId?: string;
 }
 
 /** A message that surfaces more than this before its slice's second is hidden again (clock skew, long delays). */
@@ -58,7 +64,7 @@ export class Worker {
       await queue.hide(message.receiptHandle, Math.floor((key.scheduledAt - now) / 1000));
       return 'keep';
     }
-    const claim = await slices.claim(key, workerId, now);
+    const claim = await slices.claim(key, workerId, now, message.messageId);
     if (!claim.won) return this.standDown(claim.current, message.receiptHandle);
     const slice = claim.slice;
     this.emit('claimed', slice, { fence: slice.fence, attempt: slice.attempts });
@@ -82,7 +88,7 @@ export class Worker {
   }
 
   private async execute(slice: Slice, handler: JobHandler, receiptHandle: string, claimedAt: number): Promise<Disposition> {
-    const { clock, slices, workerId } = this.deps;
+    const { clock, slices } = this.deps;
     const key: SliceKey = { jobId: slice.jobId, scheduledAt: slice.scheduledAt };
     const lease = new LeaseKeeper(
       slices,
@@ -90,6 +96,7 @@ export class Worker {
       clock,
       { key, fence: slice.fence, leaseMs: slice.policies.leaseMs, heartbeatMs: slice.policies.heartbeatMs, receiptHandle, claimedAt },
       (error) => this.deps.onError?.(error, 'lease renewal'),
+      (at) => this.deps.onLeaseRenewed?.(key, slice.fence, at),
     );
     lease.start();
     const timeout = AbortSignal.timeout(slice.policies.timeoutMs);
@@ -103,7 +110,7 @@ export class Worker {
       const ctx = this.context(slice, signal, async (writes) => {
         if (committed) throw new AlreadyCommittedError(executionKey(slice.jobId, slice.scheduledAt));
         if (signal.aborted) throw abortReason(signal, slice);
-        await slices.commit(key, slice.fence, workerId, clock.now(), writes);
+        await this.commitOnce(key, slice.fence, writes);
         committed = true;
       });
       await Promise.race([handler.run(ctx), rejectOnAbort(signal, slice)]);
@@ -119,6 +126,24 @@ export class Worker {
     }
     await lease.stop();
     return this.committed(slice, startedAt.at);
+  }
+
+  /**
+   * Commits, retrying when the outcome is unknown (the request timed out or
+   * its reply was lost after DynamoDB applied it). The retry is the same
+   * transaction; the store recognises its own earlier commit by fence and
+   * owner, so a landed first try is reported as success, never written twice.
+   */
+  private async commitOnce(key: SliceKey, fence: number, writes: readonly BusinessWrite[]): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.deps.slices.commit(key, fence, this.deps.workerId, this.deps.clock.now(), writes);
+        return;
+      } catch (error) {
+        if (error instanceof CronfenceError || attempt >= AMBIGUOUS_COMMIT_TRIES) throw error;
+        this.deps.onError?.(error, 'commit outcome unknown; retrying the same commit');
+      }
+    }
   }
 
   private committed(slice: Slice, startedAt: number): Disposition {

@@ -20,9 +20,15 @@ export interface Replica {
   readonly exited: Promise<number | null>;
 }
 
+/** What a replica reports besides lifecycle events (chaos faults it injected, lease renewals). */
+export type ReplicaMessage =
+  | { readonly kind: 'fault'; readonly fault: string }
+  | { readonly kind: 'renewed'; readonly executionKey: string; readonly fence: number; readonly at: number };
+
 export interface FleetOptions {
   readonly logFile: string;
   readonly onEvent: (event: LifecycleEvent, replica: Replica) => void;
+  readonly onMessage?: (message: ReplicaMessage, replica: Replica) => void;
   readonly env?: NodeJS.ProcessEnv;
 }
 
@@ -40,11 +46,11 @@ export class ReplicaFleet {
     this.logFd = openSync(options.logFile, 'a');
   }
 
-  spawn(role: ReplicaRole, id: string, extraArgs: string[] = []): Replica {
-    const child = fork(REPLICA_ENTRY, [role, id, ...extraArgs], {
+  spawn(role: ReplicaRole, id: string, extraEnv: Record<string, string> = {}): Replica {
+    const child = fork(REPLICA_ENTRY, [role, id], {
       execArgv: ['--import', import.meta.resolve('tsx'), '--no-warnings=ExperimentalWarning'],
       stdio: ['ignore', this.logFd, this.logFd, 'ipc'],
-      env: this.options.env ?? process.env,
+      env: { ...(this.options.env ?? process.env), ...extraEnv },
     });
     let markReady: () => void = () => {};
     const ready = new Promise<void>((resolve) => (markReady = resolve));
@@ -52,12 +58,17 @@ export class ReplicaFleet {
     const replica: Replica = { id, role, process: child, ready, exited };
     child.on('message', (message: { kind: string; event?: LifecycleEvent; counts?: RequestCounts }) => {
       if (message.kind === 'ready') markReady();
-      if (message.kind === 'event' && message.event) this.options.onEvent(message.event, replica);
-      if (message.kind === 'requests' && message.counts) addCounts(this.requests, message.counts);
+      else if (message.kind === 'event' && message.event) this.options.onEvent(message.event, replica);
+      else if (message.kind === 'requests' && message.counts) addCounts(this.requests, message.counts);
+      else if (message.kind === 'fault' || message.kind === 'renewed') this.options.onMessage?.(message as ReplicaMessage, replica);
     });
     void exited.then(() => markReady());
     this.replicas.set(id, replica);
     return replica;
+  }
+
+  get(id: string): Replica | undefined {
+    return this.replicas.get(id);
   }
 
   list(role?: ReplicaRole): Replica[] {

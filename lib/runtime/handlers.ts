@@ -29,7 +29,7 @@ export function createWorkerHandler(runtime: Runtime, workerId: string, handlers
   return async (event) => {
     const response = await handleSqsBatch(
       event.Records,
-      (record) => worker.process({ body: record.body, receiptHandle: record.receiptHandle }),
+      (record) => worker.process({ body: record.body, receiptHandle: record.receiptHandle, messageId: record.messageId }),
       batchHooks(runtime, 'work', log),
     );
     await runtime.bus.flush();

@@ -2,42 +2,68 @@
  * One local replica: a separate OS process running the scanner or worker
  * Lambda handler behind an SQS poller, so that killing it is a real kill.
  *
- *   node --import tsx lib/runtime/replica.ts worker|scanner <id> [--clock-offset-ms N]
+ *   node --import tsx lib/runtime/replica.ts worker|scanner <id>
  *
  * Lifecycle events go to the parent over IPC (or stdout as JSON lines when
- * run alone); logs go to stdout through Powertools' logger.
+ * run alone); logs go to stdout through Powertools' logger. Under the chaos
+ * drill (CRONFENCE_CHAOS set) the replica skews its clock and wraps its ports
+ * with the faults it was given, and reports each fault and lease renewal.
  */
+import { pathToFileURL } from 'node:url';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { OffsetClock, systemClock } from '../core/clock.ts';
 import type { EventSink, LifecycleEvent } from '../core/events.ts';
+import { executionKey } from '../core/execution-key.ts';
+import type { SliceStore } from '../core/ports.ts';
 import { RequestCounter } from '../aws/request-counter.ts';
 import { queueUrl } from '../aws/sqs/queue-urls.ts';
+import { chaosHandlers } from '../chaos/chaos-jobs.ts';
+import { chaosSliceStore, chaosWorkQueue, type FaultReporter } from '../chaos/chaos-ports.ts';
+import { chaosConfigFromEnv } from '../chaos/config.ts';
+import { SeededRandom } from '../chaos/random.ts';
 import { registry } from '../../functions/jobs/index.ts';
 import { createScannerHandler, createWorkerHandler } from './handlers.ts';
 import { SqsPoller } from './sqs-poller.ts';
 import { createRuntime } from './wiring.ts';
 
-const [role, id, ...rest] = process.argv.slice(2);
+const [role, id] = process.argv.slice(2);
 if ((role !== 'worker' && role !== 'scanner') || !id) {
-  process.stderr.write('usage: replica.ts worker|scanner <id> [--clock-offset-ms N]\n');
+  process.stderr.write('usage: replica.ts worker|scanner <id>\n');
   process.exit(2);
 }
-const offsetFlag = rest.indexOf('--clock-offset-ms');
-const clockOffsetMs = offsetFlag >= 0 ? Number(rest[offsetFlag + 1]) : 0;
 
-const toParent: EventSink = {
+const toParent = (message: object): void => {
+  if (process.send && process.connected) process.send(message);
+};
+const events: EventSink = {
   emit(event: LifecycleEvent) {
-    if (process.send) process.send({ kind: 'event', event });
+    if (process.send) toParent({ kind: 'event', event });
     else process.stdout.write(`${JSON.stringify(event)}\n`);
   },
 };
 
+const chaos = chaosConfigFromEnv();
+const random = new SeededRandom((chaos?.seed ?? 0) ^ hash(id));
+const reportFault: FaultReporter = (fault) => toParent({ kind: 'fault', fault });
+/** Test-only hook: a module whose `wrapSliceStore` replaces the store (the drill's broken-engine check). */
+const storeWrapper = process.env.CRONFENCE_SLICE_STORE_WRAPPER
+  ? ((await import(pathToFileURL(process.env.CRONFENCE_SLICE_STORE_WRAPPER).href)) as { wrapSliceStore: (store: SliceStore) => SliceStore })
+  : undefined;
+
 const log = new Logger({ serviceName: `cronfence-${role}`, persistentKeys: { replica: id } });
 const runtime = createRuntime({
-  clock: clockOffsetMs ? new OffsetClock(clockOffsetMs) : systemClock,
-  sinks: [toParent],
+  clock: chaos?.clockOffsetMs ? new OffsetClock(chaos.clockOffsetMs) : systemClock,
+  sinks: [events],
   onError: (error, context) => log.warn(context, { error: String(error) }),
+  wrapSlices: (store) => {
+    const inner = storeWrapper ? storeWrapper.wrapSliceStore(store) : store;
+    return chaos ? chaosSliceStore(inner, chaos, random, reportFault) : inner;
+  },
+  wrapWorkQueue: (queue) => (chaos ? chaosWorkQueue(queue, chaos, random, reportFault) : queue),
+  onLeaseRenewed: chaos ? (slice, fence, at) => toParent({ kind: 'renewed', executionKey: executionKey(slice.jobId, slice.scheduledAt), fence, at }) : undefined,
 });
+if (chaos) for (const handler of chaosHandlers(runtime.config.prefix, random, true)) registry.register(handler);
+
 const requests = new RequestCounter().attach(runtime.clients);
 const handler =
   role === 'worker' ? createWorkerHandler(runtime, id, registry, log) : createScannerHandler(runtime, id, log, { scanBudgetMs: 20_000 });
@@ -54,7 +80,7 @@ const stop = (): void => poller.stop();
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);
 process.on('disconnect', stop);
-process.send?.({ kind: 'ready', role, id });
+toParent({ kind: 'ready', role, id });
 await poller.run();
 await runtime.bus.flush();
 // Report this replica's AWS requests, then leave once the message is out.
@@ -62,4 +88,10 @@ if (process.send && process.connected) {
   process.send({ kind: 'requests', counts: requests.counts }, () => process.exit(0));
 } else {
   process.exit(0);
+}
+
+function hash(text: string): number {
+  let h = 0;
+  for (let i = 0; i < text.length; i++) h = (Math.imul(h, 31) + text.charCodeAt(i)) >>> 0;
+  return h;
 }

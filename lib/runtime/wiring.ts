@@ -14,6 +14,8 @@ import { EventBusSink } from '../aws/eventbridge/event-bus-sink.ts';
 import { queueUrl } from '../aws/sqs/queue-urls.ts';
 import { SqsDeadLetterSink, SqsScanQueue, SqsWorkQueue } from '../aws/sqs/work-queue.ts';
 import { WORK_QUEUE } from '../aws/schema.ts';
+import type { SliceStore, WorkQueue } from '../core/ports.ts';
+import type { SliceKey } from '../core/slice.ts';
 import type { HandlerRegistry } from '../engine/define-job.ts';
 import { Scanner } from '../engine/scanner.ts';
 import { Worker } from '../engine/worker.ts';
@@ -24,9 +26,9 @@ export interface Runtime {
   readonly clock: Clock;
   readonly events: FanOutEventSink;
   readonly bus: EventBusSink;
-  readonly slices: DynamoSliceStore;
+  readonly slices: SliceStore;
   readonly schedules: DynamoScheduleStore;
-  readonly workQueue: SqsWorkQueue;
+  readonly workQueue: WorkQueue;
   readonly scanQueue: SqsScanQueue;
   readonly deadLetters: SqsDeadLetterSink;
   jobs(knownHandlers?: readonly string[]): JobRepository;
@@ -40,6 +42,11 @@ export interface RuntimeOptions {
   readonly clients?: AwsClients;
   readonly sinks?: EventSink[];
   readonly onError?: (error: unknown, context: string) => void;
+  /** Wraps the slice store (the chaos drill's fault injection). */
+  readonly wrapSlices?: (store: SliceStore) => SliceStore;
+  /** Wraps the work queue (the chaos drill's fault injection). */
+  readonly wrapWorkQueue?: (queue: WorkQueue) => WorkQueue;
+  readonly onLeaseRenewed?: (slice: SliceKey, fence: number, at: number) => void;
 }
 
 export function createRuntime(options: RuntimeOptions = {}): Runtime {
@@ -52,9 +59,11 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     onError(error, 'event bus'),
   );
   const events = new FanOutEventSink(bus, ...(options.sinks ?? []));
-  const slices = new DynamoSliceStore(clients.dynamo, config);
+  const slices = (options.wrapSlices ?? identity)(new DynamoSliceStore(clients.dynamo, config));
   const schedules = new DynamoScheduleStore(clients.dynamo, config);
-  const workQueue = new SqsWorkQueue(clients.sqs, () => queueUrl(clients.sqs, config.workQueueName, env.CRONFENCE_WORK_QUEUE_URL));
+  const workQueue = (options.wrapWorkQueue ?? identity)(
+    new SqsWorkQueue(clients.sqs, () => queueUrl(clients.sqs, config.workQueueName, env.CRONFENCE_WORK_QUEUE_URL)),
+  );
   const scanQueue = new SqsScanQueue(clients.sqs, () => queueUrl(clients.sqs, config.scanQueueName, env.CRONFENCE_SCAN_QUEUE_URL));
   const deadLetters = new SqsDeadLetterSink(clients.sqs, () =>
     queueUrl(clients.sqs, config.deadLetterQueueName, env.CRONFENCE_DEAD_LETTER_QUEUE_URL),
@@ -83,6 +92,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         queueVisibilityMs: WORK_QUEUE.visibilityTimeoutSeconds * 1000,
         sweepGraceMs: config.sweepGraceMs,
         onError,
+        onLeaseRenewed: options.onLeaseRenewed,
       }),
     scanner: (scannerId) =>
       new Scanner({
@@ -96,4 +106,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         sweepGraceMs: config.sweepGraceMs,
       }),
   };
+}
+
+function identity<T>(value: T): T {
+  return value;
 }

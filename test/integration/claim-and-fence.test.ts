@@ -89,6 +89,21 @@ describe('lease and fence', () => {
     expect(late.won).toBe(false);
   });
 
+  it("the holder's own message coming back admits a standby before the lease ends by the standby's clock; a duplicate does not", async () => {
+    const { slices } = installation.runtime;
+    const { key } = await enqueuedSlice(installation, { id: 'message-takeover' }, wholeSecond(60_000));
+    const t0 = Date.now();
+    expect((await slices.claim(key, 'worker-a', t0, 'message-1')).won).toBe(true);
+    // A duplicate copy (another message id) while the lease is live: refused.
+    expect((await slices.claim(key, 'worker-b', t0 + 1000, 'message-2')).won).toBe(false);
+    // The holder's message itself is redelivered: SQS saw its visibility lapse. A standby whose clock
+    // runs 2 s behind (so the lease still looks live to it) takes over.
+    const takeover = await slices.claim(key, 'worker-b', t0 + 4000 - 2000, 'message-1');
+    expect(takeover.won).toBe(true);
+    if (takeover.won) expect(takeover.slice).toMatchObject({ fence: 2, owner: 'worker-b', leaseMessageId: 'message-1' });
+    await expect(slices.renew(key, 1, t0 + 2100, 4000)).rejects.toBeInstanceOf(LeaseLostError);
+  });
+
   it('a zombie with the right fence but another owner cannot commit', async () => {
     const { slices } = installation.runtime;
     const { key } = await enqueuedSlice(installation, { id: 'owner-check' }, wholeSecond(60_000));

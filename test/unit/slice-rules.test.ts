@@ -32,6 +32,9 @@ describe('claim rule', () => {
     expect(isClaimable(slice({ status: 'FAILED', nextAttemptAt: now + 1 }), now)).toBe(false);
     expect(isClaimable(slice({ status: 'RUNNING', leaseExpiresAt: now - 1 }), now)).toBe(true);
     expect(isClaimable(slice({ status: 'RUNNING', leaseExpiresAt: now }), now)).toBe(false);
+    // The holder's own message back: its heartbeats lapsed by the queue's clock.
+    expect(isClaimable(slice({ status: 'RUNNING', leaseExpiresAt: now + 3000, leaseMessageId: 'm1' }), now, 'm1')).toBe(true);
+    expect(isClaimable(slice({ status: 'RUNNING', leaseExpiresAt: now + 3000, leaseMessageId: 'm1' }), now, 'm2')).toBe(false);
     for (const status of ['SUCCEEDED', 'DEAD', 'SKIPPED', 'MISSED'] as const) {
       expect(isFinal(status)).toBe(true);
       expect(isClaimable(slice({ status }), now)).toBe(false);

@@ -6,10 +6,14 @@
  *            status = ENQUEUED                                  (first attempt)
  *         or status = FAILED  and nextAttemptAt <= now           (retry is due)
  *         or status = RUNNING and leaseExpiresAt < now           (holder is presumed dead)
+ *         or status = RUNNING and leaseMessageId = this message   (the holder's own message
+ *            came back: SQS only redelivers it once the holder stopped extending its
+ *            visibility, so its heartbeats lapsed by SQS's clock, whatever ours say)
  *            — the same rule as `isClaimable` in core/slice.ts.
  * Effect:    status = RUNNING, fence = fence + 1, owner = me,
  *            leaseExpiresAt = now + leaseMs, sweepAt = now + claimSweepMs,
- *            attempts = attempts + 1. (leaseMs and claimSweepMs are stored on
+ *            attempts = attempts + 1, leaseMessageId = the message claimed with.
+ *            (leaseMs and claimSweepMs are stored on
  *            the slice by the scanner, so the claimer needs only the key.)
  * Outcome:   won with the new slice (ALL_NEW), or lost with the current slice
  *            as the failed condition returned it (ALL_OLD: no second read;
@@ -28,6 +32,7 @@ export async function claimSlice(
   key: SliceKey,
   owner: string,
   now: number,
+  messageId?: string,
 ): Promise<ClaimOutcome> {
   try {
     const result = await onTable(tableName, () =>
@@ -43,12 +48,15 @@ export async function claimSlice(
             'sweepAt = claimSweepMs + :now',
             'attempts = attempts + :one',
             'startedAt = :now',
-          ].join(', ') + ' REMOVE nextAttemptAt',
+            ...(messageId === undefined ? [] : ['leaseMessageId = :message']),
+          ].join(', ') + (messageId === undefined ? ' REMOVE nextAttemptAt, leaseMessageId' : ' REMOVE nextAttemptAt'),
           ConditionExpression: [
             'attribute_exists(jobId) AND (',
             '#status = :enqueued',
             'OR (#status = :failed AND nextAttemptAt <= :now)',
-            'OR (#status = :running AND leaseExpiresAt < :now))',
+            messageId === undefined
+              ? 'OR (#status = :running AND leaseExpiresAt < :now))'
+              : 'OR (#status = :running AND (leaseExpiresAt < :now OR leaseMessageId = :message)))',
           ].join(' '),
           ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner' },
           ExpressionAttributeValues: {
@@ -58,6 +66,7 @@ export async function claimSlice(
             ':owner': { S: owner },
             ':now': { N: String(now) },
             ':one': { N: '1' },
+            ...(messageId === undefined ? {} : { ':message': { S: messageId } }),
           },
           ReturnValues: 'ALL_NEW',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',

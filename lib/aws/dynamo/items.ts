@@ -32,6 +32,7 @@ export function toSlice(item: Item): Slice {
     fence: raw.fence as number,
     owner: raw.owner as string | undefined,
     leaseExpiresAt: raw.leaseExpiresAt as number | undefined,
+    leaseMessageId: raw.leaseMessageId as string | undefined,
     attempts: raw.attempts as number,
     handler: raw.handler as string,
     policies: raw.policies as JobPolicies,

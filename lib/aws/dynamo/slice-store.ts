@@ -25,8 +25,8 @@ export class DynamoSliceStore implements SliceStore {
     private readonly config: Pick<CronfenceConfig, 'slicesTable' | 'ledgerTable' | 'sliceRetentionMs'>,
   ) {}
 
-  claim(key: SliceKey, owner: string, now: number): Promise<ClaimOutcome> {
-    return claimSlice(this.dynamo, this.config.slicesTable, key, owner, now);
+  claim(key: SliceKey, owner: string, now: number, messageId?: string): Promise<ClaimOutcome> {
+    return claimSlice(this.dynamo, this.config.slicesTable, key, owner, now, messageId);
   }
 
   renew(key: SliceKey, fence: number, now: number, leaseMs: number): Promise<void> {

@@ -1,0 +1,58 @@
+/**
+ * Port wrappers a chaos replica puts around its real ones: lost, duplicated,
+ * replayed and delayed work messages, and commits whose reply is lost after
+ * DynamoDB applied them. Each injected fault is reported.
+ */
+import type { BusinessWrite, SliceStore, WorkMessage, WorkQueue } from '../core/ports.ts';
+import type { SliceKey } from '../core/slice.ts';
+import type { FaultKind, ReplicaChaosConfig } from './config.ts';
+import type { SeededRandom } from './random.ts';
+
+export type FaultReporter = (fault: FaultKind) => void;
+
+/** What a client sees when a request timed out after the server applied it. */
+export class SimulatedTimeoutError extends Error {
+  override name = 'TimeoutError';
+}
+
+export function chaosWorkQueue(inner: WorkQueue, config: ReplicaChaosConfig, random: SeededRandom, report: FaultReporter): WorkQueue {
+  return {
+    hide: (receiptHandle, seconds) => inner.hide(receiptHandle, seconds),
+    async send(messages) {
+      const out: WorkMessage[] = [];
+      for (const message of messages) {
+        if (random.chance(config.dropRate)) {
+          report('drop');
+          continue;
+        }
+        let copy = message;
+        if (random.chance(config.delayRate)) {
+          report('delay');
+          copy = { ...message, delaySeconds: message.delaySeconds + random.int(1, 5) };
+        }
+        out.push(copy);
+        if (random.chance(config.duplicateRate)) {
+          report('duplicate');
+          for (let i = random.int(1, 2); i > 0; i--) out.push(copy);
+        }
+      }
+      await inner.send(out);
+      if (out.length > 0 && random.chance(config.replayRate)) {
+        report('duplicate');
+        await inner.send(out);
+      }
+    },
+  };
+}
+
+export function chaosSliceStore(inner: SliceStore, config: ReplicaChaosConfig, random: SeededRandom, report: FaultReporter): SliceStore {
+  return Object.assign(Object.create(inner) as SliceStore, {
+    async commit(key: SliceKey, fence: number, owner: string, now: number, writes: readonly BusinessWrite[]): Promise<void> {
+      await inner.commit(key, fence, owner, now, writes);
+      if (random.chance(config.ambiguousCommitRate)) {
+        report('ambiguousCommit');
+        throw new SimulatedTimeoutError('commit reply lost (chaos): the write was applied');
+      }
+    },
+  });
+}
