@@ -26,6 +26,14 @@ export interface CronfenceConfig {
   readonly sliceRetentionMs: number;
   /** Put `committed` events on the bus too (failures always go). @default true */
   readonly publishSucceededEvents: boolean;
+  /**
+   * The work queue's visibility timeout as deployed. When it is longer than a
+   * job's lease (a Lambda consumer forces it up to the function timeout), the
+   * worker shortens the message's visibility to the lease at claim, so a
+   * worker that dies before its first heartbeat is still taken over within
+   * the lease. @default the schema's 5000
+   */
+  readonly workQueueVisibilityMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -47,6 +55,7 @@ export function loadConfig(env: Env = process.env): CronfenceConfig {
     sweepGraceMs: intVar(env, 'CRONFENCE_SWEEP_GRACE_MS', 30_000, 1000, 3_600_000),
     sliceRetentionMs: intVar(env, 'CRONFENCE_SLICE_RETENTION_MS', 30 * 86_400_000, 60_000, 3650 * 86_400_000),
     publishSucceededEvents: env.CRONFENCE_PUBLISH_SUCCEEDED !== 'false',
+    workQueueVisibilityMs: intVar(env, 'CRONFENCE_WORK_QUEUE_VISIBILITY_MS', WORK_QUEUE.visibilityTimeoutSeconds * 1000, 1000, 43_200_000),
   };
 }
 

@@ -70,7 +70,8 @@ export const SLICES_TABLE: TableDefinition = {
       partitionKey: { name: 'sweepShard', type: 'N' },
       sortKey: { name: 'sweepAt', type: 'N' },
       // Renewals write only leaseExpiresAt, which is not projected: heartbeats cost no index writes.
-      projection: { type: 'INCLUDE', nonKeyAttributes: ['status'] },
+      // scanId: a redelivered scan re-sends exactly the slices its crashed first delivery created.
+      projection: { type: 'INCLUDE', nonKeyAttributes: ['status', 'scanId'] },
     },
   ],
   timeToLiveAttribute: 'expiresAt',

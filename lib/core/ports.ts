@@ -67,8 +67,8 @@ export interface SliceStore {
   get(key: SliceKey): Promise<Slice | undefined>;
   /** Live slices of a shard whose sweep time has passed: their message may be lost. */
   findSweepable(shard: number, now: number, limit: number): Promise<SweepCandidate[]>;
-  /** Live slices of a shard due for a sweep in `[fromMs, toMs)`: re-sent after a scanner crash. */
-  findSweepDueBetween(shard: number, fromMs: number, toMs: number, limit: number): Promise<SweepCandidate[]>;
+  /** Live slices of a shard that scan `scanId` created, due for a sweep in `[fromMs, toMs)`: re-sent after that scanner crashed. */
+  findCreatedByScan(shard: number, scanId: string, fromMs: number, toMs: number, limit: number): Promise<SweepCandidate[]>;
   /** Push a slice's next sweep out, on condition that it is still live. */
   deferSweep(key: SliceKey, sweepAt: number): Promise<void>;
   getLedger(key: SliceKey): Promise<LedgerRecord | undefined>;
@@ -80,6 +80,8 @@ export interface SweepCandidate extends SliceKey {
 
 export interface NewSlice extends SliceKey {
   readonly sweepAt: number;
+  /** The scan request that created it (its queue message id), if any. */
+  readonly scanId?: string;
 }
 
 export type AdvanceOutcome =

@@ -32,6 +32,8 @@ export interface ScannerDeps {
 }
 
 export interface ScanOptions {
+  /** Names this scan request (its queue message id); slices it creates carry it. */
+  readonly scanId?: string;
   /** This scan request was delivered before: its first scanner may have died between creating slices and sending them. */
   readonly redelivered?: boolean;
   /** Stop taking new pages of jobs after this instant (the caller re-queues the shard). */
@@ -59,7 +61,7 @@ export class Scanner {
     const report: ScanReport = { shard, jobsAdvanced: 0, slicesCreated: 0, conflicts: 0, missed: 0, swept: 0, resent: 0, incomplete: false };
     for (;;) {
       const jobs = await this.deps.schedules.queryDue(shard, windowEnd, JOBS_PER_PAGE);
-      const created = await mapBounded(jobs, JOB_CONCURRENCY, (job) => this.advance(job, now, windowEnd, report));
+      const created = await mapBounded(jobs, JOB_CONCURRENCY, (job) => this.advance(job, now, windowEnd, report, options.scanId));
       await this.deps.queue.send(created.flat().map((key) => delayed(key, now)));
       if (jobs.length < JOBS_PER_PAGE) break;
       if (options.deadline !== undefined && this.deps.clock.now() >= options.deadline) {
@@ -68,11 +70,11 @@ export class Scanner {
       }
     }
     report.swept = await this.sweep(shard, now);
-    if (options.redelivered) report.resent = await this.resendUpcoming(shard, now, windowEnd);
+    if (options.redelivered && options.scanId) report.resent = await this.resendFromEarlierDelivery(shard, options.scanId, now, windowEnd);
     return report;
   }
 
-  private async advance(job: StoredJob, now: number, windowEnd: number, report: ScanReport): Promise<SliceKey[]> {
+  private async advance(job: StoredJob, now: number, windowEnd: number, report: ScanReport, scanId: string | undefined): Promise<SliceKey[]> {
     const schedule: Schedule = { cron: job.schedule, timeZone: job.timeZone };
     let from = job.nextFireAt;
     const catchUpFrom = now - job.policies.catchUpWindowMs;
@@ -93,6 +95,7 @@ export class Scanner {
     const slices: NewSlice[] = inThisCall.map((scheduledAt) => ({
       jobId: job.id,
       scheduledAt,
+      scanId,
       sweepAt: sweepAtFor(SliceStatus.Enqueued, { scheduledAt, now, timeoutMs: job.policies.timeoutMs, graceMs: this.deps.sweepGraceMs }),
     }));
     const outcome = await this.deps.schedules.advance(job, slices, nextFireAt, now);
@@ -112,12 +115,13 @@ export class Scanner {
   }
 
   /**
-   * After a scanner died mid-scan, the slices it created may never have been
-   * sent. Re-send the shard's upcoming enqueued slices; duplicates are
+   * This scan request was delivered before, so its first scanner may have died
+   * between creating slices and sending them. Re-send the still-enqueued
+   * slices that delivery created (they carry its scan id); a duplicate is
    * harmless (a claim admits one), a missing message is not.
    */
-  private async resendUpcoming(shard: number, now: number, windowEnd: number): Promise<number> {
-    const upcoming = await this.deps.slices.findSweepDueBetween(shard, now, windowEnd + this.deps.sweepGraceMs, 1000);
+  private async resendFromEarlierDelivery(shard: number, scanId: string, now: number, windowEnd: number): Promise<number> {
+    const upcoming = await this.deps.slices.findCreatedByScan(shard, scanId, now - this.deps.sweepGraceMs, windowEnd + this.deps.sweepGraceMs, 1000);
     const enqueued = upcoming.filter((slice) => slice.status === SliceStatus.Enqueued);
     await this.deps.queue.send(enqueued.map((key) => delayed(key, now)));
     return enqueued.length;

@@ -71,7 +71,10 @@ export class Worker {
     if (slice.attempts > slice.policies.maxAttempts) {
       return this.giveUp(slice, `gave up after ${slice.policies.maxAttempts} attempts (the last worker stopped renewing its lease)`);
     }
-    if (slice.policies.leaseMs > (this.deps.queueVisibilityMs ?? 5000)) {
+    // A queue visibility much longer than the lease (Lambda forces it up to the function timeout) would hide a worker
+    // that dies before its first heartbeat for that long: bring the message's visibility down to the lease at once.
+    // (Locally the queue's 5 s is within a heartbeat of the 4 s lease, and this costs no extra request.)
+    if (Math.abs(slice.policies.leaseMs - (this.deps.queueVisibilityMs ?? 5000)) > slice.policies.heartbeatMs) {
       await queue.hide(message.receiptHandle, slice.policies.leaseMs / 1000);
     }
     const handler = this.deps.handlers.get(slice.handler);

@@ -52,6 +52,7 @@ export function createScannerHandler(runtime: Runtime, scannerId: string, log: H
         const { shard } = decodeScanMessage(record.body);
         const report = await withVisibilityHeartbeat(runtime, record, () =>
           scanner.scanShard(shard, {
+            scanId: record.messageId,
             redelivered: Number(record.attributes.ApproximateReceiveCount ?? '1') > 1,
             deadline: runtime.clock.now() + budget,
           }),

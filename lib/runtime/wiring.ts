@@ -13,7 +13,6 @@ import { JobRepository } from '../aws/dynamo/job-repository.ts';
 import { EventBusSink } from '../aws/eventbridge/event-bus-sink.ts';
 import { queueUrl } from '../aws/sqs/queue-urls.ts';
 import { SqsDeadLetterSink, SqsScanQueue, SqsWorkQueue } from '../aws/sqs/work-queue.ts';
-import { WORK_QUEUE } from '../aws/schema.ts';
 import type { SliceStore, WorkQueue } from '../core/ports.ts';
 import type { SliceKey } from '../core/slice.ts';
 import type { HandlerRegistry } from '../engine/define-job.ts';
@@ -89,7 +88,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         events,
         clock,
         handlers,
-        queueVisibilityMs: WORK_QUEUE.visibilityTimeoutSeconds * 1000,
+        queueVisibilityMs: config.workQueueVisibilityMs,
         sweepGraceMs: config.sweepGraceMs,
         onError,
         onLeaseRenewed: options.onLeaseRenewed,

@@ -43,17 +43,36 @@ def _serialise_dynamodb(app: Callable[..., Iterable[bytes]]) -> Callable[..., It
     return wrapped
 
 
-def _wake_long_polls_for_delayed_messages(recheck_seconds: float) -> None:
+def _wake_long_polls_for_delayed_messages() -> None:
     # moto's long poll sleeps on a condition that only a *new* message wakes,
     # rechecking once a second; a message whose DelaySeconds (or visibility
     # timeout) runs out is seen up to 1 s late. Real SQS returns it at once.
     # Measured with `cronfence dev`: start lags drifted across 0..1000 ms
-    # before this, since slices surface through DelaySeconds.
+    # before this. The replacement sleeps until the soonest such moment
+    # (one pass over the queue per wake, not a busy poll: the chaos drill
+    # keeps a thousand delayed messages queued).
+    import time
+
+    from moto.core.utils import unix_time_millis
     from moto.sqs.models import Queue
 
     def wait_for_messages(self: Any, timeout: int) -> None:
+        deadline = time.monotonic() + timeout
         with self._messages_lock:
-            self._messages_lock.wait_for(lambda: self.messages, timeout=min(timeout, recheck_seconds))
+            while True:
+                now_ms = unix_time_millis()
+                soonest = None
+                for message in self._messages:
+                    ready_at = max(message.visible_at, message.delayed_until)
+                    if ready_at < now_ms:
+                        return
+                    if soonest is None or ready_at < soonest:
+                        soonest = ready_at
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return
+                wait = remaining if soonest is None else min(remaining, (soonest - now_ms) / 1000 + 0.002)
+                self._messages_lock.wait(timeout=max(wait, 0.001))
 
     Queue.wait_for_messages = wait_for_messages
 
@@ -91,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     from werkzeug.serving import make_server
 
-    _wake_long_polls_for_delayed_messages(recheck_seconds=0.05)
+    _wake_long_polls_for_delayed_messages()
     app = _serialise_dynamodb(DomainDispatcherApplication(create_backend_app))
     server = make_server(
         args.host, args.port, app, threaded=True, request_handler=MotoRequestHandler

@@ -7,6 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../lib/core/clock.ts';
 import { decodeWorkMessage } from '../../lib/core/messages.ts';
 import { occurrencesBetween } from '../../lib/core/schedule.ts';
+import type { WorkQueue } from '../../lib/core/ports.ts';
+import { Scanner } from '../../lib/engine/scanner.ts';
+import type { Runtime } from '../../lib/runtime/wiring.ts';
 import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
 
 const START = Math.floor(Date.now() / 1000) * 1000;
@@ -71,11 +74,36 @@ describe('scanners racing one shard', () => {
     expect(again.swept).toBe(0);
   });
 
-  it('a redelivered scan re-sends the upcoming enqueued slices a crashed scanner may not have sent', async () => {
+  it('a redelivered scan re-sends exactly the enqueued slices its first delivery created', async () => {
     const { runtime } = installation;
-    const report = await runtime.scanner('scanner-d').scanShard(0, { redelivered: true });
-    expect(report.resent).toBeGreaterThan(0);
+    clock.advance(10_000);
+    // The first delivery of scan "scan-1" creates slices, then (as if killed) never sends them: its sends are lost.
+    const lost: WorkQueue = { send: async () => {}, hide: async () => {} };
+    const crashed = new Scanner({ ...scannerDeps(runtime), queue: lost });
+    const first = await crashed.scanShard(0, { scanId: 'scan-1' });
+    expect(first.slicesCreated).toBeGreaterThan(0);
+    // An unrelated redelivered scan re-sends nothing of scan-1's.
+    const other = await runtime.scanner('scanner-d').scanShard(0, { scanId: 'scan-2', redelivered: true });
+    expect(other.resent).toBe(0);
+    // The redelivery of scan-1 re-sends every slice scan-1 created, and no others.
+    const before = await installation.depth(installation.resources.queueUrls.work);
+    const report = await runtime.scanner('scanner-d').scanShard(0, { scanId: 'scan-1', redelivered: true });
+    expect(report.resent).toBe(first.slicesCreated);
+    expect((await installation.depth(installation.resources.queueUrls.work)) - before).toBe(report.resent + report.slicesCreated + report.swept);
     const messages = await installation.receive(installation.resources.queueUrls.work, 10, 1);
     for (const message of messages) expect(() => decodeWorkMessage(message.Body ?? '')).not.toThrow();
   });
 });
+
+function scannerDeps(runtime: Runtime) {
+  return {
+    scannerId: 'crashed',
+    schedules: runtime.schedules,
+    slices: runtime.slices,
+    queue: runtime.workQueue,
+    events: runtime.events,
+    clock: runtime.clock,
+    lookaheadMs: runtime.config.lookaheadMs,
+    sweepGraceMs: runtime.config.sweepGraceMs,
+  };
+}

@@ -62,14 +62,24 @@ export async function createTestInstallation(options: { env?: Record<string, str
       }, timeoutMs, 0);
     },
     async depth(queueUrl) {
-      const result = await sqs.send(
-        new GetQueueAttributesCommand({
-          QueueUrl: queueUrl,
-          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
-        }),
-      );
-      const a = result.Attributes ?? {};
-      return Number(a.ApproximateNumberOfMessages ?? 0) + Number(a.ApproximateNumberOfMessagesNotVisible ?? 0) + Number(a.ApproximateNumberOfMessagesDelayed ?? 0);
+      // The three counts are computed one after another; a message whose delay ends in between is
+      // counted twice or not at all. Read until two readings agree.
+      const read = async (): Promise<number> => {
+        const result = await sqs.send(
+          new GetQueueAttributesCommand({
+            QueueUrl: queueUrl,
+            AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+          }),
+        );
+        const a = result.Attributes ?? {};
+        return Number(a.ApproximateNumberOfMessages ?? 0) + Number(a.ApproximateNumberOfMessagesNotVisible ?? 0) + Number(a.ApproximateNumberOfMessagesDelayed ?? 0);
+      };
+      let previous = await read();
+      for (;;) {
+        const current = await read();
+        if (current === previous) return current;
+        previous = current;
+      }
     },
     destroy() {
       runtime.clients.dynamo.destroy();

@@ -74,6 +74,7 @@ function slicePut(tables: AdvanceTables, job: StoredJob, slice: NewSlice, now: n
         claimSweepMs: job.policies.timeoutMs + tables.sweepGraceMs,
         sweepShard: job.shard,
         sweepAt: slice.sweepAt,
+        scanId: slice.scanId,
         createdAt: now,
       }),
       ConditionExpression: 'attribute_not_exists(jobId)',

@@ -72,8 +72,8 @@ export class DynamoSliceStore implements SliceStore {
     return querySweepIndex(this.dynamo, this.config.slicesTable, shard, 0, now, limit);
   }
 
-  findSweepDueBetween(shard: number, fromMs: number, toMs: number, limit: number): Promise<SweepCandidate[]> {
-    return querySweepIndex(this.dynamo, this.config.slicesTable, shard, fromMs, toMs - 1, limit);
+  findCreatedByScan(shard: number, scanId: string, fromMs: number, toMs: number, limit: number): Promise<SweepCandidate[]> {
+    return querySweepIndex(this.dynamo, this.config.slicesTable, shard, fromMs, toMs - 1, limit, scanId);
   }
 
   deferSweep(key: SliceKey, sweepAt: number): Promise<void> {

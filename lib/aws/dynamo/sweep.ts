@@ -3,7 +3,8 @@
  * look out once a message has been re-sent.
  *
  * Query:     sweep index, sweepShard = S AND sweepAt in a range
- *            (only live slices carry sweepShard: final ones left the index)
+ *            (only live slices carry sweepShard: final ones left the index),
+ *            optionally only those created by one scan (scanId)
  * DEFER:     slices[jobId, scheduledAt], condition attribute_exists(sweepShard)
  *            (still live), effect sweepAt = T. A lost race means the slice went
  *            final meanwhile: nothing to do.
@@ -24,6 +25,7 @@ export async function querySweepIndex(
   fromMs: number,
   toMs: number,
   limit: number,
+  scanId?: string,
 ): Promise<SweepCandidate[]> {
   const found: SweepCandidate[] = [];
   let startKey: Record<string, import('@aws-sdk/client-dynamodb').AttributeValue> | undefined;
@@ -34,10 +36,12 @@ export async function querySweepIndex(
           TableName: tableName,
           IndexName: SWEEP_INDEX,
           KeyConditionExpression: 'sweepShard = :shard AND sweepAt BETWEEN :from AND :to',
+          ...(scanId !== undefined && { FilterExpression: 'scanId = :scan' }),
           ExpressionAttributeValues: {
             ':shard': { N: String(shard) },
             ':from': { N: String(fromMs) },
             ':to': { N: String(toMs) },
+            ...(scanId !== undefined && { ':scan': { S: scanId } }),
           },
           Limit: limit - found.length,
           ExclusiveStartKey: startKey,

@@ -1,0 +1,266 @@
+/**
+ * CronScheduler: a whole cronfence installation in one construct — the
+ * tables and queues of lib/aws/schema.ts, the lifecycle bus, the per-minute
+ * rule, the tick / scanner / worker Lambdas with their event sources and
+ * least-privilege roles, alarms, and `addJob` for jobs declared in the stack.
+ *
+ * ```ts
+ * const scheduler = new CronScheduler(stack, 'Cron', { shardCount: 4 });
+ * scheduler.addJob('nightly-report', { schedule: '0 2 * * *', timeZone: 'Europe/Berlin', handler: 'nightly-report' });
+ * scheduler.grantCommit(reportsTable);
+ * ```
+ */
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import * as cr from 'aws-cdk-lib/custom-resources';
+import { Construct } from 'constructs';
+import { loadConfig, type CronfenceConfig } from '../aws/config.ts';
+import { DEAD_LETTER_QUEUE, JOBS_TABLE, LEDGER_TABLE, SCAN_QUEUE, SLICES_TABLE, WORK_QUEUE } from '../aws/schema.ts';
+import { InvalidJobSpecError } from '../core/errors.ts';
+import { parseJobSpec, type JobSpec } from '../core/job-spec.ts';
+import { HandlerRegistry } from '../engine/define-job.ts';
+import { registry as defaultRegistry } from '../../functions/jobs/index.ts';
+import { SchedulerAlarms } from './alarms.ts';
+import { cronfenceFunction, ENTRIES, retentionDays } from './functions.ts';
+import { grantBusinessWrites, grantJobsResource, grantScanner, grantTick, grantWorker, type SchedulerResources } from './permissions.ts';
+import type { AddJobOptions, CronSchedulerProps } from './props.ts';
+import { effectiveVisibilitySeconds, queueProps, schemaTable } from './schema-resources.ts';
+import { ScheduledJob } from './scheduled-job.ts';
+
+/** Room a worker invocation needs beyond a job's own timeout (early surfacing, claim, commit). */
+export const WORKER_TIMEOUT_SLACK = Duration.seconds(10);
+const TICK_INTERVAL = Duration.minutes(1);
+
+export class CronScheduler extends Construct {
+  readonly jobsTable: dynamodb.Table;
+  readonly slicesTable: dynamodb.Table;
+  readonly ledgerTable: dynamodb.Table;
+  readonly deadLetterQueue: sqs.Queue;
+  readonly workQueue: sqs.Queue;
+  readonly scanQueue: sqs.Queue;
+  readonly eventBus: events.EventBus;
+  readonly tickRule: events.Rule;
+  readonly tickFunction: lambda.Function;
+  readonly scannerFunction: lambda.Function;
+  readonly workerFunction: lambda.Function;
+  /** Undefined when `alarms.enabled` is false. */
+  readonly alarms?: SchedulerAlarms;
+  /** The configuration the Lambdas load, validated at synth. */
+  readonly config: CronfenceConfig;
+  /** Handler names jobs are checked against; undefined when unknown (custom `workerEntry` without `handlers`). */
+  readonly knownHandlers?: readonly string[];
+  readonly workerTimeout: Duration;
+
+  private readonly props: CronSchedulerProps;
+  private readonly resources: SchedulerResources;
+  private readonly environment: Record<string, string>;
+  private readonly jobs = new Map<string, ScheduledJob>();
+  private jobsProvider?: cr.Provider;
+
+  constructor(scope: Construct, id: string, props: CronSchedulerProps = {}) {
+    super(scope, id);
+    this.props = props;
+    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    const logRetentionDays = props.logRetentionDays ?? 30;
+    this.workerTimeout = props.workerTimeout ?? Duration.minutes(2);
+    const scannerTimeout = props.scannerTimeout ?? Duration.minutes(1);
+    this.knownHandlers = knownHandlerNames(props);
+
+    const tableOptions = { removalPolicy, pointInTimeRecovery: props.pointInTimeRecovery ?? true, encryptionKey: props.encryptionKey };
+    this.jobsTable = schemaTable(this, 'Jobs', JOBS_TABLE, tableOptions);
+    this.slicesTable = schemaTable(this, 'Slices', SLICES_TABLE, tableOptions);
+    this.ledgerTable = schemaTable(this, 'Ledger', LEDGER_TABLE, tableOptions);
+
+    const encryptionKey = props.encryptionKey;
+    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', queueProps(DEAD_LETTER_QUEUE, { encryptionKey }));
+    const deadLetterQueue = this.deadLetterQueue;
+    this.workQueue = new sqs.Queue(this, 'WorkQueue', queueProps(WORK_QUEUE, { consumerTimeout: this.workerTimeout, deadLetterQueue, encryptionKey }));
+    this.scanQueue = new sqs.Queue(this, 'ScanQueue', queueProps(SCAN_QUEUE, { consumerTimeout: scannerTimeout, deadLetterQueue, encryptionKey }));
+    this.eventBus = new events.EventBus(this, 'Events', { description: 'cronfence lifecycle events (source "cronfence")' });
+
+    this.resources = {
+      jobs: this.jobsTable,
+      slices: this.slicesTable,
+      ledger: this.ledgerTable,
+      workQueue: this.workQueue,
+      scanQueue: this.scanQueue,
+      deadLetterQueue,
+      bus: this.eventBus,
+      encryptionKey,
+    };
+    this.environment = { ...schedulerSettings(props), ...this.resourceEnvironment() };
+    // The same parser and ranges as a local run: a bad value fails the synth, naming the variable.
+    this.config = loadConfig(this.environment);
+    const common = { logRetentionDays, removalPolicy };
+
+    this.tickFunction = cronfenceFunction(this, 'Tick', {
+      ...common,
+      entry: ENTRIES.tick,
+      description: 'cronfence tick: one scan request per shard',
+      timeout: Duration.seconds(30),
+      memorySize: 256,
+      environment: this.environment,
+    });
+    grantTick(this.tickFunction, this.resources);
+    this.tickRule = new events.Rule(this, 'TickRule', {
+      description: 'cronfence: the per-minute tick',
+      schedule: events.Schedule.rate(TICK_INTERVAL),
+      targets: [new targets.LambdaFunction(this.tickFunction, { retryAttempts: 2, maxEventAge: TICK_INTERVAL })],
+    });
+
+    this.scannerFunction = cronfenceFunction(this, 'Scanner', {
+      ...common,
+      entry: ENTRIES.scanner,
+      description: 'cronfence scanner: turns due schedules into slices',
+      timeout: scannerTimeout,
+      memorySize: 512,
+      environment: this.environment,
+    });
+    grantScanner(this.scannerFunction, this.resources);
+    this.scannerFunction.addEventSource(
+      new SqsEventSource(this.scanQueue, {
+        batchSize: props.scannerBatch?.batchSize ?? 1,
+        maxConcurrency: props.scannerBatch?.maxConcurrency,
+        reportBatchItemFailures: true,
+      }),
+    );
+
+    this.workerFunction = cronfenceFunction(this, 'Worker', {
+      ...common,
+      entry: props.workerEntry ?? ENTRIES.worker,
+      description: 'cronfence worker: claims, runs and commits slices',
+      timeout: this.workerTimeout,
+      memorySize: props.workerMemorySize ?? 512,
+      environment: { ...this.environment, ...props.workerEnvironment },
+    });
+    grantWorker(this.workerFunction, this.resources);
+    this.workerFunction.addEventSource(
+      new SqsEventSource(this.workQueue, {
+        batchSize: props.workerBatch?.batchSize ?? 10,
+        maxConcurrency: props.workerBatch?.maxConcurrency,
+        reportBatchItemFailures: true,
+      }),
+    );
+
+    if (props.alarms?.enabled ?? true) {
+      this.alarms = new SchedulerAlarms(this, 'Alarms', {
+        functions: { Tick: this.tickFunction, Scanner: this.scannerFunction, Worker: this.workerFunction },
+        tables: { Jobs: this.jobsTable, Slices: this.slicesTable, Ledger: this.ledgerTable },
+        workQueue: this.workQueue,
+        deadLetterQueue,
+        bus: this.eventBus,
+        oldestWorkMessageAge: props.alarms?.oldestWorkMessageAge ?? Duration.minutes(15),
+        metricNamespace: props.alarms?.metricNamespace,
+        topic: props.alarms?.topic,
+        removalPolicy,
+        logRetention: retentionDays(logRetentionDays),
+      });
+    }
+  }
+
+  /**
+   * Declares a job, validated now with the same `parseJobSpec` as the CLI
+   * and written to the jobs table at deploy time.
+   * @throws {InvalidJobSpecError} naming the bad field and value (a bad cron, zone, handler or policy).
+   * @throws {Error} when a job with this id was already added.
+   */
+  addJob(id: string, options: AddJobOptions): ScheduledJob {
+    if (this.jobs.has(id)) throw new Error(`CronScheduler ${this.node.path}: job ${JSON.stringify(id)} is added twice`);
+    const spec = this.parseJob(id, options);
+    const job = new ScheduledJob(this, `Job-${id}`, {
+      serviceToken: this.provider().serviceToken,
+      spec,
+      shardCount: this.config.shardCount,
+      knownHandlers: this.knownHandlers,
+    });
+    this.jobs.set(id, job);
+    return job;
+  }
+
+  /** The jobs declared with addJob, by id. */
+  get declaredJobs(): ReadonlyMap<string, ScheduledJob> {
+    return this.jobs;
+  }
+
+  /** Lets handlers write `table` inside their commit transaction (`ctx.commit`). */
+  grantCommit(table: dynamodb.ITable): void {
+    grantBusinessWrites(this.workerFunction, table);
+  }
+
+  private parseJob(id: string, options: AddJobOptions): JobSpec {
+    const handler = typeof options.handler === 'string' ? options.handler : options.handler.name;
+    const defaults = {
+      ...(this.props.lease && { leaseMs: this.props.lease.toMilliseconds() }),
+      ...(this.props.heartbeat && { heartbeatMs: this.props.heartbeat.toMilliseconds() }),
+    };
+    const spec = parseJobSpec({ ...options, id, handler, policies: { ...defaults, ...options.policies } }, { knownHandlers: this.knownHandlers });
+    const limit = this.workerTimeout.toMilliseconds() - WORKER_TIMEOUT_SLACK.toMilliseconds();
+    if (spec.policies.timeoutMs > limit) {
+      throw new InvalidJobSpecError(
+        'policies.timeoutMs',
+        spec.policies.timeoutMs,
+        `must be at most ${limit} (the worker Lambda's timeout, ${this.workerTimeout.toHumanString()}, less ${WORKER_TIMEOUT_SLACK.toHumanString()}); raise workerTimeout`,
+      );
+    }
+    return spec;
+  }
+
+  private provider(): cr.Provider {
+    if (this.jobsProvider) return this.jobsProvider;
+    const onEvent = cronfenceFunction(this, 'JobsResource', {
+      entry: ENTRIES.jobsResource,
+      description: 'cronfence: writes jobs declared in the stack to the jobs table',
+      timeout: Duration.minutes(2),
+      memorySize: 256,
+      environment: this.environment,
+      logRetentionDays: this.props.logRetentionDays ?? 30,
+      removalPolicy: this.props.removalPolicy ?? RemovalPolicy.RETAIN,
+    });
+    grantJobsResource(onEvent, this.resources);
+    this.jobsProvider = new cr.Provider(this, 'JobsProvider', { onEventHandler: onEvent });
+    return this.jobsProvider;
+  }
+
+  private resourceEnvironment(): Record<string, string> {
+    return {
+      CRONFENCE_JOBS_TABLE: this.jobsTable.tableName,
+      CRONFENCE_SLICES_TABLE: this.slicesTable.tableName,
+      CRONFENCE_LEDGER_TABLE: this.ledgerTable.tableName,
+      CRONFENCE_WORK_QUEUE: this.workQueue.queueName,
+      CRONFENCE_SCAN_QUEUE: this.scanQueue.queueName,
+      CRONFENCE_DEAD_LETTER_QUEUE: this.deadLetterQueue.queueName,
+      CRONFENCE_WORK_QUEUE_URL: this.workQueue.queueUrl,
+      CRONFENCE_SCAN_QUEUE_URL: this.scanQueue.queueUrl,
+      CRONFENCE_DEAD_LETTER_QUEUE_URL: this.deadLetterQueue.queueUrl,
+      CRONFENCE_EVENT_BUS: this.eventBus.eventBusName,
+      // Longer than the lease here (it must cover the worker's timeout), so workers shorten it at claim.
+      CRONFENCE_WORK_QUEUE_VISIBILITY_MS: String(effectiveVisibilitySeconds(WORK_QUEUE, this.workerTimeout) * 1000),
+    };
+  }
+}
+
+/** The tunables as the environment variables lib/aws/config.ts reads. */
+function schedulerSettings(props: CronSchedulerProps): Record<string, string> {
+  const lookahead = props.lookahead ?? Duration.minutes(2);
+  if (lookahead.toMilliseconds() <= TICK_INTERVAL.toMilliseconds()) {
+    throw new InvalidJobSpecError('lookahead', lookahead.toHumanString(), 'must exceed the one-minute tick, or occurrences fall between scans');
+  }
+  return {
+    CRONFENCE_SHARDS: String(props.shardCount ?? 8),
+    CRONFENCE_LOOKAHEAD_MS: String(lookahead.toMilliseconds()),
+    CRONFENCE_SWEEP_GRACE_MS: String((props.sweepGrace ?? Duration.seconds(30)).toMilliseconds()),
+    CRONFENCE_SLICE_RETENTION_MS: String((props.sliceRetention ?? Duration.days(30)).toMilliseconds()),
+    CRONFENCE_PUBLISH_SUCCEEDED: String(props.publishSucceededEvents ?? true),
+  };
+}
+
+function knownHandlerNames(props: CronSchedulerProps): readonly string[] | undefined {
+  if (props.handlers instanceof HandlerRegistry) return props.handlers.names();
+  if (props.handlers) return [...props.handlers];
+  return props.workerEntry ? undefined : defaultRegistry.names();
+}

@@ -1,0 +1,109 @@
+/**
+ * Least privilege, one function per role, listed from the SDK calls each
+ * role makes (lib/aws/dynamo/*.ts, lib/aws/sqs/*.ts). A TransactWriteItems
+ * call is authorised item by item, so it needs the item actions it contains.
+ * Consuming a queue (ReceiveMessage, DeleteMessage, ChangeMessageVisibility,
+ * GetQueueAttributes, GetQueueUrl) is granted by the SQS event source.
+ *
+ * tick     SendMessage(scan)
+ * scanner  Query(jobs/index/due) — schedule-store.ts
+ *          TransactWriteItems: PutItem(slices) + UpdateItem(jobs) — advance-job.ts
+ *          Query(slices/index/sweep), UpdateItem(slices) — sweep.ts
+ *          SendMessage(work) new and swept slices; SendMessage(scan) re-queue an
+ *          unfinished shard; SendMessage(dlq) unreadable messages; PutEvents (missed)
+ * worker   UpdateItem(slices) claim, renew, failure; GetItem(slices) lost claim
+ *          TransactWriteItems: UpdateItem(slices) + PutItem(ledger) — finalize-slice.ts
+ *          GetItem(ledger) own-commit check; SendMessage(dlq); PutEvents
+ *          + the business tables granted with grantCommit
+ * jobs     GetItem, PutItem, DeleteItem(jobs) — job-repository.ts;
+ *          Query(slices), UpdateItem(slices) — skip-pending-slices.ts on delete
+ */
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as events from 'aws-cdk-lib/aws-events';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { JOBS_TABLE, SLICES_TABLE } from '../aws/schema.ts';
+
+export interface SchedulerResources {
+  readonly jobs: dynamodb.ITable;
+  readonly slices: dynamodb.ITable;
+  readonly ledger: dynamodb.ITable;
+  readonly workQueue: sqs.IQueue;
+  readonly scanQueue: sqs.IQueue;
+  readonly deadLetterQueue: sqs.IQueue;
+  readonly bus: events.IEventBus;
+  readonly encryptionKey?: kms.IKey;
+}
+
+/** DynamoDB with a customer managed key (read and write through the key). */
+const DYNAMO_KMS_ACTIONS = ['kms:Decrypt', 'kms:DescribeKey', 'kms:Encrypt', 'kms:GenerateDataKey'];
+/** Sending to an SQS queue encrypted with a customer managed key. */
+const SQS_SEND_KMS_ACTIONS = ['kms:Decrypt', 'kms:GenerateDataKey'];
+
+function allow(grantee: iam.IGrantable, actions: string[], resources: string[]): void {
+  grantee.grantPrincipal.addToPrincipalPolicy(new iam.PolicyStatement({ effect: iam.Effect.ALLOW, actions, resources }));
+}
+
+function indexArn(table: dynamodb.ITable, indexName: string): string {
+  return `${table.tableArn}/index/${indexName}`;
+}
+
+function dueIndex(): string {
+  const index = JOBS_TABLE.globalSecondaryIndexes[0];
+  if (!index) throw new Error('schema: the jobs table has no "due" index');
+  return index.indexName;
+}
+
+function sweepIndex(): string {
+  const index = SLICES_TABLE.globalSecondaryIndexes[0];
+  if (!index) throw new Error('schema: the slices table has no "sweep" index');
+  return index.indexName;
+}
+
+function sendTo(grantee: iam.IGrantable, r: SchedulerResources, queues: sqs.IQueue[]): void {
+  allow(grantee, ['sqs:SendMessage'], queues.map((queue) => queue.queueArn));
+  if (r.encryptionKey) allow(grantee, SQS_SEND_KMS_ACTIONS, [r.encryptionKey.keyArn]);
+}
+
+function useTableKey(grantee: iam.IGrantable, r: SchedulerResources): void {
+  if (r.encryptionKey) allow(grantee, DYNAMO_KMS_ACTIONS, [r.encryptionKey.keyArn]);
+}
+
+export function grantTick(grantee: iam.IGrantable, r: SchedulerResources): void {
+  sendTo(grantee, r, [r.scanQueue]);
+}
+
+export function grantScanner(grantee: iam.IGrantable, r: SchedulerResources): void {
+  allow(grantee, ['dynamodb:Query'], [indexArn(r.jobs, dueIndex()), indexArn(r.slices, sweepIndex())]);
+  allow(grantee, ['dynamodb:UpdateItem'], [r.jobs.tableArn]);
+  allow(grantee, ['dynamodb:PutItem', 'dynamodb:UpdateItem'], [r.slices.tableArn]);
+  useTableKey(grantee, r);
+  sendTo(grantee, r, [r.workQueue, r.scanQueue, r.deadLetterQueue]);
+  r.bus.grantPutEventsTo(grantee);
+}
+
+export function grantWorker(grantee: iam.IGrantable, r: SchedulerResources): void {
+  allow(grantee, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [r.slices.tableArn]);
+  allow(grantee, ['dynamodb:GetItem', 'dynamodb:PutItem'], [r.ledger.tableArn]);
+  useTableKey(grantee, r);
+  sendTo(grantee, r, [r.deadLetterQueue]);
+  r.bus.grantPutEventsTo(grantee);
+}
+
+export function grantJobsResource(grantee: iam.IGrantable, r: SchedulerResources): void {
+  allow(grantee, ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'], [r.jobs.tableArn]);
+  allow(grantee, ['dynamodb:Query', 'dynamodb:UpdateItem'], [r.slices.tableArn]);
+  useTableKey(grantee, r);
+}
+
+/**
+ * What `ctx.commit(writes)` may do to a business table inside the commit
+ * transaction: put, update, delete and condition-check items.
+ */
+export const BUSINESS_WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'];
+
+export function grantBusinessWrites(grantee: iam.IGrantable, table: dynamodb.ITable): void {
+  allow(grantee, BUSINESS_WRITE_ACTIONS, [table.tableArn]);
+  if (table.encryptionKey) allow(grantee, DYNAMO_KMS_ACTIONS, [table.encryptionKey.keyArn]);
+}

@@ -1,0 +1,90 @@
+/**
+ * The CronScheduler's props. Every optional prop states its default; the
+ * values the Lambdas read go through the same `loadConfig` ranges as local
+ * runs, checked at synth.
+ */
+import type { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import type { JobSpecInput } from '../core/job-spec.ts';
+import type { HandlerRegistry, JobHandler } from '../engine/define-job.ts';
+
+export interface CronSchedulerAlarmProps {
+  /** Create the CloudWatch alarms at all. @default true */
+  readonly enabled?: boolean;
+  /** Every alarm (and its OK) notifies this topic. @default no action */
+  readonly topic?: sns.ITopic;
+  /**
+   * Alarm when the oldest work message is older than this. A work message's
+   * age includes its DelaySeconds (up to the lookahead) and retry backoffs.
+   * @default Duration.minutes(15)
+   */
+  readonly oldestWorkMessageAge?: Duration;
+  /** Namespace of the fenced-out and missed metrics. @default `Cronfence/<stack name>/<construct id>` */
+  readonly metricNamespace?: string;
+}
+
+export interface CronSchedulerBatchProps {
+  /** Messages per invocation. @default 10 for the worker, 1 for the scanner */
+  readonly batchSize?: number;
+  /** Most concurrent invocations the event source mapping starts (2..1000). @default no limit */
+  readonly maxConcurrency?: number;
+}
+
+export interface CronSchedulerProps {
+  /** Shards of the "due" index; one scan request per shard per minute. @default 8 */
+  readonly shardCount?: number;
+  /** Default lease of a job's claim (a job's own `policies.leaseMs` wins). @default Duration.seconds(4) */
+  readonly lease?: Duration;
+  /** Default lease renewal interval, at most half the lease. @default Duration.seconds(1) */
+  readonly heartbeat?: Duration;
+  /** How far ahead a scan creates slices; must exceed the one-minute tick. @default Duration.minutes(2) */
+  readonly lookahead?: Duration;
+  /** Slack before the sweep re-sends a live slice whose message may be lost. @default Duration.seconds(30) */
+  readonly sweepGrace?: Duration;
+  /** History of final slices (DynamoDB TTL on `expiresAt`). @default Duration.days(30) */
+  readonly sliceRetention?: Duration;
+  /** Put `committed` events on the bus as well as failures. @default true */
+  readonly publishSucceededEvents?: boolean;
+  /** What happens to the tables and the lifecycle log group when the stack or construct is removed. @default RemovalPolicy.RETAIN */
+  readonly removalPolicy?: RemovalPolicy;
+  /** Point-in-time recovery on the three tables. @default true */
+  readonly pointInTimeRecovery?: boolean;
+  /**
+   * Customer managed key for the tables and queues. The event bus stays on
+   * AWS-owned encryption.
+   * @default AWS-owned keys (DynamoDB), SQS-managed SSE (queues)
+   */
+  readonly encryptionKey?: kms.IKey;
+  /** @default alarms on, no SNS topic */
+  readonly alarms?: CronSchedulerAlarmProps;
+  /**
+   * Module whose `handler` export is the worker Lambda; build it with
+   * `createWorkerHandler` and your own `HandlerRegistry` (docs/cdk.md).
+   * @default functions/worker.ts, which runs the handlers of functions/jobs/index.ts
+   */
+  readonly workerEntry?: string;
+  /**
+   * The handlers the worker can run, for validating `addJob` at synth and at
+   * deploy. With a custom `workerEntry`, pass its registry here.
+   * @default the registry of functions/jobs/index.ts without `workerEntry`; unchecked with it
+   */
+  readonly handlers?: HandlerRegistry | readonly string[];
+  /** Extra environment for the worker (a business table's name, say). @default none */
+  readonly workerEnvironment?: Record<string, string>;
+  /** Worker Lambda timeout; every job's `policies.timeoutMs` must fit in it with 10 s to spare. @default Duration.minutes(2) */
+  readonly workerTimeout?: Duration;
+  /** Worker Lambda memory. @default 512 */
+  readonly workerMemorySize?: number;
+  /** Scanner Lambda timeout (a scan stops taking new pages after 20 s). @default Duration.minutes(1) */
+  readonly scannerTimeout?: Duration;
+  /** @default batch size 10, no concurrency limit */
+  readonly workerBatch?: CronSchedulerBatchProps;
+  /** @default batch size 1, no concurrency limit */
+  readonly scannerBatch?: CronSchedulerBatchProps;
+  /** Retention of the functions' log groups, in days. @default 30 */
+  readonly logRetentionDays?: number;
+}
+
+/** `scheduler.addJob(id, options)`: a job spec without its id; `handler` may be the `defineJob` result. */
+export type AddJobOptions = Omit<JobSpecInput, 'id' | 'handler'> & { readonly handler: string | JobHandler };

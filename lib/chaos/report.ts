@@ -1,0 +1,76 @@
+/**
+ * The drill's report (report.json, documented in docs/chaos.md) and the
+ * verdict: which invariants the history broke.
+ */
+import type { FaultKind } from './config.ts';
+import type { HistoryVerdict } from './history.ts';
+
+export const FAILOVER_GOAL_MS = 5000;
+
+export interface ChaosReport {
+  readonly seed: number;
+  readonly settings: { scanners: number; workers: number; jobs: number; durationSeconds: number; faults: readonly FaultKind[] };
+  readonly window: { startedAt: string; endedAt: string; drainedAt: string };
+  readonly expectedOccurrences: number;
+  readonly finalStates: Record<string, number>;
+  readonly duplicates: number;
+  readonly missed: number;
+  readonly zombieCommitsRejected: number;
+  readonly zombieCommitsAccepted: number;
+  readonly overlaps: number;
+  readonly fenceViolations: number;
+  readonly failover: { p50Ms: number; p99Ms: number; maxMs: number; count: number };
+  readonly startLag: { p50Ms: number; p99Ms: number; maxMs: number };
+  readonly faults: Record<FaultKind, number>;
+  /** The invariants this run broke; empty when it passed. */
+  readonly violations: string[];
+  readonly examples: { duplicates: string[]; missed: string[]; zombieCommitsAccepted: string[]; fenceViolations: string[] };
+}
+
+export interface ReportInput {
+  readonly options: { seed: number; scanners: number; workers: number; jobs: number; durationSeconds: number; faults: readonly FaultKind[] };
+  readonly verdict: HistoryVerdict;
+  readonly faults: Record<FaultKind, number>;
+  readonly expected: number;
+  readonly startedAt: number;
+  readonly endedAt: number;
+  readonly drainedAt: number;
+}
+
+export function buildReport(input: ReportInput): ChaosReport {
+  const { verdict, options } = input;
+  const round = (n: number): number => (Number.isNaN(n) ? 0 : Math.round(n));
+  const report: Omit<ChaosReport, 'violations'> = {
+    seed: options.seed,
+    settings: { scanners: options.scanners, workers: options.workers, jobs: options.jobs, durationSeconds: options.durationSeconds, faults: options.faults },
+    window: { startedAt: new Date(input.startedAt).toISOString(), endedAt: new Date(input.endedAt).toISOString(), drainedAt: new Date(input.drainedAt).toISOString() },
+    expectedOccurrences: input.expected,
+    finalStates: verdict.finalStates,
+    duplicates: verdict.duplicates.length,
+    missed: verdict.missed.length,
+    zombieCommitsRejected: verdict.zombieCommitsRejected,
+    zombieCommitsAccepted: verdict.zombieCommitsAccepted.length,
+    overlaps: verdict.overlaps.length,
+    fenceViolations: verdict.fenceViolations.length,
+    failover: { p50Ms: round(verdict.failover.p50), p99Ms: round(verdict.failover.p99), maxMs: round(verdict.failover.max), count: verdict.failover.count },
+    startLag: { p50Ms: round(verdict.startLag.p50), p99Ms: round(verdict.startLag.p99), maxMs: round(verdict.startLag.max) },
+    faults: input.faults,
+    examples: {
+      duplicates: verdict.duplicates.slice(0, 10),
+      missed: verdict.missed.slice(0, 10),
+      zombieCommitsAccepted: verdict.zombieCommitsAccepted.slice(0, 10),
+      fenceViolations: verdict.fenceViolations.slice(0, 10),
+    },
+  };
+  return { ...report, violations: violations(report) };
+}
+
+function violations(report: Omit<ChaosReport, 'violations'>): string[] {
+  const broken: string[] = [];
+  if (report.duplicates > 0) broken.push(`${report.duplicates} execution keys committed more than once`);
+  if (report.missed > 0) broken.push(`${report.missed} expected occurrences never reached a final state`);
+  if (report.zombieCommitsAccepted > 0) broken.push(`${report.zombieCommitsAccepted} commits landed for a fence older than the slice's last claim`);
+  if (report.fenceViolations > 0) broken.push(`${report.fenceViolations} slices whose fence did not grow monotonically`);
+  if (report.failover.count > 0 && report.failover.maxMs >= FAILOVER_GOAL_MS) broken.push(`failover max ${report.failover.maxMs} ms is not under ${FAILOVER_GOAL_MS} ms`);
+  return broken;
+}

@@ -1,0 +1,182 @@
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import { describe, expect, it } from 'vitest';
+import { InvalidJobSpecError } from '../../lib/core/errors.ts';
+import { CronScheduler } from '../../lib/cdk/cron-scheduler.ts';
+import { logicalIdOf, resourcesOf, synthScheduler, testApp } from './synth.ts';
+
+const { template, scheduler } = synthScheduler();
+
+describe('CronScheduler tables', () => {
+  it('builds the jobs table with the sparse "due" index keyed by shard and nextFireAt', () => {
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      KeySchema: [{ AttributeName: 'jobId', KeyType: 'HASH' }],
+      AttributeDefinitions: Match.arrayEquals([
+        { AttributeName: 'jobId', AttributeType: 'S' },
+        { AttributeName: 'dueShard', AttributeType: 'N' },
+        { AttributeName: 'nextFireAt', AttributeType: 'N' },
+      ]),
+      GlobalSecondaryIndexes: [
+        {
+          IndexName: 'due',
+          KeySchema: [
+            { AttributeName: 'dueShard', KeyType: 'HASH' },
+            { AttributeName: 'nextFireAt', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        },
+      ],
+      BillingMode: 'PAY_PER_REQUEST',
+    });
+  });
+
+  it('builds the slices table with the sweep index, its INCLUDE projection and the history TTL', () => {
+    const slices = template.toJSON().Resources[logicalIdOf(scheduler.slicesTable)].Properties;
+    expect(slices.KeySchema).toEqual([
+      { AttributeName: 'jobId', KeyType: 'HASH' },
+      { AttributeName: 'scheduledAt', KeyType: 'RANGE' },
+    ]);
+    expect(slices.GlobalSecondaryIndexes).toEqual([
+      {
+        IndexName: 'sweep',
+        KeySchema: [
+          { AttributeName: 'sweepShard', KeyType: 'HASH' },
+          { AttributeName: 'sweepAt', KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['status', 'scanId'] },
+      },
+    ]);
+    expect(slices.TimeToLiveSpecification).toEqual({ AttributeName: 'expiresAt', Enabled: true });
+  });
+
+  it('builds the ledger keyed by execution key alone', () => {
+    const ledger = template.toJSON().Resources[logicalIdOf(scheduler.ledgerTable)].Properties;
+    expect(ledger.KeySchema).toEqual([{ AttributeName: 'executionKey', KeyType: 'HASH' }]);
+    expect(ledger.GlobalSecondaryIndexes).toBeUndefined();
+  });
+
+  it('turns on point-in-time recovery, AWS-owned encryption and retention by default', () => {
+    const tables = resourcesOf(template, 'AWS::DynamoDB::Table');
+    expect(Object.keys(tables)).toHaveLength(3);
+    for (const table of Object.values(tables)) {
+      expect(table.Properties?.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+      // SSEEnabled false is DynamoDB's AWS-owned key.
+      expect(table.Properties?.SSESpecification).toEqual({ SSEEnabled: false });
+      expect(table.DeletionPolicy).toBe('Retain');
+    }
+  });
+
+  it('uses a customer key, no PITR and DESTROY when asked', () => {
+    const stack = new Stack(testApp(), 'Keyed');
+    const key = new kms.Key(stack, 'Key');
+    new CronScheduler(stack, 'Cron', { encryptionKey: key, pointInTimeRecovery: false, removalPolicy: RemovalPolicy.DESTROY, alarms: { enabled: false } });
+    const keyedTemplate = Template.fromStack(stack);
+    const keyed = Object.values(resourcesOf(keyedTemplate, 'AWS::DynamoDB::Table'));
+    for (const table of keyed) {
+      expect(table.Properties?.SSESpecification).toMatchObject({ SSEEnabled: true, SSEType: 'KMS' });
+      expect(table.Properties?.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: false });
+      expect(table.DeletionPolicy).toBe('Delete');
+    }
+    for (const queue of Object.values(resourcesOf(keyedTemplate, 'AWS::SQS::Queue'))) {
+      expect(queue.Properties?.KmsMasterKeyId).toBeDefined();
+    }
+  });
+});
+
+describe('CronScheduler queues and event sources', () => {
+  const queues = resourcesOf(template, 'AWS::SQS::Queue');
+  const dlq = logicalIdOf(scheduler.deadLetterQueue);
+
+  it('redrives the work and scan queues to the dead-letter queue with the schema maxReceiveCount', () => {
+    expect(queues[logicalIdOf(scheduler.workQueue)]?.Properties?.RedrivePolicy).toEqual({ deadLetterTargetArn: { 'Fn::GetAtt': [dlq, 'Arn'] }, maxReceiveCount: 50 });
+    expect(queues[logicalIdOf(scheduler.scanQueue)]?.Properties?.RedrivePolicy).toEqual({ deadLetterTargetArn: { 'Fn::GetAtt': [dlq, 'Arn'] }, maxReceiveCount: 20 });
+    expect(queues[dlq]?.Properties?.RedrivePolicy).toBeUndefined();
+    expect(queues[dlq]?.Properties?.MessageRetentionPeriod).toBe(14 * 86_400);
+  });
+
+  it('gives every consumed queue a visibility timeout at least its function timeout', () => {
+    const mappings = Object.values(resourcesOf(template, 'AWS::Lambda::EventSourceMapping'));
+    const functions = resourcesOf(template, 'AWS::Lambda::Function');
+    expect(mappings).toHaveLength(2);
+    for (const mapping of mappings) {
+      const queueId = (mapping.Properties?.EventSourceArn as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+      const functionId = (mapping.Properties?.FunctionName as { Ref: string }).Ref;
+      const visibility = queues[queueId]?.Properties?.VisibilityTimeout as number;
+      const timeout = functions[functionId]?.Properties?.Timeout as number;
+      expect(timeout).toBeGreaterThan(0);
+      expect(visibility).toBeGreaterThanOrEqual(timeout);
+    }
+    expect(queues[logicalIdOf(scheduler.workQueue)]?.Properties?.VisibilityTimeout).toBe(120);
+    expect(queues[logicalIdOf(scheduler.scanQueue)]?.Properties?.VisibilityTimeout).toBe(60);
+  });
+
+  it('maps the worker and scanner with ReportBatchItemFailures and the batch props', () => {
+    const custom = synthScheduler({ workerBatch: { batchSize: 5, maxConcurrency: 20 }, scannerBatch: { maxConcurrency: 4 }, alarms: { enabled: false } });
+    custom.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: logicalIdOf(custom.scheduler.workerFunction) },
+      EventSourceArn: { 'Fn::GetAtt': [logicalIdOf(custom.scheduler.workQueue), 'Arn'] },
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      BatchSize: 5,
+      ScalingConfig: { MaximumConcurrency: 20 },
+    });
+    custom.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: logicalIdOf(custom.scheduler.scannerFunction) },
+      EventSourceArn: { 'Fn::GetAtt': [logicalIdOf(custom.scheduler.scanQueue), 'Arn'] },
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      BatchSize: 1,
+      ScalingConfig: { MaximumConcurrency: 4 },
+    });
+  });
+
+  it('raises the work queue visibility with a longer worker timeout', () => {
+    const slow = synthScheduler({ workerTimeout: Duration.minutes(10), alarms: { enabled: false } });
+    slow.template.hasResourceProperties('AWS::SQS::Queue', { VisibilityTimeout: 600, RedrivePolicy: Match.objectLike({ maxReceiveCount: 50 }) });
+  });
+});
+
+describe('CronScheduler tick and functions', () => {
+  it('ticks the tick function every minute', () => {
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 minute)',
+      State: 'ENABLED',
+      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [logicalIdOf(scheduler.tickFunction), 'Arn'] } })],
+    });
+  });
+
+  it('runs every function on nodejs22.x arm64 with the environment lib/aws/config.ts reads', () => {
+    for (const fn of [scheduler.tickFunction, scheduler.scannerFunction, scheduler.workerFunction]) {
+      const props = template.toJSON().Resources[logicalIdOf(fn)].Properties;
+      expect(props.Runtime).toBe('nodejs22.x');
+      expect(props.Architectures).toEqual(['arm64']);
+      expect(props.Handler).toBe('index.handler');
+      expect(Object.keys(props.Environment.Variables)).toEqual(
+        expect.arrayContaining([
+          'CRONFENCE_JOBS_TABLE',
+          'CRONFENCE_SLICES_TABLE',
+          'CRONFENCE_LEDGER_TABLE',
+          'CRONFENCE_WORK_QUEUE',
+          'CRONFENCE_SCAN_QUEUE',
+          'CRONFENCE_DEAD_LETTER_QUEUE',
+          'CRONFENCE_WORK_QUEUE_URL',
+          'CRONFENCE_SCAN_QUEUE_URL',
+          'CRONFENCE_DEAD_LETTER_QUEUE_URL',
+          'CRONFENCE_EVENT_BUS',
+          'CRONFENCE_SHARDS',
+          'CRONFENCE_LOOKAHEAD_MS',
+          'CRONFENCE_SWEEP_GRACE_MS',
+          'CRONFENCE_SLICE_RETENTION_MS',
+          'CRONFENCE_PUBLISH_SUCCEEDED',
+        ]),
+      );
+      expect(props.Environment.Variables.CRONFENCE_SHARDS).toBe('8');
+      expect(props.Environment.Variables.CRONFENCE_JOBS_TABLE).toEqual({ Ref: logicalIdOf(scheduler.jobsTable) });
+    }
+  });
+
+  it('refuses out-of-range settings at synth, naming the variable', () => {
+    expect(() => synthScheduler({ shardCount: 0 })).toThrow(InvalidJobSpecError);
+    expect(() => synthScheduler({ shardCount: 0 })).toThrow(/CRONFENCE_SHARDS "0"/);
+    expect(() => synthScheduler({ lookahead: Duration.seconds(30) })).toThrow(/lookahead/);
+  });
+});
