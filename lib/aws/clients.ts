@@ -13,10 +13,12 @@ export interface AwsClients {
 }
 
 export function createAwsClients(region = process.env.AWS_REGION ?? 'us-east-1'): AwsClients {
+  // A local worker replica runs many slices at once (Lambda would run them in separate instances): room for their heartbeats.
+  const requestHandler = { httpAgent: { maxSockets: 256 }, httpsAgent: { maxSockets: 256 } };
   return {
-    dynamo: new DynamoDBClient({ region, maxAttempts: 5 }),
-    sqs: new SQSClient({ region, maxAttempts: 5 }),
-    events: new EventBridgeClient({ region, maxAttempts: 5 }),
+    dynamo: new DynamoDBClient({ region, maxAttempts: 5, requestHandler }),
+    sqs: new SQSClient({ region, maxAttempts: 5, requestHandler }),
+    events: new EventBridgeClient({ region, maxAttempts: 5, requestHandler }),
   };
 }
 

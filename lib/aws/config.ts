@@ -31,7 +31,7 @@ export interface CronfenceConfig {
    * job's lease (a Lambda consumer forces it up to the function timeout), the
    * worker shortens the message's visibility to the lease at claim, so a
    * worker that dies before its first heartbeat is still taken over within
-   * the lease. @default the schema's 5000
+   * the lease. @default the schema's 3000
    */
   readonly workQueueVisibilityMs: number;
 }

@@ -94,8 +94,9 @@ export const DEAD_LETTER_QUEUE: QueueDefinition = {
 
 export const WORK_QUEUE: QueueDefinition = {
   logicalName: 'work',
-  // Equal to the default lease, rounded up: a dead worker's message returns as its lease expires.
-  visibilityTimeoutSeconds: 5,
+  // One heartbeat short of the default 4 s lease (see messageVisibilitySeconds): a worker that dies,
+  // even before its first heartbeat, has its message back, and a standby on it, within the lease.
+  visibilityTimeoutSeconds: 3,
   messageRetentionSeconds: 4 * 86_400,
   receiveMessageWaitTimeSeconds: 20,
   // Receives are many per slice by design (lease holds, retries); this is a backstop for poison messages.

@@ -22,9 +22,17 @@ export interface ChaosReport {
   readonly failover: { p50Ms: number; p99Ms: number; maxMs: number; count: number };
   readonly startLag: { p50Ms: number; p99Ms: number; maxMs: number };
   readonly faults: Record<FaultKind, number>;
+  /** AWS requests of the replicas that stopped cleanly (a killed replica reports none), by service.Operation. */
+  readonly requests: Record<string, number>;
   /** The invariants this run broke; empty when it passed. */
   readonly violations: string[];
-  readonly examples: { duplicates: string[]; missed: string[]; zombieCommitsAccepted: string[]; fenceViolations: string[] };
+  readonly examples: {
+    duplicates: string[];
+    missed: string[];
+    zombieCommitsAccepted: string[];
+    fenceViolations: string[];
+    slowestFailovers: { executionKey: string; victim: string; standby: string; fault: string; latencyMs: number }[];
+  };
 }
 
 export interface ReportInput {
@@ -35,6 +43,7 @@ export interface ReportInput {
   readonly startedAt: number;
   readonly endedAt: number;
   readonly drainedAt: number;
+  readonly requests: Record<string, number>;
 }
 
 export function buildReport(input: ReportInput): ChaosReport {
@@ -55,11 +64,16 @@ export function buildReport(input: ReportInput): ChaosReport {
     failover: { p50Ms: round(verdict.failover.p50), p99Ms: round(verdict.failover.p99), maxMs: round(verdict.failover.max), count: verdict.failover.count },
     startLag: { p50Ms: round(verdict.startLag.p50), p99Ms: round(verdict.startLag.p99), maxMs: round(verdict.startLag.max) },
     faults: input.faults,
+    requests: input.requests,
     examples: {
       duplicates: verdict.duplicates.slice(0, 10),
       missed: verdict.missed.slice(0, 10),
       zombieCommitsAccepted: verdict.zombieCommitsAccepted.slice(0, 10),
       fenceViolations: verdict.fenceViolations.slice(0, 10),
+      slowestFailovers: [...verdict.failovers]
+        .sort((a, b) => b.latencyMs - a.latencyMs)
+        .slice(0, 5)
+        .map(({ executionKey, victim, standby, fault, latencyMs }) => ({ executionKey, victim, standby, fault, latencyMs: Math.round(latencyMs) })),
     },
   };
   return { ...report, violations: violations(report) };

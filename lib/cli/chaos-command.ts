@@ -25,7 +25,10 @@ export function chaosCommand(write: (line: string) => void): Command {
         stream: process.stderr,
         hideCursor: true,
       });
-      if (!flags.json) bar.start(flags.duration, 0, { phase: 'starting', committed: 0, faults: 0 });
+      // cli-progress draws only on a terminal; elsewhere (CI logs) each phase change is one line.
+      const drawBar = !flags.json && process.stderr.isTTY;
+      let lastPhase = '';
+      if (drawBar) bar.start(flags.duration, 0, { phase: 'starting', committed: 0, faults: 0 });
       const outDir = path.resolve(flags.out);
       const report = await runDrill({
         scanners: flags.scanners,
@@ -36,10 +39,14 @@ export function chaosCommand(write: (line: string) => void): Command {
         faults: parseFaultList(flags.faults),
         outDir,
         onProgress: (progress: DrillProgress) => {
-          if (!flags.json) bar.update(Math.min(progress.elapsedSeconds, flags.duration), { ...progress });
+          if (drawBar) bar.update(Math.min(progress.elapsedSeconds, flags.duration), { ...progress });
+          else if (!flags.json && progress.phase !== lastPhase) {
+            process.stderr.write(`chaos: ${progress.phase} at ${progress.elapsedSeconds} s (${progress.committed} committed, ${progress.faults} faults)\n`);
+          }
+          lastPhase = progress.phase;
         },
       });
-      if (!flags.json) bar.stop();
+      if (drawBar) bar.stop();
       if (flags.json) write(JSON.stringify(report, null, 2));
       else printSummary(report, outDir, write);
       if (report.violations.length > 0) process.exitCode = 1;

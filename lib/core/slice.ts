@@ -99,6 +99,16 @@ export function lostClaimAction(slice: Slice | undefined, now: number): LostClai
   return { kind: 'hide', untilMs: now };
 }
 
+/**
+ * How long a claimed slice's message stays hidden after each heartbeat: one
+ * heartbeat short of the lease. The holder's own message coming back admits a
+ * standby (see `isClaimable`), so a holder whose heartbeats stop is replaced
+ * this long after its last one, by the queue's clock, not any worker's.
+ */
+export function messageVisibilitySeconds(policies: Pick<JobPolicies, 'leaseMs' | 'heartbeatMs'>): number {
+  return Math.max(1, Math.ceil((policies.leaseMs - policies.heartbeatMs) / 1000));
+}
+
 /** After a failed attempt: retry later, or give up. */
 export function afterFailure(attempts: number, policies: Pick<JobPolicies, 'maxAttempts'>): 'retry' | 'dead' {
   return attempts >= policies.maxAttempts ? 'dead' : 'retry';

@@ -16,6 +16,8 @@ export interface LeaseKeeperOptions {
   readonly leaseMs: number;
   readonly heartbeatMs: number;
   readonly receiptHandle: string;
+  /** What each heartbeat sets the message's visibility timeout to (see `messageVisibilitySeconds`). */
+  readonly visibilitySeconds: number;
   /** When the claim set the lease. */
   readonly claimedAt: number;
 }
@@ -68,7 +70,7 @@ export class LeaseKeeper {
         await this.slices.renew(key, fence, now, leaseMs);
         this.lastRenewedAt = now;
         this.onRenewed(now);
-        if (!this.stopped.signal.aborted) await this.queue.hide(receiptHandle, leaseMs / 1000);
+        if (!this.stopped.signal.aborted) await this.queue.hide(receiptHandle, this.options.visibilitySeconds);
       } catch (error) {
         if (error instanceof LeaseLostError) {
           this.controller.abort(error);

@@ -15,7 +15,7 @@ import { lifecycleEvent, type EventSink, type LifecycleEventDetails, type Lifecy
 import { executionKey } from '../core/execution-key.ts';
 import { decodeWorkMessage } from '../core/messages.ts';
 import type { BusinessWrite, DeadLetterSink, SliceStore, WorkQueue } from '../core/ports.ts';
-import { afterFailure, lostClaimAction, sweepAtFor, SliceStatus, type Slice, type SliceKey } from '../core/slice.ts';
+import { afterFailure, lostClaimAction, messageVisibilitySeconds, sweepAtFor, SliceStatus, type Slice, type SliceKey } from '../core/slice.ts';
 import type { HandlerRegistry, JobContext, JobHandler } from './define-job.ts';
 import { LeaseKeeper } from './lease-keeper.ts';
 
@@ -29,7 +29,7 @@ export interface WorkerDeps {
   readonly events: EventSink;
   readonly clock: Clock;
   readonly handlers: HandlerRegistry;
-  /** The work queue's default visibility; a longer lease is applied to the message at claim. @default 5000 */
+  /** The work queue's visibility timeout as deployed; when it differs from the job's, the claim sets the job's. @default 3000 */
   readonly queueVisibilityMs?: number;
   /** Sweep slack added to a retry's due time. @default 30000 */
   readonly sweepGraceMs?: number;
@@ -71,11 +71,12 @@ export class Worker {
     if (slice.attempts > slice.policies.maxAttempts) {
       return this.giveUp(slice, `gave up after ${slice.policies.maxAttempts} attempts (the last worker stopped renewing its lease)`);
     }
-    // A queue visibility much longer than the lease (Lambda forces it up to the function timeout) would hide a worker
-    // that dies before its first heartbeat for that long: bring the message's visibility down to the lease at once.
-    // (Locally the queue's 5 s is within a heartbeat of the 4 s lease, and this costs no extra request.)
-    if (Math.abs(slice.policies.leaseMs - (this.deps.queueVisibilityMs ?? 5000)) > slice.policies.heartbeatMs) {
-      await queue.hide(message.receiptHandle, slice.policies.leaseMs / 1000);
+    // A queue visibility far from the job's (Lambda forces it up to the function timeout) would hide a worker that
+    // dies before its first heartbeat for that long: set the message's visibility at once. (With the schema's
+    // queue and default policies they agree, and this costs no request.)
+    const visibilitySeconds = messageVisibilitySeconds(slice.policies);
+    if (Math.abs(visibilitySeconds * 1000 - (this.deps.queueVisibilityMs ?? 3000)) > slice.policies.heartbeatMs) {
+      await queue.hide(message.receiptHandle, visibilitySeconds);
     }
     const handler = this.deps.handlers.get(slice.handler);
     if (!handler) return this.afterError(slice, new Error(`no handler named ${JSON.stringify(slice.handler)} in this worker`), message.receiptHandle);
@@ -97,7 +98,15 @@ export class Worker {
       slices,
       this.deps.queue,
       clock,
-      { key, fence: slice.fence, leaseMs: slice.policies.leaseMs, heartbeatMs: slice.policies.heartbeatMs, receiptHandle, claimedAt },
+      {
+        key,
+        fence: slice.fence,
+        leaseMs: slice.policies.leaseMs,
+        heartbeatMs: slice.policies.heartbeatMs,
+        visibilitySeconds: messageVisibilitySeconds(slice.policies),
+        receiptHandle,
+        claimedAt,
+      },
       (error) => this.deps.onError?.(error, 'lease renewal'),
       (at) => this.deps.onLeaseRenewed?.(key, slice.fence, at),
     );

@@ -38,6 +38,7 @@ const STOP_GRACE_MS = 8000;
 export class ReplicaFleet {
   private readonly replicas = new Map<string, Replica>();
   private readonly logFd: number;
+  private logClosed = false;
   /** AWS requests the replicas reported as they stopped (a killed replica reports none). */
   readonly requests: RequestCounts = {};
 
@@ -83,6 +84,7 @@ export class ReplicaFleet {
     await Promise.all(running.map((replica) => replica.exited));
     clearTimeout(timer);
     this.replicas.clear();
-    closeSync(this.logFd);
+    if (!this.logClosed) closeSync(this.logFd);
+    this.logClosed = true;
   }
 }

@@ -72,7 +72,8 @@ const poller = new SqsPoller({
   sqs: runtime.clients.sqs,
   queueUrl: url,
   handler,
-  maxConcurrentBatches: role === 'worker' ? 8 : 2,
+  // As many batches in flight as several Lambda instances would have: a slow handler must not starve receives.
+  maxConcurrentBatches: role === 'worker' ? 32 : 2,
   onError: (error) => log.warn('poll failed', { error: String(error) }),
 });
 

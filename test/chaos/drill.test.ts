@@ -1,0 +1,58 @@
+/**
+ * The chaos drill, short, with a fixed seed: the real scanners and workers as
+ * processes under every fault. It fails the build on any duplicate, missed
+ * slice, accepted zombie commit or failover of 5 s or more. Then the same
+ * drill against a deliberately unfenced store must report what it broke.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { FAULT_KINDS } from '../../lib/chaos/config.ts';
+import { runDrill } from '../../lib/chaos/drill.ts';
+import { awsEndpoint } from '../support/aws-endpoint.ts';
+
+const UNFENCED_STORE = fileURLToPath(new URL('../support/unfenced-slice-store.ts', import.meta.url));
+
+describe('chaos drill', () => {
+  it('holds every invariant under kills, pauses, scanner kills, duplicates, delays, drops, skew, lost commit replies and slow handlers', { timeout: 300_000 }, async () => {
+    awsEndpoint();
+    const report = await runDrill({
+      scanners: 2,
+      workers: 3,
+      jobs: 80,
+      durationSeconds: 60,
+      seed: 7,
+      faults: [...FAULT_KINDS],
+      outDir: mkdtempSync(path.join(tmpdir(), 'cronfence-chaos-')),
+    });
+    expect(report.expectedOccurrences).toBeGreaterThan(100);
+    expect(report.faults.kill + report.faults.pause).toBeGreaterThan(0);
+    expect(report.faults.duplicate + report.faults.drop + report.faults.ambiguousCommit).toBeGreaterThan(0);
+    expect(report.duplicates).toBe(0);
+    expect(report.missed).toBe(0);
+    expect(report.zombieCommitsAccepted).toBe(0);
+    expect(report.fenceViolations).toBe(0);
+    expect(report.failover.count).toBeGreaterThan(0);
+    expect(report.failover.maxMs).toBeLessThan(5000);
+    expect(report.violations).toEqual([]);
+  });
+
+  it('catches a broken engine: without fence conditions on renewals and commits, zombies commit', { timeout: 300_000 }, async () => {
+    awsEndpoint();
+    const report = await runDrill({
+      scanners: 1,
+      workers: 3,
+      jobs: 40,
+      durationSeconds: 45,
+      seed: 11,
+      faults: ['pause', 'slowHandler'],
+      outDir: mkdtempSync(path.join(tmpdir(), 'cronfence-chaos-broken-')),
+      replicaEnv: { CRONFENCE_SLICE_STORE_WRAPPER: UNFENCED_STORE },
+    });
+    expect(report.faults.pause).toBeGreaterThan(0);
+    expect(report.duplicates + report.zombieCommitsAccepted).toBeGreaterThan(0);
+    expect(report.violations.length).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,67 @@
+/**
+ * TEST ONLY: a deliberately broken slice store, to prove the chaos drill
+ * catches a broken engine. Renewals and commits lose their fence conditions
+ * (and the ledger its uniqueness condition), so a zombie keeps renewing and
+ * its late commit lands. Loaded into drill replicas through
+ * CRONFENCE_SLICE_STORE_WRAPPER; nothing in the product imports it.
+ */
+import { TransactWriteItemsCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { toTransactItem } from '../../lib/aws/dynamo/business-writes.ts';
+import { executionKey } from '../../lib/core/execution-key.ts';
+import type { BusinessWrite, SliceStore } from '../../lib/core/ports.ts';
+import type { SliceKey } from '../../lib/core/slice.ts';
+
+interface StoreInternals {
+  readonly dynamo: DynamoDBClient;
+  readonly config: { slicesTable: string; ledgerTable: string };
+}
+
+export function wrapSliceStore(store: SliceStore): SliceStore {
+  const { dynamo, config } = store as unknown as StoreInternals;
+  const key = (slice: SliceKey) => marshall({ jobId: slice.jobId, scheduledAt: slice.scheduledAt });
+  return Object.assign(Object.create(store) as SliceStore, {
+    async renew(slice: SliceKey, _fence: number, now: number, leaseMs: number): Promise<void> {
+      await dynamo.send(
+        new UpdateItemCommand({
+          TableName: config.slicesTable,
+          Key: key(slice),
+          UpdateExpression: 'SET leaseExpiresAt = :expires',
+          ExpressionAttributeValues: marshall({ ':expires': now + leaseMs }),
+        }),
+      );
+    },
+    async commit(slice: SliceKey, fence: number, owner: string, now: number, writes: readonly BusinessWrite[]): Promise<void> {
+      await dynamo.send(
+        new TransactWriteItemsCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: config.slicesTable,
+                Key: key(slice),
+                UpdateExpression: 'SET #status = :done, finishedAt = :now REMOVE sweepShard, sweepAt',
+                ExpressionAttributeNames: { '#status': 'status' },
+                ExpressionAttributeValues: marshall({ ':done': 'SUCCEEDED', ':now': now }),
+              },
+            },
+            {
+              Put: {
+                TableName: config.ledgerTable,
+                Item: marshall({
+                  executionKey: executionKey(slice.jobId, slice.scheduledAt),
+                  jobId: slice.jobId,
+                  scheduledAt: slice.scheduledAt,
+                  fence,
+                  owner,
+                  committedAt: now,
+                  outcome: 'SUCCEEDED',
+                }),
+              },
+            },
+            ...writes.map(toTransactItem),
+          ],
+        }),
+      );
+    },
+  });
+}
