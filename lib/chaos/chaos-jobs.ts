@@ -44,8 +44,8 @@ const ZONES = ['UTC', 'Asia/Kolkata', 'America/New_York', 'Europe/Berlin'];
 
 /**
  * `count` schedules: one in eight an every-few-seconds 6-field cron, the rest
- * every 30 s to 2 min; one in five runs a slow handler. (200 jobs come to
- * about 7 slices a second: what one emulator core sustains with heartbeats,
+ * every 30 s to 2 min; one in five runs a slow handler. (100 jobs come to
+ * about 4 slices a second: what one emulator core sustains with heartbeats,
  * retries and injected duplicates on top.)
  */
 export function chaosJobs(count: number, random: SeededRandom): JobSpecInput[] {

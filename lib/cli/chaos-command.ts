@@ -13,7 +13,7 @@ export function chaosCommand(write: (line: string) => void): Command {
     .description('run scanners and workers under injected faults and check the history for double commits, missed slices and slow failover')
     .addOption(new Option('--scanners <n>', 'scanner replicas').argParser(parseInteger).default(3))
     .addOption(new Option('--workers <n>', 'worker replicas').argParser(parseInteger).default(4))
-    .addOption(new Option('--jobs <n>', 'schedules (mostly every few seconds, some slower)').argParser(parseInteger).default(200))
+    .addOption(new Option('--jobs <n>', 'schedules (one in eight every few seconds, the rest every 30 s to 2 min)').argParser(parseInteger).default(100))
     .addOption(new Option('--duration <seconds>', 'how long faults are injected').argParser(parseInteger).default(90))
     .addOption(new Option('--seed <n>', 'the same seed gives the same fault plan').argParser(parseInteger).default(1))
     .option('--faults <list>', `comma-separated, or "all": ${FAULT_KINDS.join(', ')}`, 'all')

@@ -39,6 +39,8 @@ export class ReplicaFleet {
   private readonly replicas = new Map<string, Replica>();
   private readonly logFd: number;
   private logClosed = false;
+  private readonly exited = new Set<string>();
+  private readonly killed = new Set<string>();
   /** AWS requests the replicas reported as they stopped (a killed replica reports none). */
   readonly requests: RequestCounts = {};
 
@@ -63,7 +65,10 @@ export class ReplicaFleet {
       else if (message.kind === 'requests' && message.counts) addCounts(this.requests, message.counts);
       else if (message.kind === 'fault' || message.kind === 'renewed') this.options.onMessage?.(message as ReplicaMessage, replica);
     });
-    void exited.then(() => markReady());
+    void exited.then(() => {
+      markReady();
+      this.exited.add(id);
+    });
     this.replicas.set(id, replica);
     return replica;
   }
@@ -72,13 +77,24 @@ export class ReplicaFleet {
     return this.replicas.get(id);
   }
 
+  /** Replicas not yet exited (a signalled process keeps a null exit code, so track exits). */
   list(role?: ReplicaRole): Replica[] {
-    return [...this.replicas.values()].filter((replica) => !role || replica.role === role);
+    return [...this.replicas.values()].filter((replica) => (!role || replica.role === role) && this.isAlive(replica));
+  }
+
+  isAlive(replica: Replica): boolean {
+    return !this.exited.has(replica.id) && !this.killed.has(replica.id);
+  }
+
+  /** SIGKILL: the replica is gone at once, as far as choosing victims goes. */
+  kill(replica: Replica): void {
+    this.killed.add(replica.id);
+    replica.process.kill('SIGKILL');
   }
 
   /** SIGTERM every replica (they finish in-flight work), SIGKILL what is left after a grace period. */
   async stopAll(): Promise<void> {
-    const running = [...this.replicas.values()].filter((replica) => replica.process.exitCode === null && replica.process.signalCode === null);
+    const running = [...this.replicas.values()].filter((replica) => !this.exited.has(replica.id));
     for (const replica of running) replica.process.kill('SIGTERM');
     const timer = setTimeout(() => running.forEach((replica) => replica.process.kill('SIGKILL')), STOP_GRACE_MS);
     await Promise.all(running.map((replica) => replica.exited));

@@ -16,10 +16,7 @@ import {
   DeleteItemCommand,
   GetItemCommand,
   PutItemCommand,
-  QueryCommand,
-  ScanCommand,
   UpdateItemCommand,
-  type AttributeValue,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../../core/clock.ts';
@@ -33,6 +30,7 @@ import type { Slice } from '../../core/slice.ts';
 import type { CronfenceConfig } from '../config.ts';
 import { isConditionFailure, onTable } from './errors.ts';
 import { jobItem, toLedgerRecord, toSlice, toStoredJob } from './items.ts';
+import { queryAll, scanAll } from './read-pages.ts';
 import { skipPendingSlices } from './skip-pending-slices.ts';
 
 /** "Never fires again": stays out of every due window. */
@@ -93,16 +91,8 @@ export class JobRepository {
   }
 
   async list(): Promise<StoredJob[]> {
-    const jobs: StoredJob[] = [];
-    let startKey: Record<string, AttributeValue> | undefined;
-    do {
-      const page = await onTable(this.config.jobsTable, () =>
-        this.dynamo.send(new ScanCommand({ TableName: this.config.jobsTable, ExclusiveStartKey: startKey, ConsistentRead: true })),
-      );
-      jobs.push(...(page.Items ?? []).map(toStoredJob));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return jobs.sort((a, b) => a.id.localeCompare(b.id));
+    const items = await scanAll(this.dynamo, { TableName: this.config.jobsTable, ConsistentRead: true });
+    return items.map(toStoredJob).sort((a, b) => a.id.localeCompare(b.id));
   }
 
   /** @returns the job after the change and how many enqueued slices were skipped. */
@@ -129,46 +119,24 @@ export class JobRepository {
 
   /** Slices of a job from `sinceMs` on, oldest first. */
   async slicesOf(jobId: string, sinceMs: number): Promise<Slice[]> {
-    const slices: Slice[] = [];
-    let startKey: Record<string, AttributeValue> | undefined;
-    do {
-      const page = await onTable(this.config.slicesTable, () =>
-        this.dynamo.send(
-          new QueryCommand({
-            TableName: this.config.slicesTable,
-            KeyConditionExpression: 'jobId = :job AND scheduledAt >= :since',
-            ExpressionAttributeValues: { ':job': { S: jobId }, ':since': { N: String(sinceMs) } },
-            ConsistentRead: true,
-            ExclusiveStartKey: startKey,
-          }),
-        ),
-      );
-      slices.push(...(page.Items ?? []).map(toSlice));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return slices;
+    const items = await queryAll(this.dynamo, {
+      TableName: this.config.slicesTable,
+      KeyConditionExpression: 'jobId = :job AND scheduledAt >= :since',
+      ExpressionAttributeValues: { ':job': { S: jobId }, ':since': { N: String(sinceMs) } },
+      ConsistentRead: true,
+    });
+    return items.map(toSlice);
   }
 
   /** Ledger records of a job from `sinceMs` on (a scan: for operators and tests, not the hot path). */
   async ledgerOf(jobId: string, sinceMs: number): Promise<LedgerRecord[]> {
-    const records: LedgerRecord[] = [];
-    let startKey: Record<string, AttributeValue> | undefined;
-    do {
-      const page = await onTable(this.config.ledgerTable, () =>
-        this.dynamo.send(
-          new ScanCommand({
-            TableName: this.config.ledgerTable,
-            FilterExpression: 'jobId = :job AND scheduledAt >= :since',
-            ExpressionAttributeValues: { ':job': { S: jobId }, ':since': { N: String(sinceMs) } },
-            ConsistentRead: true,
-            ExclusiveStartKey: startKey,
-          }),
-        ),
-      );
-      records.push(...(page.Items ?? []).map(toLedgerRecord));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return records.sort((a, b) => a.scheduledAt - b.scheduledAt);
+    const items = await scanAll(this.dynamo, {
+      TableName: this.config.ledgerTable,
+      FilterExpression: 'jobId = :job AND scheduledAt >= :since',
+      ExpressionAttributeValues: { ':job': { S: jobId }, ':since': { N: String(sinceMs) } },
+      ConsistentRead: true,
+    });
+    return items.map(toLedgerRecord).sort((a, b) => a.scheduledAt - b.scheduledAt);
   }
 
   private nextVersion(spec: JobSpec, existing: StoredJob | undefined): StoredJob {

@@ -7,11 +7,11 @@
  *            sweepAt = nextAttemptAt + grace; the lease is dropped
  * Outcome:   recorded, or LeaseLostError (a standby owns it now).
  */
-import { UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { LeaseLostError } from '../../core/errors.ts';
 import { executionKey } from '../../core/execution-key.ts';
 import { SliceStatus, type SliceKey } from '../../core/slice.ts';
-import { isConditionFailure, onTable } from './errors.ts';
+import { conditionalUpdate } from './errors.ts';
 import { sliceKeyItem } from './items.ts';
 
 export interface FailureRecord {
@@ -28,30 +28,27 @@ export async function recordFailure(
   fence: number,
   failure: FailureRecord,
 ): Promise<void> {
-  try {
-    await onTable(tableName, () =>
-      dynamo.send(
-        new UpdateItemCommand({
-          TableName: tableName,
-          Key: sliceKeyItem(key),
-          UpdateExpression:
-            'SET #status = :failed, nextAttemptAt = :next, lastError = :error, sweepAt = :sweep, finishedAt = :now REMOVE leaseExpiresAt',
-          ConditionExpression: 'fence = :fence AND #status = :running',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: {
-            ':failed': { S: SliceStatus.Failed },
-            ':running': { S: SliceStatus.Running },
-            ':next': { N: String(failure.nextAttemptAt) },
-            ':error': { S: failure.error.slice(0, 2000) },
-            ':sweep': { N: String(failure.sweepAt) },
-            ':now': { N: String(failure.now) },
-            ':fence': { N: String(fence) },
-          },
-        }),
-      ),
-    );
-  } catch (error) {
-    if (isConditionFailure(error)) throw new LeaseLostError(executionKey(key.jobId, key.scheduledAt), fence, { cause: error });
-    throw error;
-  }
+  await conditionalUpdate(
+    dynamo,
+    {
+      TableName: tableName,
+      Key: sliceKeyItem(key),
+      UpdateExpression:
+        'SET #status = :failed, nextAttemptAt = :next, lastError = :error, sweepAt = :sweep, finishedAt = :now REMOVE leaseExpiresAt',
+      ConditionExpression: 'fence = :fence AND #status = :running',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':failed': { S: SliceStatus.Failed },
+        ':running': { S: SliceStatus.Running },
+        ':next': { N: String(failure.nextAttemptAt) },
+        ':error': { S: failure.error.slice(0, 2000) },
+        ':sweep': { N: String(failure.sweepAt) },
+        ':now': { N: String(failure.now) },
+        ':fence': { N: String(fence) },
+      },
+    },
+    (error) => {
+      throw new LeaseLostError(executionKey(key.jobId, key.scheduledAt), fence, { cause: error });
+    },
+  );
 }

@@ -8,11 +8,11 @@
  * Outcome:   renewed, or LeaseLostError: a standby claimed it (fence moved on)
  *            or it is no longer running.
  */
-import { UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { LeaseLostError } from '../../core/errors.ts';
 import { executionKey } from '../../core/execution-key.ts';
 import { SliceStatus, type SliceKey } from '../../core/slice.ts';
-import { isConditionFailure, onTable } from './errors.ts';
+import { conditionalUpdate } from './errors.ts';
 import { sliceKeyItem } from './items.ts';
 
 export async function renewLease(
@@ -23,25 +23,22 @@ export async function renewLease(
   now: number,
   leaseMs: number,
 ): Promise<void> {
-  try {
-    await onTable(tableName, () =>
-      dynamo.send(
-        new UpdateItemCommand({
-          TableName: tableName,
-          Key: sliceKeyItem(key),
-          UpdateExpression: 'SET leaseExpiresAt = :expires',
-          ConditionExpression: 'fence = :fence AND #status = :running',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: {
-            ':expires': { N: String(now + leaseMs) },
-            ':fence': { N: String(fence) },
-            ':running': { S: SliceStatus.Running },
-          },
-        }),
-      ),
-    );
-  } catch (error) {
-    if (isConditionFailure(error)) throw new LeaseLostError(executionKey(key.jobId, key.scheduledAt), fence, { cause: error });
-    throw error;
-  }
+  await conditionalUpdate(
+    dynamo,
+    {
+      TableName: tableName,
+      Key: sliceKeyItem(key),
+      UpdateExpression: 'SET leaseExpiresAt = :expires',
+      ConditionExpression: 'fence = :fence AND #status = :running',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':expires': { N: String(now + leaseMs) },
+        ':fence': { N: String(fence) },
+        ':running': { S: SliceStatus.Running },
+      },
+    },
+    (error) => {
+      throw new LeaseLostError(executionKey(key.jobId, key.scheduledAt), fence, { cause: error });
+    },
+  );
 }

@@ -2,12 +2,12 @@
  * The ScheduleStore port over DynamoDB: the scanner's read of the "due"
  * index and its advance transaction (advance-job.ts).
  */
-import { QueryCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { AdvanceOutcome, NewSlice, ScheduleStore, StoredJob } from '../../core/ports.ts';
 import type { CronfenceConfig } from '../config.ts';
 import { advanceJob } from './advance-job.ts';
-import { onTable } from './errors.ts';
 import { toStoredJob } from './items.ts';
+import { queryAll } from './read-pages.ts';
 
 export const DUE_INDEX = 'due';
 
@@ -18,25 +18,17 @@ export class DynamoScheduleStore implements ScheduleStore {
   ) {}
 
   async queryDue(shard: number, untilMs: number, limit: number): Promise<StoredJob[]> {
-    const jobs: StoredJob[] = [];
-    let startKey: Record<string, AttributeValue> | undefined;
-    do {
-      const page = await onTable(this.config.jobsTable, () =>
-        this.dynamo.send(
-          new QueryCommand({
-            TableName: this.config.jobsTable,
-            IndexName: DUE_INDEX,
-            KeyConditionExpression: 'dueShard = :shard AND nextFireAt < :until',
-            ExpressionAttributeValues: { ':shard': { N: String(shard) }, ':until': { N: String(untilMs) } },
-            Limit: limit - jobs.length,
-            ExclusiveStartKey: startKey,
-          }),
-        ),
-      );
-      jobs.push(...(page.Items ?? []).map(toStoredJob));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey && jobs.length < limit);
-    return jobs;
+    const items = await queryAll(
+      this.dynamo,
+      {
+        TableName: this.config.jobsTable,
+        IndexName: DUE_INDEX,
+        KeyConditionExpression: 'dueShard = :shard AND nextFireAt < :until',
+        ExpressionAttributeValues: { ':shard': { N: String(shard) }, ':until': { N: String(untilMs) } },
+      },
+      limit,
+    );
+    return items.map(toStoredJob);
   }
 
   advance(job: StoredJob, slices: readonly NewSlice[], nextFireAt: number, now: number): Promise<AdvanceOutcome> {

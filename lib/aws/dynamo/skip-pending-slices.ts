@@ -8,9 +8,10 @@
  *            sweep index, history TTL set.
  * Outcome:   how many were skipped.
  */
-import { QueryCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SliceStatus } from '../../core/slice.ts';
-import { isConditionFailure, onTable } from './errors.ts';
+import { conditionalUpdate } from './errors.ts';
+import { queryAll } from './read-pages.ts';
 
 export async function skipPendingSlices(
   dynamo: DynamoDBClient,
@@ -20,60 +21,48 @@ export async function skipPendingSlices(
   now: number,
   retentionMs: number,
 ): Promise<number> {
+  const pending = await queryAll(dynamo, {
+    TableName: slicesTable,
+    KeyConditionExpression: 'jobId = :job AND scheduledAt >= :from',
+    FilterExpression: '#status = :enqueued',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: {
+      ':job': { S: jobId },
+      ':from': { N: String(fromMs) },
+      ':enqueued': { S: SliceStatus.Enqueued },
+    },
+    ProjectionExpression: 'jobId, scheduledAt',
+  });
   let skipped = 0;
-  let startKey: Record<string, AttributeValue> | undefined;
-  do {
-    const page = await onTable(slicesTable, () =>
-      dynamo.send(
-        new QueryCommand({
-          TableName: slicesTable,
-          KeyConditionExpression: 'jobId = :job AND scheduledAt >= :from',
-          FilterExpression: '#status = :enqueued',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: {
-            ':job': { S: jobId },
-            ':from': { N: String(fromMs) },
-            ':enqueued': { S: SliceStatus.Enqueued },
-          },
-          ProjectionExpression: 'jobId, scheduledAt',
-          ExclusiveStartKey: startKey,
-        }),
-      ),
-    );
-    for (const item of page.Items ?? []) {
-      if (await skipOne(dynamo, slicesTable, item, now, retentionMs)) skipped++;
-    }
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
+  for (const item of pending) {
+    if (await skipOne(dynamo, slicesTable, item, now, retentionMs)) skipped++;
+  }
   return skipped;
 }
 
-async function skipOne(
+function skipOne(
   dynamo: DynamoDBClient,
   slicesTable: string,
   key: Record<string, AttributeValue>,
   now: number,
   retentionMs: number,
 ): Promise<boolean> {
-  try {
-    await dynamo.send(
-      new UpdateItemCommand({
-        TableName: slicesTable,
-        Key: { jobId: key.jobId!, scheduledAt: key.scheduledAt! },
-        UpdateExpression: 'SET #status = :skipped, finishedAt = :now, expiresAt = :expires REMOVE sweepShard, sweepAt',
-        ConditionExpression: '#status = :enqueued',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: {
-          ':skipped': { S: SliceStatus.Skipped },
-          ':enqueued': { S: SliceStatus.Enqueued },
-          ':now': { N: String(now) },
-          ':expires': { N: String(Math.floor((now + retentionMs) / 1000)) },
-        },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionFailure(error)) return false;
-    throw error;
-  }
+  // A worker that already claimed it wins: that run completes.
+  return conditionalUpdate(
+    dynamo,
+    {
+      TableName: slicesTable,
+      Key: { jobId: key.jobId!, scheduledAt: key.scheduledAt! },
+      UpdateExpression: 'SET #status = :skipped, finishedAt = :now, expiresAt = :expires REMOVE sweepShard, sweepAt',
+      ConditionExpression: '#status = :enqueued',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':skipped': { S: SliceStatus.Skipped },
+        ':enqueued': { S: SliceStatus.Enqueued },
+        ':now': { N: String(now) },
+        ':expires': { N: String(Math.floor((now + retentionMs) / 1000)) },
+      },
+    },
+    () => {},
+  );
 }
