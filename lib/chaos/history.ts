@@ -177,7 +177,10 @@ function findFailovers(input: HistoryInput, claimsOf: (key: string) => ObservedE
   for (const fault of input.processFaults) {
     if (fault.kind === 'scannerKill') continue;
     for (const [key, events] of byKey) {
-      const claim = claimsOf(key).find((observed) => observed.replica === fault.replica && eventTime(observed) <= fault.at);
+      // The victim's latest claim before the fault: a worker whose own heartbeats lapsed may have re-claimed its slice.
+      const claim = claimsOf(key)
+        .filter((observed) => observed.replica === fault.replica && eventTime(observed) <= fault.at)
+        .at(-1);
       if (!claim) continue;
       const endedBefore = events.some(
         (observed) =>
