@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_POLICIES } from '../../lib/core/job-spec.ts';
+import { lifecycleEvent, type LifecycleEventType } from '../../lib/core/events.ts';
+import { executionKey } from '../../lib/core/execution-key.ts';
+import { checkHistory, type HistoryInput, type ObservedEvent } from '../../lib/chaos/history.ts';
+import { planFaults } from '../../lib/chaos/fault-plan.ts';
+import type { Slice } from '../../lib/core/slice.ts';
+
+const T = Date.parse('2026-11-29T12:00:00Z');
+const KEY = executionKey('job', T);
+
+function observed(type: LifecycleEventType, replica: string, at: number, fence: number, offsetMs = 0): ObservedEvent {
+  return { replica, offsetMs, event: lifecycleEvent(type, { jobId: 'job', scheduledAt: T }, at + offsetMs, { fence, worker: replica }) };
+}
+
+function slice(fence: number, status: Slice['status'] = 'SUCCEEDED'): Slice {
+  return { jobId: 'job', scheduledAt: T, status, fence, attempts: fence, handler: 'h', policies: DEFAULT_POLICIES, shard: 0, createdAt: T };
+}
+
+const base: HistoryInput = { events: [], renewals: [], processFaults: [], slices: [slice(1)], ledger: [], effects: [], expected: [KEY] };
+
+describe('chaos history checks', () => {
+  it('counts an execution key with two business effects as a duplicate, and an expected key without a final slice as missed', () => {
+    const verdict = checkHistory({
+      ...base,
+      effects: [
+        { executionKey: KEY, fence: 1, worker: 'a' },
+        { executionKey: KEY, fence: 2, worker: 'b' },
+      ],
+      expected: [KEY, executionKey('other', T)],
+    });
+    expect(verdict.duplicates).toEqual([KEY]);
+    expect(verdict.missed).toEqual([executionKey('other', T)]);
+  });
+
+  it('flags a ledger record whose fence is not the slice fence as an accepted zombie commit', () => {
+    const ledger = [{ executionKey: KEY, jobId: 'job', scheduledAt: T, fence: 1, owner: 'a', committedAt: T, outcome: 'SUCCEEDED' as const }];
+    expect(checkHistory({ ...base, slices: [slice(2)], ledger }).zombieCommitsAccepted).toEqual([KEY]);
+    expect(checkHistory({ ...base, slices: [slice(1)], ledger }).zombieCommitsAccepted).toEqual([]);
+  });
+
+  it('flags two claims with one fence, but not claims reported out of order', () => {
+    const sameFence = [observed('claimed', 'a', T, 1), observed('claimed', 'b', T + 100, 1)];
+    expect(checkHistory({ ...base, events: sameFence }).fenceViolations).toEqual([KEY]);
+    const lateReport = [observed('claimed', 'a', T + 5000, 1), observed('claimed', 'b', T + 4000, 2)];
+    expect(checkHistory({ ...base, slices: [slice(2)], events: lateReport }).fenceViolations).toEqual([]);
+  });
+
+  it('measures failover from the victim’s last heartbeat of its latest claim to the standby’s claim, correcting clock offsets', () => {
+    const events = [
+      observed('claimed', 'victim', T, 1, 1500),
+      observed('started', 'victim', T + 10, 1, 1500),
+      observed('claimed', 'victim', T + 3000, 2, 1500), // its own message came back: it re-claimed
+      observed('claimed', 'standby', T + 7100, 3, -800),
+      observed('committed', 'standby', T + 7200, 3, -800),
+    ];
+    const verdict = checkHistory({
+      ...base,
+      slices: [slice(3)],
+      events,
+      renewals: [{ replica: 'victim', offsetMs: 1500, executionKey: KEY, fence: 2, at: T + 4000 + 1500 }],
+      processFaults: [{ kind: 'kill', replica: 'victim', at: T + 4500 }],
+    });
+    expect(verdict.failovers).toHaveLength(1);
+    expect(verdict.failovers[0]).toMatchObject({ victim: 'victim', standby: 'standby', lastHeartbeatAt: T + 4000, takeoverAt: T + 7100, latencyMs: 3100 });
+  });
+});
+
+describe('fault plan', () => {
+  it('is the same for the same seed and differs for another', () => {
+    const options = { durationMs: 120_000, faults: ['kill', 'pause', 'scannerKill'] as const, leaseMs: 4000 };
+    const a = planFaults({ ...options, seed: 1, faults: [...options.faults] });
+    expect(planFaults({ ...options, seed: 1, faults: [...options.faults] })).toEqual(a);
+    expect(planFaults({ ...options, seed: 2, faults: [...options.faults] })).not.toEqual(a);
+    expect(a.length).toBeGreaterThan(5);
+    for (const fault of a) {
+      expect(fault.atMs).toBeLessThan(120_000 - 8000);
+      if (fault.kind === 'pause') expect(fault.pauseMs).toBeGreaterThan(4000);
+    }
+  });
+});
