@@ -86,13 +86,22 @@ export function isClaimable(
 
 /** What a worker that lost a claim does with its message. */
 export type LostClaimAction =
-  | { readonly kind: 'drop'; readonly reason: 'final' | 'missing' }
+  | { readonly kind: 'drop'; readonly reason: 'final' | 'missing' | 'duplicate' }
   /** Hide the message until the holder's lease (or the retry) is due, then look again. */
   | { readonly kind: 'hide'; readonly untilMs: number };
 
-export function lostClaimAction(slice: Slice | undefined, now: number): LostClaimAction {
+/**
+ * A copy other than the message the slice was last claimed with is a
+ * duplicate while that message lives: the holder keeps it hidden, and if the
+ * holder dies it comes back and admits a standby. Dropping copies keeps
+ * duplicates (and sweep re-sends) from circulating until the slice is final;
+ * the sweep remains the backstop should that message be lost too.
+ */
+export function lostClaimAction(slice: Slice | undefined, now: number, messageId?: string): LostClaimAction {
   if (slice === undefined) return { kind: 'drop', reason: 'missing' };
   if (isFinal(slice.status)) return { kind: 'drop', reason: 'final' };
+  const otherCopy = messageId !== undefined && slice.leaseMessageId !== undefined && slice.leaseMessageId !== messageId;
+  if (otherCopy && (slice.status === SliceStatus.Running || slice.status === SliceStatus.Failed)) return { kind: 'drop', reason: 'duplicate' };
   if (slice.status === SliceStatus.Running) return { kind: 'hide', untilMs: Math.max(now, slice.leaseExpiresAt ?? now) };
   if (slice.status === SliceStatus.Failed) return { kind: 'hide', untilMs: Math.max(now, slice.nextAttemptAt ?? now) };
   // ENQUEUED yet the claim failed: a racing claimer changed it in between; look again soon.

@@ -65,7 +65,7 @@ export class Worker {
       return 'keep';
     }
     const claim = await slices.claim(key, workerId, now, message.messageId);
-    if (!claim.won) return this.standDown(claim.current, message.receiptHandle);
+    if (!claim.won) return this.standDown(claim.current, message);
     const slice = claim.slice;
     this.emit('claimed', slice, { fence: slice.fence, attempt: slice.attempts });
     if (slice.attempts > slice.policies.maxAttempts) {
@@ -83,11 +83,11 @@ export class Worker {
     return this.execute(slice, handler, message.receiptHandle, now);
   }
 
-  private async standDown(current: Slice | undefined, receiptHandle: string): Promise<Disposition> {
-    const action = lostClaimAction(current, this.deps.clock.now());
+  private async standDown(current: Slice | undefined, message: ReceivedMessage): Promise<Disposition> {
+    const action = lostClaimAction(current, this.deps.clock.now(), message.messageId);
     if (action.kind === 'drop') return 'delete';
     // Someone holds a live lease (or a retry is not yet due): come back when that ends.
-    await this.deps.queue.hide(receiptHandle, Math.ceil((action.untilMs - this.deps.clock.now()) / 1000));
+    await this.deps.queue.hide(message.receiptHandle, Math.ceil((action.untilMs - this.deps.clock.now()) / 1000));
     return 'keep';
   }
 

@@ -47,6 +47,10 @@ describe('claim rule', () => {
     expect(lostClaimAction(slice({ status: 'SUCCEEDED' }), now)).toEqual({ kind: 'drop', reason: 'final' });
     expect(lostClaimAction(slice({ status: 'RUNNING', leaseExpiresAt: now + 3000 }), now)).toEqual({ kind: 'hide', untilMs: now + 3000 });
     expect(lostClaimAction(slice({ status: 'FAILED', nextAttemptAt: now + 500 }), now)).toEqual({ kind: 'hide', untilMs: now + 500 });
+    // A copy other than the holder's message is dropped: the holder's own message is the takeover path.
+    const held = slice({ status: 'RUNNING', leaseExpiresAt: now + 3000, leaseMessageId: 'm1' });
+    expect(lostClaimAction(held, now, 'm2')).toEqual({ kind: 'drop', reason: 'duplicate' });
+    expect(lostClaimAction(held, now)).toEqual({ kind: 'hide', untilMs: now + 3000 });
   });
 
   it('retries until max attempts, then gives up', () => {

@@ -2,7 +2,7 @@
  * The WorkQueue port over SQS. Delays are what make a slice surface at its
  * second: SQS DelaySeconds (0..900), the worker waits out the sub-second rest.
  */
-import { ChangeMessageVisibilityCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityCommand, MessageNotInflight, ReceiptHandleIsInvalid, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { encodeScanMessage, encodeWorkMessage } from '../../core/messages.ts';
 import type { DeadLetterRecord, DeadLetterSink, ScanQueue, ScanRequest, WorkMessage, WorkQueue } from '../../core/ports.ts';
 import { sendInBatches } from './send-batches.ts';
@@ -76,13 +76,19 @@ export class SqsDeadLetterSink implements DeadLetterSink {
 }
 
 async function changeVisibility(sqs: SQSClient, url: string, receiptHandle: string, seconds: number): Promise<void> {
-  await sqs.send(
-    new ChangeMessageVisibilityCommand({
-      QueueUrl: url,
-      ReceiptHandle: receiptHandle,
-      VisibilityTimeout: clamp(Math.ceil(seconds), 0, MAX_VISIBILITY_SECONDS),
-    }),
-  );
+  try {
+    await sqs.send(
+      new ChangeMessageVisibilityCommand({
+        QueueUrl: url,
+        ReceiptHandle: receiptHandle,
+        VisibilityTimeout: clamp(Math.ceil(seconds), 0, MAX_VISIBILITY_SECONDS),
+      }),
+    );
+  } catch (error) {
+    // Another consumer received the message since (our receipt handle is stale), or it is gone: it is theirs now.
+    if (error instanceof ReceiptHandleIsInvalid || error instanceof MessageNotInflight) return;
+    throw error;
+  }
 }
 
 function clamp(value: number, min: number, max: number): number {
