@@ -72,6 +72,15 @@ describe('IAM', () => {
     expect(Object.fromEntries(grantsOf(template, s.tickFunction))).toEqual({ 'sqs:SendMessage': [arnOf(s.scanQueue)] });
   });
 
+  /** What an SQS event source grants its function on the queue it reads. */
+  const consumeGrants = (queue: string[]) => ({
+    'sqs:ReceiveMessage': queue,
+    'sqs:DeleteMessage': queue,
+    'sqs:ChangeMessageVisibility': queue,
+    'sqs:GetQueueAttributes': queue,
+    'sqs:GetQueueUrl': queue,
+  });
+
   it('gives the scanner exactly the operations of a scan', () => {
     const consume = [arnOf(s.scanQueue)];
     expect(Object.fromEntries(grantsOf(template, s.scannerFunction))).toEqual({
@@ -80,11 +89,7 @@ describe('IAM', () => {
       'dynamodb:PutItem': [arnOf(s.slicesTable)],
       'sqs:SendMessage': [arnOf(s.deadLetterQueue), arnOf(s.scanQueue), arnOf(s.workQueue)].sort(),
       'events:PutEvents': [arnOf(s.eventBus)],
-      'sqs:ReceiveMessage': consume,
-      'sqs:DeleteMessage': consume,
-      'sqs:ChangeMessageVisibility': consume,
-      'sqs:GetQueueAttributes': consume,
-      'sqs:GetQueueUrl': consume,
+      ...consumeGrants(consume),
     });
   });
 
@@ -99,11 +104,7 @@ describe('IAM', () => {
       'dynamodb:ConditionCheckItem': [payouts],
       'sqs:SendMessage': [arnOf(s.deadLetterQueue)],
       'events:PutEvents': [arnOf(s.eventBus)],
-      'sqs:ReceiveMessage': consume,
-      'sqs:DeleteMessage': consume,
-      'sqs:ChangeMessageVisibility': consume,
-      'sqs:GetQueueAttributes': consume,
-      'sqs:GetQueueUrl': consume,
+      ...consumeGrants(consume),
     });
   });
 
