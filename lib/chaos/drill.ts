@@ -80,6 +80,13 @@ export async function runDrill(options: DrillOptions): Promise<ChaosReport> {
   mkdirSync(options.outDir, { recursive: true });
   let ticker: NodeJS.Timeout | undefined;
   let progressTimer: NodeJS.Timeout | undefined;
+  // Interrupted: a paused replica would otherwise stay stopped, holding its sockets, after we are gone.
+  const interrupted = (signal: NodeJS.Signals): void => {
+    fleet.killAllNow();
+    process.kill(process.pid, signal);
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
   try {
     progress('starting', Date.now());
     await prepare(runtime, prefix);
@@ -143,6 +150,8 @@ export async function runDrill(options: DrillOptions): Promise<ChaosReport> {
     );
     return report;
   } finally {
+    process.off('SIGINT', interrupted);
+    process.off('SIGTERM', interrupted);
     if (ticker) clearInterval(ticker);
     if (progressTimer) clearInterval(progressTimer);
     await fleet.stopAll();

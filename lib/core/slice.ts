@@ -143,3 +143,13 @@ export function sweepAtFor(
       return at.now;
   }
 }
+
+/**
+ * When a swept slice is looked at again: after the grace, or after half its
+ * age so far if longer. A slice that is late because workers are behind (not
+ * because its message was lost) is re-sent a logarithmic number of times,
+ * not once per grace: under overload the sweep must not add load linearly.
+ */
+export function sweepAgainAt(slice: SliceKey, now: number, graceMs: number): number {
+  return now + Math.max(graceMs, Math.floor((now - slice.scheduledAt) / 2));
+}

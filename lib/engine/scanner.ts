@@ -8,7 +8,7 @@ import type { Clock } from '../core/clock.ts';
 import { lifecycleEvent, type EventSink } from '../core/events.ts';
 import type { NewSlice, ScheduleStore, SliceStore, StoredJob, SweepCandidate, WorkMessage, WorkQueue } from '../core/ports.ts';
 import { countOccurrences, nextOccurrenceAtOrAfter, occurrencesBetween, type Schedule } from '../core/schedule.ts';
-import { sweepAtFor, SliceStatus, type SliceKey } from '../core/slice.ts';
+import { sweepAgainAt, sweepAtFor, SliceStatus, type SliceKey } from '../core/slice.ts';
 
 /** One transaction holds 100 items: 99 slices and the job. */
 export const MAX_SLICES_PER_JOB_SCAN = 99;
@@ -111,7 +111,7 @@ export class Scanner {
   /** Re-sends live slices whose sweep time passed: their message was lost or their worker vanished. */
   private async sweep(shard: number, now: number): Promise<number> {
     const stale = await this.deps.slices.findSweepable(shard, now, SWEEP_LIMIT);
-    return this.resend(stale, now, now + this.deps.sweepGraceMs);
+    return this.resend(stale, now);
   }
 
   /**
@@ -127,10 +127,10 @@ export class Scanner {
     return enqueued.length;
   }
 
-  private async resend(candidates: readonly SweepCandidate[], now: number, nextSweepAt: number): Promise<number> {
+  private async resend(candidates: readonly SweepCandidate[], now: number): Promise<number> {
     if (candidates.length === 0) return 0;
     await this.deps.queue.send(candidates.map((key) => delayed(key, now)));
-    await mapBounded(candidates, JOB_CONCURRENCY, (key) => this.deps.slices.deferSweep(key, nextSweepAt));
+    await mapBounded(candidates, JOB_CONCURRENCY, (key) => this.deps.slices.deferSweep(key, sweepAgainAt(key, now, this.deps.sweepGraceMs)));
     return candidates.length;
   }
 }

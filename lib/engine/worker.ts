@@ -17,6 +17,7 @@ import { decodeWorkMessage } from '../core/messages.ts';
 import type { BusinessWrite, DeadLetterSink, SliceStore, WorkQueue } from '../core/ports.ts';
 import { afterFailure, lostClaimAction, messageVisibilitySeconds, sweepAtFor, SliceStatus, type Slice, type SliceKey } from '../core/slice.ts';
 import type { HandlerRegistry, JobContext, JobHandler } from './define-job.ts';
+import { keepHidden } from './keep-hidden.ts';
 import { LeaseKeeper } from './lease-keeper.ts';
 
 export type Disposition = 'delete' | 'keep';
@@ -64,7 +65,13 @@ export class Worker {
       await queue.hide(message.receiptHandle, Math.floor((key.scheduledAt - now) / 1000));
       return 'keep';
     }
-    const claim = await slices.claim(key, workerId, now, message.messageId);
+    const visibilityMs = this.deps.queueVisibilityMs ?? 3000;
+    const claim = await keepHidden(
+      queue,
+      message.receiptHandle,
+      { everyMs: visibilityMs / 2.5, visibilitySeconds: Math.ceil(visibilityMs / 1000), onError: (error) => this.deps.onError?.(error, 'claim heartbeat') },
+      () => slices.claim(key, workerId, now, message.messageId),
+    );
     if (!claim.won) return this.standDown(claim.current, message);
     const slice = claim.slice;
     this.emit('claimed', slice, { fence: slice.fence, attempt: slice.attempts });
@@ -75,7 +82,7 @@ export class Worker {
     // dies before its first heartbeat for that long: set the message's visibility at once. (With the schema's
     // queue and default policies they agree, and this costs no request.)
     const visibilitySeconds = messageVisibilitySeconds(slice.policies);
-    if (Math.abs(visibilitySeconds * 1000 - (this.deps.queueVisibilityMs ?? 3000)) > slice.policies.heartbeatMs) {
+    if (Math.abs(visibilitySeconds * 1000 - visibilityMs) > slice.policies.heartbeatMs) {
       await queue.hide(message.receiptHandle, visibilitySeconds);
     }
     const handler = this.deps.handlers.get(slice.handler);

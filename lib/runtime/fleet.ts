@@ -92,6 +92,13 @@ export class ReplicaFleet {
     replica.process.kill('SIGKILL');
   }
 
+  /** At once and without cleanup (the parent is being interrupted): a stopped (SIGSTOP) replica is killed too. */
+  killAllNow(): void {
+    for (const replica of this.replicas.values()) {
+      if (!this.exited.has(replica.id)) replica.process.kill('SIGKILL');
+    }
+  }
+
   /** SIGTERM every replica (they finish in-flight work), SIGKILL what is left after a grace period. */
   async stopAll(): Promise<void> {
     const running = [...this.replicas.values()].filter((replica) => !this.exited.has(replica.id));

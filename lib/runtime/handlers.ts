@@ -4,10 +4,10 @@
  * (a process-local worker id, a skewable clock), so both run the same code.
  */
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { sleep } from '../core/clock.ts';
 import { decodeScanMessage } from '../core/messages.ts';
 import { SCAN_QUEUE } from '../aws/schema.ts';
 import type { HandlerRegistry } from '../engine/define-job.ts';
+import { keepHidden } from '../engine/keep-hidden.ts';
 import type { ScanReport } from '../engine/scanner.ts';
 import { tick } from '../engine/ticker.ts';
 import { handleSqsBatch } from './sqs-batch.ts';
@@ -71,27 +71,12 @@ export function createScannerHandler(runtime: Runtime, scannerId: string, log: H
 /**
  * Keeps the scan message hidden while this scanner is alive. The scan queue's
  * short visibility timeout is the scanner failover timer: a dead scanner's
- * shard comes back within it.
+ * shard comes back within it. Beats come at 40 % of it, so one slow
+ * extension does not let the message surface under a live scanner.
  */
-async function withVisibilityHeartbeat<T>(runtime: Runtime, record: SQSRecord, work: () => Promise<T>): Promise<T> {
-  const stop = new AbortController();
-  const everyMs = (SCAN_QUEUE.visibilityTimeoutSeconds * 1000) / 2.5;
-  const heartbeat = (async () => {
-    for (;;) {
-      try {
-        await sleep(everyMs, stop.signal);
-        await runtime.scanQueue.hide(record.receiptHandle, SCAN_QUEUE.visibilityTimeoutSeconds);
-      } catch {
-        if (stop.signal.aborted) return;
-      }
-    }
-  })();
-  try {
-    return await work();
-  } finally {
-    stop.abort();
-    await heartbeat;
-  }
+function withVisibilityHeartbeat<T>(runtime: Runtime, record: SQSRecord, work: () => Promise<T>): Promise<T> {
+  const seconds = SCAN_QUEUE.visibilityTimeoutSeconds;
+  return keepHidden(runtime.scanQueue, record.receiptHandle, { everyMs: (seconds * 1000) / 2.5, visibilitySeconds: seconds }, work);
 }
 
 function batchHooks(runtime: Runtime, queue: string, log: HandlerLog) {

@@ -72,14 +72,22 @@ const poller = new SqsPoller({
   sqs: runtime.clients.sqs,
   queueUrl: url,
   handler,
-  // As many batches in flight as several Lambda instances would have: a slow handler must not starve receives.
-  maxConcurrentBatches: role === 'worker' ? 32 : 2,
+  // Several batches in flight, as several Lambda instances would have (a slow handler must not starve receives),
+  // but bounded, as the event source's maximum concurrency bounds them: unbounded, a burst of claims queues
+  // behind a slow table and every lease in the queue runs out together.
+  maxConcurrentBatches: role === 'worker' ? 16 : 2,
   onError: (error) => log.warn('poll failed', { error: String(error) }),
 });
 
-const stop = (): void => poller.stop();
+/** After a stop, in-flight work gets this long; a handler stuck on a dead emulator must not keep the process alive. */
+const STOP_GRACE_MS = 15_000;
+const stop = (): void => {
+  poller.stop();
+  setTimeout(() => process.exit(1), STOP_GRACE_MS).unref();
+};
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);
+// The parent (a drill or `cronfence dev`) is gone: nobody will collect this replica's events or stop it.
 process.on('disconnect', stop);
 toParent({ kind: 'ready', role, id });
 await poller.run();

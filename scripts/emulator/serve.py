@@ -144,6 +144,19 @@ def _item_level_transaction_rollback() -> None:
     DynamoDBBackend.transact_write_items = transact_write_items
 
 
+def _cache_service_list() -> None:
+    # moto's dispatcher maps each request to a service under one global lock,
+    # and inside that lock lists its own package directory (a listdir and
+    # ~150 isdir calls). Each call gives up the GIL, and winning it back
+    # among hundreds of request threads takes milliseconds, so every request
+    # (SQS too) queued behind that lock: py-spy showed ~470 of ~530 threads
+    # waiting there during a chaos drill. The list never changes.
+    from moto import backends
+
+    modules = tuple(backends.list_of_moto_modules())
+    backends.list_of_moto_modules = lambda: modules  # type: ignore[assignment]
+
+
 def _watch_stdin(on_eof: Callable[[], None]) -> None:
     # os.read on the raw fd, not sys.stdin: a daemon thread blocked inside a
     # BufferedReader holds its lock and makes interpreter shutdown abort.
@@ -180,6 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     _wake_long_polls_for_delayed_messages()
     _cheap_sqs_clock()
     _item_level_transaction_rollback()
+    _cache_service_list()
     app = _serialise_dynamodb(DomainDispatcherApplication(create_backend_app))
     server = make_server(
         args.host, args.port, app, threaded=True, request_handler=MotoRequestHandler

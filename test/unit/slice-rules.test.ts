@@ -6,7 +6,7 @@ import { MalformedMessageError } from '../../lib/core/errors.ts';
 import { isOwnCommit } from '../../lib/core/ledger.ts';
 import { decodeScanMessage, decodeWorkMessage, encodeWorkMessage } from '../../lib/core/messages.ts';
 import { shardOf } from '../../lib/core/shard.ts';
-import { afterFailure, isClaimable, isFinal, lostClaimAction, SliceStatus, sweepAtFor, type Slice } from '../../lib/core/slice.ts';
+import { afterFailure, isClaimable, isFinal, lostClaimAction, SliceStatus, sweepAgainAt, sweepAtFor, type Slice } from '../../lib/core/slice.ts';
 import { distribution } from '../../lib/core/stats.ts';
 import { DEFAULT_POLICIES } from '../../lib/core/job-spec.ts';
 
@@ -64,6 +64,21 @@ describe('claim rule', () => {
     expect(sweepAtFor('ENQUEUED', at)).toBe(at.scheduledAt + 30_000);
     expect(sweepAtFor('RUNNING', at)).toBe(at.now + 40_000);
     expect(sweepAtFor('FAILED', { ...at, nextAttemptAt: at.now + 5000 })).toBe(at.now + 35_000);
+  });
+
+  it('re-sweeps a late slice after the grace at first, then after half its age, so resends grow logarithmically', () => {
+    const due = { jobId: 'job', scheduledAt: clock.now() };
+    expect(sweepAgainAt(due, due.scheduledAt + 5000, 5000)).toBe(due.scheduledAt + 10_000);
+    expect(sweepAgainAt(due, due.scheduledAt + 60_000, 5000)).toBe(due.scheduledAt + 90_000);
+    // A slice 10 minutes behind: the resends over those 10 minutes, one per sweep.
+    let at = due.scheduledAt + 5000;
+    let resends = 0;
+    while (at < due.scheduledAt + 600_000) {
+      at = sweepAgainAt(due, at, 5000);
+      resends++;
+    }
+    expect(resends).toBeLessThan(15);
+    expect(resends).toBeGreaterThan(5);
   });
 
   it('recognises its own commit only by fence and owner together', () => {

@@ -1,0 +1,44 @@
+/**
+ * Keeps a received message hidden while slow work on it is under way. The
+ * queue's short visibility timeout is the failover timer, so when a store
+ * request is slow (a saturated table, a throttled partition) the message
+ * would surface and a standby would take over a live holder, adding load
+ * exactly when there is least to spare. The first extension is sent only
+ * once `everyMs` has passed: fast work costs no request.
+ */
+import { sleep } from '../core/clock.ts';
+
+export interface Hideable {
+  hide(receiptHandle: string, seconds: number): Promise<void>;
+}
+
+export interface KeepHiddenOptions {
+  readonly everyMs: number;
+  readonly visibilitySeconds: number;
+  /** A failed extension is reported and retried at the next beat; the work goes on. */
+  readonly onError?: (error: unknown) => void;
+}
+
+export async function keepHidden<T>(queue: Hideable, receiptHandle: string, options: KeepHiddenOptions, work: () => Promise<T>): Promise<T> {
+  const stop = new AbortController();
+  const beat = (async () => {
+    for (;;) {
+      try {
+        await sleep(options.everyMs, stop.signal);
+      } catch {
+        return;
+      }
+      try {
+        await queue.hide(receiptHandle, options.visibilitySeconds);
+      } catch (error) {
+        if (!stop.signal.aborted) options.onError?.(error);
+      }
+    }
+  })();
+  try {
+    return await work();
+  } finally {
+    stop.abort();
+    await beat;
+  }
+}

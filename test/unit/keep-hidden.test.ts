@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { keepHidden } from '../../lib/engine/keep-hidden.ts';
+
+const wait = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+function recordingQueue(fail = false) {
+  const hides: { handle: string; seconds: number }[] = [];
+  return {
+    hides,
+    hide: async (handle: string, seconds: number) => {
+      hides.push({ handle, seconds });
+      if (fail) throw new Error('queue unavailable');
+    },
+  };
+}
+
+describe('keepHidden', () => {
+  it('sends no request when the work finishes before the first beat', async () => {
+    const queue = recordingQueue();
+    expect(await keepHidden(queue, 'r1', { everyMs: 200, visibilitySeconds: 3 }, async () => 'done')).toBe('done');
+    await wait(300);
+    expect(queue.hides).toEqual([]);
+  });
+
+  it('extends the message every beat while slow work runs, and stops when it ends', async () => {
+    const queue = recordingQueue();
+    await keepHidden(queue, 'r1', { everyMs: 50, visibilitySeconds: 3 }, () => wait(280));
+    const during = queue.hides.length;
+    expect(during).toBeGreaterThanOrEqual(3);
+    expect(queue.hides.every((hide) => hide.handle === 'r1' && hide.seconds === 3)).toBe(true);
+    await wait(200);
+    expect(queue.hides.length).toBe(during);
+  });
+
+  it('reports a failed extension and lets the work finish; the work’s own error still surfaces', async () => {
+    const queue = recordingQueue(true);
+    const errors: unknown[] = [];
+    await keepHidden(queue, 'r1', { everyMs: 30, visibilitySeconds: 3, onError: (error) => errors.push(error) }, () => wait(100));
+    expect(errors.length).toBeGreaterThan(0);
+    await expect(keepHidden(queue, 'r1', { everyMs: 30, visibilitySeconds: 3 }, () => Promise.reject(new Error('claim failed')))).rejects.toThrow('claim failed');
+  });
+});
