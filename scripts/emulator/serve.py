@@ -147,10 +147,11 @@ def _item_level_transaction_rollback() -> None:
 def _cache_service_list() -> None:
     # moto's dispatcher maps each request to a service under one global lock,
     # and inside that lock lists its own package directory (a listdir and
-    # ~150 isdir calls). Each call gives up the GIL, and winning it back
-    # among hundreds of request threads takes milliseconds, so every request
-    # (SQS too) queued behind that lock: py-spy showed ~470 of ~530 threads
-    # waiting there during a chaos drill. The list never changes.
+    # ~150 isdir calls, each giving up the GIL). In a stalled chaos drill
+    # py-spy found ~470 of ~530 request threads waiting on that lock. With 64
+    # clients the cache made no measurable difference (the case it is for,
+    # hundreds of threads fighting for the GIL, was not measured apart from
+    # the other fixes). The list never changes.
     from moto import backends
 
     modules = tuple(backends.list_of_moto_modules())
