@@ -9,6 +9,7 @@ import { runDev } from '../runtime/dev.ts';
 import { startEmulator, EmulatorSetupError, EmulatorStartError } from '../runtime/emulator.ts';
 import { createRuntime, type Runtime } from '../runtime/wiring.ts';
 import { useDevEndpointIfRunning } from './endpoint.ts';
+import { benchCommand } from './bench-command.ts';
 import { chaosCommand } from './chaos-command.ts';
 import { jobsCommand, parseInteger } from './jobs-command.ts';
 import { runsCommand } from './runs-command.ts';
@@ -78,6 +79,7 @@ program
 program.addCommand(jobsCommand(() => lazyRuntime().jobs(registry.names()), write));
 program.addCommand(runsCommand(() => lazyRuntime().jobs(), write));
 program.addCommand(chaosCommand(write));
+program.addCommand(benchCommand(write));
 
 try {
   await program.parseAsync(process.argv);
