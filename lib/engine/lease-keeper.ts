@@ -1,5 +1,5 @@
 /**
- * Heartbeats for one claimed slice: renew the lease on the fence and extend
+ * Heartbeats for one claimed slice: renew the lease on the fence, then extend
  * the message's visibility to match, every `heartbeatMs`. When a renewal is
  * refused (a standby took over) or renewals keep failing until the lease has
  * run out, `signal` aborts with a LeaseLostError and the keeper stops.
@@ -66,13 +66,13 @@ export class LeaseKeeper {
         return;
       }
       const now = this.clock.now();
-      // The message's visibility is extended alongside the renewal, not after it: a renewal stuck behind a
-      // slow store must not let the message surface and hand a live lease to a standby.
-      const hidden = this.queue.hide(receiptHandle, this.options.visibilitySeconds).catch(this.onRenewError);
       try {
         await this.slices.renew(key, fence, now, leaseMs);
         this.lastRenewedAt = now;
         this.onRenewed(now);
+        // Only after the renewal held: a zombie's hide would keep the message (which its standby may now hold
+        // too) hidden for another visibility timeout after the standby itself dies (seen: 5.2 s failovers).
+        if (!this.stopped.signal.aborted) await this.queue.hide(receiptHandle, this.options.visibilitySeconds);
       } catch (error) {
         if (error instanceof LeaseLostError) {
           this.controller.abort(error);
@@ -84,8 +84,6 @@ export class LeaseKeeper {
           this.controller.abort(new LeaseLostError(executionKey(key.jobId, key.scheduledAt), fence, { cause: error }));
           return;
         }
-      } finally {
-        await hidden;
       }
     }
   }

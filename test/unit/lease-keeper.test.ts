@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { systemClock } from '../../lib/core/clock.ts';
+import { LeaseLostError } from '../../lib/core/errors.ts';
+import type { SliceStore } from '../../lib/core/ports.ts';
+import { LeaseKeeper } from '../../lib/engine/lease-keeper.ts';
+
+const key = { jobId: 'job', scheduledAt: Date.parse('2026-11-29T12:00:00Z') };
+const wait = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Only the two calls a lease keeper makes; the store's real fencing is tested against the emulator. */
+function keeperWith(renew: () => Promise<void>) {
+  const calls: string[] = [];
+  const slices = { renew: async () => (calls.push('renew'), renew()) } as unknown as SliceStore;
+  const queue = { send: async () => {}, hide: async (_handle: string, seconds: number) => void calls.push(`hide ${seconds}`) };
+  const keeper = new LeaseKeeper(slices, queue, systemClock, {
+    key,
+    fence: 3,
+    leaseMs: 400,
+    heartbeatMs: 40,
+    visibilitySeconds: 3,
+    receiptHandle: 'r',
+    claimedAt: Date.now(),
+  });
+  return { keeper, calls };
+}
+
+describe('LeaseKeeper', () => {
+  it('extends the message after each renewal that held', async () => {
+    const { keeper, calls } = keeperWith(async () => {});
+    keeper.start();
+    await wait(150);
+    await keeper.stop();
+    expect(calls.length).toBeGreaterThanOrEqual(4);
+    expect(calls.slice(0, 4)).toEqual(['renew', 'hide 3', 'renew', 'hide 3']);
+    expect(keeper.lost).toBe(false);
+  });
+
+  it('a refused renewal (a standby took over) aborts the signal and never extends the message again', async () => {
+    const { keeper, calls } = keeperWith(async () => {
+      throw new LeaseLostError('job:2026-11-29T12:00:00Z', 3);
+    });
+    keeper.start();
+    await wait(150);
+    expect(keeper.lost).toBe(true);
+    expect(keeper.signal.reason).toBeInstanceOf(LeaseLostError);
+    expect(calls).toEqual(['renew']);
+    await keeper.stop();
+  });
+});
