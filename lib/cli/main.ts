@@ -56,10 +56,13 @@ program
   .action(async () => {
     const emulator = await startEmulator();
     write(`emulator listening; in another shell:\n  export AWS_ENDPOINT_URL=${emulator.endpoint} AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test`);
+    // The emulator child is unreferenced (it must not keep other commands alive); this command lives for it.
+    const keepAlive = setInterval(() => {}, 60_000);
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve);
       process.once('SIGTERM', resolve);
     });
+    clearInterval(keepAlive);
     await emulator.stop();
   });
 

@@ -212,6 +212,8 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
       if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
+        // Unreferenced while running; a caller awaiting stop() must not see Node exit first (exit code 13).
+        child.ref();
         child.kill('SIGTERM');
         const timer = setTimeout(() => {
           child.kill('SIGKILL');

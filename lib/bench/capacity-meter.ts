@@ -1,0 +1,340 @@
+/**
+ * A client middleware that records, besides what RequestCounter counts, what
+ * each AWS request moved: items read and written, DynamoDB request units by
+ * AWS's rules (request-units.ts), SQS messages, EventBridge entries. It sits
+ * just outside the deserializer, below the retry middleware, so each HTTP
+ * attempt counts, as AWS bills; a refused conditional write consumes its units too.
+ *
+ * Sizes of items it has not seen whole (an update's target) are learned from
+ * earlier puts, reads and ALL_NEW/ALL_OLD replies in the same process; an
+ * unknown one counts as under 1 KB.
+ */
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import type { DeserializeMiddleware, MiddlewareStack } from '@smithy/types';
+import type { AwsClients } from '../aws/clients.ts';
+import type { CronfenceConfig } from '../aws/config.ts';
+import { JOBS_TABLE, LEDGER_TABLE, SLICES_TABLE, type TableDefinition } from '../aws/schema.ts';
+import {
+  indexWritesForPut,
+  indexWritesForUpdate,
+  itemBytes,
+  projectedBytes,
+  readRequestUnits,
+  updatedAttributes,
+  writeRequestUnits,
+  type IndexShape,
+  type Item,
+  type ReadConsistency,
+} from './request-units.ts';
+
+/** What the bench groups requests into (the issue's kinds). */
+export const REQUEST_KINDS = [
+  'dynamoRead',
+  'dynamoWrite',
+  'dynamoTransactWrite',
+  'heartbeat',
+  'sqsSend',
+  'sqsReceive',
+  'sqsReceiveEmpty',
+  'sqsDelete',
+  'sqsVisibility',
+  'event',
+  'other',
+] as const;
+export type RequestKind = (typeof REQUEST_KINDS)[number];
+
+export interface MeterSnapshot {
+  /** Requests by service.Operation, as RequestCounter names them. */
+  readonly requests: Record<string, number>;
+  readonly kinds: Record<RequestKind, number>;
+  /** Items inside TransactWriteItems requests. */
+  readonly transactItems: number;
+  readonly itemsRead: number;
+  readonly itemsWritten: number;
+  /** Base-table write request units, by request kind. */
+  readonly writeUnits: Record<RequestKind, number>;
+  readonly readUnits: Record<RequestKind, number>;
+  /** GSI write units by "table/index" logical name (jobs/due, slices/sweep). */
+  readonly indexWriteUnits: Record<string, number>;
+  readonly sqsMessagesSent: number;
+  readonly sqsMessagesReceived: number;
+  readonly eventEntries: number;
+}
+
+interface TableShape {
+  readonly logicalName: string;
+  readonly keys: readonly string[];
+  readonly indexes: readonly IndexShape[];
+}
+
+const SIZE_CACHE_LIMIT = 200_000;
+/** Keys plus a status and a scan id: what the sweep index projects. */
+const SMALL_PROJECTION_BYTES = 100;
+
+export class CapacityMeter {
+  private readonly tables = new Map<string, TableShape>();
+  private readonly sizes = new Map<string, number>();
+  private data = emptySnapshot();
+
+  constructor(config: Pick<CronfenceConfig, 'jobsTable' | 'slicesTable' | 'ledgerTable'>) {
+    this.tables.set(config.jobsTable, shape(JOBS_TABLE));
+    this.tables.set(config.slicesTable, shape(SLICES_TABLE));
+    this.tables.set(config.ledgerTable, shape(LEDGER_TABLE));
+  }
+
+  attach(clients: AwsClients): this {
+    for (const [service, client] of Object.entries(clients)) {
+      const meter: DeserializeMiddleware<object, object> = (next, context) => async (args) => {
+        const operation = String(context.commandName ?? 'unknown').replace(/Command$/, '');
+        const input = (args as { input?: unknown }).input as Record<string, unknown>;
+        try {
+          const result = await next(args);
+          this.record(service, operation, input, result.output as Record<string, unknown>, undefined);
+          return result;
+        } catch (error) {
+          this.record(service, operation, input, undefined, error as Record<string, unknown>);
+          throw error;
+        }
+      };
+      // Outside the deserializer, so it sees parsed outputs and typed errors; inside the retries, so each attempt counts.
+      (client.middlewareStack as MiddlewareStack<object, object>).addRelativeTo(meter, {
+        relation: 'before',
+        toMiddleware: 'deserializerMiddleware',
+        name: `cronfenceCapacityMeter-${service}`,
+      });
+    }
+    return this;
+  }
+
+  snapshot(): MeterSnapshot {
+    return structuredClone(this.data);
+  }
+
+  reset(): void {
+    this.data = emptySnapshot();
+  }
+
+  /** Exposed for tests: account one request as the middleware would. */
+  record(service: string, operation: string, input: Record<string, unknown>, output: Record<string, unknown> | undefined, error: Record<string, unknown> | undefined): void {
+    const d = this.data;
+    const name = `${service}.${operation}`;
+    d.requests[name] = (d.requests[name] ?? 0) + 1;
+    if (service === 'dynamo') this.recordDynamo(operation, input, output, error);
+    else if (service === 'sqs') this.recordSqs(operation, input, output);
+    else if (service === 'events') {
+      d.kinds.event++;
+      d.eventEntries += ((input.Entries as unknown[]) ?? []).length;
+    } else d.kinds.other++;
+  }
+
+  private recordSqs(operation: string, input: Record<string, unknown>, output: Record<string, unknown> | undefined): void {
+    const d = this.data;
+    if (operation === 'SendMessage' || operation === 'SendMessageBatch') {
+      d.kinds.sqsSend++;
+      d.sqsMessagesSent += operation === 'SendMessage' ? 1 : ((input.Entries as unknown[]) ?? []).length;
+    } else if (operation === 'ReceiveMessage') {
+      const received = ((output?.Messages as unknown[]) ?? []).length;
+      d.sqsMessagesReceived += received;
+      if (received === 0) d.kinds.sqsReceiveEmpty++;
+      else d.kinds.sqsReceive++;
+    } else if (operation === 'DeleteMessage' || operation === 'DeleteMessageBatch') d.kinds.sqsDelete++;
+    else if (operation === 'ChangeMessageVisibility' || operation === 'ChangeMessageVisibilityBatch') d.kinds.sqsVisibility++;
+    else d.kinds.other++;
+  }
+
+  private recordDynamo(operation: string, input: Record<string, unknown>, output: Record<string, unknown> | undefined, error: Record<string, unknown> | undefined): void {
+    switch (operation) {
+      case 'GetItem': {
+        const item = output?.Item as Item | undefined;
+        if (item) this.learn(String(input.TableName), item);
+        this.read('dynamoRead', item ? itemBytes(item) : 0, item ? 1 : 0, input.ConsistentRead ? 'strong' : 'eventual');
+        return;
+      }
+      case 'Query':
+      case 'Scan': {
+        const items = (output?.Items as Item[] | undefined) ?? [];
+        const table = String(input.TableName);
+        if (!input.IndexName) for (const item of items) this.learn(table, item);
+        const bytes = items.reduce((sum, item) => sum + itemBytes(item), 0);
+        this.read('dynamoRead', bytes, items.length, input.ConsistentRead && !input.IndexName ? 'strong' : 'eventual');
+        return;
+      }
+      case 'PutItem':
+      case 'UpdateItem':
+      case 'DeleteItem': {
+        const kind: RequestKind = operation === 'UpdateItem' && isRenewal(input) ? 'heartbeat' : 'dynamoWrite';
+        this.data.kinds[kind]++;
+        const returned = (output?.Attributes ?? error?.Item) as Item | undefined;
+        this.write(kind, operation.replace('Item', '') as WriteAction, input, returned, false);
+        return;
+      }
+      case 'TransactWriteItems': {
+        this.data.kinds.dynamoTransactWrite++;
+        const items = (input.TransactItems as Record<string, Record<string, unknown>>[]) ?? [];
+        this.data.transactItems += items.length;
+        for (const entry of items) {
+          const [action, body] = Object.entries(entry)[0] ?? [];
+          if (!action || !body) continue;
+          if (action === 'ConditionCheck') {
+            this.read('dynamoTransactWrite', this.knownSize(body), 0, 'transactional', false);
+            continue;
+          }
+          this.write('dynamoTransactWrite', action as WriteAction, body, undefined, true);
+        }
+        return;
+      }
+      case 'BatchWriteItem': {
+        this.data.kinds.dynamoWrite++;
+        for (const [table, requests] of Object.entries((input.RequestItems as Record<string, Record<string, { Item?: Item; Key?: Item }>[]>) ?? {})) {
+          for (const request of requests) {
+            if (request.PutRequest) this.write('dynamoWrite', 'Put', { TableName: table, Item: request.PutRequest.Item }, undefined, false);
+            else if (request.DeleteRequest) this.write('dynamoWrite', 'Delete', { TableName: table, Key: request.DeleteRequest.Key }, undefined, false);
+          }
+        }
+        return;
+      }
+      default:
+        this.data.kinds.other++;
+    }
+  }
+
+  private read(kind: RequestKind, bytes: number, items: number, consistency: ReadConsistency, countRequest = true): void {
+    if (countRequest && kind === 'dynamoRead') this.data.kinds.dynamoRead++;
+    this.data.itemsRead += items;
+    this.data.readUnits[kind] += readRequestUnits(bytes, consistency);
+  }
+
+  private write(kind: RequestKind, action: WriteAction, body: Record<string, unknown>, returned: Item | undefined, transactional: boolean): void {
+    const tableName = String(body.TableName);
+    const table = this.tables.get(tableName);
+    const d = this.data;
+    d.itemsWritten++;
+    if (action === 'Put') {
+      const item = body.Item as Item;
+      const size = Math.max(itemBytes(item), this.knownSize({ TableName: tableName, Key: keyOf(item, table) }));
+      d.writeUnits[kind] += writeRequestUnits(size, { transactional });
+      this.learn(tableName, item);
+      for (const index of table?.indexes ?? []) this.addIndex(table, index, indexWritesForPut(item, index, table?.keys ?? []));
+      return;
+    }
+    const before = this.knownSize(body);
+    const after = returned ? itemBytes(returned) : before;
+    d.writeUnits[kind] += writeRequestUnits(Math.max(before, after), { transactional });
+    if (returned) this.learn(tableName, returned);
+    if (!table) return;
+    if (action === 'Delete') {
+      for (const index of table.indexes) this.addIndex(table, index, 1);
+      return;
+    }
+    if (action !== 'Update') return;
+    const change = updatedAttributes(String(body.UpdateExpression ?? ''), (body.ExpressionAttributeNames as Record<string, string>) ?? {});
+    for (const index of table.indexes) {
+      // Setting an index's partition key brings the item into it (a resume); otherwise assume it was there.
+      const entering = change.set.includes(index.keyAttributes[0] ?? '');
+      const projected = returned ? projectedBytes(returned, index, table.keys) : index.projected === undefined ? after : SMALL_PROJECTION_BYTES;
+      this.addIndex(table, index, indexWritesForUpdate(change, index, projected, !entering));
+    }
+  }
+
+  private addIndex(table: TableShape | undefined, index: IndexShape, units: number): void {
+    if (!table || units === 0) return;
+    const key = `${table.logicalName}/${index.indexName}`;
+    this.data.indexWriteUnits[key] = (this.data.indexWriteUnits[key] ?? 0) + units;
+  }
+
+  private learn(tableName: string, item: Item): void {
+    const table = this.tables.get(tableName);
+    if (!table) return;
+    if (this.sizes.size > SIZE_CACHE_LIMIT) this.sizes.clear();
+    this.sizes.set(cacheKey(tableName, keyOf(item, table)), itemBytes(item));
+  }
+
+  private knownSize(body: Record<string, unknown>): number {
+    const key = body.Key as Item | undefined;
+    if (!key) return 0;
+    return this.sizes.get(cacheKey(String(body.TableName), key)) ?? 0;
+  }
+}
+
+type WriteAction = 'Put' | 'Update' | 'Delete';
+
+/** A heartbeat: the renewal sets only the lease's end (lib/aws/dynamo/renew-lease.ts). */
+function isRenewal(input: Record<string, unknown>): boolean {
+  return /^SET leaseExpiresAt = :\w+$/.test(String(input.UpdateExpression ?? '').trim());
+}
+
+function shape(table: TableDefinition): TableShape {
+  return {
+    logicalName: table.logicalName,
+    keys: [table.partitionKey.name, ...(table.sortKey ? [table.sortKey.name] : [])],
+    indexes: table.globalSecondaryIndexes.map((index) => ({
+      indexName: index.indexName,
+      keyAttributes: [index.partitionKey.name, ...(index.sortKey ? [index.sortKey.name] : [])],
+      projected: index.projection.type === 'ALL' ? undefined : index.projection.type === 'KEYS_ONLY' ? [] : [...index.projection.nonKeyAttributes],
+    })),
+  };
+}
+
+function keyOf(item: Item, table: TableShape | undefined): Item {
+  const keys = table?.keys ?? [];
+  return Object.fromEntries(keys.flatMap((name) => (item[name] ? [[name, item[name] as AttributeValue]] : [])));
+}
+
+function cacheKey(tableName: string, key: Item): string {
+  return `${tableName}|${JSON.stringify(Object.entries(key).sort(([a], [b]) => a.localeCompare(b)))}`;
+}
+
+function zeroKinds(): Record<RequestKind, number> {
+  return Object.fromEntries(REQUEST_KINDS.map((kind) => [kind, 0])) as Record<RequestKind, number>;
+}
+
+export function emptySnapshot(): MeterSnapshot & { requests: Record<string, number>; indexWriteUnits: Record<string, number>; transactItems: number; itemsRead: number; itemsWritten: number; sqsMessagesSent: number; sqsMessagesReceived: number; eventEntries: number } {
+  return {
+    requests: {},
+    kinds: zeroKinds(),
+    transactItems: 0,
+    itemsRead: 0,
+    itemsWritten: 0,
+    writeUnits: zeroKinds(),
+    readUnits: zeroKinds(),
+    indexWriteUnits: {},
+    sqsMessagesSent: 0,
+    sqsMessagesReceived: 0,
+    eventEntries: 0,
+  };
+}
+
+/** a + b, field by field. */
+export function addSnapshots(a: MeterSnapshot, b: MeterSnapshot): MeterSnapshot {
+  return combine(a, b, 1);
+}
+
+/** a − b, field by field (the requests of one phase, from two snapshots). */
+export function subtractSnapshots(a: MeterSnapshot, b: MeterSnapshot): MeterSnapshot {
+  return combine(a, b, -1);
+}
+
+function combine(a: MeterSnapshot, b: MeterSnapshot, sign: 1 | -1): MeterSnapshot {
+  const merge = <K extends string>(x: Record<K, number>, y: Record<K, number>): Record<K, number> => {
+    const out = { ...x };
+    for (const [key, value] of Object.entries(y) as [K, number][]) out[key] = (out[key] ?? 0) + sign * value;
+    return out;
+  };
+  return {
+    requests: merge(a.requests, b.requests),
+    kinds: merge(a.kinds, b.kinds),
+    transactItems: a.transactItems + sign * b.transactItems,
+    itemsRead: a.itemsRead + sign * b.itemsRead,
+    itemsWritten: a.itemsWritten + sign * b.itemsWritten,
+    writeUnits: merge(a.writeUnits, b.writeUnits),
+    readUnits: merge(a.readUnits, b.readUnits),
+    indexWriteUnits: merge(a.indexWriteUnits, b.indexWriteUnits),
+    sqsMessagesSent: a.sqsMessagesSent + sign * b.sqsMessagesSent,
+    sqsMessagesReceived: a.sqsMessagesReceived + sign * b.sqsMessagesReceived,
+    eventEntries: a.eventEntries + sign * b.eventEntries,
+  };
+}
+
+export function sumValues(record: Readonly<Record<string, number>>): number {
+  return Object.values(record).reduce((sum, value) => sum + value, 0);
+}

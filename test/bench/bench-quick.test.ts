@@ -1,0 +1,79 @@
+/**
+ * The CI smoke test of `cronfence bench --quick`: every figure of the report
+ * is there, finite, positive where it must be, and consistent with the
+ * others. No timing asserts: the emulator's speed is the machine's.
+ */
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { BenchReport } from '../../lib/bench/report.ts';
+import { QUICK_SIZES, runBench } from '../../lib/bench/run-bench.ts';
+import { awsEndpoint } from '../support/aws-endpoint.ts';
+
+describe('cronfence bench --quick', () => {
+  it('writes a complete, self-consistent report and a chart', { timeout: 300_000 }, async () => {
+    awsEndpoint(); // fails loudly without the emulator
+    const outDir = mkdtempSync(path.join(tmpdir(), 'cronfence-bench-'));
+    const report = await runBench({ quick: true, sizes: QUICK_SIZES, outDir, prefix: `t${randomUUID().slice(0, 8)}`, onProgress: () => {} });
+
+    const onDisk = JSON.parse(readFileSync(path.join(outDir, 'report.json'), 'utf8')) as BenchReport;
+    expect(onDisk.perExecution).toEqual(report.perExecution);
+
+    // Burst: every slice committed once.
+    expect(report.burst.committed).toBe(QUICK_SIZES.burst);
+    expect(report.burst.slices).toBe(QUICK_SIZES.burst);
+    const t = report.burst.timeline;
+    expect(t.allCommittedS).toBeGreaterThanOrEqual(t.firstCommittedS);
+    expect(t.allCommittedS).toBeGreaterThanOrEqual(t.allStartedS);
+    expect(report.burst.startLagMs.max).toBeGreaterThanOrEqual(report.burst.startLagMs.p50);
+    expect(report.burst.throughputSlicesPerSecond).toBeGreaterThan(0);
+
+    // Requests and units per execution.
+    const p = report.perExecution;
+    for (const key of ['dynamoWriteRequests', 'writeRequestUnits', 'readRequestUnits', 'sqsRequests', 'transactWriteRequests', 'eventEntries'] as const) {
+      expect(Number.isFinite(p[key]), key).toBe(true);
+      expect(p[key], key).toBeGreaterThan(0);
+    }
+    expect(p.writeRequestUnits).toBeGreaterThanOrEqual(p.dynamoWriteRequests); // every write is at least one unit
+    expect(p.transactItems).toBeGreaterThanOrEqual(2 * p.transactWriteRequests * 0.99); // advance and commit carry two items each
+    expect(p.dynamoWriteRequests).toBeCloseTo(report.perExecutionByRole.scanner.dynamoWriteRequests + report.perExecutionByRole.worker.dynamoWriteRequests, 2);
+
+    // Ceiling and its ratio.
+    expect(report.ceiling.dynamoWritesPerSecond).toBeGreaterThan(0);
+    expect(report.ceiling.slicesPerSecond).toBeGreaterThan(0);
+    expect(Number.isFinite(report.ceilingRatio)).toBe(true);
+    expect(report.ceilingRatio).toBeGreaterThan(0);
+
+    // Density: each level scanned exactly its due schedules.
+    expect(report.density.levels.map((l) => l.schedules)).toEqual([...QUICK_SIZES.schedules]);
+    for (const level of report.density.levels) {
+      expect(level.slicesCreated).toBe(QUICK_SIZES.duePerLevel);
+      expect(level.itemsRead).toBeGreaterThanOrEqual(level.due);
+      expect(level.itemsTouchedPerDueSlice).toBeGreaterThan(0);
+      expect(level.scannerPeakRssMb).toBeGreaterThanOrEqual(level.scannerRssBeforeMb * 0.9);
+    }
+
+    // Heartbeats: a held job renews.
+    expect(report.heartbeats.rounds).toHaveLength(2);
+    for (const round of report.heartbeats.rounds) expect(round.renewalsPerJob).toBeGreaterThan(0);
+
+    // Dollars.
+    expect(report.usdPerMillion).toBeGreaterThan(0);
+    expect(report.usdPerMillion).toBe(report.costs.cronfence1s.total);
+    expect(report.costs.cronfence45s.total).toBeGreaterThan(report.costs.cronfence1s.total);
+    expect(report.costs.eventBridgeScheduler1s.scheduler).toBe(1);
+    expect(report.capacityPlan.initial.shardsNeeded).toBeGreaterThanOrEqual(1);
+    expect(report.capacityPlan.warm.burstAtSecondSeconds).toBeLessThan(report.capacityPlan.initial.burstAtSecondSeconds);
+    expect(report.targets.length).toBeGreaterThanOrEqual(5);
+
+    // The chart: a whole SVG document.
+    expect(existsSync(report.chart)).toBe(true);
+    const svg = readFileSync(report.chart, 'utf8');
+    expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
+    expect(svg.trimEnd().endsWith('</svg>')).toBe(true);
+    expect(svg).toContain('<polyline');
+    expect(svg).not.toMatch(/NaN|undefined|Infinity/);
+  });
+});
