@@ -57,7 +57,8 @@ export function cronfenceUsdPerMillion(
   // On Lambda the claim sets the message's visibility once (the event source forces it up to the function timeout).
   const sqsRequests = happy.sqsRequests + (options.lambdaClaimVisibility ?? 1) + beats * heartbeat.sqsRequestsPerHeartbeat;
   const parts = {
-    dynamoWrites: (happy.writeRequestUnits + beats * heartbeat.writeUnitsPerRenewal) * prices.dynamoWriteRequestUnitPerMillion,
+    // A write to a global secondary index is billed as write units too (renewals touch no index).
+    dynamoWrites: (happy.writeRequestUnits + indexWriteUnits(happy) + beats * heartbeat.writeUnitsPerRenewal) * prices.dynamoWriteRequestUnitPerMillion,
     dynamoReads: happy.readRequestUnits * prices.dynamoReadRequestUnitPerMillion,
     sqs: sqsRequests * prices.sqsRequestPerMillion,
     lambdaRequests: 1 * prices.lambdaRequestPerMillion,
@@ -66,6 +67,10 @@ export function cronfenceUsdPerMillion(
     scheduler: 0,
   };
   return withTotal(parts);
+}
+
+function indexWriteUnits(happy: PerExecution): number {
+  return Object.values(happy.indexWriteUnits ?? {}).reduce((sum, units) => sum + units, 0);
 }
 
 /** EventBridge Scheduler invoking a Lambda of the same memory that runs `jobSeconds`. */

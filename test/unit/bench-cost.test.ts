@@ -24,6 +24,12 @@ describe('dollars per million executions', () => {
     expect(cost.total).toBeCloseTo(4.375 + 0.0625 + 0.92 + 0.2 + 10.00005 + 1, 3);
   });
 
+  it('bills index writes as write units', () => {
+    const withIndexes = { ...happy, indexWriteUnits: { 'slices/sweep': 4.5, 'jobs/due': 2 } } as PerExecution;
+    const cost = cronfenceUsdPerMillion(withIndexes, 1, { leaseMs: 4000, heartbeatMs: 1000 });
+    expect(cost.dynamoWrites).toBeCloseTo((6 + 6.5 + 1) * 0.625, 4);
+  });
+
   it('prices EventBridge Scheduler plus the Lambda it invokes', () => {
     expect(schedulerUsdPerMillion(1).total).toBeCloseTo(1 + 0.2 + 0.5 * 13.3334, 3);
     expect(schedulerUsdPerMillion(45).total).toBeCloseTo(1 + 0.2 + 0.5 * 45 * 13.3334, 2);
