@@ -132,7 +132,7 @@ export function renderReport(report: BenchReport): string {
   lines.push(
     table([
       ['after the due second', 'seconds'],
-      ['all enqueued', b.timeline.allEnqueuedS],
+      ['all enqueued (last scan done)', b.timeline.allEnqueuedS],
       ['first committed', b.timeline.firstCommittedS],
       ['all started', b.timeline.allStartedS],
       ['all committed', b.timeline.allCommittedS],
