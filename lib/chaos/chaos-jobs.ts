@@ -55,9 +55,9 @@ const ZONES = ['UTC', 'Asia/Kolkata', 'America/New_York', 'Europe/Berlin'];
 
 /**
  * `count` schedules: one in eight an every-few-seconds 6-field cron, the rest
- * every 30 s to 2 min at a second of its own; one in five runs a slow handler. (100 jobs come to
- * about 4 slices a second: what one emulator core sustains with heartbeats,
- * retries and injected duplicates on top.)
+ * every 30 s to 2 min at a second of its own; one in five runs a slow
+ * handler. (100 jobs come to about 4 slices a second: what one emulator core
+ * sustains with heartbeats, retries and injected duplicates on top.)
  */
 export function chaosJobs(count: number, random: SeededRandom): JobSpecInput[] {
   return Array.from({ length: count }, (_, i) => ({
