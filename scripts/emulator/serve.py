@@ -148,7 +148,8 @@ def _cache_service_list() -> None:
     # moto's dispatcher maps each request to a service under one global lock,
     # and inside that lock lists its own package directory (a listdir and
     # ~150 isdir calls, each giving up the GIL). In a stalled chaos drill
-    # py-spy found ~470 of ~530 request threads waiting on that lock. With 64
+    # py-spy found ~50 threads (SQS ones too) queued on that lock, one of them
+    # the DynamoDB request that ~470 others waited behind. With 64
     # clients the cache made no measurable difference (the case it is for,
     # hundreds of threads fighting for the GIL, was not measured apart from
     # the other fixes). The list never changes.
