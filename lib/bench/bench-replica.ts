@@ -10,20 +10,13 @@ import type { EventSink, LifecycleEvent } from '../core/events.ts';
 import { HandlerRegistry } from '../engine/define-job.ts';
 import { queueUrl } from '../aws/sqs/queue-urls.ts';
 import { createScannerHandler, createWorkerHandler, type HandlerLog } from '../runtime/handlers.ts';
+import { replicaArgs, runUntilStopped, toParent } from '../runtime/replica-process.ts';
 import { SqsPoller } from '../runtime/sqs-poller.ts';
 import { createRuntime } from '../runtime/wiring.ts';
 import { BENCH_HANDLERS } from './bench-jobs.ts';
 import { CapacityMeter } from './capacity-meter.ts';
 
-const [role, id] = process.argv.slice(2);
-if ((role !== 'worker' && role !== 'scanner') || !id) {
-  process.stderr.write('usage: bench-replica.ts worker|scanner <id>\n');
-  process.exit(2);
-}
-
-const toParent = (message: object): void => {
-  if (process.send && process.connected) process.send(message);
-};
+const { role, id } = replicaArgs('bench-replica.ts');
 // Only what the bench measures crosses the pipe: claimed events would double the IPC traffic for nothing.
 const events: EventSink = {
   emit(event: LifecycleEvent) {
@@ -53,12 +46,6 @@ const poller = new SqsPoller({
 process.on('message', (message: { kind?: string }) => {
   if (message.kind === 'meter') toParent({ kind: 'meter', snapshot: meter.snapshot(), rss: process.memoryUsage().rss });
 });
-const stop = (): void => poller.stop();
-process.on('SIGTERM', stop);
-process.on('disconnect', stop);
 toParent({ kind: 'ready' });
-await poller.run();
-await runtime.bus.flush();
-// Leave once the last snapshot is out.
-if (process.send && process.connected) process.send({ kind: 'meter', snapshot: meter.snapshot(), final: true }, () => process.exit(0));
-else process.exit(0);
+// The last snapshot goes out as it leaves.
+await runUntilStopped(poller, () => runtime.bus.flush(), () => ({ kind: 'meter', snapshot: meter.snapshot(), final: true }));

@@ -8,6 +8,7 @@
  * for the job plus the wait for its second (a message surfaces in the
  * second before the slice's second: half a second on average).
  */
+import { sumValues } from './capacity-meter.ts';
 import { CONSTRUCT_LAMBDA_MEMORY_MB, PRICE_TABLE, type PriceTable } from './price-table.ts';
 import type { PerExecution } from './per-execution.ts';
 
@@ -58,7 +59,7 @@ export function cronfenceUsdPerMillion(
   const sqsRequests = happy.sqsRequests + (options.lambdaClaimVisibility ?? 1) + beats * heartbeat.sqsRequestsPerHeartbeat;
   const parts = {
     // A write to a global secondary index is billed as write units too (renewals touch no index).
-    dynamoWrites: (happy.writeRequestUnits + indexWriteUnits(happy) + beats * heartbeat.writeUnitsPerRenewal) * prices.dynamoWriteRequestUnitPerMillion,
+    dynamoWrites: (happy.writeRequestUnits + sumValues(happy.indexWriteUnits ?? {}) + beats * heartbeat.writeUnitsPerRenewal) * prices.dynamoWriteRequestUnitPerMillion,
     dynamoReads: happy.readRequestUnits * prices.dynamoReadRequestUnitPerMillion,
     sqs: sqsRequests * prices.sqsRequestPerMillion,
     lambdaRequests: 1 * prices.lambdaRequestPerMillion,
@@ -67,10 +68,6 @@ export function cronfenceUsdPerMillion(
     scheduler: 0,
   };
   return withTotal(parts);
-}
-
-function indexWriteUnits(happy: PerExecution): number {
-  return Object.values(happy.indexWriteUnits ?? {}).reduce((sum, units) => sum + units, 0);
 }
 
 /** EventBridge Scheduler invoking a Lambda of the same memory that runs `jobSeconds`. */

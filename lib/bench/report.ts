@@ -5,7 +5,7 @@
  */
 import { table } from '../cli/format.ts';
 import type { BurstResult, HeartbeatRound } from './burst.ts';
-import type { CapacityPlanReport } from './run-bench.ts';
+import type { BenchSizes, CapacityPlanReport } from './run-bench.ts';
 import type { CeilingResult } from './ceiling.ts';
 import type { CostBreakdown, LeaseSettings } from './cost.ts';
 import type { DensityResult } from './density.ts';
@@ -33,18 +33,7 @@ export interface BenchReport {
   readonly wallSeconds: number;
   /** The AWS endpoint measured (the emulator's), or "AWS". */
   readonly endpoint: string;
-  readonly settings: {
-    readonly schedules: readonly number[];
-    readonly duePerLevel: number;
-    readonly burst: number;
-    readonly shards: number;
-    readonly scanners: number;
-    readonly workers: number;
-    readonly workerBatches: number;
-    readonly heartbeatHoldMs: number;
-    readonly heartbeatJobs: number;
-    readonly sweepGraceMs: { readonly burst: number; readonly density: number };
-  };
+  readonly settings: BenchSizes & { readonly sweepGraceMs: { readonly burst: number; readonly density: number } };
   readonly density: DensityResult;
   readonly burst: Omit<BurstResult, 'meter' | 'scannerMeter' | 'workerMeter' | 'heartbeatRounds'> & { readonly requests: Record<string, number> };
   readonly ceiling: CeilingResult & { readonly slicesPerSecond: number };

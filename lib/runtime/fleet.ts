@@ -9,8 +9,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { LifecycleEvent } from '../core/events.ts';
 import { addCounts, type RequestCounts } from '../aws/request-counter.ts';
+import type { ReplicaRole } from './replica-process.ts';
 
-export type ReplicaRole = 'scanner' | 'worker';
+export type { ReplicaRole };
 
 export interface Replica {
   readonly id: string;

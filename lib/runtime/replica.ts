@@ -23,18 +23,11 @@ import { chaosConfigFromEnv } from '../chaos/config.ts';
 import { SeededRandom } from '../chaos/random.ts';
 import { registry } from '../../functions/jobs/index.ts';
 import { createScannerHandler, createWorkerHandler } from './handlers.ts';
+import { replicaArgs, runUntilStopped, toParent } from './replica-process.ts';
 import { SqsPoller } from './sqs-poller.ts';
 import { createRuntime } from './wiring.ts';
 
-const [role, id] = process.argv.slice(2);
-if ((role !== 'worker' && role !== 'scanner') || !id) {
-  process.stderr.write('usage: replica.ts worker|scanner <id>\n');
-  process.exit(2);
-}
-
-const toParent = (message: object): void => {
-  if (process.send && process.connected) process.send(message);
-};
+const { role, id } = replicaArgs('replica.ts');
 const events: EventSink = {
   emit(event: LifecycleEvent) {
     if (process.send) toParent({ kind: 'event', event });
@@ -79,25 +72,9 @@ const poller = new SqsPoller({
   onError: (error) => log.warn('poll failed', { error: String(error) }),
 });
 
-/** After a stop, in-flight work gets this long; a handler stuck on a dead emulator must not keep the process alive. */
-const STOP_GRACE_MS = 15_000;
-const stop = (): void => {
-  poller.stop();
-  setTimeout(() => process.exit(1), STOP_GRACE_MS).unref();
-};
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);
-// The parent (a drill or `cronfence dev`) is gone: nobody will collect this replica's events or stop it.
-process.on('disconnect', stop);
 toParent({ kind: 'ready', role, id });
-await poller.run();
-await runtime.bus.flush();
-// Report this replica's AWS requests, then leave once the message is out.
-if (process.send && process.connected) {
-  process.send({ kind: 'requests', counts: requests.counts }, () => process.exit(0));
-} else {
-  process.exit(0);
-}
+// Report this replica's AWS requests as it leaves.
+await runUntilStopped(poller, () => runtime.bus.flush(), () => ({ kind: 'requests', counts: requests.counts }));
 
 function hash(text: string): number {
   let h = 0;
