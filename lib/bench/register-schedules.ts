@@ -32,6 +32,7 @@ export function dailyJobAt(id: string, fireAt: number, shardCount: number, handl
     shard: shardOf(id, shardCount),
     nextFireAt: Math.floor(fireAt / 1000) * 1000,
     version: 1,
+    generation: 1,
     createdAt: now,
     updatedAt: now,
   };

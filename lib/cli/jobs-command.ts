@@ -64,20 +64,20 @@ export function jobsCommand(repository: () => JobRepository, write: (line: strin
     .argument('<id>')
     .action(async (id: string) => {
       const { job, skipped } = await repository().pause(id);
-      write(`paused ${job.id}; ${skipped} enqueued slices skipped`);
+      write(`paused ${job.id}; ${skipped} pending slices skipped`);
     });
 
   jobs
     .command('resume')
     .argument('<id>')
-    .action(async (id: string) => write(`resumed ${describe(await repository().resume(id))}`));
+    .action(async (id: string) => write(`resumed ${describe((await repository().resume(id)).job)}`));
 
   jobs
     .command('rm')
     .argument('<id>')
     .action(async (id: string) => {
       const { deleted, skipped } = await repository().delete(id);
-      write(deleted ? `deleted ${id}; ${skipped} enqueued slices skipped; history kept` : `no job ${JSON.stringify(id)}`);
+      write(deleted ? `deleted ${id}; ${skipped} pending slices skipped; history kept` : `no job ${JSON.stringify(id)}`);
       if (!deleted) process.exitCode = 1;
     });
 

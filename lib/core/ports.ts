@@ -13,6 +13,8 @@ export interface StoredJob extends JobSpec {
   readonly nextFireAt: number;
   /** Bumped on every change; scanners and updates condition on it. */
   readonly version: number;
+  /** Bumped on every change of definition, pause, resume and delete (see core/job-lifecycle.ts); slices carry it. */
+  readonly generation: number;
   readonly createdAt: number;
   readonly updatedAt: number;
 }

@@ -50,6 +50,10 @@ export interface Slice extends SliceKey {
   readonly policies: JobPolicies;
   readonly payload?: Record<string, unknown>;
   readonly shard: number;
+  /** The job generation that created it (see core/job-lifecycle.ts). */
+  readonly generation: number;
+  /** SKIPPED: why it did not run. */
+  readonly skipReason?: string;
   readonly nextAttemptAt?: number;
   readonly lastError?: string;
   readonly createdAt: number;

@@ -14,7 +14,7 @@ function observed(type: LifecycleEventType, replica: string, at: number, fence: 
 }
 
 function slice(fence: number, status: Slice['status'] = 'SUCCEEDED'): Slice {
-  return { jobId: 'job', scheduledAt: T, status, fence, attempts: fence, handler: 'h', policies: DEFAULT_POLICIES, shard: 0, createdAt: T };
+  return { jobId: 'job', scheduledAt: T, status, fence, attempts: fence, handler: 'h', policies: DEFAULT_POLICIES, shard: 0, generation: 1, createdAt: T };
 }
 
 const base: HistoryInput = { events: [], renewals: [], processFaults: [], slices: [slice(1)], ledger: [], effects: [], expected: [KEY] };

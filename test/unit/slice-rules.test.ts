@@ -18,6 +18,7 @@ const slice = (overrides: Partial<Slice>): Slice => ({
   fence: 0,
   attempts: 0,
   handler: 'h',
+  generation: 1,
   policies: DEFAULT_POLICIES,
   shard: 0,
   createdAt: clock.now(),

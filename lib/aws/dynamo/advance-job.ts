@@ -3,9 +3,13 @@
  *
  * One TransactWriteItems (at most 100 items, so at most 99 slices a call):
  *   [0..n-1] slices[jobId, T] for each occurrence T in the window
- *            Condition: attribute_not_exists(jobId)   — never overwrite a slice
- *            Effect:    ENQUEUED, fence 0, attempts 0, with the job's handler,
- *                       policies and payload copied on (a worker needs only the key)
+ *            Condition: NEW_SLICE (no slice at T) OR OLDER_GENERATION_UNRUN
+ *                       (an older generation's slice at T with no ledger
+ *                       record: ENQUEUED, FAILED or SKIPPED; see core/job-lifecycle.ts)
+ *            Effect:    ENQUEUED, attempts 0, this generation, with the job's
+ *                       handler, policies and payload copied on (a worker needs
+ *                       only the key); the fence is kept (it only ever grows),
+ *                       the last run's lease, owner and error are removed
  *   [n]      jobs[jobId]
  *            Condition: version = the version read AND the job is still enabled
  *            Effect:    nextFireAt = first occurrence after the window, version + 1
@@ -18,7 +22,7 @@ import { TransactWriteItemsCommand, type DynamoDBClient, type TransactWriteItem 
 import type { AdvanceOutcome, NewSlice, StoredJob } from '../../core/ports.ts';
 import { SliceStatus } from '../../core/slice.ts';
 import { cancellationCodes, onTable } from './errors.ts';
-import { toItem } from './items.ts';
+import { sliceKeyItem, toItem } from './items.ts';
 
 export const MAX_SLICES_PER_ADVANCE = 99;
 
@@ -56,28 +60,52 @@ export async function advanceJob(
   return { kind: 'conflict' };
 }
 
+/** No slice exists at this instant. */
+const NEW_SLICE = 'attribute_not_exists(jobId)';
+/** An older generation left this instant without a ledger record: the new generation may run it. */
+const OLDER_GENERATION_UNRUN =
+  '(#status IN (:enqueued, :failed, :skipped) AND (attribute_not_exists(generation) OR generation < :generation))';
+/** What the last run of an older generation left behind. */
+const LAST_RUN_FIELDS = ['#owner', 'leaseExpiresAt', 'leaseMessageId', 'nextAttemptAt', 'lastError', 'startedAt', 'finishedAt', 'expiresAt', 'skipReason'];
+
 function slicePut(tables: AdvanceTables, job: StoredJob, slice: NewSlice, now: number): TransactWriteItem {
+  const fields: Record<string, unknown> = {
+    status: SliceStatus.Enqueued,
+    attempts: 0,
+    generation: job.generation,
+    handler: job.handler,
+    policies: job.policies,
+    payload: job.payload,
+    shard: job.shard,
+    leaseMs: job.policies.leaseMs,
+    claimSweepMs: job.policies.timeoutMs + tables.sweepGraceMs,
+    sweepShard: job.shard,
+    sweepAt: slice.sweepAt,
+    scanId: slice.scanId,
+    createdAt: now,
+  };
+  const present = Object.entries(fields).filter(([, value]) => value !== undefined);
+  const absent = Object.keys(fields).filter((name) => fields[name] === undefined);
+  const values = toItem(Object.fromEntries(present.map(([name, value]) => [`:${name}`, value])));
   return {
-    Put: {
+    Update: {
       TableName: tables.slicesTable,
-      Item: toItem({
-        jobId: job.id,
-        scheduledAt: slice.scheduledAt,
-        status: SliceStatus.Enqueued,
-        fence: 0,
-        attempts: 0,
-        handler: job.handler,
-        policies: job.policies,
-        payload: job.payload,
-        shard: job.shard,
-        leaseMs: job.policies.leaseMs,
-        claimSweepMs: job.policies.timeoutMs + tables.sweepGraceMs,
-        sweepShard: job.shard,
-        sweepAt: slice.sweepAt,
-        scanId: slice.scanId,
-        createdAt: now,
-      }),
-      ConditionExpression: 'attribute_not_exists(jobId)',
+      Key: sliceKeyItem(slice),
+      UpdateExpression:
+        `SET ${present.map(([name]) => `#${name} = :${name}`).join(', ')}, fence = if_not_exists(fence, :zero)` +
+        ` REMOVE ${[...LAST_RUN_FIELDS, ...absent.map((name) => `#${name}`)].join(', ')}`,
+      ConditionExpression: `${NEW_SLICE} OR ${OLDER_GENERATION_UNRUN}`,
+      ExpressionAttributeNames: {
+        '#owner': 'owner',
+        ...Object.fromEntries(Object.keys(fields).map((name) => [`#${name}`, name])),
+      },
+      ExpressionAttributeValues: {
+        ...values,
+        ':zero': { N: '0' },
+        ':enqueued': { S: SliceStatus.Enqueued },
+        ':failed': { S: SliceStatus.Failed },
+        ':skipped': { S: SliceStatus.Skipped },
+      },
     },
   };
 }

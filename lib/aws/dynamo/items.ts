@@ -4,6 +4,7 @@
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { isTombstone, type JobRecord } from '../../core/job-lifecycle.ts';
 import type { JobPolicies } from '../../core/job-spec.ts';
 import type { LedgerRecord } from '../../core/ledger.ts';
 import type { StoredJob } from '../../core/ports.ts';
@@ -38,6 +39,8 @@ export function toSlice(item: Item): Slice {
     policies: raw.policies as JobPolicies,
     payload: raw.payload as Record<string, unknown> | undefined,
     shard: raw.shard as number,
+    generation: (raw.generation as number | undefined) ?? 0,
+    skipReason: raw.skipReason as string | undefined,
     nextAttemptAt: raw.nextAttemptAt as number | undefined,
     lastError: raw.lastError as string | undefined,
     createdAt: raw.createdAt as number,
@@ -59,9 +62,28 @@ export function toStoredJob(item: Item): StoredJob {
     shard: raw.shard as number,
     nextFireAt: raw.nextFireAt as number,
     version: raw.version as number,
+    generation: (raw.generation as number | undefined) ?? 0,
     createdAt: raw.createdAt as number,
     updatedAt: raw.updatedAt as number,
   };
+}
+
+/** A job item or a deleted job's tombstone. */
+export function toJobRecord(item: Item): JobRecord {
+  const raw = fromItem(item);
+  if (raw.deleted !== true) return toStoredJob(item);
+  return {
+    id: raw.jobId as string,
+    deleted: true,
+    generation: (raw.generation as number | undefined) ?? 0,
+    version: raw.version as number,
+    updatedAt: raw.updatedAt as number,
+  };
+}
+
+export function jobRecordItem(record: JobRecord): Item {
+  if (!isTombstone(record)) return jobItem(record);
+  return toItem({ jobId: record.id, deleted: true, generation: record.generation, version: record.version, updatedAt: record.updatedAt });
 }
 
 /** A job item; `dueShard` (the due index key) only while enabled. */
@@ -78,6 +100,7 @@ export function jobItem(job: StoredJob): Item {
     dueShard: job.enabled ? job.shard : undefined,
     nextFireAt: job.nextFireAt,
     version: job.version,
+    generation: job.generation,
     createdAt: job.createdAt,
     updatedAt: job.updatedAt,
   });

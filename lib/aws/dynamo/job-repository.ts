@@ -1,43 +1,47 @@
 /**
- * Job CRUD. Every write validates first (parseJobSpec) and conditions on the
- * version it read, so a concurrent scanner advance or update is never
- * overwritten; a lost race is retried from a fresh read.
+ * Job CRUD. What each operation does to the job and its slices is decided in
+ * core/job-lifecycle.ts; here it becomes one write conditioned on the version
+ * read (a racing scanner advance or update is never overwritten; a lost race
+ * is retried from a fresh read), then a settle of the older generations'
+ * pending slices (settle-pending-slices.ts).
  *
- * PUT:    create (attribute_not_exists) or replace (version = read); version + 1.
- *         nextFireAt: the first occurrence from now; for an unchanged
- *         schedule, never earlier than the stored nextFireAt (slices before it
- *         already exist).
- * PAUSE:  enabled = false, dueShard removed (leaves the due index), version + 1;
- *         enqueued slices from now on are SKIPPED.
- * RESUME: enabled = true, dueShard = shard, nextFireAt from now, version + 1.
- * DELETE: the job item; enqueued slices from now on are SKIPPED; history stays.
+ * A deleted job stays as a tombstone item (no due-index key, hidden from get
+ * and list), so a job re-added under the same id continues its generation.
  */
-import {
-  DeleteItemCommand,
-  GetItemCommand,
-  PutItemCommand,
-  UpdateItemCommand,
-  type DynamoDBClient,
-} from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, PutItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../../core/clock.ts';
 import { JobNotFoundError, JobVersionConflictError } from '../../core/errors.ts';
-import { parseJobSpec, type JobSpec } from '../../core/job-spec.ts';
+import {
+  isTombstone,
+  planDelete,
+  planPause,
+  planPut,
+  planResume,
+  type JobRecord,
+  type LifecycleChange,
+  type SkipReason,
+} from '../../core/job-lifecycle.ts';
+import { parseJobSpec } from '../../core/job-spec.ts';
 import type { LedgerRecord } from '../../core/ledger.ts';
 import type { StoredJob } from '../../core/ports.ts';
-import { nextOccurrenceAtOrAfter } from '../../core/schedule.ts';
 import { shardOf } from '../../core/shard.ts';
 import type { Slice } from '../../core/slice.ts';
 import type { CronfenceConfig } from '../config.ts';
 import { isConditionFailure, onTable } from './errors.ts';
-import { jobItem, toLedgerRecord, toSlice, toStoredJob } from './items.ts';
+import { jobRecordItem, toJobRecord, toLedgerRecord, toSlice } from './items.ts';
 import { queryAll, scanAll } from './read-pages.ts';
-import { skipPendingSlices } from './skip-pending-slices.ts';
+import { settlePendingSlices } from './settle-pending-slices.ts';
 
-/** "Never fires again": stays out of every due window. */
-const NEVER = Number.MAX_SAFE_INTEGER;
 const VERSION_RETRIES = 5;
 
 type RepositoryConfig = Pick<CronfenceConfig, 'jobsTable' | 'slicesTable' | 'ledgerTable' | 'shardCount' | 'sliceRetentionMs'>;
+
+/** What a lifecycle operation did. */
+export interface JobChangeResult<T extends JobRecord = StoredJob> {
+  readonly job: T;
+  /** Pending slices of older generations settled SKIPPED. */
+  readonly skipped: number;
+}
 
 export class JobRepository {
   constructor(
@@ -48,39 +52,22 @@ export class JobRepository {
   ) {}
 
   /**
-   * Creates or replaces a job.
+   * Creates or replaces a job. Storing the definition it already has changes nothing.
    * @throws {InvalidJobSpecError} before anything is written.
    */
-  async put(input: unknown): Promise<{ job: StoredJob; created: boolean }> {
+  async put(input: unknown): Promise<JobChangeResult & { created: boolean }> {
     const spec = parseJobSpec(input, { knownHandlers: this.knownHandlers });
-    for (let attempt = 1; ; attempt++) {
-      const existing = await this.get(spec.id);
-      const job = this.nextVersion(spec, existing);
-      try {
-        await onTable(this.config.jobsTable, () =>
-          this.dynamo.send(
-            new PutItemCommand({
-              TableName: this.config.jobsTable,
-              Item: jobItem(job),
-              ...(existing
-                ? { ConditionExpression: 'version = :version', ExpressionAttributeValues: { ':version': { N: String(existing.version) } } }
-                : { ConditionExpression: 'attribute_not_exists(jobId)' }),
-            }),
-          ),
-        );
-        return { job, created: existing === undefined };
-      } catch (error) {
-        if (!isConditionFailure(error)) throw error;
-        if (attempt >= VERSION_RETRIES) throw new JobVersionConflictError(spec.id, existing?.version ?? 0, { cause: error });
-      }
-    }
+    let created = false;
+    const result = await this.change(spec.id, (previous, now) => {
+      created = previous === undefined || isTombstone(previous);
+      return planPut(spec, previous, now, this.config.shardCount);
+    });
+    return { ...result, created };
   }
 
   async get(id: string): Promise<StoredJob | undefined> {
-    const result = await onTable(this.config.jobsTable, () =>
-      this.dynamo.send(new GetItemCommand({ TableName: this.config.jobsTable, Key: { jobId: { S: id } }, ConsistentRead: true })),
-    );
-    return result.Item ? toStoredJob(result.Item) : undefined;
+    const record = await this.read(id);
+    return isTombstone(record) ? undefined : record;
   }
 
   /** @throws {JobNotFoundError} */
@@ -92,29 +79,31 @@ export class JobRepository {
 
   async list(): Promise<StoredJob[]> {
     const items = await scanAll(this.dynamo, { TableName: this.config.jobsTable, ConsistentRead: true });
-    return items.map(toStoredJob).sort((a, b) => a.id.localeCompare(b.id));
+    return items
+      .map(toJobRecord)
+      .filter((record): record is StoredJob => !isTombstone(record))
+      .sort((a, b) => a.id.localeCompare(b.id));
   }
 
-  /** @returns the job after the change and how many enqueued slices were skipped. */
-  async pause(id: string): Promise<{ job: StoredJob; skipped: number }> {
-    const job = await this.setEnabled(id, false);
-    const now = this.clock.now();
-    const skipped = await skipPendingSlices(this.dynamo, this.config.slicesTable, id, now, now, this.config.sliceRetentionMs);
-    return { job, skipped };
+  /** @throws {JobNotFoundError} */
+  pause(id: string): Promise<JobChangeResult> {
+    return this.change(id, (previous, now) => planPause(existing(id, previous), now));
   }
 
-  async resume(id: string): Promise<StoredJob> {
-    return this.setEnabled(id, true);
+  /** @throws {JobNotFoundError} */
+  resume(id: string): Promise<JobChangeResult> {
+    return this.change(id, (previous, now) => planResume(existing(id, previous), now));
   }
 
-  /** @returns false when there was no such job. */
+  /** @returns deleted: false when there was no such job. */
   async delete(id: string): Promise<{ deleted: boolean; skipped: number }> {
-    const result = await onTable(this.config.jobsTable, () =>
-      this.dynamo.send(new DeleteItemCommand({ TableName: this.config.jobsTable, Key: { jobId: { S: id } }, ReturnValues: 'ALL_OLD' })),
-    );
-    const now = this.clock.now();
-    const skipped = await skipPendingSlices(this.dynamo, this.config.slicesTable, id, now, now, this.config.sliceRetentionMs);
-    return { deleted: result.Attributes !== undefined, skipped };
+    try {
+      const { skipped } = await this.change(id, (previous, now) => planDelete(existing(id, previous), now));
+      return { deleted: true, skipped };
+    } catch (error) {
+      if (error instanceof JobNotFoundError) return { deleted: false, skipped: 0 };
+      throw error;
+    }
   }
 
   /** Slices of a job from `sinceMs` on, oldest first. */
@@ -139,47 +128,70 @@ export class JobRepository {
     return items.map(toLedgerRecord).sort((a, b) => a.scheduledAt - b.scheduledAt);
   }
 
-  private nextVersion(spec: JobSpec, existing: StoredJob | undefined): StoredJob {
-    const now = this.clock.now();
-    const fromNow = nextOccurrenceAtOrAfter({ cron: spec.schedule, timeZone: spec.timeZone }, now) ?? NEVER;
-    const sameSchedule = existing && existing.schedule === spec.schedule && existing.timeZone === spec.timeZone;
-    return {
-      ...spec,
-      shard: shardOf(spec.id, this.config.shardCount),
-      nextFireAt: sameSchedule ? Math.max(fromNow, existing.nextFireAt) : fromNow,
-      version: (existing?.version ?? 0) + 1,
-      createdAt: existing?.createdAt ?? now,
-      updatedAt: now,
-    };
+  private async read(id: string): Promise<JobRecord | undefined> {
+    const result = await onTable(this.config.jobsTable, () =>
+      this.dynamo.send(new GetItemCommand({ TableName: this.config.jobsTable, Key: { jobId: { S: id } }, ConsistentRead: true })),
+    );
+    return result.Item ? toJobRecord(result.Item) : undefined;
   }
 
-  private async setEnabled(id: string, enabled: boolean): Promise<StoredJob> {
-    const job = await this.require(id);
-    const now = this.clock.now();
-    const nextFireAt = enabled ? (nextOccurrenceAtOrAfter({ cron: job.schedule, timeZone: job.timeZone }, now) ?? NEVER) : job.nextFireAt;
-    try {
-      const result = await onTable(this.config.jobsTable, () =>
-        this.dynamo.send(
-          new UpdateItemCommand({
-            TableName: this.config.jobsTable,
-            Key: { jobId: { S: id } },
-            UpdateExpression: enabled
-              ? 'SET enabled = :true, dueShard = shard, nextFireAt = :next, version = version + :one, updatedAt = :now'
-              : 'SET enabled = :false, version = version + :one, updatedAt = :now REMOVE dueShard',
-            ConditionExpression: 'attribute_exists(jobId)',
-            ExpressionAttributeValues: {
-              ...(enabled ? { ':true': { BOOL: true }, ':next': { N: String(nextFireAt) } } : { ':false': { BOOL: false } }),
-              ':one': { N: '1' },
-              ':now': { N: String(now) },
-            },
-            ReturnValues: 'ALL_NEW',
-          }),
-        ),
-      );
-      return toStoredJob(result.Attributes ?? {});
-    } catch (error) {
-      if (isConditionFailure(error)) throw new JobNotFoundError(id);
-      throw error;
+  /**
+   * Read, plan, write on the version read, then settle older generations. A
+   * plan of undefined means nothing to change: the settle still runs, so a
+   * call repeated after a crash between write and settle completes the settle.
+   */
+  private async change<T extends JobRecord>(
+    id: string,
+    plan: (previous: JobRecord | undefined, now: number) => LifecycleChange<T> | undefined,
+  ): Promise<JobChangeResult<T>> {
+    for (let attempt = 1; ; attempt++) {
+      const previous = await this.read(id);
+      const now = this.clock.now();
+      const change = plan(previous, now);
+      if (change === undefined) {
+        const job = previous as T;
+        return { job, skipped: await this.settle(job, now, settleReasonOf(job)) };
+      }
+      try {
+        await onTable(this.config.jobsTable, () =>
+          this.dynamo.send(
+            new PutItemCommand({
+              TableName: this.config.jobsTable,
+              Item: jobRecordItem(change.next),
+              ...(previous
+                ? { ConditionExpression: 'version = :version', ExpressionAttributeValues: { ':version': { N: String(previous.version) } } }
+                : { ConditionExpression: 'attribute_not_exists(jobId)' }),
+            }),
+          ),
+        );
+        return { job: change.next, skipped: await this.settle(change.next, now, change.settle) };
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+        if (attempt >= VERSION_RETRIES) throw new JobVersionConflictError(id, previous?.version ?? 0, { cause: error });
+      }
     }
   }
+
+  private settle(job: JobRecord, now: number, reason: LifecycleChange['settle']): Promise<number> {
+    if (job.generation <= 1) return Promise.resolve(0);
+    return settlePendingSlices(this.dynamo, this.config.slicesTable, {
+      jobId: job.id,
+      shard: shardOf(job.id, this.config.shardCount),
+      generation: job.generation,
+      reason,
+      now,
+      retentionMs: this.config.sliceRetentionMs,
+    });
+  }
+}
+
+/** The reason to settle with when the stored state already is the one asked for. */
+function settleReasonOf(job: JobRecord): SkipReason {
+  if (isTombstone(job)) return 'deleted';
+  return job.enabled ? 'superseded' : 'paused';
+}
+
+function existing(id: string, record: JobRecord | undefined): StoredJob {
+  if (record === undefined || isTombstone(record)) throw new JobNotFoundError(id);
+  return record;
 }

@@ -1,0 +1,116 @@
+/**
+ * The job lifecycle: what a put, pause, resume or delete does to a job,
+ * decided here in pure code; JobRepository only translates it into one
+ * version-conditioned write and a settle of older slices.
+ *
+ * generation: + 1 on every change of definition (schedule, zone, handler,
+ *   payload, policies, enabled) and on pause, resume and delete. It survives a
+ *   delete (the item stays as a tombstone), so a re-added job never reuses one.
+ * Slices carry the generation that created them. After a change:
+ *   - every pending slice (ENQUEUED, FAILED awaiting retry) of an older
+ *     generation is SKIPPED with the reason, overdue ones too, so no slice of
+ *     the old definition starts once the call has returned;
+ *   - the scanner may re-create a slice at an instant that an older generation
+ *     left without a ledger record (ENQUEUED, FAILED, SKIPPED), so a job that
+ *     is re-enabled or re-added runs every occurrence from then on;
+ *   - nextFireAt is the first occurrence at or after the change.
+ * A slice already RUNNING when the call is made completes under the old
+ * definition (its claim came first).
+ */
+import type { JobSpec } from './job-spec.ts';
+import type { StoredJob } from './ports.ts';
+import { nextOccurrenceAtOrAfter } from './schedule.ts';
+import { shardOf } from './shard.ts';
+
+/** "Never fires again": stays out of every due window. */
+export const NEVER = Number.MAX_SAFE_INTEGER;
+
+/** Why a slice was settled SKIPPED without running. */
+export type SkipReason = 'paused' | 'disabled' | 'deleted' | 'superseded';
+
+/** What is left of a deleted job: enough to keep its generation and version growing. */
+export interface JobTombstone {
+  readonly id: string;
+  readonly deleted: true;
+  readonly generation: number;
+  readonly version: number;
+  readonly updatedAt: number;
+}
+
+export type JobRecord = StoredJob | JobTombstone;
+
+export function isTombstone(record: JobRecord | undefined): record is JobTombstone {
+  return record !== undefined && 'deleted' in record && record.deleted === true;
+}
+
+export interface LifecycleChange<T extends JobRecord = JobRecord> {
+  /** What to store, on condition that the stored version is still the one read. */
+  readonly next: T;
+  /** Settle pending slices of generations older than `next.generation`, with this reason. */
+  readonly settle: SkipReason;
+}
+
+/** The job as `put(spec)` leaves it, or undefined when the stored definition is already `spec`. */
+export function planPut(spec: JobSpec, previous: JobRecord | undefined, now: number, shardCount: number): LifecycleChange<StoredJob> | undefined {
+  const existing = isTombstone(previous) ? undefined : previous;
+  if (existing && sameDefinition(existing, spec) && existing.shard === shardOf(spec.id, shardCount)) return undefined;
+  const next: StoredJob = {
+    ...spec,
+    shard: shardOf(spec.id, shardCount),
+    nextFireAt: firstAtOrAfter(spec, now),
+    generation: (previous?.generation ?? 0) + 1,
+    version: (previous?.version ?? 0) + 1,
+    createdAt: existing?.createdAt ?? now,
+    updatedAt: now,
+  };
+  return { next, settle: spec.enabled ? 'superseded' : 'disabled' };
+}
+
+/** Pause: leaves the due index; pending slices are skipped. Undefined when already paused. */
+export function planPause(job: StoredJob, now: number): LifecycleChange<StoredJob> | undefined {
+  if (!job.enabled) return undefined;
+  return { next: { ...bumped(job, now), enabled: false }, settle: 'paused' };
+}
+
+/** Resume: back in the due index from the next occurrence on. Undefined when already enabled. */
+export function planResume(job: StoredJob, now: number): LifecycleChange<StoredJob> | undefined {
+  if (job.enabled) return undefined;
+  return { next: { ...bumped(job, now), enabled: true, nextFireAt: firstAtOrAfter(job, now) }, settle: 'superseded' };
+}
+
+/** Delete: a tombstone keeps the generation; pending slices are skipped; history stays. */
+export function planDelete(job: StoredJob, now: number): LifecycleChange<JobTombstone> {
+  return {
+    next: { id: job.id, deleted: true, generation: job.generation + 1, version: job.version + 1, updatedAt: now },
+    settle: 'deleted',
+  };
+}
+
+/** Does the stored job already have this definition? (Bookkeeping fields aside.) */
+export function sameDefinition(job: JobSpec, spec: JobSpec): boolean {
+  return (
+    job.schedule === spec.schedule &&
+    job.timeZone === spec.timeZone &&
+    job.handler === spec.handler &&
+    job.enabled === spec.enabled &&
+    canonicalJson(job.payload ?? null) === canonicalJson(spec.payload ?? null) &&
+    canonicalJson(job.policies) === canonicalJson(spec.policies)
+  );
+}
+
+function bumped(job: StoredJob, now: number): StoredJob {
+  return { ...job, generation: job.generation + 1, version: job.version + 1, updatedAt: now };
+}
+
+function firstAtOrAfter(spec: Pick<JobSpec, 'schedule' | 'timeZone'>, now: number): number {
+  return nextOccurrenceAtOrAfter({ cron: spec.schedule, timeZone: spec.timeZone }, now) ?? NEVER;
+}
+
+/** JSON with object keys sorted, so key order never makes two equal payloads differ. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, inner: unknown) =>
+    inner && typeof inner === 'object' && !Array.isArray(inner)
+      ? Object.fromEntries(Object.entries(inner as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b)))
+      : inner,
+  );
+}
