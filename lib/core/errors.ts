@@ -88,26 +88,28 @@ export class MalformedMessageError extends CronfenceError {
   }
 }
 
-/** A table, queue or bus the configuration names does not exist. */
+/** A table, queue or bus the configuration (or a handler's commit) names does not exist. */
 export class MissingResourceError extends CronfenceError {
   override name = 'MissingResourceError';
   constructor(
     readonly kind: 'table' | 'queue' | 'bus',
     readonly resourceName: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; /** A table of the user's own, named in a commit: bootstrap would not create it. */ usersOwn?: boolean },
   ) {
     super(
-      `${kind} ${JSON.stringify(resourceName)} does not exist; run \`cronfence bootstrap\` (or deploy the CDK stack) first`,
+      options?.usersOwn
+        ? `${kind} ${JSON.stringify(resourceName)} named in the commit does not exist (it is one of your own tables, not cronfence's)`
+        : `${kind} ${JSON.stringify(resourceName)} does not exist; run \`cronfence bootstrap\` (or deploy the CDK stack) first`,
       options,
     );
   }
 }
 
-/** A handler called `ctx.commit` a second time. */
+/** A handler called `ctx.commit` a second time in one attempt (whatever became of the first call). */
 export class AlreadyCommittedError extends CronfenceError {
   override name = 'AlreadyCommittedError';
   constructor(readonly executionKey: string) {
-    super(`${executionKey} was already committed by this handler`);
+    super(`ctx.commit was already called for ${executionKey} in this attempt; call it once, with every write`);
   }
 }
 
@@ -146,5 +148,49 @@ export class TooManyWritesError extends CronfenceError {
     readonly max: number,
   ) {
     super(`commit of ${executionKey} has ${count} writes; at most ${max} fit beside the slice and ledger records`);
+  }
+}
+
+/**
+ * DynamoDB refused a write for now (throttled, a conflicting transaction, a
+ * server error); nothing was written, and the same write may be sent again.
+ */
+export class StoreBusyError extends CronfenceError {
+  override name = 'StoreBusyError';
+  constructor(
+    readonly operation: string,
+    readonly code: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${operation} refused for now (${code}); nothing was written`, options);
+  }
+}
+
+/**
+ * DynamoDB rejected a commit as invalid (a validation error such as an item
+ * over 400 KB, an item collection over its size limit); nothing was written,
+ * and sending it again would fail the same way.
+ */
+export class CommitRejectedError extends CronfenceError {
+  override name = 'CommitRejectedError';
+  constructor(
+    readonly executionKey: string,
+    readonly code: string,
+    readonly detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`commit of ${executionKey} rejected (${code}): ${detail}; nothing was written`, options);
+  }
+}
+
+/** The slice already ended with another outcome under this very claim (e.g. DEAD asked for, SUCCEEDED on record). */
+export class OutcomeOnRecordError extends CronfenceError {
+  override name = 'OutcomeOnRecordError';
+  constructor(
+    readonly executionKey: string,
+    readonly recorded: 'SUCCEEDED' | 'DEAD',
+    options?: { cause?: unknown },
+  ) {
+    super(`${executionKey} is already ${recorded} on record under this claim`, options);
   }
 }

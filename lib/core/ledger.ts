@@ -18,10 +18,17 @@ export interface LedgerRecord {
 }
 
 /**
- * Is this ledger record the one a worker itself wrote? Used after an
- * ambiguous commit (the reply was lost): the same fence and owner means the
- * earlier attempt landed, and the retry must report success, not a new write.
+ * Is this ledger record the one a worker itself wrote, with this outcome?
+ * Used after an ambiguous write (the reply was lost): the same fence, owner
+ * and outcome mean the earlier try landed, and the retry must report
+ * success, not a new write. The same claim with the other outcome on record
+ * is not success: a DEAD never reads as committed, nor a commit as DEAD.
  */
-export function isOwnCommit(record: LedgerRecord | undefined, fence: number, owner: string): boolean {
+export function isOwnCommit(record: LedgerRecord | undefined, fence: number, owner: string, outcome: LedgerOutcome): boolean {
+  return isOwnClaim(record, fence, owner) && record.outcome === outcome;
+}
+
+/** Was this ledger record written under this claim (whatever its outcome)? */
+export function isOwnClaim(record: LedgerRecord | undefined, fence: number, owner: string): record is LedgerRecord {
   return record !== undefined && record.fence === fence && record.owner === owner;
 }

@@ -10,13 +10,15 @@
  */
 import { retryDelayMs } from '../core/backoff.ts';
 import { sleep, type Clock } from '../core/clock.ts';
-import { AlreadyCommittedError, CronfenceError, FencedOutError, JobTimeoutError, LeaseLostError } from '../core/errors.ts';
+import { CronfenceError, FencedOutError, JobTimeoutError, LeaseLostError, OutcomeOnRecordError, StoreBusyError } from '../core/errors.ts';
 import { lifecycleEvent, type EventSink, type LifecycleEventDetails, type LifecycleEventType } from '../core/events.ts';
 import { executionKey } from '../core/execution-key.ts';
+import { isOwnCommit } from '../core/ledger.ts';
 import { decodeWorkMessage } from '../core/messages.ts';
 import type { BusinessWrite, DeadLetterSink, SliceStore, WorkQueue } from '../core/ports.ts';
 import { afterFailure, lostClaimAction, messageVisibilitySeconds, sweepAtFor, SliceStatus, type Slice, type SliceKey } from '../core/slice.ts';
 import type { HandlerRegistry, JobContext, JobHandler } from './define-job.ts';
+import { AttemptCommit } from './attempt-commit.ts';
 import { keepHidden } from './keep-hidden.ts';
 import { LeaseKeeper } from './lease-keeper.ts';
 
@@ -41,8 +43,10 @@ export interface WorkerDeps {
   readonly onLeaseRenewed?: (slice: SliceKey, fence: number, at: number) => void;
 }
 
-/** Tries of one commit whose outcome was unknown (a timeout, a lost reply) before giving up. */
-const AMBIGUOUS_COMMIT_TRIES = 3;
+/** Tries of one commit whose outcome was unknown (a timeout, a lost reply) or that DynamoDB refused for now. */
+const COMMIT_TRIES = 5;
+/** Backoff between them: full jitter from 100 ms, capped at 1 s, so the tries fit in a default lease. */
+const COMMIT_BACKOFF = { baseMs: 100, maxMs: 1000 };
 
 export interface ReceivedMessage {
   readonly body: string;
@@ -120,38 +124,36 @@ export class Worker {
     lease.start();
     const timeout = AbortSignal.timeout(slice.policies.timeoutMs);
     const signal = AbortSignal.any([lease.signal, timeout]);
-    let committed = false;
+    const commit = new AttemptCommit(executionKey(slice.jobId, slice.scheduledAt), signal, () => abortReason(signal, slice), (writes) =>
+      this.commitOnce(key, slice.fence, writes),
+    );
     const startedAt = { at: 0 };
     try {
       await sleep(slice.scheduledAt - clock.now(), signal);
       startedAt.at = clock.now();
       this.emit('started', slice, { fence: slice.fence, attempt: slice.attempts, startLagMs: startedAt.at - slice.scheduledAt });
-      const ctx = this.context(slice, signal, async (writes) => {
-        if (committed) throw new AlreadyCommittedError(executionKey(slice.jobId, slice.scheduledAt));
-        if (signal.aborted) throw abortReason(signal, slice);
-        await this.commitOnce(key, slice.fence, writes);
-        committed = true;
-      });
-      await Promise.race([handler.run(ctx), rejectOnAbort(signal, slice)]);
-      if (!committed) await ctx.commit([]);
+      await Promise.race([handler.run(this.context(slice, signal, (writes) => commit.call(writes))), rejectOnAbort(signal, slice)]);
+      await commit.afterHandlerReturned();
     } catch (error) {
+      // A timeout or lost lease can win the race while a commit is in flight: that commit's outcome decides.
+      const cause = await commit.settledCause(error, slice.policies.leaseMs);
       await lease.stop();
-      if (committed) return this.committed(slice, startedAt.at);
-      if (error instanceof FencedOutError || lease.lost) {
-        this.emit('fenced_out', slice, { fence: slice.fence, attempt: slice.attempts, error: describe(error) });
+      if (commit.landed || (commit.pending && (await this.ownCommitOnRecord(slice)))) return this.committed(slice, startedAt.at);
+      if (cause instanceof FencedOutError || lease.lost) {
+        this.emit('fenced_out', slice, { fence: slice.fence, attempt: slice.attempts, error: describe(cause) });
         return 'keep';
       }
-      return this.afterError(slice, error, receiptHandle);
+      return this.afterError(slice, cause, receiptHandle);
     }
     await lease.stop();
     return this.committed(slice, startedAt.at);
   }
 
   /**
-   * Commits, retrying when the outcome is unknown (the request timed out or
-   * its reply was lost after DynamoDB applied it). The retry is the same
-   * transaction; the store recognises its own earlier commit by fence and
-   * owner, so a landed first try is reported as success, never written twice.
+   * Commits, sending the same transaction again while the outcome is unknown
+   * (a timeout, a lost reply) or DynamoDB is busy (throttled, 5xx), with
+   * backoff. The store recognises its own earlier commit by fence, owner and
+   * outcome, so a try that landed is reported as success, never written twice.
    */
   private async commitOnce(key: SliceKey, fence: number, writes: readonly BusinessWrite[]): Promise<void> {
     for (let attempt = 1; ; attempt++) {
@@ -159,9 +161,21 @@ export class Worker {
         await this.deps.slices.commit(key, fence, this.deps.workerId, this.deps.clock.now(), writes);
         return;
       } catch (error) {
-        if (error instanceof CronfenceError || attempt >= AMBIGUOUS_COMMIT_TRIES) throw error;
-        this.deps.onError?.(error, 'commit outcome unknown; retrying the same commit');
+        const sendAgain = !(error instanceof CronfenceError) || error instanceof StoreBusyError;
+        if (!sendAgain || attempt >= COMMIT_TRIES) throw error;
+        this.deps.onError?.(error, 'commit refused for now or outcome unknown; sending the same commit again');
+        await sleep(retryDelayMs(attempt, COMMIT_BACKOFF, this.deps.random));
       }
+    }
+  }
+
+  /** Did this claim's commit land? For a commit whose reply never came. */
+  private async ownCommitOnRecord(slice: Slice): Promise<boolean> {
+    try {
+      return isOwnCommit(await this.deps.slices.getLedger(slice), slice.fence, this.deps.workerId, 'SUCCEEDED');
+    } catch (error) {
+      this.deps.onError?.(error, 'reading the ledger after an unanswered commit');
+      return false;
     }
   }
 
@@ -202,6 +216,8 @@ export class Worker {
     try {
       await this.deps.slices.recordDead(slice, slice.fence, this.deps.workerId, now, error);
     } catch (failure) {
+      // This very claim's commit landed after all (its reply was lost): it is committed, never dead-lettered.
+      if (failure instanceof OutcomeOnRecordError && failure.recorded === 'SUCCEEDED') return this.committed(slice, now);
       if (failure instanceof FencedOutError) {
         this.emit('fenced_out', slice, { fence: slice.fence, attempt: slice.attempts, error });
         return 'keep';

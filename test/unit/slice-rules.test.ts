@@ -82,12 +82,15 @@ describe('claim rule', () => {
     expect(resends).toBeGreaterThan(5);
   });
 
-  it('recognises its own commit only by fence and owner together', () => {
+  it('recognises its own commit only by fence, owner and outcome together', () => {
     const record = { executionKey: 'k', jobId: 'j', scheduledAt: 0, fence: 2, owner: 'w1', committedAt: 0, outcome: 'SUCCEEDED' as const };
-    expect(isOwnCommit(record, 2, 'w1')).toBe(true);
-    expect(isOwnCommit(record, 1, 'w1')).toBe(false);
-    expect(isOwnCommit(record, 2, 'w2')).toBe(false);
-    expect(isOwnCommit(undefined, 2, 'w1')).toBe(false);
+    expect(isOwnCommit(record, 2, 'w1', 'SUCCEEDED')).toBe(true);
+    expect(isOwnCommit(record, 1, 'w1', 'SUCCEEDED')).toBe(false);
+    expect(isOwnCommit(record, 2, 'w2', 'SUCCEEDED')).toBe(false);
+    expect(isOwnCommit(undefined, 2, 'w1', 'SUCCEEDED')).toBe(false);
+    // A DEAD asked for after a commit that landed is not "my DEAD", and the reverse.
+    expect(isOwnCommit(record, 2, 'w1', 'DEAD')).toBe(false);
+    expect(isOwnCommit({ ...record, outcome: 'DEAD' }, 2, 'w1', 'SUCCEEDED')).toBe(false);
   });
 });
 

@@ -13,15 +13,19 @@
  *   [n]      jobs[jobId]
  *            Condition: version = the version read AND the job is still enabled
  *            Effect:    nextFireAt = first occurrence after the window, version + 1
- * Outcome: advanced (slices created); conflict (another scanner or an update
- * moved the job first: the winner created the slices); or, when some slices
- * already exist (a schedule change re-hit an instant that is already
- * enqueued), retried once without those.
+ * Outcome: advanced (slices created); conflict (the job's condition failed:
+ * another scanner or an update moved it first, and the winner created the
+ * slices); when some slices already exist (an instant already enqueued or
+ * run), retried once without those; when DynamoDB is busy (a conflicting
+ * transaction, throttling), sent again with backoff, then StoreBusyError (the
+ * job is not advanced, so the next scan takes it up: nothing is lost).
  */
 import { TransactWriteItemsCommand, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import { sleep } from '../../core/clock.ts';
+import { CronfenceError, StoreBusyError } from '../../core/errors.ts';
 import type { AdvanceOutcome, NewSlice, StoredJob } from '../../core/ports.ts';
 import { SliceStatus } from '../../core/slice.ts';
-import { cancellationCodes, onTable } from './errors.ts';
+import { cancellationCodes, isBusyCancellation, isBusyRefusal, onTables } from './errors.ts';
 import { sliceKeyItem, toItem } from './items.ts';
 
 export const MAX_SLICES_PER_ADVANCE = 99;
@@ -43,22 +47,33 @@ export async function advanceJob(
 ): Promise<AdvanceOutcome> {
   if (slices.length > MAX_SLICES_PER_ADVANCE) throw new RangeError(`at most ${MAX_SLICES_PER_ADVANCE} slices per advance`);
   let pending = [...slices];
-  for (let attempt = 0; attempt < 2; attempt++) {
+  let existingRetried = false;
+  for (let busyTries = 1; ; ) {
     const items: TransactWriteItem[] = [...pending.map((slice) => slicePut(tables, job, slice, now)), jobUpdate(tables.jobsTable, job, nextFireAt)];
     try {
-      await onTable(tables.jobsTable, () => dynamo.send(new TransactWriteItemsCommand({ TransactItems: items })));
+      await onTables(dynamo, { cronfence: [tables.slicesTable, tables.jobsTable] }, () => dynamo.send(new TransactWriteItemsCommand({ TransactItems: items })));
       return { kind: 'advanced', created: pending.map(({ jobId, scheduledAt }) => ({ jobId, scheduledAt })) };
     } catch (error) {
       const codes = cancellationCodes(error);
-      if (codes === undefined) throw error;
+      if (codes === undefined) throw isBusyRefusal(error) ? new StoreBusyError(`advance of job ${job.id}`, (error as Error).name, { cause: error }) : error;
+      const busy = codes.find(isBusyCancellation);
+      if (busy !== undefined) {
+        if (busyTries++ >= BUSY_TRIES) throw new StoreBusyError(`advance of job ${job.id}`, busy, { cause: error });
+        await sleep(Math.floor(Math.random() * 25 * 2 ** busyTries));
+        continue;
+      }
+      const rejected = codes.find((code) => code !== undefined && code !== 'ConditionalCheckFailed');
+      if (rejected !== undefined) throw new CronfenceError(`advance of job ${JSON.stringify(job.id)} rejected (${rejected})`, { cause: error });
       if (codes[pending.length] !== undefined) return { kind: 'conflict' };
       const existing = new Set(codes.flatMap((code, index) => (code === 'ConditionalCheckFailed' && index < pending.length ? [index] : [])));
-      if (existing.size === 0) return { kind: 'conflict' };
+      if (existing.size === 0 || existingRetried) return { kind: 'conflict' };
+      existingRetried = true;
       pending = pending.filter((_, index) => !existing.has(index));
     }
   }
-  return { kind: 'conflict' };
 }
+
+const BUSY_TRIES = 4;
 
 /** No slice exists at this instant. */
 const NEW_SLICE = 'attribute_not_exists(jobId)';

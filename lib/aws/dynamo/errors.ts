@@ -4,13 +4,44 @@
  */
 import {
   ConditionalCheckFailedException,
+  DescribeTableCommand,
   ResourceNotFoundException,
   TransactionCanceledException,
   UpdateItemCommand,
   type DynamoDBClient,
   type UpdateItemCommandInput,
 } from '@aws-sdk/client-dynamodb';
+import { isServerError, isThrottlingError, isTransientError } from '@smithy/core/retry';
 import { MissingResourceError } from '../../core/errors.ts';
+
+/**
+ * Cancellation codes of a transaction that wrote nothing and may simply be
+ * sent again: a conflicting transaction on one of its items, or throttling.
+ */
+const BUSY_CANCELLATION_CODES = new Set(['TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded', 'RequestLimitExceeded']);
+
+export function isBusyCancellation(code: string | undefined): boolean {
+  return code !== undefined && BUSY_CANCELLATION_CODES.has(code);
+}
+
+/** A request DynamoDB refused for now (throttled, 5xx): not applied, and worth sending again later. */
+export function isBusyRefusal(error: unknown): boolean {
+  const sdkError = error as Parameters<typeof isThrottlingError>[0];
+  return error instanceof Error && (isThrottlingError(sdkError) || isServerError(sdkError));
+}
+
+/**
+ * A request whose outcome is unknown: it timed out or its connection broke,
+ * so it may or may not have been applied.
+ */
+export function isUnknownOutcome(error: unknown): boolean {
+  return error instanceof Error && isTransientError(error as Parameters<typeof isTransientError>[0]);
+}
+
+/** The service rejected the request itself (a validation error, say): sending it again fails the same way. */
+export function isClientRejection(error: unknown): error is Error & { name: string } {
+  return error instanceof Error && (error as { $fault?: string }).$fault === 'client' && !isBusyRefusal(error);
+}
 
 export function isConditionFailure(error: unknown): error is ConditionalCheckFailedException {
   return error instanceof ConditionalCheckFailedException;
@@ -39,6 +70,33 @@ export async function conditionalUpdate(
     if (!isConditionFailure(error)) throw error;
     onConditionFailed(error);
     return false;
+  }
+}
+
+/**
+ * Runs `operation`, a request that touches several tables (a transaction); a
+ * missing table becomes a {@link MissingResourceError} naming the one that is
+ * actually missing (DynamoDB's error does not say which).
+ */
+export async function onTables<T>(
+  dynamo: DynamoDBClient,
+  tables: { readonly cronfence: readonly string[]; readonly users?: readonly string[] },
+  operation: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await operation();
+  } catch (error) {
+    if (!(error instanceof ResourceNotFoundException)) throw error;
+    const users = new Set(tables.users ?? []);
+    for (const tableName of new Set([...tables.cronfence, ...users])) {
+      try {
+        await dynamo.send(new DescribeTableCommand({ TableName: tableName }));
+      } catch (describeError) {
+        if (!(describeError instanceof ResourceNotFoundException)) continue;
+        throw new MissingResourceError('table', tableName, { cause: error, usersOwn: users.has(tableName) && !tables.cronfence.includes(tableName) });
+      }
+    }
+    throw error;
   }
 }
 
