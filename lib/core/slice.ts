@@ -44,6 +44,8 @@ export interface Slice extends SliceKey {
   readonly leaseExpiresAt?: number;
   /** The queue message the current lease was claimed with. */
   readonly leaseMessageId?: string;
+  /** Names the claim request that won the current lease (a resent request is recognised by it). */
+  readonly claimToken?: string;
   /** Claims so far, including takeovers after a crash. */
   readonly attempts: number;
   readonly handler: string;
@@ -61,31 +63,54 @@ export interface Slice extends SliceKey {
   readonly finishedAt?: number;
 }
 
+/**
+ * How far apart two processes' clocks may be (each within ±1 s of true time
+ * would do; we promise ±2 s each, so 4 s apart). A lease is only judged
+ * expired by another process's clock once it is this much past its end, so a
+ * holder that keeps renewing is never displaced by a skewed claimer.
+ */
+export const MAX_CLOCK_SKEW_MS = 2000;
+export const LEASE_EXPIRY_MARGIN_MS = 2 * MAX_CLOCK_SKEW_MS;
+
 export function isFinal(status: SliceStatus): boolean {
   return FINAL_STATUSES.includes(status);
 }
 
 /**
- * May a worker claim this slice at `now`, holding message `messageId`? The
- * claim store writes exactly this rule as its condition expression. The
- * holder's own message coming back means SQS saw its heartbeats lapse: a
- * takeover that does not depend on the two workers' clocks agreeing.
+ * May a worker claim this slice at `now`, holding message `messageId`, with a
+ * claim request named `claimToken`? The claim store writes exactly this rule
+ * as its condition expression (the contract suite runs both).
+ * - The holder's own message coming back means SQS saw its heartbeats lapse:
+ *   a takeover that does not depend on the two workers' clocks agreeing.
+ * - Any other message needs the lease past its end by the skew margin.
+ * - A claim request resent after its reply was lost (same token) does not
+ *   win again: it is recognised as already won (see `isOwnClaimResent`).
  */
 export function isClaimable(
-  slice: Pick<Slice, 'status' | 'leaseExpiresAt' | 'nextAttemptAt' | 'leaseMessageId'>,
+  slice: Pick<Slice, 'status' | 'leaseExpiresAt' | 'nextAttemptAt' | 'leaseMessageId' | 'claimToken'>,
   now: number,
   messageId?: string,
+  claimToken?: string,
 ): boolean {
   switch (slice.status) {
     case SliceStatus.Enqueued:
       return true;
     case SliceStatus.Failed:
       return (slice.nextAttemptAt ?? 0) <= now;
-    case SliceStatus.Running:
-      return (slice.leaseExpiresAt ?? 0) < now || (messageId !== undefined && slice.leaseMessageId === messageId);
+    case SliceStatus.Running: {
+      const leaseLongExpired = (slice.leaseExpiresAt ?? 0) + LEASE_EXPIRY_MARGIN_MS < now;
+      const holdersMessageBack = messageId !== undefined && slice.leaseMessageId === messageId;
+      const notThisVeryClaim = claimToken === undefined || slice.claimToken !== claimToken;
+      return (leaseLongExpired || holdersMessageBack) && notThisVeryClaim;
+    }
     default:
       return false;
   }
+}
+
+/** A lost claim whose slice shows this very claim request as the winner: its first send landed, the reply was lost. */
+export function isOwnClaimResent(slice: Pick<Slice, 'status' | 'owner' | 'claimToken'> | undefined, owner: string, claimToken: string): boolean {
+  return slice !== undefined && slice.status === SliceStatus.Running && slice.owner === owner && slice.claimToken === claimToken;
 }
 
 /** What a worker that lost a claim does with its message. */
@@ -106,7 +131,7 @@ export function lostClaimAction(slice: Slice | undefined, now: number, messageId
   if (isFinal(slice.status)) return { kind: 'drop', reason: 'final' };
   const otherCopy = messageId !== undefined && slice.leaseMessageId !== undefined && slice.leaseMessageId !== messageId;
   if (otherCopy && (slice.status === SliceStatus.Running || slice.status === SliceStatus.Failed)) return { kind: 'drop', reason: 'duplicate' };
-  if (slice.status === SliceStatus.Running) return { kind: 'hide', untilMs: Math.max(now, slice.leaseExpiresAt ?? now) };
+  if (slice.status === SliceStatus.Running) return { kind: 'hide', untilMs: Math.max(now, (slice.leaseExpiresAt ?? now) + LEASE_EXPIRY_MARGIN_MS) };
   if (slice.status === SliceStatus.Failed) return { kind: 'hide', untilMs: Math.max(now, slice.nextAttemptAt ?? now) };
   // ENQUEUED yet the claim failed: a racing claimer changed it in between; look again soon.
   return { kind: 'hide', untilMs: now };

@@ -59,9 +59,13 @@ export class LeaseKeeper {
 
   private async run(): Promise<void> {
     const { key, fence, leaseMs, heartbeatMs, receiptHandle } = this.options;
+    // The lease was set when the claim was sent: after a slow claim, the first renewal is due sooner (at once, if
+    // the claim took a whole heartbeat), or a lease born nearly expired would lapse before it.
+    let wait = Math.max(0, heartbeatMs - (this.clock.now() - this.options.claimedAt));
     while (!this.stopped.signal.aborted && !this.lost) {
       try {
-        await sleep(heartbeatMs, this.stopped.signal);
+        await sleep(wait, this.stopped.signal);
+        wait = heartbeatMs;
       } catch {
         return;
       }

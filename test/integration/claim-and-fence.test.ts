@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FencedOutError, LeaseLostError } from '../../lib/core/errors.ts';
+import { LEASE_EXPIRY_MARGIN_MS } from '../../lib/core/slice.ts';
 import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
 import { enqueuedSlice, wholeSecond } from '../support/slices.ts';
 
@@ -64,9 +65,12 @@ describe('lease and fence', () => {
     expect((await slices.get(key))?.leaseExpiresAt).toBe(t0 + 5000);
     const stillLive = await slices.claim(key, 'worker-b', t0 + 4500);
     expect(stillLive.won).toBe(false);
+    // Just past the lease's end by B's clock is still within the clock-skew margin: A may only be slow-clocked.
+    const withinMargin = await slices.claim(key, 'worker-b', t0 + 5000 + LEASE_EXPIRY_MARGIN_MS);
+    expect(withinMargin.won).toBe(false);
 
-    // A stops renewing (paused, crashed). After its lease, B takes over with fence 2.
-    const takeover = await slices.claim(key, 'worker-b', t0 + 5001);
+    // A stops renewing (paused, crashed). Past its lease and the margin, B takes over with fence 2.
+    const takeover = await slices.claim(key, 'worker-b', t0 + 5001 + LEASE_EXPIRY_MARGIN_MS);
     expect(takeover.won).toBe(true);
     if (!takeover.won) return;
     expect(takeover.slice.fence).toBe(2);
@@ -74,12 +78,12 @@ describe('lease and fence', () => {
     expect(takeover.slice.attempts).toBe(2);
 
     // A wakes up as a zombie: its renewal and its commit are refused by the fence.
-    await expect(slices.renew(key, 1, t0 + 5100, 4000)).rejects.toBeInstanceOf(LeaseLostError);
-    await expect(slices.commit(key, 1, 'worker-a', t0 + 5200, [])).rejects.toBeInstanceOf(FencedOutError);
+    await expect(slices.renew(key, 1, t0 + 9100, 4000)).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(slices.commit(key, 1, 'worker-a', t0 + 9200, [])).rejects.toBeInstanceOf(FencedOutError);
     expect(await slices.getLedger(key)).toBeUndefined();
 
     // B commits on fence 2; the ledger holds B's record.
-    await slices.commit(key, 2, 'worker-b', t0 + 5300, []);
+    await slices.commit(key, 2, 'worker-b', t0 + 9300, []);
     const ledger = await slices.getLedger(key);
     expect(ledger).toMatchObject({ fence: 2, owner: 'worker-b', outcome: 'SUCCEEDED' });
     expect((await slices.get(key))?.status).toBe('SUCCEEDED');

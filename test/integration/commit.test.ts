@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BusinessConditionFailedError, FencedOutError } from '../../lib/core/errors.ts';
 import type { BusinessWrite } from '../../lib/core/ports.ts';
+import { LEASE_EXPIRY_MARGIN_MS } from '../../lib/core/slice.ts';
 import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
 import { businessRow, createBusinessTable } from '../support/business-table.ts';
 import { enqueuedSlice, wholeSecond } from '../support/slices.ts';
@@ -54,7 +55,7 @@ describe('commit', () => {
     const { key } = await enqueuedSlice(installation, { id: 'commit-zombie', policies: { leaseMs: 2000, heartbeatMs: 500 } }, wholeSecond(60_000));
     const t0 = Date.now();
     await slices.claim(key, 'zombie', t0);
-    await slices.claim(key, 'standby', t0 + 2001);
+    await slices.claim(key, 'standby', t0 + 2001 + LEASE_EXPIRY_MARGIN_MS);
     await expect(slices.commit(key, 1, 'zombie', t0 + 2100, [payout('p-zombie', 9)])).rejects.toBeInstanceOf(FencedOutError);
     expect(await businessRow(installation, payouts, 'p-zombie')).toBeUndefined();
     expect(await slices.getLedger(key)).toBeUndefined();

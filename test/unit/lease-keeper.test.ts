@@ -8,7 +8,7 @@ const key = { jobId: 'job', scheduledAt: Date.parse('2026-11-29T12:00:00Z') };
 const wait = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Only the two calls a lease keeper makes; the store's real fencing is tested against the emulator. */
-function keeperWith(renew: () => Promise<void>) {
+function keeperWith(renew: () => Promise<void>, claimedAt = Date.now()) {
   const calls: string[] = [];
   const slices = { renew: async () => (calls.push('renew'), renew()) } as unknown as SliceStore;
   const queue = { send: async () => {}, hide: async (_handle: string, seconds: number) => void calls.push(`hide ${seconds}`) };
@@ -19,7 +19,7 @@ function keeperWith(renew: () => Promise<void>) {
     heartbeatMs: 40,
     visibilitySeconds: 3,
     receiptHandle: 'r',
-    claimedAt: Date.now(),
+    claimedAt,
   });
   return { keeper, calls };
 }
@@ -44,6 +44,14 @@ describe('LeaseKeeper', () => {
     expect(keeper.lost).toBe(true);
     expect(keeper.signal.reason).toBeInstanceOf(LeaseLostError);
     expect(calls).toEqual(['renew']);
+    await keeper.stop();
+  });
+
+  it('after a claim that took longer than a heartbeat, renews at once rather than a heartbeat later', async () => {
+    const { keeper, calls } = keeperWith(async () => {}, Date.now() - 1000);
+    keeper.start();
+    await wait(15);
+    expect(calls[0]).toBe('renew');
     await keeper.stop();
   });
 });

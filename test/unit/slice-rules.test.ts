@@ -6,7 +6,18 @@ import { MalformedMessageError } from '../../lib/core/errors.ts';
 import { isOwnCommit } from '../../lib/core/ledger.ts';
 import { decodeScanMessage, decodeWorkMessage, encodeWorkMessage } from '../../lib/core/messages.ts';
 import { shardOf } from '../../lib/core/shard.ts';
-import { afterFailure, isClaimable, isFinal, lostClaimAction, SliceStatus, sweepAgainAt, sweepAtFor, type Slice } from '../../lib/core/slice.ts';
+import {
+  afterFailure,
+  isClaimable,
+  isFinal,
+  isOwnClaimResent,
+  LEASE_EXPIRY_MARGIN_MS,
+  lostClaimAction,
+  SliceStatus,
+  sweepAgainAt,
+  sweepAtFor,
+  type Slice,
+} from '../../lib/core/slice.ts';
 import { distribution } from '../../lib/core/stats.ts';
 import { DEFAULT_POLICIES } from '../../lib/core/job-spec.ts';
 
@@ -31,11 +42,17 @@ describe('claim rule', () => {
     expect(isClaimable(slice({}), now)).toBe(true);
     expect(isClaimable(slice({ status: 'FAILED', nextAttemptAt: now }), now)).toBe(true);
     expect(isClaimable(slice({ status: 'FAILED', nextAttemptAt: now + 1 }), now)).toBe(false);
-    expect(isClaimable(slice({ status: 'RUNNING', leaseExpiresAt: now - 1 }), now)).toBe(true);
-    expect(isClaimable(slice({ status: 'RUNNING', leaseExpiresAt: now }), now)).toBe(false);
+    // An expired lease is judged by another process's clock, so it must be past its end by the skew margin.
+    expect(isClaimable(slice({ status: 'RUNNING', leaseExpiresAt: now - LEASE_EXPIRY_MARGIN_MS - 1 }), now)).toBe(true);
+    expect(isClaimable(slice({ status: 'RUNNING', leaseExpiresAt: now - LEASE_EXPIRY_MARGIN_MS }), now)).toBe(false);
+    expect(isClaimable(slice({ status: 'RUNNING', leaseExpiresAt: now - 1 }), now)).toBe(false);
     // The holder's own message back: its heartbeats lapsed by the queue's clock.
     expect(isClaimable(slice({ status: 'RUNNING', leaseExpiresAt: now + 3000, leaseMessageId: 'm1' }), now, 'm1')).toBe(true);
     expect(isClaimable(slice({ status: 'RUNNING', leaseExpiresAt: now + 3000, leaseMessageId: 'm1' }), now, 'm2')).toBe(false);
+    // The very request that won, sent again: not a second win.
+    expect(isClaimable(slice({ status: 'RUNNING', leaseExpiresAt: now + 3000, leaseMessageId: 'm1', claimToken: 't1' }), now, 'm1', 't1')).toBe(false);
+    expect(isOwnClaimResent(slice({ status: 'RUNNING', owner: 'w1', claimToken: 't1' }), 'w1', 't1')).toBe(true);
+    expect(isOwnClaimResent(slice({ status: 'RUNNING', owner: 'w2', claimToken: 't1' }), 'w1', 't1')).toBe(false);
     for (const status of ['SUCCEEDED', 'DEAD', 'SKIPPED', 'MISSED'] as const) {
       expect(isFinal(status)).toBe(true);
       expect(isClaimable(slice({ status }), now)).toBe(false);
@@ -46,12 +63,12 @@ describe('claim rule', () => {
     const now = clock.now();
     expect(lostClaimAction(undefined, now)).toEqual({ kind: 'drop', reason: 'missing' });
     expect(lostClaimAction(slice({ status: 'SUCCEEDED' }), now)).toEqual({ kind: 'drop', reason: 'final' });
-    expect(lostClaimAction(slice({ status: 'RUNNING', leaseExpiresAt: now + 3000 }), now)).toEqual({ kind: 'hide', untilMs: now + 3000 });
+    expect(lostClaimAction(slice({ status: 'RUNNING', leaseExpiresAt: now + 3000 }), now)).toEqual({ kind: 'hide', untilMs: now + 3000 + LEASE_EXPIRY_MARGIN_MS });
     expect(lostClaimAction(slice({ status: 'FAILED', nextAttemptAt: now + 500 }), now)).toEqual({ kind: 'hide', untilMs: now + 500 });
     // A copy other than the holder's message is dropped: the holder's own message is the takeover path.
     const held = slice({ status: 'RUNNING', leaseExpiresAt: now + 3000, leaseMessageId: 'm1' });
     expect(lostClaimAction(held, now, 'm2')).toEqual({ kind: 'drop', reason: 'duplicate' });
-    expect(lostClaimAction(held, now)).toEqual({ kind: 'hide', untilMs: now + 3000 });
+    expect(lostClaimAction(held, now)).toEqual({ kind: 'hide', untilMs: now + 3000 + LEASE_EXPIRY_MARGIN_MS });
   });
 
   it('retries until max attempts, then gives up', () => {

@@ -2,29 +2,41 @@
  * CLAIM — take a slice for one attempt.
  *
  * Key:       slices[jobId, scheduledAt]
- * Condition: the slice exists, and
- *            status = ENQUEUED                                  (first attempt)
- *         or status = FAILED  and nextAttemptAt <= now           (retry is due)
- *         or status = RUNNING and leaseExpiresAt < now           (holder is presumed dead)
- *         or status = RUNNING and leaseMessageId = this message   (the holder's own message
- *            came back: SQS only redelivers it once the holder stopped extending its
- *            visibility, so its heartbeats lapsed by SQS's clock, whatever ours say)
- *            — the same rule as `isClaimable` in core/slice.ts.
+ * Condition: EXISTS AND (FIRST_ATTEMPT OR RETRY_DUE OR (TAKEOVER AND NOT_THIS_CLAIM)),
+ *            where TAKEOVER is LEASE_LONG_EXPIRED or HOLDERS_MESSAGE_BACK —
+ *            the same rule as `isClaimable` in core/slice.ts.
  * Effect:    status = RUNNING, fence = fence + 1, owner = me,
  *            leaseExpiresAt = now + leaseMs, sweepAt = now + claimSweepMs,
- *            attempts = attempts + 1, leaseMessageId = the message claimed with.
- *            (leaseMs and claimSweepMs are stored on
- *            the slice by the scanner, so the claimer needs only the key.)
- * Outcome:   won with the new slice (ALL_NEW), or lost with the current slice
- *            as the failed condition returned it (ALL_OLD: no second read;
- *            test/integration/claim-and-fence.test.ts checks the emulator
- *            returns it), read consistently only if it did not.
+ *            attempts = attempts + 1, leaseMessageId = the message claimed
+ *            with, claimToken = this request's token. (leaseMs and
+ *            claimSweepMs are stored on the slice by the scanner, so the
+ *            claimer needs only the key.)
+ * Outcome:   won with the new slice (ALL_NEW); or, when the condition failed
+ *            and the slice shows this request's own token, won as well (the
+ *            first send landed and its reply was lost: one attempt, not two);
+ *            otherwise lost with the current slice as the failed condition
+ *            returned it (ALL_OLD: no second read), read consistently only if
+ *            it did not.
  */
+import { randomUUID } from 'node:crypto';
 import { GetItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { ClaimOutcome } from '../../core/ports.ts';
-import { SliceStatus, type Slice, type SliceKey } from '../../core/slice.ts';
+import { isOwnClaimResent, LEASE_EXPIRY_MARGIN_MS, SliceStatus, type Slice, type SliceKey } from '../../core/slice.ts';
 import { isConditionFailure, onTable } from './errors.ts';
 import { sliceKeyItem, toSlice } from './items.ts';
+
+/** The slice exists (a message may name one that was never created). */
+const EXISTS = 'attribute_exists(jobId)';
+/** Never claimed yet. */
+const FIRST_ATTEMPT = '#status = :enqueued';
+/** A failed attempt whose backoff has passed. */
+const RETRY_DUE = '(#status = :failed AND nextAttemptAt <= :now)';
+/** The holder stopped renewing long enough ago that no clock skew within the promise explains it. */
+const LEASE_LONG_EXPIRED = '(#status = :running AND leaseExpiresAt < :expiredBefore)';
+/** The holder's own message came back: SQS saw its heartbeats lapse, by SQS's clock. */
+const HOLDERS_MESSAGE_BACK = '(#status = :running AND leaseMessageId = :message)';
+/** Not a resend of the request that already won (SDK retries send the same token). */
+const NOT_THIS_CLAIM = '(attribute_not_exists(claimToken) OR claimToken <> :token)';
 
 export async function claimSlice(
   dynamo: DynamoDBClient,
@@ -34,6 +46,8 @@ export async function claimSlice(
   now: number,
   messageId?: string,
 ): Promise<ClaimOutcome> {
+  const token = randomUUID();
+  const takeover = messageId === undefined ? LEASE_LONG_EXPIRED : `(${LEASE_LONG_EXPIRED} OR ${HOLDERS_MESSAGE_BACK})`;
   try {
     const result = await onTable(tableName, () =>
       dynamo.send(
@@ -48,16 +62,10 @@ export async function claimSlice(
             'sweepAt = claimSweepMs + :now',
             'attempts = attempts + :one',
             'startedAt = :now',
+            'claimToken = :token',
             ...(messageId === undefined ? [] : ['leaseMessageId = :message']),
           ].join(', ') + (messageId === undefined ? ' REMOVE nextAttemptAt, leaseMessageId' : ' REMOVE nextAttemptAt'),
-          ConditionExpression: [
-            'attribute_exists(jobId) AND (',
-            '#status = :enqueued',
-            'OR (#status = :failed AND nextAttemptAt <= :now)',
-            messageId === undefined
-              ? 'OR (#status = :running AND leaseExpiresAt < :now))'
-              : 'OR (#status = :running AND (leaseExpiresAt < :now OR leaseMessageId = :message)))',
-          ].join(' '),
+          ConditionExpression: `${EXISTS} AND (${FIRST_ATTEMPT} OR ${RETRY_DUE} OR (${takeover} AND ${NOT_THIS_CLAIM}))`,
           ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner' },
           ExpressionAttributeValues: {
             ':running': { S: SliceStatus.Running },
@@ -65,7 +73,9 @@ export async function claimSlice(
             ':failed': { S: SliceStatus.Failed },
             ':owner': { S: owner },
             ':now': { N: String(now) },
+            ':expiredBefore': { N: String(now - LEASE_EXPIRY_MARGIN_MS) },
             ':one': { N: '1' },
+            ':token': { S: token },
             ...(messageId === undefined ? {} : { ':message': { S: messageId } }),
           },
           ReturnValues: 'ALL_NEW',
@@ -76,7 +86,9 @@ export async function claimSlice(
     return { won: true, slice: toSlice(result.Attributes ?? {}) };
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
-    return { won: false, current: error.Item ? toSlice(error.Item) : await readSlice(dynamo, tableName, key) };
+    const current = error.Item ? toSlice(error.Item) : await readSlice(dynamo, tableName, key);
+    if (current && isOwnClaimResent(current, owner, token)) return { won: true, slice: current };
+    return { won: false, current };
   }
 }
 

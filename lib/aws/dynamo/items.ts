@@ -34,6 +34,7 @@ export function toSlice(item: Item): Slice {
     owner: raw.owner as string | undefined,
     leaseExpiresAt: raw.leaseExpiresAt as number | undefined,
     leaseMessageId: raw.leaseMessageId as string | undefined,
+    claimToken: raw.claimToken as string | undefined,
     attempts: raw.attempts as number,
     handler: raw.handler as string,
     policies: raw.policies as JobPolicies,
