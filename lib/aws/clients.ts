@@ -12,14 +12,35 @@ export interface AwsClients {
   readonly events: EventBridgeClient;
 }
 
+/**
+ * Below the default 4 s lease: a request that never answers fails in time for
+ * a renewal or the same commit to be sent again inside the lease. (A long
+ * poll passes its own, longer budget: see `longPollRequestTimeoutMs`.)
+ */
+export const REQUEST_TIMEOUT_MS = 3000;
+export const CONNECTION_TIMEOUT_MS = 1000;
+/** The SDK's own tries per request (throttling, 5xx, timeouts), with its backoff. */
+const SDK_MAX_ATTEMPTS = 3;
+
 export function createAwsClients(region = process.env.AWS_REGION ?? 'us-east-1'): AwsClients {
-  // A local worker replica runs many slices at once (Lambda would run them in separate instances): room for their heartbeats.
-  const requestHandler = { httpAgent: { maxSockets: 256 }, httpsAgent: { maxSockets: 256 } };
-  return {
-    dynamo: new DynamoDBClient({ region, maxAttempts: 5, requestHandler }),
-    sqs: new SQSClient({ region, maxAttempts: 5, requestHandler }),
-    events: new EventBridgeClient({ region, maxAttempts: 5, requestHandler }),
+  const requestHandler = {
+    // A local worker replica runs many slices at once (Lambda would run them in separate instances): room for their heartbeats.
+    httpAgent: { maxSockets: 256 },
+    httpsAgent: { maxSockets: 256 },
+    connectionTimeout: CONNECTION_TIMEOUT_MS,
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    throwOnRequestTimeout: true,
   };
+  return {
+    dynamo: new DynamoDBClient({ region, maxAttempts: SDK_MAX_ATTEMPTS, requestHandler }),
+    sqs: new SQSClient({ region, maxAttempts: SDK_MAX_ATTEMPTS, requestHandler }),
+    events: new EventBridgeClient({ region, maxAttempts: SDK_MAX_ATTEMPTS, requestHandler }),
+  };
+}
+
+/** The request timeout for a receive that long-polls `waitTimeSeconds`: the wait plus the usual budget. */
+export function longPollRequestTimeoutMs(waitTimeSeconds: number): number {
+  return waitTimeSeconds * 1000 + REQUEST_TIMEOUT_MS;
 }
 
 export function destroyAwsClients(clients: AwsClients): void {

@@ -88,6 +88,20 @@ export class MalformedMessageError extends CronfenceError {
   }
 }
 
+/**
+ * A well-formed work message that can never run: it names a slice that does
+ * not exist. Dead-lettered with the reason, never retried.
+ */
+export class UnrunnableMessageError extends CronfenceError {
+  override name = 'UnrunnableMessageError';
+  constructor(
+    readonly body: string,
+    readonly reason: string,
+  ) {
+    super(`work message ${formatValue(truncate(body, 200))} cannot run: ${reason}`);
+  }
+}
+
 /** A table, queue or bus the configuration (or a handler's commit) names does not exist. */
 export class MissingResourceError extends CronfenceError {
   override name = 'MissingResourceError';

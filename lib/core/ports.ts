@@ -71,13 +71,18 @@ export interface SliceStore {
   findSweepable(shard: number, now: number, limit: number): Promise<SweepCandidate[]>;
   /** Live slices of a shard that scan `scanId` created, due for a sweep in `[fromMs, toMs)`: re-sent after that scanner crashed. */
   findCreatedByScan(shard: number, scanId: string, fromMs: number, toMs: number, limit: number): Promise<SweepCandidate[]>;
-  /** Push a slice's next sweep out, on condition that it is still live. */
-  deferSweep(key: SliceKey, sweepAt: number): Promise<void>;
+  /**
+   * Push a swept slice's next sweep to `sweepAt`, on condition that it still
+   * has the sweep time the sweep read (a claim or failure since then set its own).
+   */
+  deferSweep(candidate: SweepCandidate, sweepAt: number): Promise<void>;
   getLedger(key: SliceKey): Promise<LedgerRecord | undefined>;
 }
 
 export interface SweepCandidate extends SliceKey {
   readonly status: SliceStatus;
+  /** The sweep time the index held when it was read. */
+  readonly sweepAt: number;
 }
 
 export interface NewSlice extends SliceKey {

@@ -5,7 +5,7 @@
  * run out, `signal` aborts with a LeaseLostError and the keeper stops.
  */
 import { sleep, type Clock } from '../core/clock.ts';
-import { LeaseLostError } from '../core/errors.ts';
+import { CronfenceError, LeaseLostError } from '../core/errors.ts';
 import { executionKey } from '../core/execution-key.ts';
 import type { SliceStore, WorkQueue } from '../core/ports.ts';
 import type { SliceKey } from '../core/slice.ts';
@@ -71,7 +71,7 @@ export class LeaseKeeper {
       }
       const now = this.clock.now();
       try {
-        await this.slices.renew(key, fence, now, leaseMs);
+        await this.renewWithinLease(now);
         this.lastRenewedAt = now;
         this.onRenewed(now);
         // Only after the renewal held: a zombie's hide would keep the message (which its standby may now hold
@@ -82,13 +82,42 @@ export class LeaseKeeper {
           this.controller.abort(error);
           return;
         }
-        this.onRenewError(error);
+        if (!(error instanceof LeaseRanOutError)) this.onRenewError(error);
         // Unsure whether we still hold it: once the lease we last saw renewed has run out, assume not.
-        if (this.clock.now() >= this.lastRenewedAt + leaseMs) {
+        if (error instanceof LeaseRanOutError || this.clock.now() >= this.lastRenewedAt + leaseMs) {
           this.controller.abort(new LeaseLostError(executionKey(key.jobId, key.scheduledAt), fence, { cause: error }));
           return;
         }
       }
     }
+  }
+
+  /**
+   * One renewal, given up on when the lease we last saw renewed runs out
+   * before it answers (a hung request): the signal must fire then, not when
+   * the request finally returns.
+   */
+  private async renewWithinLease(now: number): Promise<void> {
+    const { key, fence, leaseMs } = this.options;
+    const renewal = this.slices.renew(key, fence, now, leaseMs);
+    const ranOut = new AbortController();
+    const deadline = sleep(this.lastRenewedAt + leaseMs - now, ranOut.signal).then(
+      () => Promise.reject(new LeaseRanOutError()),
+      () => undefined,
+    );
+    renewal.catch(() => {}); // once the deadline won, nothing awaits it
+    try {
+      await Promise.race([renewal, deadline]);
+    } finally {
+      ranOut.abort();
+    }
+  }
+}
+
+/** No renewal answered before the lease ran out. */
+class LeaseRanOutError extends CronfenceError {
+  override name = 'LeaseRanOutError';
+  constructor() {
+    super('no renewal answered before the lease ran out');
   }
 }

@@ -10,13 +10,31 @@
  */
 import { retryDelayMs } from '../core/backoff.ts';
 import { sleep, type Clock } from '../core/clock.ts';
-import { CronfenceError, FencedOutError, JobTimeoutError, LeaseLostError, OutcomeOnRecordError, StoreBusyError } from '../core/errors.ts';
+import {
+  CronfenceError,
+  FencedOutError,
+  JobTimeoutError,
+  LeaseLostError,
+  OutcomeOnRecordError,
+  StoreBusyError,
+  UnrunnableMessageError,
+} from '../core/errors.ts';
 import { lifecycleEvent, type EventSink, type LifecycleEventDetails, type LifecycleEventType } from '../core/events.ts';
-import { executionKey } from '../core/execution-key.ts';
+import { executionKey, isoSecond } from '../core/execution-key.ts';
+import { DEFAULT_POLICIES } from '../core/job-spec.ts';
 import { isOwnCommit } from '../core/ledger.ts';
 import { decodeWorkMessage } from '../core/messages.ts';
 import type { BusinessWrite, DeadLetterSink, SliceStore, WorkQueue } from '../core/ports.ts';
-import { afterFailure, lostClaimAction, messageVisibilitySeconds, sweepAtFor, SliceStatus, type Slice, type SliceKey } from '../core/slice.ts';
+import {
+  afterFailure,
+  LEASE_EXPIRY_MARGIN_MS,
+  lostClaimAction,
+  messageVisibilitySeconds,
+  sweepAtFor,
+  SliceStatus,
+  type Slice,
+  type SliceKey,
+} from '../core/slice.ts';
 import type { HandlerRegistry, JobContext, JobHandler } from './define-job.ts';
 import { AttemptCommit } from './attempt-commit.ts';
 import { keepHidden } from './keep-hidden.ts';
@@ -56,16 +74,49 @@ export interface ReceivedMessage {
 
 /** A message that surfaces more than this before its slice's second is hidden again (clock skew, long delays). */
 const EARLY_TOLERANCE_MS = 2000;
+/** The longest lookahead a scan may have (CRONFENCE_LOOKAHEAD_MS), plus the clock-skew margin. */
+const FARTHEST_SLICE_AHEAD_MS = 900_000 + LEASE_EXPIRY_MARGIN_MS;
 
 export class Worker {
   constructor(private readonly deps: WorkerDeps) {}
 
-  /** @throws {MalformedMessageError} when the body is not a work message. */
+  /**
+   * @throws {MalformedMessageError} when the body is not a work message.
+   * @throws {UnrunnableMessageError} when it names a slice that does not exist.
+   */
   async process(message: ReceivedMessage): Promise<Disposition> {
     const key = decodeWorkMessage(message.body);
+    try {
+      return await this.claimAndRun(key, message);
+    } catch (error) {
+      if (!(error instanceof UnrunnableMessageError)) await this.retrySoon(message);
+      throw error;
+    }
+  }
+
+  /**
+   * Something failed before the message's visibility was set for the job (a
+   * store error during the claim, say). Behind a Lambda event source the
+   * queue's visibility is the function timeout: hide the message for one
+   * default lease instead, so the slice is tried again within seconds, not
+   * minutes, and not only by the sweep.
+   */
+  private async retrySoon(message: ReceivedMessage): Promise<void> {
+    try {
+      await this.deps.queue.hide(message.receiptHandle, messageVisibilitySeconds(DEFAULT_POLICIES));
+    } catch (error) {
+      this.deps.onError?.(error, 'hiding a message after an error');
+    }
+  }
+
+  private async claimAndRun(key: SliceKey, message: ReceivedMessage): Promise<Disposition> {
     const { clock, queue, slices, workerId } = this.deps;
     const now = clock.now();
     if (key.scheduledAt - now > EARLY_TOLERANCE_MS) {
+      // No scan creates a slice further ahead than its longest lookahead: such a message is bogus unless its slice exists.
+      if (key.scheduledAt - now > FARTHEST_SLICE_AHEAD_MS && !(await slices.get(key))) {
+        throw new UnrunnableMessageError(message.body, `no such slice, and ${isoSecond(key.scheduledAt)} is further ahead than any scan creates slices`);
+      }
       await queue.hide(message.receiptHandle, Math.floor((key.scheduledAt - now) / 1000));
       return 'keep';
     }
@@ -96,6 +147,7 @@ export class Worker {
 
   private async standDown(current: Slice | undefined, message: ReceivedMessage): Promise<Disposition> {
     const action = lostClaimAction(current, this.deps.clock.now(), message.messageId);
+    if (action.kind === 'drop' && action.reason === 'missing') throw new UnrunnableMessageError(message.body, 'no such slice exists');
     if (action.kind === 'drop') return 'delete';
     // Someone holds a live lease (or a retry is not yet due): come back when that ends.
     await this.deps.queue.hide(message.receiptHandle, Math.ceil((action.untilMs - this.deps.clock.now()) / 1000));

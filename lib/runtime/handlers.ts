@@ -6,6 +6,7 @@
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { decodeScanMessage } from '../core/messages.ts';
 import { SCAN_QUEUE } from '../aws/schema.ts';
+import type { RejectedMessageKind } from '../aws/sqs/work-queue.ts';
 import type { HandlerRegistry } from '../engine/define-job.ts';
 import { keepHidden } from '../engine/keep-hidden.ts';
 import type { ScanReport } from '../engine/scanner.ts';
@@ -81,7 +82,7 @@ function withVisibilityHeartbeat<T>(runtime: Runtime, record: SQSRecord, work: (
 
 function batchHooks(runtime: Runtime, queue: string, log: HandlerLog) {
   return {
-    deadLetterMalformed: (body: string, reason: string) => runtime.deadLetters.sendMalformed(body, reason, queue),
+    deadLetterRejected: (body: string, reason: string, kind: RejectedMessageKind) => runtime.deadLetters.sendRejected(body, reason, queue, kind),
     onError: (error: unknown, record: SQSRecord) =>
       log.error('message failed', { queue, messageId: record.messageId, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) }),
   };

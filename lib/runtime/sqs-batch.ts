@@ -1,15 +1,17 @@
 /**
  * SQS batch semantics shared by the worker and scanner handlers: records run
  * concurrently and fail alone (ReportBatchItemFailures). A body cronfence
- * cannot read is dead-lettered and deleted at once, never retried.
+ * cannot read, or a message naming a slice that does not exist, is
+ * dead-lettered with the reason and deleted at once, never retried.
  */
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
-import { MalformedMessageError } from '../core/errors.ts';
+import { MalformedMessageError, UnrunnableMessageError } from '../core/errors.ts';
+import type { RejectedMessageKind } from '../aws/sqs/work-queue.ts';
 import type { Disposition } from '../engine/worker.ts';
 
 export interface BatchHooks {
-  /** Keeps an unreadable body for an operator. */
-  deadLetterMalformed(body: string, reason: string): Promise<void>;
+  /** Keeps an unreadable or unrunnable message for an operator. */
+  deadLetterRejected(body: string, reason: string, kind: RejectedMessageKind): Promise<void>;
   onError(error: unknown, record: SQSRecord): void;
 }
 
@@ -23,10 +25,10 @@ export async function handleSqsBatch(
       try {
         return await processRecord(record);
       } catch (error) {
-        if (error instanceof MalformedMessageError) {
+        if (error instanceof MalformedMessageError || error instanceof UnrunnableMessageError) {
           hooks.onError(error, record);
           try {
-            await hooks.deadLetterMalformed(record.body, error.reason);
+            await hooks.deadLetterRejected(record.body, error.reason, error instanceof MalformedMessageError ? 'malformed-message' : 'unrunnable-message');
             return 'delete';
           } catch (sendError) {
             hooks.onError(sendError, record);

@@ -5,6 +5,7 @@
  * as several Lambda instances would.
  */
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import { longPollRequestTimeoutMs } from '../aws/clients.ts';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { sleep } from '../core/clock.ts';
 import type { SqsHandler } from './handlers.ts';
@@ -45,13 +46,15 @@ export class SqsPoller {
       }
       let messages: Message[];
       try {
+        const waitTimeSeconds = this.options.waitTimeSeconds ?? 2;
         const received = await sqs.send(
           new ReceiveMessageCommand({
             QueueUrl: queueUrl,
             MaxNumberOfMessages: this.options.batchSize ?? 10,
-            WaitTimeSeconds: this.options.waitTimeSeconds ?? 2,
+            WaitTimeSeconds: waitTimeSeconds,
             MessageSystemAttributeNames: ['ApproximateReceiveCount', 'SentTimestamp', 'ApproximateFirstReceiveTimestamp'],
           }),
+          { requestTimeout: longPollRequestTimeoutMs(waitTimeSeconds) },
         );
         messages = received.Messages ?? [];
       } catch (error) {

@@ -213,4 +213,24 @@ describe('malformed work messages', () => {
     }
     expect(seen.filter((body) => body.kind === 'malformed-message' && body.body === emptyJobId)[0]?.reason).toContain('jobId');
   });
+
+  it('dead-letters a message naming a slice that does not exist, or one far beyond any lookahead, with the reason', async () => {
+    const errors: string[] = [];
+    const log: HandlerLog = { error: (message, details) => errors.push(`${message} ${JSON.stringify(details)}`), info: () => {} };
+    const handler = createWorkerHandler(installation.runtime, 'w-unrunnable', new HandlerRegistry([]), log);
+    const missing = JSON.stringify({ v: 1, jobId: 'never-created', scheduledAt: wholeSecond() });
+    const farAhead = JSON.stringify({ v: 1, jobId: 'never-created', scheduledAt: wholeSecond(30 * 86_400_000) });
+    const response = await handler({ Records: [record('unrunnable-missing', 'fake-1', missing), record('unrunnable-far', 'fake-2', farAhead)] });
+    expect(response.batchItemFailures).toEqual([]);
+    const seen: Record<string, unknown>[] = [];
+    await eventually(async () => {
+      for (const message of await installation.receive(installation.resources.queueUrls.deadLetter, 10, 60)) {
+        seen.push(JSON.parse(message.Body ?? 'null') as Record<string, unknown>);
+      }
+      return seen.filter((body) => body.kind === 'unrunnable-message').length >= 2 ? true : undefined;
+    }, 15_000);
+    const unrunnable = seen.filter((body) => body.kind === 'unrunnable-message');
+    expect(unrunnable.find((body) => body.body === missing)?.reason).toBe('no such slice exists');
+    expect(unrunnable.find((body) => body.body === farAhead)?.reason).toMatch(/no such slice, and .* is further ahead than any scan creates slices/);
+  });
 });

@@ -3,6 +3,8 @@
  * worker, the fence rejects a stale one, an expired lease admits a standby.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { sliceKeyItem } from '../../lib/aws/dynamo/items.ts';
 import { FencedOutError, LeaseLostError } from '../../lib/core/errors.ts';
 import { LEASE_EXPIRY_MARGIN_MS } from '../../lib/core/slice.ts';
 import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
@@ -126,5 +128,21 @@ describe('lease and fence', () => {
     await expect(slices.commit(key, 1, 'worker-a', Date.now(), [])).resolves.toBeUndefined();
     const ledger = await slices.getLedger(key);
     expect(ledger).toMatchObject({ fence: 1, owner: 'worker-a' });
+  });
+});
+
+describe('sweep deferral', () => {
+  it("a sweep's deferral never overwrites the sweep time a claim set after the sweep read the slice", async () => {
+    const { slices, clients, config } = installation.runtime;
+    const { key, job } = await enqueuedSlice(installation, { id: 'defer-race' }, wholeSecond(-60_000));
+    const [candidate] = (await slices.findSweepable(job.shard, Date.now(), 200)).filter((found) => found.jobId === 'defer-race');
+    expect(candidate).toBeDefined();
+    const claim = await slices.claim(key, 'w1', Date.now());
+    expect(claim.won).toBe(true);
+    const sweepAtOf = async () =>
+      Number((await clients.dynamo.send(new GetItemCommand({ TableName: config.slicesTable, Key: sliceKeyItem(key), ConsistentRead: true }))).Item?.sweepAt?.N);
+    const claimed = await sweepAtOf();
+    await slices.deferSweep(candidate!, Date.now() + 5000);
+    expect(await sweepAtOf()).toBe(claimed);
   });
 });

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { GetQueueAttributesCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import { bootstrap, type BootstrapResult } from '../../lib/aws/bootstrap.ts';
+import { longPollRequestTimeoutMs } from '../../lib/aws/clients.ts';
 import type { Clock } from '../../lib/core/clock.ts';
 import { RecordingEventSink } from '../../lib/core/events.ts';
 import { createRuntime, type Runtime } from '../../lib/runtime/wiring.ts';
@@ -52,6 +53,7 @@ export async function createTestInstallation(options: { env?: Record<string, str
           VisibilityTimeout: visibilitySeconds,
           MessageSystemAttributeNames: ['ApproximateReceiveCount'],
         }),
+        { requestTimeout: longPollRequestTimeoutMs(1) },
       );
       return result.Messages ?? [];
     },

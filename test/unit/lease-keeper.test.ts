@@ -54,4 +54,13 @@ describe('LeaseKeeper', () => {
     expect(calls[0]).toBe('renew');
     await keeper.stop();
   });
+
+  it('a renewal that never answers loses the lease when the lease runs out, not when the request returns', async () => {
+    const { keeper } = keeperWith(() => new Promise<void>(() => {}));
+    keeper.start();
+    await wait(600); // lease 400 ms
+    expect(keeper.lost).toBe(true);
+    expect(keeper.signal.reason).toBeInstanceOf(LeaseLostError);
+    await keeper.stop();
+  });
 });

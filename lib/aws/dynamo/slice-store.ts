@@ -76,8 +76,8 @@ export class DynamoSliceStore implements SliceStore {
     return querySweepIndex(this.dynamo, this.config.slicesTable, shard, fromMs, toMs - 1, limit, scanId);
   }
 
-  deferSweep(key: SliceKey, sweepAt: number): Promise<void> {
-    return deferSweep(this.dynamo, this.config.slicesTable, key, sweepAt);
+  deferSweep(candidate: SweepCandidate, sweepAt: number): Promise<void> {
+    return deferSweep(this.dynamo, this.config.slicesTable, candidate, sweepAt);
   }
 
   getLedger(key: SliceKey): Promise<LedgerRecord | undefined> {

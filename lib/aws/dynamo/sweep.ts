@@ -5,13 +5,15 @@
  * Query:     sweep index, sweepShard = S AND sweepAt in a range
  *            (only live slices carry sweepShard: final ones left the index),
  *            optionally only those created by one scan (scanId)
- * DEFER:     slices[jobId, scheduledAt], condition attribute_exists(sweepShard)
- *            (still live), effect sweepAt = T. A lost race means the slice went
- *            final meanwhile: nothing to do.
+ * DEFER:     slices[jobId, scheduledAt], condition sweepAt = the one read (the
+ *            slice is still live and nothing moved it since: a claim or a
+ *            failure sets its own sweep time, which a stale defer must not
+ *            overwrite), effect sweepAt = T. A lost race means the slice moved
+ *            on or went final meanwhile: nothing to do.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SweepCandidate } from '../../core/ports.ts';
-import type { SliceKey, SliceStatus } from '../../core/slice.ts';
+import type { SliceStatus } from '../../core/slice.ts';
 import { conditionalUpdate } from './errors.ts';
 import { fromItem, sliceKeyItem } from './items.ts';
 import { queryAll } from './read-pages.ts';
@@ -46,19 +48,19 @@ export async function querySweepIndex(
   );
   return items.map((item) => {
     const raw = fromItem(item);
-    return { jobId: raw.jobId as string, scheduledAt: raw.scheduledAt as number, status: raw.status as SliceStatus };
+    return { jobId: raw.jobId as string, scheduledAt: raw.scheduledAt as number, status: raw.status as SliceStatus, sweepAt: raw.sweepAt as number };
   });
 }
 
-export async function deferSweep(dynamo: DynamoDBClient, tableName: string, key: SliceKey, sweepAt: number): Promise<void> {
+export async function deferSweep(dynamo: DynamoDBClient, tableName: string, candidate: SweepCandidate, sweepAt: number): Promise<void> {
   await conditionalUpdate(
     dynamo,
     {
       TableName: tableName,
-      Key: sliceKeyItem(key),
+      Key: sliceKeyItem(candidate),
       UpdateExpression: 'SET sweepAt = :sweep',
-      ConditionExpression: 'attribute_exists(sweepShard)',
-      ExpressionAttributeValues: { ':sweep': { N: String(sweepAt) } },
+      ConditionExpression: 'sweepAt = :seen',
+      ExpressionAttributeValues: { ':sweep': { N: String(sweepAt) }, ':seen': { N: String(candidate.sweepAt) } },
     },
     () => {},
   );

@@ -56,6 +56,8 @@ export class SqsScanQueue implements ScanQueue {
   }
 }
 
+export type RejectedMessageKind = 'malformed-message' | 'unrunnable-message';
+
 /** Dead-letter records go to the dead-letter queue, beside messages SQS redrove there. */
 export class SqsDeadLetterSink implements DeadLetterSink {
   constructor(
@@ -67,11 +69,9 @@ export class SqsDeadLetterSink implements DeadLetterSink {
     await this.sqs.send(new SendMessageCommand({ QueueUrl: await this.url(), MessageBody: JSON.stringify({ kind: 'dead-slice', ...record }) }));
   }
 
-  /** A message body cronfence could not read, kept for an operator. */
-  async sendMalformed(body: string, reason: string, queue: string): Promise<void> {
-    await this.sqs.send(
-      new SendMessageCommand({ QueueUrl: await this.url(), MessageBody: JSON.stringify({ kind: 'malformed-message', queue, reason, body }) }),
-    );
+  /** A message cronfence could not read or run, kept for an operator. */
+  async sendRejected(body: string, reason: string, queue: string, kind: RejectedMessageKind): Promise<void> {
+    await this.sqs.send(new SendMessageCommand({ QueueUrl: await this.url(), MessageBody: JSON.stringify({ kind, queue, reason, body }) }));
   }
 }
 
