@@ -24,7 +24,7 @@ import { JobNotFoundError, JobVersionConflictError } from '../../core/errors.ts'
 import { parseJobSpec, type JobSpec } from '../../core/job-spec.ts';
 import type { LedgerRecord } from '../../core/ledger.ts';
 import type { StoredJob } from '../../core/ports.ts';
-import { nextOccurrenceAtOrAfter } from '../../core/schedule.ts';
+import { nextOccurrenceAtOrAfter, scheduleOf } from '../../core/schedule.ts';
 import { shardOf } from '../../core/shard.ts';
 import type { Slice } from '../../core/slice.ts';
 import type { CronfenceConfig } from '../config.ts';
@@ -141,7 +141,7 @@ export class JobRepository {
 
   private nextVersion(spec: JobSpec, existing: StoredJob | undefined): StoredJob {
     const now = this.clock.now();
-    const fromNow = nextOccurrenceAtOrAfter({ cron: spec.schedule, timeZone: spec.timeZone }, now) ?? NEVER;
+    const fromNow = nextOccurrenceAtOrAfter(scheduleOf(spec), now) ?? NEVER;
     const sameSchedule = existing && existing.schedule === spec.schedule && existing.timeZone === spec.timeZone;
     return {
       ...spec,
@@ -156,7 +156,7 @@ export class JobRepository {
   private async setEnabled(id: string, enabled: boolean): Promise<StoredJob> {
     const job = await this.require(id);
     const now = this.clock.now();
-    const nextFireAt = enabled ? (nextOccurrenceAtOrAfter({ cron: job.schedule, timeZone: job.timeZone }, now) ?? NEVER) : job.nextFireAt;
+    const nextFireAt = enabled ? (nextOccurrenceAtOrAfter(scheduleOf(job), now) ?? NEVER) : job.nextFireAt;
     try {
       const result = await onTable(this.config.jobsTable, () =>
         this.dynamo.send(
