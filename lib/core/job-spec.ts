@@ -85,7 +85,7 @@ const dstSchema = z
   .object({
     gap: z.enum(['shift', 'skip'], { error: 'must be "shift" (run at the wall time moved past the gap) or "skip"' }).default(DEFAULT_DST_POLICY.gap),
     repeat: z.enum(['once', 'twice'], { error: 'must be "once" (the first occurrence) or "twice"' }).default(DEFAULT_DST_POLICY.repeat),
-  })
+  }, { error: (issue) => (issue.code === 'invalid_type' ? 'must be an object like {"gap": "shift", "repeat": "once"}' : undefined) })
   .strict();
 
 const jobSchema = z
