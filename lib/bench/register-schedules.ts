@@ -7,6 +7,7 @@
 import { BatchWriteItemCommand, type DynamoDBClient, type WriteRequest } from '@aws-sdk/client-dynamodb';
 import { DEFAULT_POLICIES } from '../core/job-spec.ts';
 import type { StoredJob } from '../core/ports.ts';
+import { DEFAULT_DST_POLICY } from '../core/schedule.ts';
 import { shardOf } from '../core/shard.ts';
 import { jobItem } from '../aws/dynamo/items.ts';
 
@@ -25,6 +26,7 @@ export function dailyJobAt(id: string, fireAt: number, shardCount: number, handl
     id,
     schedule: `${at.getUTCSeconds()} ${at.getUTCMinutes()} ${at.getUTCHours()} * * *`,
     timeZone: 'UTC',
+    dst: DEFAULT_DST_POLICY,
     handler,
     enabled: true,
     payload,

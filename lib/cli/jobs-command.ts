@@ -16,6 +16,8 @@ export function jobsCommand(repository: () => JobRepository, write: (line: strin
     .requiredOption('-s, --schedule <cron>', 'cron, 5 fields or 6 with seconds first, e.g. "*/5 * * * * *"')
     .option('--handler <name>', `handler name (known: ${registry.names().join(', ')})`)
     .option('-z, --tz <zone>', 'IANA time zone', 'UTC')
+    .option('--dst-gap <policy>', 'a local time DST skips: "shift" (run it moved past the gap) or "skip" (default shift)')
+    .option('--dst-repeat <policy>', 'a local time DST repeats: "once" (its first occurrence) or "twice" (default once)')
     .option('--payload <json>', 'JSON object handed to the handler', parseJsonObject)
     .option('--lease-ms <ms>', 'lease length', parseInteger)
     .option('--heartbeat-ms <ms>', 'lease renewal interval', parseInteger)
@@ -28,10 +30,13 @@ export function jobsCommand(repository: () => JobRepository, write: (line: strin
           ([, value]) => value !== undefined,
         ),
       );
+      // Validated by parseJobSpec in put, which names the bad value (`invalid dst.gap "later": ...`).
+      const dst = Object.fromEntries(Object.entries({ gap: flags.dstGap, repeat: flags.dstRepeat }).filter(([, value]) => value !== undefined));
       const { job, created } = await repository().put({
         id,
         schedule: flags.schedule,
         timeZone: flags.tz,
+        ...(Object.keys(dst).length > 0 && { dst }),
         handler: flags.handler ?? id,
         enabled: !flags.paused,
         ...(flags.payload && { payload: flags.payload }),
@@ -88,6 +93,8 @@ interface AddFlags {
   schedule: string;
   handler?: string;
   tz: string;
+  dstGap?: string;
+  dstRepeat?: string;
   payload?: Record<string, unknown>;
   leaseMs?: number;
   heartbeatMs?: number;
@@ -97,7 +104,7 @@ interface AddFlags {
 }
 
 function describe(job: StoredJob): string {
-  return `${job.id}: "${job.schedule}" in ${job.timeZone}, handler ${job.handler}, next ${isoSecond(job.nextFireAt)}, version ${job.version}`;
+  return `${job.id}: "${job.schedule}" in ${job.timeZone} (DST ${job.dst.gap}/${job.dst.repeat}), handler ${job.handler}, next ${isoSecond(job.nextFireAt)}, version ${job.version}`;
 }
 
 export function parseInteger(value: string): number {

@@ -3,8 +3,8 @@
  * decided here in pure code; JobRepository only translates it into one
  * version-conditioned write and a settle of older slices.
  *
- * generation: + 1 on every change of definition (schedule, zone, handler,
- *   payload, policies, enabled) and on pause, resume and delete. It survives a
+ * generation: + 1 on every change of definition (schedule, zone, DST policy,
+ *   handler, payload, policies, enabled) and on pause, resume and delete. It survives a
  *   delete (the item stays as a tombstone), so a re-added job never reuses one.
  * Slices carry the generation that created them. After a change:
  *   - every pending slice (ENQUEUED, FAILED awaiting retry) of an older
@@ -19,7 +19,7 @@
  */
 import type { JobSpec } from './job-spec.ts';
 import type { StoredJob } from './ports.ts';
-import { nextOccurrenceAtOrAfter } from './schedule.ts';
+import { nextOccurrenceAtOrAfter, scheduleOf } from './schedule.ts';
 import { shardOf } from './shard.ts';
 
 /** "Never fires again": stays out of every due window. */
@@ -93,6 +93,7 @@ export function sameDefinition(job: JobSpec, spec: JobSpec): boolean {
     job.timeZone === spec.timeZone &&
     job.handler === spec.handler &&
     job.enabled === spec.enabled &&
+    canonicalJson(scheduleOf(job).dst) === canonicalJson(scheduleOf(spec).dst) &&
     canonicalJson(job.payload ?? null) === canonicalJson(spec.payload ?? null) &&
     canonicalJson(job.policies) === canonicalJson(spec.policies)
   );
@@ -102,8 +103,8 @@ function bumped(job: StoredJob, now: number): StoredJob {
   return { ...job, generation: job.generation + 1, version: job.version + 1, updatedAt: now };
 }
 
-function firstAtOrAfter(spec: Pick<JobSpec, 'schedule' | 'timeZone'>, now: number): number {
-  return nextOccurrenceAtOrAfter({ cron: spec.schedule, timeZone: spec.timeZone }, now) ?? NEVER;
+function firstAtOrAfter(spec: Pick<JobSpec, 'schedule' | 'timeZone' | 'dst'>, now: number): number {
+  return nextOccurrenceAtOrAfter(scheduleOf(spec), now) ?? NEVER;
 }
 
 /** JSON with object keys sorted, so key order never makes two equal payloads differ. */

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { InvalidJobSpecError } from './errors.ts';
-import { validateSchedule } from './schedule.ts';
+import { DEFAULT_DST_POLICY, scheduleOf, validateSchedule, type DstPolicy } from './schedule.ts';
 
 /** Largest JSON payload a job may carry; it is copied onto every slice. */
 export const MAX_PAYLOAD_BYTES = 16 * 1024;
@@ -35,6 +35,12 @@ export interface JobSpec {
   readonly schedule: string;
   /** IANA time zone. @default "UTC" */
   readonly timeZone: string;
+  /**
+   * A local time that DST skips (`gap`) or repeats (`repeat`): shift it past
+   * the gap or skip it; run it once (first occurrence) or twice.
+   * @default { gap: 'shift', repeat: 'once' }
+   */
+  readonly dst: DstPolicy;
   /** Name of a handler registered with `defineJob`. */
   readonly handler: string;
   /** Paused jobs leave the due index. @default true */
@@ -75,6 +81,13 @@ const policiesSchema = z
   })
   .strict();
 
+const dstSchema = z
+  .object({
+    gap: z.enum(['shift', 'skip'], { error: 'must be "shift" (run at the wall time moved past the gap) or "skip"' }).default(DEFAULT_DST_POLICY.gap),
+    repeat: z.enum(['once', 'twice'], { error: 'must be "once" (the first occurrence) or "twice"' }).default(DEFAULT_DST_POLICY.repeat),
+  }, { error: (issue) => (issue.code === 'invalid_type' ? 'must be an object like {"gap": "shift", "repeat": "once"}' : undefined) })
+  .strict();
+
 const jobSchema = z
   .object({
     id: z
@@ -84,6 +97,7 @@ const jobSchema = z
       .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'only letters, digits, "_", "." and "-", starting with a letter or digit'),
     schedule: z.string({ error: 'must be a cron string' }).min(1, 'must not be empty'),
     timeZone: z.string({ error: 'must be an IANA time zone' }).default('UTC'),
+    dst: dstSchema.default(DEFAULT_DST_POLICY),
     handler: z.string({ error: 'must be a handler name' }).min(1, 'must not be empty'),
     enabled: z.boolean({ error: 'must be true or false' }).default(true),
     payload: z.record(z.string(), z.unknown(), { error: 'must be a JSON object' }).optional(),
@@ -110,7 +124,7 @@ export function parseJobSpec(input: unknown, options: ParseJobSpecOptions = {}):
     throw new InvalidJobSpecError(path.join('.') || '(job)', valueAt(input, path), issue?.message ?? 'invalid');
   }
   const spec = parsed.data;
-  validateSchedule({ cron: spec.schedule, timeZone: spec.timeZone });
+  validateSchedule(scheduleOf(spec));
   const { leaseMs, heartbeatMs, backoffBaseMs, backoffMaxMs } = spec.policies;
   if (heartbeatMs * 2 > leaseMs) {
     throw new InvalidJobSpecError(

@@ -2,22 +2,54 @@
  * Scheduling math: which instants a cron schedule fires at, in its time zone.
  * Pure; parsing is cron-parser's, never ours.
  *
- * DST, as cron-parser resolves it and as cronfence documents it:
- * - A local time that does not exist (spring forward, 02:30 on 2026-03-08 in
- *   America/New_York) fires once, at the same wall time shifted forward by the
- *   gap (03:30 EDT).
- * - A local time that occurs twice (fall back, 01:30 on 2026-11-01) fires once,
- *   at its first occurrence (01:30 EDT).
+ * Start-independent by construction: the occurrences are a fixed set, a
+ * function of (cron, time zone, DST policy) alone, and every query returns
+ * that set intersected with its range, whatever the range's start. The
+ * scanner resumes from a stored `nextFireAt` on every scan, so anything else
+ * loses or repeats occurrences at a DST change. (cron-parser's own `tz` mode
+ * is not: from 03:29:59 EDT on 2026-03-08 it skips that day's shifted 02:30,
+ * and from the second pass of 01:xx on 2026-11-01 it returns 01:xx again.)
+ *
+ * How: cron-parser enumerates LOCAL WALL-CLOCK times, parsing the cron in
+ * UTC and reading its instants as naive wall times (wall-time.ts), which has
+ * no DST and so no dependence on where it starts; each wall time is then
+ * mapped to instants in the job's zone under its {@link DstPolicy}:
+ * - gap (spring forward, 02:30 on 2026-03-08 in America/New_York): `shift`
+ *   runs it at 03:30 EDT (07:30Z), `skip` drops it;
+ * - repeat (fall back, 01:30 on 2026-11-01): `once` runs its first occurrence
+ *   (01:30 EDT, 05:30Z), `twice` runs both (and 01:30 EST, 06:30Z).
+ * Instants that coincide (a shifted 02:30 and a real 03:30) are one occurrence.
  */
 import { CronExpressionParser, type CronExpression } from 'cron-parser';
 import { InvalidJobSpecError } from './errors.ts';
+import { DEFAULT_DST_POLICY, instantsOfWallTime, wallTimeRange, type DstPolicy } from './wall-time.ts';
+import { offsetSpans } from './zone-offsets.ts';
+
+export { DEFAULT_DST_POLICY, type DstPolicy } from './wall-time.ts';
 
 export interface Schedule {
   /** Cron: 5 fields (minute precision) or 6 with a leading seconds field. */
   readonly cron: string;
   /** IANA time zone the cron fields are read in. */
   readonly timeZone: string;
+  /** What a local time skipped or repeated by DST does. @default {@link DEFAULT_DST_POLICY} (shift, once) */
+  readonly dst?: DstPolicy;
 }
+
+/** The schedule of a job (spec or stored job): the one way call sites build a {@link Schedule}. */
+export function scheduleOf(job: { readonly schedule: string; readonly timeZone: string; readonly dst?: DstPolicy }): Schedule {
+  return { cron: job.schedule, timeZone: job.timeZone, dst: job.dst ?? DEFAULT_DST_POLICY };
+}
+
+/** Larger than any UTC offset a zone has had (-12 h to +14 h; old local mean times up to ~16 h). */
+const MAX_OFFSET_MS = 18 * 3_600_000;
+/** Offset spans are read this far beyond a range, so every wall time's candidate instants are covered. */
+const SPAN_MARGIN_MS = 2 * MAX_OFFSET_MS;
+/** Long ranges are walked in chunks that double up to this, so offsets are only read where enumeration got. */
+const MAX_CHUNK_MS = 32 * 86_400_000;
+const FIRST_CHUNK_MS = 86_400_000;
+/** Dates beyond this are out of JavaScript's range (8.64e15) with room for the margins. */
+const MAX_INSTANT_MS = 8.64e15 - 4 * 86_400_000;
 
 /** Throws {@link InvalidJobSpecError} naming `timeZone` when it is not an IANA zone. */
 export function assertTimeZone(timeZone: string, field = 'timeZone'): void {
@@ -45,7 +77,7 @@ export function validateSchedule(schedule: Schedule, field = 'schedule'): void {
       `cron needs 5 fields (minute hour day-of-month month day-of-week) or 6 with seconds first; got ${fields.length}`,
     );
   }
-  const expression = parse(schedule, 0, field);
+  const expression = parseWallClock(schedule.cron, 0, field);
   // cron-parser accepts some impossible dates (e.g. 30 February) and only fails when iterating.
   try {
     expression.next();
@@ -55,25 +87,33 @@ export function validateSchedule(schedule: Schedule, field = 'schedule'): void {
 }
 
 /**
- * Occurrences in `[fromMs, toMs)`, ascending, at most `limit` of them.
+ * Occurrences in `[fromMs, toMs)`, ascending, at most `limit` of them:
+ * the schedule's fixed set of occurrences intersected with the range.
  * @throws {InvalidJobSpecError} when the schedule does not parse.
  */
 export function occurrencesBetween(schedule: Schedule, fromMs: number, toMs: number, limit: number): number[] {
   const out: number[] = [];
-  if (toMs <= fromMs || limit <= 0) return out;
-  // currentDate is exclusive; start one millisecond early so `fromMs` itself counts.
-  const expression = parse(schedule, fromMs - 1);
-  while (out.length < limit) {
-    const next = nextOf(expression);
-    if (next === undefined || next >= toMs) break;
-    out.push(next);
+  const endMs = Math.min(toMs, MAX_INSTANT_MS);
+  let chunkMs = FIRST_CHUNK_MS;
+  // Chunks are exact because the set does not depend on where a query starts.
+  for (let startMs = fromMs; startMs < endMs && out.length < limit; chunkMs = Math.min(chunkMs * 2, MAX_CHUNK_MS)) {
+    const chunkEndMs = Math.min(endMs, startMs + chunkMs);
+    const found = occurrencesInChunk(schedule, startMs, chunkEndMs, limit - out.length);
+    for (const instant of found) out.push(instant);
+    startMs = chunkEndMs;
+    if (found.length === 0) {
+      // Jump over a long quiet stretch (a yearly cron) to just before the next wall time can fire.
+      const nextWall = firstWallTimeAtOrAfter(schedule.cron, startMs - MAX_OFFSET_MS);
+      if (nextWall === undefined) break;
+      startMs = Math.max(startMs, nextWall - MAX_OFFSET_MS);
+    }
   }
   return out;
 }
 
 /** The first occurrence at or after `fromMs`, or undefined if the schedule never fires again. */
 export function nextOccurrenceAtOrAfter(schedule: Schedule, fromMs: number): number | undefined {
-  return nextOf(parse(schedule, fromMs - 1));
+  return occurrencesBetween(schedule, fromMs, MAX_INSTANT_MS, 1)[0];
 }
 
 /** How many occurrences fall in `[fromMs, toMs)`, counting at most `cap`. */
@@ -81,19 +121,57 @@ export function countOccurrences(schedule: Schedule, fromMs: number, toMs: numbe
   return occurrencesBetween(schedule, fromMs, toMs, cap).length;
 }
 
-function parse(schedule: Schedule, currentDateMs: number, field = 'schedule'): CronExpression {
+/**
+ * One bounded range: wall times are enumerated only over the range's own
+ * offsets (`from + lowest offset` to `to + highest`), so a per-second cron
+ * enumerates about as many wall times as it has occurrences.
+ */
+function occurrencesInChunk(schedule: Schedule, fromMs: number, toMs: number, limit: number): number[] {
+  const spans = offsetSpans(schedule.timeZone, fromMs - SPAN_MARGIN_MS, toMs + SPAN_MARGIN_MS);
+  const walls = wallTimeRange(spans, fromMs, toMs);
+  const policy = schedule.dst ?? DEFAULT_DST_POLICY;
+  const expression = parseWallClock(schedule.cron, walls.start - 1);
+  const out: number[] = [];
+  for (;;) {
+    const wall = nextOf(expression);
+    if (wall === undefined || wall >= walls.end) break;
+    // Past a fall-back, later wall times can still map to earlier instants: stop once none can beat the limit-th.
+    if (out.length >= limit && wall >= wallTimeRange(spans, fromMs, out[limit - 1] as number).end) break;
+    for (const instant of instantsOfWallTime(wall, spans, policy)) {
+      if (instant >= fromMs && instant < toMs) insertSortedUnique(out, instant);
+    }
+  }
+  if (out.length > limit) out.length = limit;
+  return out;
+}
+
+function firstWallTimeAtOrAfter(cron: string, wallMs: number): number | undefined {
+  return nextOf(parseWallClock(cron, wallMs - 1));
+}
+
+/** Parses `cron` in UTC, so its instants read as naive local wall times; `currentDate` is exclusive. */
+function parseWallClock(cron: string, currentDateMs: number, field = 'schedule'): CronExpression {
   try {
-    return CronExpressionParser.parse(schedule.cron, {
-      currentDate: new Date(currentDateMs),
-      tz: schedule.timeZone,
-      strict: false,
-    });
+    return CronExpressionParser.parse(cron, { currentDate: new Date(currentDateMs), tz: 'UTC', strict: false });
   } catch (cause) {
-    throw new InvalidJobSpecError(field, schedule.cron, (cause as Error).message, { cause });
+    throw new InvalidJobSpecError(field, cron, (cause as Error).message, { cause });
   }
 }
 
+/** The next wall time, or undefined when cron-parser finds none (it throws at its loop limit). */
 function nextOf(expression: CronExpression): number | undefined {
-  if (!expression.hasNext()) return undefined;
-  return expression.next().getTime();
+  try {
+    return expression.next().getTime();
+  } catch {
+    return undefined;
+  }
 }
+
+/** Instants arrive almost in order (only a fall-back reorders them), so insert from the end. */
+function insertSortedUnique(sorted: number[], value: number): void {
+  let index = sorted.length;
+  while (index > 0 && (sorted[index - 1] as number) > value) index--;
+  if (index > 0 && sorted[index - 1] === value) return;
+  sorted.splice(index, 0, value);
+}
+

@@ -7,7 +7,8 @@
 import type { Clock } from '../core/clock.ts';
 import { lifecycleEvent, type EventSink } from '../core/events.ts';
 import type { NewSlice, ScheduleStore, SliceStore, StoredJob, SweepCandidate, WorkMessage, WorkQueue } from '../core/ports.ts';
-import { countOccurrences, nextOccurrenceAtOrAfter, occurrencesBetween, type Schedule } from '../core/schedule.ts';
+import { planAdvance } from '../core/advance-plan.ts';
+import { scheduleOf } from '../core/schedule.ts';
 import { sweepAgainAt, sweepAtFor, SliceStatus, type SliceKey } from '../core/slice.ts';
 
 /** One transaction holds 100 items: 99 slices and the job. */
@@ -17,8 +18,6 @@ const JOB_CONCURRENCY = 8;
 /** SQS's SendMessageBatch limit. */
 const SEND_BATCH = 10;
 const SWEEP_LIMIT = 200;
-const MISSED_COUNT_CAP = 100_000;
-const NEVER = Number.MAX_SAFE_INTEGER;
 
 export interface ScannerDeps {
   readonly scannerId: string;
@@ -86,23 +85,22 @@ export class Scanner {
   }
 
   private async advance(job: StoredJob, now: number, windowEnd: number, report: ScanReport, scanId: string | undefined): Promise<SliceKey[]> {
-    const schedule: Schedule = { cron: job.schedule, timeZone: job.timeZone };
-    let from = job.nextFireAt;
-    const catchUpFrom = now - job.policies.catchUpWindowMs;
-    if (from < catchUpFrom) {
+    const plan = planAdvance({
+      schedule: scheduleOf(job),
+      nextFireAt: job.nextFireAt,
+      now,
+      lookaheadMs: windowEnd - now,
+      catchUpWindowMs: job.policies.catchUpWindowMs,
+      limit: MAX_SLICES_PER_JOB_SCAN,
+    });
+    if (plan.missed) {
       // Downtime longer than the catch-up window: older occurrences are reported, not run.
-      const count = countOccurrences(schedule, from, catchUpFrom, MISSED_COUNT_CAP);
-      if (count > 0) {
-        report.missed += count;
-        this.deps.events.emit(
-          lifecycleEvent('missed', { jobId: job.id, scheduledAt: from }, now, { fence: 0, worker: this.deps.scannerId, count }),
-        );
-      }
-      from = catchUpFrom;
+      report.missed += plan.missed.count;
+      this.deps.events.emit(
+        lifecycleEvent('missed', { jobId: job.id, scheduledAt: plan.missed.from }, now, { fence: 0, worker: this.deps.scannerId, count: plan.missed.count }),
+      );
     }
-    const occurrences = occurrencesBetween(schedule, from, windowEnd, MAX_SLICES_PER_JOB_SCAN + 1);
-    const inThisCall = occurrences.slice(0, MAX_SLICES_PER_JOB_SCAN);
-    const nextFireAt = occurrences[MAX_SLICES_PER_JOB_SCAN] ?? nextOccurrenceAtOrAfter(schedule, windowEnd) ?? NEVER;
+    const { occurrences: inThisCall, nextFireAt } = plan;
     const slices: NewSlice[] = inThisCall.map((scheduledAt) => ({
       jobId: job.id,
       scheduledAt,

@@ -31,6 +31,7 @@ describe('addJob', () => {
       id: 'payroll',
       schedule: '0 9 * * 1-5',
       timeZone: 'Europe/Berlin',
+      dst: { gap: 'shift', repeat: 'once' },
       handler: 'every-minute',
       enabled: true,
       payload: { run: 'weekly' },
@@ -39,6 +40,18 @@ describe('addJob', () => {
     expect(properties.ShardCount).toBe('3');
     expect(properties.KnownHandlers).toEqual(registry.names());
     expect(JSON.stringify(properties.ServiceToken)).toContain('JobsProviderframeworkonEvent');
+  });
+
+  it('passes the DST policy of a job through to the custom resource, and refuses a bad one at synth', () => {
+    const { template } = synthScheduler({ alarms: { enabled: false } }, (s) =>
+      s.addJob('nightly', { schedule: '30 2 * * *', timeZone: 'America/New_York', dst: { gap: 'skip', repeat: 'twice' }, handler: 'every-minute' }),
+    );
+    const properties = Object.values(resourcesOf(template, JOB_RESOURCE_TYPE))[0]?.Properties as { Job: string };
+    expect(JSON.parse(properties.Job).dst).toEqual({ gap: 'skip', repeat: 'twice' });
+    const error = invalid(() =>
+      synthScheduler({}, (s) => s.addJob('bad-dst', { schedule: '30 2 * * *', dst: { gap: 'later' as 'skip' }, handler: 'every-minute' })),
+    );
+    expect([error.field, error.value]).toEqual(['dst.gap', 'later']);
   });
 
   it('applies the scheduler lease and heartbeat unless the job sets its own', () => {

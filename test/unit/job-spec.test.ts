@@ -53,3 +53,24 @@ describe('parseJobSpec', () => {
     expect(error.message).toMatch(/\d+ bytes.*at most 16384 bytes/);
   });
 });
+
+describe('parseJobSpec: the DST policy', () => {
+  it('defaults to shift and once, and fills in a half-given policy', () => {
+    expect(parseJobSpec(valid).dst).toEqual({ gap: 'shift', repeat: 'once' });
+    expect(parseJobSpec({ ...valid, dst: { repeat: 'twice' } }).dst).toEqual({ gap: 'shift', repeat: 'twice' });
+    expect(parseJobSpec({ ...valid, dst: { gap: 'skip', repeat: 'once' } }).dst).toEqual({ gap: 'skip', repeat: 'once' });
+  });
+
+  it.each([
+    [{ gap: 'later' }, 'dst.gap', 'later', 'invalid dst.gap "later": must be "shift" (run at the wall time moved past the gap) or "skip"'],
+    [{ repeat: 'thrice' }, 'dst.repeat', 'thrice', 'invalid dst.repeat "thrice": must be "once" (the first occurrence) or "twice"'],
+    [{ repeat: 2 }, 'dst.repeat', 2, 'invalid dst.repeat 2: must be "once" (the first occurrence) or "twice"'],
+    ['shift', 'dst', 'shift', 'invalid dst "shift": must be an object like {"gap": "shift", "repeat": "once"}'],
+    [{ gap: 'skip', when: 'always' }, 'dst', { gap: 'skip', when: 'always' }, 'invalid dst {"gap":"skip","when":"always"}: Unrecognized key: "when"'],
+  ])('refuses dst %j naming %s', (dst, field, value, message) => {
+    const error = refusal({ ...valid, dst });
+    expect(error.field).toBe(field);
+    expect(error.value).toEqual(value);
+    expect(error.message).toBe(message);
+  });
+});

@@ -8,6 +8,7 @@ import { isTombstone, type JobRecord } from '../../core/job-lifecycle.ts';
 import type { JobPolicies } from '../../core/job-spec.ts';
 import type { LedgerRecord } from '../../core/ledger.ts';
 import type { StoredJob } from '../../core/ports.ts';
+import { DEFAULT_DST_POLICY, type DstPolicy } from '../../core/schedule.ts';
 import type { Slice, SliceKey, SliceStatus } from '../../core/slice.ts';
 
 export type Item = Record<string, AttributeValue>;
@@ -56,6 +57,8 @@ export function toStoredJob(item: Item): StoredJob {
     id: raw.jobId as string,
     schedule: raw.schedule as string,
     timeZone: raw.timeZone as string,
+    // Items written before the DST policy existed get the policy they ran under.
+    dst: (raw.dst as DstPolicy | undefined) ?? DEFAULT_DST_POLICY,
     handler: raw.handler as string,
     enabled: raw.enabled as boolean,
     payload: raw.payload as Record<string, unknown> | undefined,
@@ -93,6 +96,7 @@ export function jobItem(job: StoredJob): Item {
     jobId: job.id,
     schedule: job.schedule,
     timeZone: job.timeZone,
+    dst: job.dst,
     handler: job.handler,
     enabled: job.enabled,
     payload: job.payload,
