@@ -30,6 +30,8 @@ export interface ScannerDeps {
   readonly lookaheadMs: number;
   /** Slack after a slice's due time before the sweep re-sends it. */
   readonly sweepGraceMs: number;
+  /** A job whose advance failed (the store busy after retries); the scan goes on with the others. */
+  readonly onError?: (error: unknown, context: string) => void;
 }
 
 export interface ScanOptions {
@@ -49,7 +51,9 @@ export interface ScanReport {
   missed: number;
   swept: number;
   resent: number;
-  /** True when the deadline stopped the scan early; due jobs remain. */
+  /** Jobs whose advance failed (they stay due; the shard is scanned again). */
+  errors: number;
+  /** True when the deadline or a failed advance left due jobs behind: the caller re-queues the shard. */
   incomplete: boolean;
 }
 
@@ -59,20 +63,22 @@ export class Scanner {
   async scanShard(shard: number, options: ScanOptions = {}): Promise<ScanReport> {
     const now = this.deps.clock.now();
     const windowEnd = now + this.deps.lookaheadMs;
-    const report: ScanReport = { shard, jobsAdvanced: 0, slicesCreated: 0, conflicts: 0, missed: 0, swept: 0, resent: 0, incomplete: false };
+    const report: ScanReport = { shard, jobsAdvanced: 0, slicesCreated: 0, conflicts: 0, missed: 0, swept: 0, resent: 0, errors: 0, incomplete: false };
     // Slices go out in full batches as their jobs advance, not after the whole page: in a burst the first
     // workers start while the scan is still advancing (the benchmark saw the first commit 13 s in, otherwise).
     const outbox: SliceKey[] = [];
     const sendFullBatches = async (): Promise<void> => {
-      while (outbox.length >= SEND_BATCH) await this.deps.queue.send(outbox.splice(0, SEND_BATCH).map((key) => delayed(key, now)));
+      while (outbox.length >= SEND_BATCH) await this.send(outbox.splice(0, SEND_BATCH));
     };
     for (;;) {
       const jobs = await this.deps.schedules.queryDue(shard, windowEnd, JOBS_PER_PAGE);
       await mapBounded(jobs, JOB_CONCURRENCY, async (job) => {
-        outbox.push(...(await this.advance(job, now, windowEnd, report, options.scanId)));
-        await sendFullBatches();
+        await this.catchUp(job, now, windowEnd, report, options, async (created) => {
+          outbox.push(...created);
+          await sendFullBatches();
+        });
       });
-      await this.deps.queue.send(outbox.splice(0).map((key) => delayed(key, now)));
+      await this.send(outbox.splice(0));
       if (jobs.length < JOBS_PER_PAGE) break;
       if (options.deadline !== undefined && this.deps.clock.now() >= options.deadline) {
         report.incomplete = true;
@@ -84,7 +90,46 @@ export class Scanner {
     return report;
   }
 
-  private async advance(job: StoredJob, now: number, windowEnd: number, report: ScanReport, scanId: string | undefined): Promise<SliceKey[]> {
+  /**
+   * Advances one job until its window is covered: a job with more due
+   * occurrences than one transaction holds (a per-second job after an outage)
+   * catches up in this scan, not one transaction per scan. A busy store ends
+   * the job's turn: it stays due, and the shard is scanned again soon.
+   */
+  private async catchUp(
+    job: StoredJob,
+    now: number,
+    windowEnd: number,
+    report: ScanReport,
+    options: ScanOptions,
+    onCreated: (created: readonly SliceKey[]) => Promise<void>,
+  ): Promise<void> {
+    let current: StoredJob | undefined = job;
+    while (current !== undefined && current.nextFireAt < windowEnd) {
+      try {
+        current = await this.advance(current, now, windowEnd, report, options.scanId, onCreated);
+      } catch (error) {
+        report.errors++;
+        report.incomplete = true;
+        this.deps.onError?.(error, `advancing job ${job.id}`);
+        return;
+      }
+      if (options.deadline !== undefined && this.deps.clock.now() >= options.deadline) {
+        if (current !== undefined && current.nextFireAt < windowEnd) report.incomplete = true;
+        return;
+      }
+    }
+  }
+
+  /** One advance transaction; returns the job as it now stands, or undefined when another scanner or an update won. */
+  private async advance(
+    job: StoredJob,
+    now: number,
+    windowEnd: number,
+    report: ScanReport,
+    scanId: string | undefined,
+    onCreated: (created: readonly SliceKey[]) => Promise<void>,
+  ): Promise<StoredJob | undefined> {
     const plan = planAdvance({
       schedule: scheduleOf(job),
       nextFireAt: job.nextFireAt,
@@ -93,13 +138,6 @@ export class Scanner {
       catchUpWindowMs: job.policies.catchUpWindowMs,
       limit: MAX_SLICES_PER_JOB_SCAN,
     });
-    if (plan.missed) {
-      // Downtime longer than the catch-up window: older occurrences are reported, not run.
-      report.missed += plan.missed.count;
-      this.deps.events.emit(
-        lifecycleEvent('missed', { jobId: job.id, scheduledAt: plan.missed.from }, now, { fence: 0, worker: this.deps.scannerId, count: plan.missed.count }),
-      );
-    }
     const { occurrences: inThisCall, nextFireAt } = plan;
     const slices: NewSlice[] = inThisCall.map((scheduledAt) => ({
       jobId: job.id,
@@ -110,11 +148,31 @@ export class Scanner {
     const outcome = await this.deps.schedules.advance(job, slices, nextFireAt, now);
     if (outcome.kind === 'conflict') {
       report.conflicts++;
-      return [];
+      return undefined;
+    }
+    if (plan.missed) {
+      // Downtime longer than the catch-up window: older occurrences are reported, not run. Only the scanner whose
+      // advance won reports them, so two racing scanners do not both.
+      report.missed += plan.missed.count;
+      this.deps.events.emit(
+        lifecycleEvent('missed', { jobId: job.id, scheduledAt: plan.missed.from }, now, { fence: 0, worker: this.deps.scannerId, count: plan.missed.count }),
+      );
     }
     report.jobsAdvanced++;
     report.slicesCreated += outcome.created.length;
-    return [...outcome.created];
+    await onCreated(outcome.created);
+    return { ...job, nextFireAt, version: job.version + 1 };
+  }
+
+  /**
+   * Sends slices with the delay that surfaces each at its second, computed
+   * now, as each batch goes out: a long scan's later batches would otherwise
+   * surface late by the time the scan had taken.
+   */
+  private async send(keys: readonly SliceKey[]): Promise<void> {
+    if (keys.length === 0) return;
+    const now = this.deps.clock.now();
+    await this.deps.queue.send(keys.map((key) => delayed(key, now)));
   }
 
   /** Re-sends live slices whose sweep time passed: their message was lost or their worker vanished. */
@@ -132,13 +190,13 @@ export class Scanner {
   private async resendFromEarlierDelivery(shard: number, scanId: string, now: number, windowEnd: number): Promise<number> {
     const upcoming = await this.deps.slices.findCreatedByScan(shard, scanId, now - this.deps.sweepGraceMs, windowEnd + this.deps.sweepGraceMs, 1000);
     const enqueued = upcoming.filter((slice) => slice.status === SliceStatus.Enqueued);
-    await this.deps.queue.send(enqueued.map((key) => delayed(key, now)));
+    await this.send(enqueued);
     return enqueued.length;
   }
 
   private async resend(candidates: readonly SweepCandidate[], now: number): Promise<number> {
     if (candidates.length === 0) return 0;
-    await this.deps.queue.send(candidates.map((key) => delayed(key, now)));
+    await this.send(candidates);
     await mapBounded(candidates, JOB_CONCURRENCY, (key) => this.deps.slices.deferSweep(key, sweepAgainAt(key, now, this.deps.sweepGraceMs)));
     return candidates.length;
   }

@@ -89,7 +89,7 @@ function batchHooks(runtime: Runtime, queue: string, log: HandlerLog) {
 }
 
 function logScan(log: HandlerLog, scannerId: string, report: ScanReport): void {
-  if (report.slicesCreated + report.swept + report.resent + report.missed + report.conflicts > 0 || report.incomplete) {
+  if (report.slicesCreated + report.swept + report.resent + report.missed + report.conflicts + report.errors > 0 || report.incomplete) {
     log.info('scanned shard', { scanner: scannerId, ...report });
   }
 }

@@ -103,6 +103,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         clock,
         lookaheadMs: config.lookaheadMs,
         sweepGraceMs: config.sweepGraceMs,
+        onError,
       }),
   };
 }

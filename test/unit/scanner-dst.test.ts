@@ -6,53 +6,19 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../lib/core/clock.ts';
 import type { LifecycleEvent } from '../../lib/core/events.ts';
-import { DEFAULT_POLICIES } from '../../lib/core/job-spec.ts';
-import type { AdvanceOutcome, NewSlice, ScheduleStore, SliceStore, StoredJob, WorkMessage, WorkQueue } from '../../lib/core/ports.ts';
+import type { StoredJob, WorkMessage } from '../../lib/core/ports.ts';
 import { nextOccurrenceAtOrAfter } from '../../lib/core/schedule.ts';
 import { Scanner } from '../../lib/engine/scanner.ts';
 import { DST_CASES, SHIFT_ONCE, type DstCase } from '../support/dst-cases.ts';
+import { fakeJob, FakeScheduleStore, noSweeps, recordingQueue } from '../support/fake-schedule-store.ts';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-/** One job's schedule store: due while `nextFireAt < until`; an advance is version-fenced like the real one. */
-class OneJobStore implements ScheduleStore {
-  readonly created: number[] = [];
-  constructor(public job: StoredJob) {}
-
-  async queryDue(_shard: number, untilMs: number): Promise<StoredJob[]> {
-    return this.job.enabled && this.job.nextFireAt < untilMs ? [this.job] : [];
-  }
-
-  async advance(job: StoredJob, slices: readonly NewSlice[], nextFireAt: number): Promise<AdvanceOutcome> {
-    if (job.version !== this.job.version) return { kind: 'conflict' };
-    this.created.push(...slices.map((slice) => slice.scheduledAt));
-    this.job = { ...this.job, nextFireAt, version: this.job.version + 1 };
-    return { kind: 'advanced', created: slices.map(({ jobId, scheduledAt }) => ({ jobId, scheduledAt })) };
-  }
-}
-
-const noSweeps = { findSweepable: async () => [], findCreatedByScan: async () => [], deferSweep: async () => {} } as unknown as SliceStore;
-const sentQueue = (sent: WorkMessage[]): WorkQueue => ({ send: async (messages) => void sent.push(...messages), hide: async () => {} });
-
 function jobOf(dstCase: Pick<DstCase, 'cron' | 'timeZone' | 'dst'>, nextFireAt: number): StoredJob {
-  return {
-    id: 'dst-job',
-    schedule: dstCase.cron,
-    timeZone: dstCase.timeZone,
-    dst: dstCase.dst,
-    handler: 'noop',
-    enabled: true,
-    policies: DEFAULT_POLICIES,
-    shard: 0,
-    nextFireAt,
-    version: 1,
-    generation: 1,
-    createdAt: 0,
-    updatedAt: 0,
-  };
+  return fakeJob({ id: 'dst-job', cron: dstCase.cron, timeZone: dstCase.timeZone, dst: dstCase.dst }, nextFireAt);
 }
 
-async function scanMinuteByMinute(store: OneJobStore, fromMs: number, toMs: number, lookaheadMs: number) {
+async function scanMinuteByMinute(store: FakeScheduleStore, fromMs: number, toMs: number, lookaheadMs: number) {
   const clock = new ManualClock(fromMs);
   const events: LifecycleEvent[] = [];
   const sent: WorkMessage[] = [];
@@ -60,7 +26,7 @@ async function scanMinuteByMinute(store: OneJobStore, fromMs: number, toMs: numb
     scannerId: 'scanner-1',
     schedules: store,
     slices: noSweeps,
-    queue: sentQueue(sent),
+    queue: recordingQueue(sent),
     events: { emit: (event) => void events.push(event) },
     clock,
     lookaheadMs,
@@ -76,7 +42,7 @@ describe('Scanner, minute by minute across the 2026 DST changes', () => {
       const from = Date.parse(dstCase.from);
       const to = Date.parse(dstCase.to);
       const schedule = { cron: dstCase.cron, timeZone: dstCase.timeZone, dst: dstCase.dst };
-      const store = new OneJobStore(jobOf(dstCase, nextOccurrenceAtOrAfter(schedule, from) as number));
+      const store = new FakeScheduleStore([jobOf(dstCase, nextOccurrenceAtOrAfter(schedule, from) as number)]);
       const { events, sent } = await scanMinuteByMinute(store, from, to, lookaheadMs);
       expect(store.created.filter((at) => at < to).map(iso)).toEqual(dstCase.expected);
       expect(new Set(store.created).size).toBe(store.created.length);
@@ -89,9 +55,9 @@ describe('Scanner, minute by minute across the 2026 DST changes', () => {
     const schedule = { cron: '*/20 1 * * *', timeZone: 'America/New_York', dst: SHIFT_ONCE };
     const dayStart = Date.parse('2026-11-01T04:00:00Z');
     const recreatedAt = Date.parse('2026-11-01T06:10:00Z'); // 01:10 EST
-    const first = new OneJobStore(jobOf(schedule, nextOccurrenceAtOrAfter(schedule, dayStart) as number));
+    const first = new FakeScheduleStore([jobOf(schedule, nextOccurrenceAtOrAfter(schedule, dayStart) as number)]);
     await scanMinuteByMinute(first, dayStart, recreatedAt - 60_000, 120_000);
-    const second = new OneJobStore(jobOf(schedule, nextOccurrenceAtOrAfter(schedule, recreatedAt) as number));
+    const second = new FakeScheduleStore([jobOf(schedule, nextOccurrenceAtOrAfter(schedule, recreatedAt) as number)]);
     await scanMinuteByMinute(second, recreatedAt, Date.parse('2026-11-02T12:00:00Z'), 120_000);
     expect(first.created.map(iso)).toEqual(['2026-11-01T05:00:00.000Z', '2026-11-01T05:20:00.000Z', '2026-11-01T05:40:00.000Z']);
     expect(second.created.filter((at) => at < Date.parse('2026-11-02T12:00:00Z')).map(iso)).toEqual([

@@ -1,0 +1,93 @@
+/**
+ * The scanner's I/O rules, with the real Scanner, a manual clock and fakes
+ * of its ports: delays computed as each batch is sent, a long outage caught
+ * up in one scan, `missed` reported only by the scanner whose advance won,
+ * and a busy store that stops one job, not the shard.
+ */
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../lib/core/clock.ts';
+import { StoreBusyError } from '../../lib/core/errors.ts';
+import { RecordingEventSink } from '../../lib/core/events.ts';
+import type { WorkMessage } from '../../lib/core/ports.ts';
+import { Scanner } from '../../lib/engine/scanner.ts';
+import { fakeJob, FakeScheduleStore, noSweeps, recordingQueue } from '../support/fake-schedule-store.ts';
+
+const T0 = Date.parse('2026-12-01T08:00:00Z');
+
+function scannerOver(store: FakeScheduleStore, clock: ManualClock, sent: WorkMessage[], sentAt: number[] = []) {
+  const events = new RecordingEventSink();
+  const errors: unknown[] = [];
+  const scanner = new Scanner({
+    scannerId: 's1',
+    schedules: store,
+    slices: noSweeps,
+    queue: recordingQueue(sent, clock, sentAt),
+    events,
+    clock,
+    lookaheadMs: 120_000,
+    sweepGraceMs: 30_000,
+    onError: (error) => errors.push(error),
+  });
+  return { scanner, events, errors };
+}
+
+describe('Scanner I/O', () => {
+  it('a slow 300-job scan sends each batch with the delay left at its own send time, so every slice surfaces within its second', async () => {
+    const clock = new ManualClock(T0);
+    const due = T0 + 10_000;
+    const jobs = Array.from({ length: 300 }, (_, i) => fakeJob({ id: `burst-${i}`, cron: '10 0 8 1 12 *' }, due));
+    // Each advance takes 20 ms: the whole scan takes 6 s of the 10 s before the slices are due.
+    const store = new FakeScheduleStore(jobs, { clock, advanceMs: 20 });
+    const sent: WorkMessage[] = [];
+    const sentAt: number[] = [];
+    await scannerOver(store, clock, sent, sentAt).scanner.scanShard(0);
+    expect(sent).toHaveLength(300);
+    expect(clock.now() - T0).toBeGreaterThanOrEqual(300 * 20 / 8);
+    const surfacesLate = sent.map((message, i) => (sentAt[i] as number) + message.delaySeconds * 1000 - message.scheduledAt);
+    // Delays are whole seconds, rounded down: a message surfaces at most 1 s before its slice, never after it.
+    expect(Math.max(...surfacesLate)).toBeLessThanOrEqual(0);
+    expect(Math.min(...surfacesLate)).toBeGreaterThan(-1000);
+  });
+
+  it('a per-second job after a 10-minute outage is caught up in one scan, not 99 slices a scan', async () => {
+    const clock = new ManualClock(T0);
+    const store = new FakeScheduleStore([fakeJob({ cron: '* * * * * *' }, T0 - 600_000)]);
+    const sent: WorkMessage[] = [];
+    const { scanner, events } = scannerOver(store, clock, sent);
+    await scanner.scanShard(0);
+    // The default catch-up window is 10 minutes: every occurrence from then to the end of the lookahead.
+    expect(store.created).toHaveLength(600 + 120);
+    expect(new Set(store.created).size).toBe(720);
+    expect(store.job.nextFireAt).toBe(T0 + 120_000);
+    expect(sent).toHaveLength(720);
+    expect(events.ofType('missed')).toEqual([]);
+  });
+
+  it('reports occurrences older than the catch-up window missed only when its own advance won', async () => {
+    const clock = new ManualClock(T0);
+    const outage = fakeJob({ cron: '0 * * * * *' }, T0 - 3_600_000);
+    const lost = new FakeScheduleStore([outage]);
+    lost.answer = async () => ({ kind: 'conflict' });
+    const loser = scannerOver(lost, clock, []);
+    await loser.scanner.scanShard(0);
+    expect(loser.events.ofType('missed')).toEqual([]);
+
+    const won = new FakeScheduleStore([outage]);
+    const winner = scannerOver(won, clock, []);
+    await winner.scanner.scanShard(0);
+    expect(winner.events.ofType('missed').map((event) => event.count)).toEqual([50]);
+  });
+
+  it('a busy store stops the one job and flags the scan incomplete; the other jobs advance', async () => {
+    const clock = new ManualClock(T0);
+    const store = new FakeScheduleStore([fakeJob({ id: 'throttled', cron: '0 * * * * *' }, T0 + 5000), fakeJob({ id: 'fine', cron: '0 * * * * *' }, T0 + 5000)]);
+    store.answer = (job) => (job.id === 'throttled' ? Promise.reject(new StoreBusyError('advance', 'ThrottlingError')) : undefined);
+    const sent: WorkMessage[] = [];
+    const { scanner, errors } = scannerOver(store, clock, sent);
+    const report = await scanner.scanShard(0);
+    expect(report).toMatchObject({ errors: 1, incomplete: true, jobsAdvanced: 1 });
+    expect(errors[0]).toBeInstanceOf(StoreBusyError);
+    expect(sent.map((message) => message.jobId)).toEqual(['fine']);
+    expect(store.jobs.get('throttled')?.nextFireAt).toBe(T0 + 5000);
+  });
+});
