@@ -50,6 +50,14 @@ export interface JobSpec {
   readonly policies: JobPolicies;
 }
 
+/**
+ * Each attempt costs its message at least one receive, and a lost claim or an
+ * early surfacing one more: at most 20 attempts keeps a live slice's message
+ * well under the work queue's maxReceiveCount (50, lib/aws/schema.ts), so SQS
+ * never redrives a message a retry still needs to the DLQ.
+ */
+export const MAX_ATTEMPTS = 20;
+
 export const DEFAULT_POLICIES: JobPolicies = {
   leaseMs: 4000,
   heartbeatMs: 1000,
@@ -71,7 +79,7 @@ const policiesSchema = z
   .object({
     leaseMs: int(1000, 600_000).default(DEFAULT_POLICIES.leaseMs),
     heartbeatMs: int(100, 300_000).default(DEFAULT_POLICIES.heartbeatMs),
-    maxAttempts: int(1, 100).default(DEFAULT_POLICIES.maxAttempts),
+    maxAttempts: int(1, MAX_ATTEMPTS).default(DEFAULT_POLICIES.maxAttempts),
     // Lambda's own ceiling is 15 minutes.
     timeoutMs: int(1000, 900_000).default(DEFAULT_POLICIES.timeoutMs),
     backoffBaseMs: int(100, 3_600_000).default(DEFAULT_POLICIES.backoffBaseMs),

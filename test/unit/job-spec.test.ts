@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidJobSpecError } from '../../lib/core/errors.ts';
-import { DEFAULT_POLICIES, MAX_PAYLOAD_BYTES, parseJobSpec } from '../../lib/core/job-spec.ts';
+import { DEFAULT_POLICIES, MAX_ATTEMPTS, MAX_PAYLOAD_BYTES, parseJobSpec } from '../../lib/core/job-spec.ts';
+import { WORK_QUEUE } from '../../lib/aws/schema.ts';
 
 const valid = { id: 'settle', schedule: '0 2 1 * *', handler: 'merchant-settlement' };
 
@@ -30,6 +31,7 @@ describe('parseJobSpec', () => {
     [{ ...valid, policies: { leaseMs: 4000, heartbeatMs: 3000 } }, 'policies.heartbeatMs', 3000],
     [{ ...valid, policies: { maxAttempts: 0 } }, 'policies.maxAttempts', 0],
     [{ ...valid, policies: { maxAttempts: 2.5 } }, 'policies.maxAttempts', 2.5],
+    [{ ...valid, policies: { maxAttempts: 50 } }, 'policies.maxAttempts', 50],
     [{ ...valid, policies: { timeoutMs: 3_600_000 } }, 'policies.timeoutMs', 3_600_000],
     [{ ...valid, policies: { bogus: 1 } }, 'policies', { bogus: 1 }],
     [{ ...valid, handler: undefined }, 'handler', undefined],
@@ -38,6 +40,12 @@ describe('parseJobSpec', () => {
     expect(error.field).toBe(field);
     expect(error.value).toEqual(value);
     expect(error.message).toContain(`invalid ${field}`);
+  });
+
+  it("caps maxAttempts well under the work queue's maxReceiveCount, so SQS never redrives a live slice's message", () => {
+    expect(refusal({ ...valid, policies: { maxAttempts: MAX_ATTEMPTS + 1 } }).message).toContain(`must be at most ${MAX_ATTEMPTS}`);
+    expect(parseJobSpec({ ...valid, policies: { maxAttempts: MAX_ATTEMPTS } }).policies.maxAttempts).toBe(MAX_ATTEMPTS);
+    expect(2 * MAX_ATTEMPTS).toBeLessThan(WORK_QUEUE.maxReceiveCount ?? 0);
   });
 
   it('refuses an unknown handler and lists the known ones', () => {
