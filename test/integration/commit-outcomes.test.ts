@@ -70,11 +70,12 @@ async function runSlice(
 const payout = (id: string): BusinessWrite => ({ put: { tableName: payouts, item: { id, amount: 1 } } });
 
 describe('commit outcomes', () => {
-  it('a second ctx.commit throws and writes nothing more; the first stands', async () => {
+  it('a second ctx.commit, even while the first is in flight, throws and writes nothing more; the first stands', async () => {
     let second: unknown;
     const { key, types } = await runSlice('commit-twice', async (ctx) => {
-      await ctx.commit([payout('twice-1')]);
+      const first = ctx.commit([payout('twice-1')]);
       second = await ctx.commit([payout('twice-2')]).catch((error: unknown) => error);
+      await first;
     });
     expect(second).toBeInstanceOf(Error);
     expect((second as Error).name).toBe('AlreadyCommittedError');
