@@ -22,7 +22,7 @@
  */
 import { CronExpressionParser, type CronExpression } from 'cron-parser';
 import { InvalidJobSpecError } from './errors.ts';
-import { DEFAULT_DST_POLICY, instantsOfWallTime, wallTimeRange, type DstPolicy } from './wall-time.ts';
+import { DEFAULT_DST_POLICY, instantsOfWallTime, wallTimeCeiling, wallTimeIntervals, type DstPolicy } from './wall-time.ts';
 import { offsetSpans } from './zone-offsets.ts';
 
 export { DEFAULT_DST_POLICY, type DstPolicy } from './wall-time.ts';
@@ -122,27 +122,27 @@ export function countOccurrences(schedule: Schedule, fromMs: number, toMs: numbe
 }
 
 /**
- * One bounded range: wall times are enumerated only over the range's own
- * offsets (`from + lowest offset` to `to + highest`), so a per-second cron
- * enumerates about as many wall times as it has occurrences.
+ * One bounded range. Wall times are enumerated only where an occurrence in
+ * range can come from (wall-time.ts), so a per-second cron enumerates about
+ * as many wall times as it has occurrences, on a DST day too.
  */
 function occurrencesInChunk(schedule: Schedule, fromMs: number, toMs: number, limit: number): number[] {
   const spans = offsetSpans(schedule.timeZone, fromMs - SPAN_MARGIN_MS, toMs + SPAN_MARGIN_MS);
-  const walls = wallTimeRange(spans, fromMs, toMs);
   const policy = schedule.dst ?? DEFAULT_DST_POLICY;
-  const expression = parseWallClock(schedule.cron, walls.start - 1);
   const out: number[] = [];
-  for (;;) {
-    const wall = nextOf(expression);
-    if (wall === undefined || wall >= walls.end) break;
-    // Past a fall-back, later wall times can still map to earlier instants: stop once none can beat the limit-th.
-    if (out.length >= limit && wall >= wallTimeRange(spans, fromMs, out[limit - 1] as number).end) break;
-    for (const instant of instantsOfWallTime(wall, spans, policy)) {
-      if (instant >= fromMs && instant < toMs) insertSortedUnique(out, instant);
+  for (const interval of wallTimeIntervals(spans, fromMs, toMs, policy)) {
+    const expression = parseWallClock(schedule.cron, interval.start - 1);
+    for (;;) {
+      const wall = nextOf(expression);
+      if (wall === undefined || wall >= interval.end) break;
+      // Past a fall-back, later wall times can still map to earlier instants: stop once none can beat the limit-th.
+      if (out.length >= limit && wall >= wallTimeCeiling(spans, fromMs, out[limit - 1] as number)) return out.slice(0, limit);
+      for (const instant of instantsOfWallTime(wall, spans, policy)) {
+        if (instant >= fromMs && instant < toMs) insertSortedUnique(out, instant);
+      }
     }
   }
-  if (out.length > limit) out.length = limit;
-  return out;
+  return out.slice(0, limit);
 }
 
 function firstWallTimeAtOrAfter(cron: string, wallMs: number): number | undefined {
