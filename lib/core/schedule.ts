@@ -22,7 +22,7 @@
  */
 import { CronExpressionParser, type CronExpression } from 'cron-parser';
 import { InvalidJobSpecError } from './errors.ts';
-import { DEFAULT_DST_POLICY, instantsOfWallTime, wallTimeRange, type DstPolicy } from './wall-time.ts';
+import { DEFAULT_DST_POLICY, instantsOfWallTime, wallTimeCeiling, wallTimeIntervals, type DstPolicy } from './wall-time.ts';
 import { offsetSpans } from './zone-offsets.ts';
 
 export { DEFAULT_DST_POLICY, type DstPolicy } from './wall-time.ts';
@@ -47,7 +47,9 @@ const MAX_OFFSET_MS = 18 * 3_600_000;
 const SPAN_MARGIN_MS = 2 * MAX_OFFSET_MS;
 /** Long ranges are walked in chunks that double up to this, so offsets are only read where enumeration got. */
 const MAX_CHUNK_MS = 32 * 86_400_000;
-const FIRST_CHUNK_MS = 86_400_000;
+const FIRST_CHUNK_MS = 2 * 86_400_000;
+/** How far ahead the next occurrence is looked for; a cron's rarest repeat (29 February on a Monday) is 28 years. */
+export const NEXT_OCCURRENCE_HORIZON_MS = 100 * 365.25 * 86_400_000;
 /** Dates beyond this are out of JavaScript's range (8.64e15) with room for the margins. */
 const MAX_INSTANT_MS = 8.64e15 - 4 * 86_400_000;
 
@@ -96,24 +98,31 @@ export function occurrencesBetween(schedule: Schedule, fromMs: number, toMs: num
   const endMs = Math.min(toMs, MAX_INSTANT_MS);
   let chunkMs = FIRST_CHUNK_MS;
   // Chunks are exact because the set does not depend on where a query starts.
-  for (let startMs = fromMs; startMs < endMs && out.length < limit; chunkMs = Math.min(chunkMs * 2, MAX_CHUNK_MS)) {
+  for (let startMs = fromMs; startMs < endMs && out.length < limit; ) {
     const chunkEndMs = Math.min(endMs, startMs + chunkMs);
     const found = occurrencesInChunk(schedule, startMs, chunkEndMs, limit - out.length);
     for (const instant of found) out.push(instant);
     startMs = chunkEndMs;
-    if (found.length === 0) {
-      // Jump over a long quiet stretch (a yearly cron) to just before the next wall time can fire.
-      const nextWall = firstWallTimeAtOrAfter(schedule.cron, startMs - MAX_OFFSET_MS);
-      if (nextWall === undefined) break;
-      startMs = Math.max(startMs, nextWall - MAX_OFFSET_MS);
+    chunkMs = Math.min(chunkMs * 2, MAX_CHUNK_MS);
+    if (found.length > 0) continue;
+    // Jump over a quiet stretch (a yearly cron) to just before the next wall time can fire, and look there closely.
+    const nextWall = firstWallTimeAtOrAfter(schedule.cron, startMs - MAX_OFFSET_MS);
+    if (nextWall === undefined) break;
+    if (nextWall - MAX_OFFSET_MS > startMs) {
+      startMs = nextWall - MAX_OFFSET_MS;
+      chunkMs = FIRST_CHUNK_MS;
     }
   }
   return out;
 }
 
-/** The first occurrence at or after `fromMs`, or undefined if the schedule never fires again. */
+/**
+ * The first occurrence at or after `fromMs`, or undefined if the schedule
+ * never fires again (within {@link NEXT_OCCURRENCE_HORIZON_MS}: `30 2 * 3 0#2`
+ * in America/New_York with `gap: 'skip'` is always in the gap).
+ */
 export function nextOccurrenceAtOrAfter(schedule: Schedule, fromMs: number): number | undefined {
-  return occurrencesBetween(schedule, fromMs, MAX_INSTANT_MS, 1)[0];
+  return occurrencesBetween(schedule, fromMs, fromMs + NEXT_OCCURRENCE_HORIZON_MS, 1)[0];
 }
 
 /** How many occurrences fall in `[fromMs, toMs)`, counting at most `cap`. */
@@ -122,27 +131,27 @@ export function countOccurrences(schedule: Schedule, fromMs: number, toMs: numbe
 }
 
 /**
- * One bounded range: wall times are enumerated only over the range's own
- * offsets (`from + lowest offset` to `to + highest`), so a per-second cron
- * enumerates about as many wall times as it has occurrences.
+ * One bounded range. Wall times are enumerated only where an occurrence in
+ * range can come from (wall-time.ts), so a per-second cron enumerates about
+ * as many wall times as it has occurrences, on a DST day too.
  */
 function occurrencesInChunk(schedule: Schedule, fromMs: number, toMs: number, limit: number): number[] {
   const spans = offsetSpans(schedule.timeZone, fromMs - SPAN_MARGIN_MS, toMs + SPAN_MARGIN_MS);
-  const walls = wallTimeRange(spans, fromMs, toMs);
   const policy = schedule.dst ?? DEFAULT_DST_POLICY;
-  const expression = parseWallClock(schedule.cron, walls.start - 1);
   const out: number[] = [];
-  for (;;) {
-    const wall = nextOf(expression);
-    if (wall === undefined || wall >= walls.end) break;
-    // Past a fall-back, later wall times can still map to earlier instants: stop once none can beat the limit-th.
-    if (out.length >= limit && wall >= wallTimeRange(spans, fromMs, out[limit - 1] as number).end) break;
-    for (const instant of instantsOfWallTime(wall, spans, policy)) {
-      if (instant >= fromMs && instant < toMs) insertSortedUnique(out, instant);
+  for (const interval of wallTimeIntervals(spans, fromMs, toMs, policy)) {
+    const expression = parseWallClock(schedule.cron, interval.start - 1);
+    for (;;) {
+      const wall = nextOf(expression);
+      if (wall === undefined || wall >= interval.end) break;
+      // Past a fall-back, later wall times can still map to earlier instants: stop once none can beat the limit-th.
+      if (out.length >= limit && wall >= wallTimeCeiling(spans, fromMs, out[limit - 1] as number)) return out.slice(0, limit);
+      for (const instant of instantsOfWallTime(wall, spans, policy)) {
+        if (instant >= fromMs && instant < toMs) insertSortedUnique(out, instant);
+      }
     }
   }
-  if (out.length > limit) out.length = limit;
-  return out;
+  return out.slice(0, limit);
 }
 
 function firstWallTimeAtOrAfter(cron: string, wallMs: number): number | undefined {

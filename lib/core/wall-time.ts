@@ -53,25 +53,55 @@ function shiftedOverGap(wall: number, spans: readonly OffsetSpan[]): number[] {
   return [];
 }
 
+/** Wall times `[start, end)`. */
+export interface WallTimeInterval {
+  readonly start: number;
+  readonly end: number;
+}
+
 /**
- * The wall times whose instants can fall in `[fromMs, toMs)`: from the
- * lowest wall time any such instant has (or, right after a gap, the shifted
- * one it came from) to past the highest. Tight: without a transition in range
- * it is exactly `[fromMs + o, toMs + o)`.
+ * The wall times whose occurrences can fall in `[fromMs, toMs)` under
+ * `policy`, as ascending disjoint intervals. Per span: its own wall times
+ * (`[from + o, to + o)` away from a change), less a repeated hour's second
+ * pass under `once` (those wall times ran in the first), plus, right after a
+ * gap under `shift`, the gap's wall times whose shifted instants land here.
+ * Nothing else is enumerated: a per-second cron costs a cron step per
+ * occurrence on a DST day too.
  */
-export function wallTimeRange(spans: readonly OffsetSpan[], fromMs: number, toMs: number): { start: number; end: number } {
-  let start = Infinity;
-  let end = -Infinity;
+export function wallTimeIntervals(spans: readonly OffsetSpan[], fromMs: number, toMs: number, policy: DstPolicy): WallTimeInterval[] {
+  const intervals: WallTimeInterval[] = [];
   spans.forEach((span, index) => {
-    if (span.endMs <= fromMs || span.startMs >= toMs) return;
-    const first = Math.max(span.startMs, fromMs);
-    start = Math.min(start, first + span.offsetMs);
-    end = Math.max(end, Math.min(span.endMs, toMs) + span.offsetMs);
+    let first = Math.max(span.startMs, fromMs);
+    const end = Math.min(span.endMs, toMs);
     const previous = spans[index - 1];
-    // Instants just after a gap are also the shifted images of the gap's wall times, which read lower.
-    if (previous && previous.offsetMs < span.offsetMs && first < span.startMs + span.offsetMs - previous.offsetMs) {
-      start = Math.min(start, first + previous.offsetMs);
+    if (previous && previous.offsetMs < span.offsetMs && policy.gap === 'shift') {
+      const shiftedEnd = Math.min(end, span.startMs + span.offsetMs - previous.offsetMs);
+      if (first < shiftedEnd) intervals.push({ start: first + previous.offsetMs, end: shiftedEnd + previous.offsetMs });
     }
+    if (previous && previous.offsetMs > span.offsetMs && policy.repeat === 'once') {
+      first = Math.max(first, span.startMs + previous.offsetMs - span.offsetMs);
+    }
+    if (first < end) intervals.push({ start: first + span.offsetMs, end: end + span.offsetMs });
   });
-  return { start, end };
+  return mergeIntervals(intervals);
+}
+
+/** An upper bound (exclusive) on the wall time of any instant in `[fromMs, toMs)`, shifted ones included. */
+export function wallTimeCeiling(spans: readonly OffsetSpan[], fromMs: number, toMs: number): number {
+  let ceiling = -Infinity;
+  for (const span of spans) {
+    if (span.endMs > fromMs && span.startMs < toMs) ceiling = Math.max(ceiling, Math.min(span.endMs, toMs) + span.offsetMs);
+  }
+  return ceiling;
+}
+
+function mergeIntervals(intervals: WallTimeInterval[]): WallTimeInterval[] {
+  intervals.sort((a, b) => a.start - b.start);
+  const merged: WallTimeInterval[] = [];
+  for (const interval of intervals) {
+    const last = merged.at(-1);
+    if (last && interval.start <= last.end) merged[merged.length - 1] = { start: last.start, end: Math.max(last.end, interval.end) };
+    else merged.push(interval);
+  }
+  return merged;
 }

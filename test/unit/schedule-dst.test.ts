@@ -66,6 +66,11 @@ describe('DST policy', () => {
     expect(found.map(iso)).toEqual(['2026-03-28T23:00:00.000Z', '2026-03-29T22:00:00.000Z']);
   });
 
+  it('a schedule whose every occurrence is in a gap never fires with skip (02:30 on the second Sunday of March)', () => {
+    expect(nextOccurrenceAtOrAfter(newYork('30 2 * 3 0#2', SKIP_ONCE), utc('2026-01-01T00:00:00Z'))).toBeUndefined();
+    expect(iso(nextOccurrenceAtOrAfter(newYork('30 2 * 3 0#2'), utc('2026-01-01T00:00:00Z')) as number)).toBe('2026-03-08T07:30:00.000Z');
+  });
+
   it('finds a rare occurrence far ahead (29 February, 02:30 New York time)', () => {
     expect(iso(nextOccurrenceAtOrAfter(newYork('30 2 29 2 *'), utc('2026-03-01T00:00:00Z')) as number)).toBe('2028-02-29T07:30:00.000Z');
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { instantsOfWallTime, wallTimeRange } from '../../lib/core/wall-time.ts';
+import { instantsOfWallTime, wallTimeIntervals } from '../../lib/core/wall-time.ts';
 import { offsetSpans, utcOffsetAt } from '../../lib/core/zone-offsets.ts';
 import { SHIFT_ONCE, SHIFT_TWICE, SKIP_ONCE } from '../support/dst-cases.ts';
 
@@ -25,12 +25,27 @@ describe('wall time <-> instants', () => {
 
   it('enumerates only the wall times of the range: exactly [from + offset, to + offset) away from a change', () => {
     const from = utc('2026-03-10T12:00:00Z');
-    expect(wallTimeRange(spans, from, from + 120_000)).toEqual({ start: from - 4 * 3_600_000, end: from + 120_000 - 4 * 3_600_000 });
+    expect(wallTimeIntervals(spans, from, from + 120_000, SHIFT_ONCE)).toEqual([{ start: from - 4 * 3_600_000, end: from + 120_000 - 4 * 3_600_000 }]);
   });
 
-  it('widens the wall range by the gap only right after it', () => {
-    const from = utc('2026-03-08T07:10:00Z'); // 03:10 EDT; 02:10 shifted lands here too
-    expect(wallTimeRange(spans, from, from + 120_000)).toEqual({ start: from - 5 * 3_600_000, end: from + 120_000 - 4 * 3_600_000 });
+  it('across the gap: the minute before it, the shifted first minute of the gap (with shift), the first real minute after', () => {
+    const from = utc('2026-03-08T06:59:00Z'); // 01:59 EST
+    const wall = (hour: number, minute: number) => Date.UTC(2026, 2, 8, hour, minute);
+    expect(wallTimeIntervals(spans, from, from + 120_000, SHIFT_ONCE)).toEqual([
+      { start: wall(1, 59), end: wall(2, 1) },
+      { start: wall(3, 0), end: wall(3, 1) },
+    ]);
+    expect(wallTimeIntervals(spans, from, from + 120_000, SKIP_ONCE)).toEqual([
+      { start: wall(1, 59), end: wall(2, 0) },
+      { start: wall(3, 0), end: wall(3, 1) },
+    ]);
+  });
+
+  it('in the second pass of a repeated hour: nothing to enumerate with once, its own wall times with twice', () => {
+    const fall = offsetSpans('America/New_York', utc('2026-10-30T00:00:00Z'), utc('2026-11-03T00:00:00Z'));
+    const from = utc('2026-11-01T06:30:00Z'); // 01:30 EST
+    expect(wallTimeIntervals(fall, from, from + 120_000, SHIFT_ONCE)).toEqual([]);
+    expect(wallTimeIntervals(fall, from, from + 120_000, SHIFT_TWICE)).toEqual([{ start: Date.UTC(2026, 10, 1, 1, 30), end: Date.UTC(2026, 10, 1, 1, 32) }]);
   });
 });
 

@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import type { JobRepository } from '../../lib/aws/dynamo/job-repository.ts';
+import { parseJobSpec } from '../../lib/core/job-spec.ts';
+import type { StoredJob } from '../../lib/core/ports.ts';
+import { jobsCommand } from '../../lib/cli/jobs-command.ts';
+
+/** A repository that validates like the real one and keeps what it was given. */
+function recordingRepository(inputs: unknown[]): JobRepository {
+  return {
+    put: async (input: unknown) => {
+      inputs.push(input);
+      const spec = parseJobSpec(input);
+      const job: StoredJob = { ...spec, shard: 0, nextFireAt: Date.parse('2026-03-09T06:30:00Z'), version: 1, createdAt: 0, updatedAt: 0 };
+      return { job, created: true };
+    },
+  } as unknown as JobRepository;
+}
+
+async function add(args: string[]): Promise<{ inputs: unknown[]; lines: string[] }> {
+  const inputs: unknown[] = [];
+  const lines: string[] = [];
+  const repository = recordingRepository(inputs);
+  await jobsCommand(() => repository, (line) => lines.push(line)).parseAsync(['add', 'nightly', '-s', '30 2 * * *', '--handler', 'every-minute', ...args], { from: 'user' });
+  return { inputs, lines };
+}
+
+describe('cronfence jobs add: DST policy flags', () => {
+  it('passes --dst-gap and --dst-repeat as the job spec dst, and prints the policy', async () => {
+    const { inputs, lines } = await add(['-z', 'America/New_York', '--dst-gap', 'skip', '--dst-repeat', 'twice']);
+    expect(inputs[0]).toMatchObject({ timeZone: 'America/New_York', dst: { gap: 'skip', repeat: 'twice' } });
+    expect(lines[0]).toContain('(DST skip/twice)');
+  });
+
+  it('leaves dst out when neither flag is given (the default applies)', async () => {
+    const { inputs, lines } = await add([]);
+    expect(inputs[0]).not.toHaveProperty('dst');
+    expect(lines[0]).toContain('(DST shift/once)');
+  });
+
+  it('refuses a bad value naming the field', async () => {
+    await expect(add(['--dst-gap', 'later'])).rejects.toThrowError(/invalid dst\.gap "later"/);
+  });
+});
