@@ -10,8 +10,8 @@ function recordingRepository(inputs: unknown[]): JobRepository {
     put: async (input: unknown) => {
       inputs.push(input);
       const spec = parseJobSpec(input);
-      const job: StoredJob = { ...spec, shard: 0, nextFireAt: Date.parse('2026-03-09T06:30:00Z'), version: 1, createdAt: 0, updatedAt: 0 };
-      return { job, created: true };
+      const job: StoredJob = { ...spec, shard: 0, nextFireAt: Date.parse('2026-03-09T06:30:00Z'), version: 1, generation: 1, createdAt: 0, updatedAt: 0 };
+      return { job, created: true, skipped: 0 };
     },
   } as unknown as JobRepository;
 }
