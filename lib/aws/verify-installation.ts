@@ -7,7 +7,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { auditHistory, type AuditReport } from '../core/audit.ts';
 import { systemClock, type Clock } from '../core/clock.ts';
 import type { CronfenceConfig } from './config.ts';
-import { readAuditHistory, type AuditReadProgress } from './dynamo/audit-reader.ts';
+import { readAuditHistory, type AuditReadProgress, type EffectSource } from './dynamo/audit-reader.ts';
 
 export interface VerifySource {
   readonly dynamo: DynamoDBClient;
@@ -22,6 +22,8 @@ export interface VerifyRequest {
   /** Epoch ms, exclusive. @default now */
   readonly until?: number;
   readonly jobId?: string;
+  /** Business tables to check commits against (see EffectSource). */
+  readonly effects?: readonly EffectSource[];
   /** @default AUDIT_DEFAULTS.graceMs */
   readonly graceMs?: number;
   /** @default AUDIT_DEFAULTS.lateThresholdMs */
@@ -40,7 +42,14 @@ export async function verifyInstallation(source: VerifySource, request: VerifyRe
   const retainedFrom = now - source.config.sliceRetentionMs;
   const since = Math.max(request.since, retainedFrom);
   if (since >= until) throw new RangeError(`the whole window ends before ${new Date(since).toISOString()}: older slices have expired (slice retention ${span(source.config.sliceRetentionMs)})`);
-  const history = await readAuditHistory(source.dynamo, source.config, { since, until, jobId: request.jobId, onProgress: request.onProgress });
+  const history = await readAuditHistory(source.dynamo, source.config, { since, until, jobId: request.jobId, effects: request.effects, onProgress: request.onProgress });
+  const notes: string[] = [];
+  if (since !== request.since) {
+    notes.push(`since moved from ${new Date(request.since).toISOString()} to ${new Date(since).toISOString()}: final slices expire after the slice retention (${span(source.config.sliceRetentionMs)})`);
+  }
+  if (history.unstampedEffects > 0) {
+    notes.push(`${history.unstampedEffects} items of ${request.effects?.map((effect) => effect.table).join(', ')} carry no execution key or numeric fence: not checked`);
+  }
   const report = auditHistory({
     ...history,
     now,
@@ -50,9 +59,7 @@ export async function verifyInstallation(source: VerifySource, request: VerifyRe
     lateThresholdMs: request.lateThresholdMs,
     occurrenceCap: request.occurrenceCap,
   });
-  if (since === request.since) return report;
-  const moved = `since moved from ${new Date(request.since).toISOString()} to ${new Date(since).toISOString()}: final slices expire after the slice retention (${span(source.config.sliceRetentionMs)})`;
-  return { ...report, notes: [moved, ...report.notes] };
+  return notes.length === 0 ? report : { ...report, notes: [...notes, ...report.notes] };
 }
 
 function span(ms: number): string {

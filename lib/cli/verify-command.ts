@@ -1,17 +1,18 @@
 /**
  * `cronfence verify [--since T] [--until T] [--job ID] [--json]`: audits an
  * installation's stored history against the invariants (docs/verify.md).
- * Exit 0 when it holds, 1 on any violation, 2 on bad input.
+ * Exit 0 when it holds, 1 on any violation, 2 when it could not check (bad
+ * input, an installation it cannot read).
  */
-import { Command, Option, type CommanderError } from 'commander';
+import { Command, InvalidArgumentError, Option, type CommanderError } from 'commander';
 import { SingleBar } from 'cli-progress';
 import { AUDIT_DEFAULTS } from '../core/audit.ts';
-import type { AuditReadProgress } from '../aws/dynamo/audit-reader.ts';
+import type { AuditReadProgress, EffectSource } from '../aws/dynamo/audit-reader.ts';
 import { verifyInstallation, type VerifySource } from '../aws/verify-installation.ts';
 import { parseDurationFlag, parseTimeAgo } from './time-flags.ts';
 import { renderAuditReport } from './verify-format.ts';
 
-/** Exit code for bad input (a violation is 1). */
+/** Exit code for bad input or an unreadable installation (a violation is 1). */
 export const USAGE_EXIT_CODE = 2;
 /** Reads this quick show no progress. */
 const QUIET_MS = 1000;
@@ -22,6 +23,7 @@ interface VerifyFlags {
   readonly job?: string;
   readonly grace: number;
   readonly lateAfter: number;
+  readonly effects: EffectSource[];
   readonly json?: boolean;
 }
 
@@ -31,10 +33,11 @@ export function verifyCommand(source: () => VerifySource, write: (line: string) 
   return new Command('verify')
     .description('check an installation: every expected occurrence final once, no key committed twice, slices and ledger agree')
     .addOption(new Option('--since <time>', 'ISO time or a duration ago like 90m, 24h, 7d').argParser(time).default(now - 86_400_000, '24h ago'))
-    .addOption(new Option('--until <time>', 'ISO time or a duration ago').argParser(time).default(undefined, 'now'))
+    .addOption(new Option('--until <time>', 'ISO time or a duration ago (default: now)').argParser(time).default(undefined, 'now'))
     .option('--job <id>', 'only this job (a deleted one too)')
     .addOption(new Option('--grace <duration>', 'how long a live slice may wait before it counts as stuck; newer occurrences are not expected yet').argParser(parseDurationFlag).default(AUDIT_DEFAULTS.graceMs, '2m'))
     .addOption(new Option('--late-after <duration>', 'list starts later than this').argParser(parseDurationFlag).default(AUDIT_DEFAULTS.lateThresholdMs, '1s'))
+    .option('--effects <table[:keyAttribute]>', 'a business table your commits write, stamped with the execution key (default attribute executionKey) and `fence`; repeatable', collectEffect, [])
     .option('--json', 'print the report as one JSON object (docs/verify.md)')
     .exitOverride(usageExit)
     .action(async (flags: VerifyFlags) => {
@@ -45,10 +48,13 @@ export function verifyCommand(source: () => VerifySource, write: (line: string) 
       const progress = progressReporter();
       let report;
       try {
-        report = await verifyInstallation(source(), { since: flags.since, until, jobId: flags.job, graceMs: flags.grace, lateThresholdMs: flags.lateAfter, onProgress: progress.update });
+        const request = { since: flags.since, until, jobId: flags.job, graceMs: flags.grace, lateThresholdMs: flags.lateAfter, effects: flags.effects, onProgress: progress.update };
+        report = await verifyInstallation(source(), request);
       } catch (error) {
         if (error instanceof RangeError) return usageError(`--since/--until: ${error.message}`);
-        throw error;
+        // Not a verdict: exit 2, so a nightly job tells "could not check" from "violations found".
+        const cause = error as Error;
+        return usageError(`could not read the installation (tables ${describeTables(source)}): ${cause.name}: ${cause.message}`);
       } finally {
         progress.stop();
       }
@@ -61,9 +67,27 @@ export function verifyCommand(source: () => VerifySource, write: (line: string) 
     });
 }
 
+/** `table` or `table:keyAttribute`; DynamoDB table names never contain ':'. */
+function collectEffect(value: string, previous: EffectSource[]): EffectSource[] {
+  const [table = '', keyAttribute, ...rest] = value.split(':');
+  if (!/^[A-Za-z0-9_.-]{3,255}$/.test(table) || rest.length > 0 || keyAttribute === '') {
+    throw new InvalidArgumentError(`${JSON.stringify(value)} is not a table name (3 to 255 of A-Z a-z 0-9 _ . -), optionally followed by :keyAttribute`);
+  }
+  return [...previous, keyAttribute === undefined ? { table } : { table, keyAttribute }];
+}
+
 function usageError(message: string): void {
   process.stderr.write(`cronfence verify: ${message}\n`);
   process.exitCode = USAGE_EXIT_CODE;
+}
+
+function describeTables(source: () => VerifySource): string {
+  try {
+    const { config } = source();
+    return `${config.jobsTable}, ${config.slicesTable}, ${config.ledgerTable}${process.env.AWS_ENDPOINT_URL ? ` at ${process.env.AWS_ENDPOINT_URL}` : ''}`;
+  } catch {
+    return 'unknown';
+  }
 }
 
 /** Commander's own parse errors (a bad --since, an unknown flag) exit 2 too; help exits 0. */
@@ -72,6 +96,7 @@ function usageExit(error: CommanderError): never {
 }
 
 const UNITS: Record<AuditReadProgress['phase'], string> = {
+  effects: 'business items scanned',
   jobs: 'job items scanned',
   ledger: 'ledger records scanned',
   slices: 'jobs queried for slices',

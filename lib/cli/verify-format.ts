@@ -19,6 +19,7 @@ export function renderAuditReport(report: AuditReport): string[] {
       ],
       ['slices read', `${slices.total} (${Object.entries(slices.byStatus).map(([status, count]) => `${count} ${status}`).join(', ') || 'none'})`],
       ['ledger records', report.ledgerRecords],
+      ...(report.effects > 0 ? [['business writes (--effects)', report.effects]] : []),
       ['start lag', lagLine(report)],
       ['late starts', `${report.lateSlots.length} over ${report.lateThresholdMs} ms`],
       ['MISSED slices', report.missed.length],

@@ -3,7 +3,7 @@
  * runs them over a whole history): is a live slice overdue, does a final
  * slice agree with its ledger record. Pure.
  */
-import { isoSecond } from './execution-key.ts';
+import { isoSecond, parseExecutionKey } from './execution-key.ts';
 import type { LedgerOutcome, LedgerRecord } from './ledger.ts';
 import { SliceStatus, type Slice } from './slice.ts';
 
@@ -33,6 +33,13 @@ export const VIOLATION_KINDS: readonly ViolationKind[] = [
 export interface Finding {
   readonly kind: ViolationKind;
   readonly detail: string;
+}
+
+/** A finding about one execution key. */
+export interface Located extends Finding {
+  readonly executionKey: string;
+  readonly jobId: string;
+  readonly scheduledAt: number;
 }
 
 /**
@@ -95,6 +102,32 @@ export function ledgerFindings(slice: Slice | undefined, records: readonly Ledge
   return [{ kind: 'outcome_mismatch', detail: `slice is ${slice.status} but the ledger has ${records.map(describeRecord).join('; ')}` }];
 }
 
+/** A business write stamped with the execution key and fence of the commit that made it. */
+export interface BusinessEffect {
+  readonly executionKey: string;
+  readonly fence: number;
+  /** Where it was found (a table name). */
+  readonly source: string;
+}
+
+/**
+ * Do the business writes on record agree with the commit on record? They are
+ * written in the commit's transaction, so writes from two fences mean two
+ * commits landed (the ledger keeps only one: an unconditioned second commit
+ * overwrites it), and writes from a fence other than the ledger's mean the
+ * commit on record is not the one that wrote them.
+ */
+export function effectFindings(records: readonly LedgerRecord[], effects: readonly BusinessEffect[]): Finding[] {
+  if (effects.length === 0) return [];
+  const fences = [...new Set(effects.map((effect) => effect.fence))].sort((a, b) => a - b);
+  const where = [...new Set(effects.map((effect) => effect.source))].join(', ');
+  if (fences.length > 1) return [{ kind: 'double_commit', detail: `business writes from fences ${fences.join(' and ')} in ${where}` }];
+  const committed = records.find((record) => record.outcome === 'SUCCEEDED');
+  if (committed === undefined) return [{ kind: 'outcome_mismatch', detail: `business writes of fence ${fences[0]} in ${where} but no SUCCEEDED ledger record` }];
+  if (committed.fence === fences[0]) return [];
+  return [{ kind: 'double_commit', detail: `business writes of fence ${fences[0]} in ${where} but the commit on record is fence ${committed.fence}` }];
+}
+
 function finalFindings(slice: Slice, outcome: LedgerOutcome, records: readonly LedgerRecord[]): Finding[] {
   const matching = records.filter((record) => record.outcome === outcome);
   const other = records.filter((record) => record.outcome !== outcome);
@@ -118,4 +151,39 @@ function finalFindings(slice: Slice, outcome: LedgerOutcome, records: readonly L
 
 function describeRecord(record: LedgerRecord): string {
   return `${record.outcome} record (fence ${record.fence}, ${record.owner}, committed ${isoSecond(record.committedAt)})`;
+}
+
+/**
+ * Every finding about stored records, key by key: each slice (its own state,
+ * its ledger records, its business writes), each ledger record without a
+ * slice, each business write with neither.
+ */
+export function recordFindings(
+  slices: ReadonlyMap<string, Slice>,
+  ledger: ReadonlyMap<string, readonly LedgerRecord[]>,
+  effects: ReadonlyMap<string, readonly BusinessEffect[]>,
+  now: number,
+  graceMs: number,
+): Located[] {
+  const out: Located[] = [];
+  const at = (key: string, jobId: string, scheduledAt: number, findings: readonly (Finding | undefined)[]): void => {
+    for (const finding of findings) if (finding) out.push({ ...finding, executionKey: key, jobId, scheduledAt });
+  };
+  for (const [key, slice] of slices) {
+    const records = ledger.get(key) ?? [];
+    at(key, slice.jobId, slice.scheduledAt, [skipFinding(slice), stuckFinding(slice, now, graceMs), ...ledgerFindings(slice, records), ...effectFindings(records, effects.get(key) ?? [])]);
+  }
+  for (const [key, records] of ledger) {
+    const first = records[0];
+    if (slices.has(key) || first === undefined) continue;
+    at(key, first.jobId, first.scheduledAt, [...ledgerFindings(undefined, records), ...effectFindings(records, effects.get(key) ?? [])]);
+  }
+  for (const [key, written] of effects) {
+    const parsed = parseExecutionKey(key);
+    if (slices.has(key) || ledger.has(key) || parsed === undefined) continue;
+    const fences = [...new Set(written.map((effect) => effect.fence))].join(' and ');
+    const where = [...new Set(written.map((effect) => effect.source))].join(', ');
+    at(key, parsed.jobId, parsed.scheduledAt, [{ kind: 'outcome_mismatch', detail: `business writes of fence ${fences} in ${where} but no slice and no ledger record` }]);
+  }
+  return out;
 }

@@ -6,32 +6,26 @@
  *
  * - Every slice: a SKIPPED one has a reason; a live one is not stuck (past
  *   its due time, retry or lease end by more than the grace); a final one
- *   agrees with its ledger record (core/audit-rules.ts).
+ *   agrees with its ledger record and with the business writes on record,
+ *   when those are read (core/audit-rules.ts).
  * - Every ledger record has its slice.
  * - Every occurrence of every enabled job's current definition in
  *   [max(since, job.updatedAt), min(until, now - grace)) has its slice,
  *   final or still legitimately live. The stores keep no earlier
  *   definitions, so slices from before the last change (older generations,
- *   paused or deleted jobs) are checked for finality, not expectedness.
+ *   paused or deleted jobs) are checked for finality, not expectedness
+ *   (core/audit-expected.ts).
  */
-import {
-  ledgerFindings,
-  skipFinding,
-  stuckFinding,
-  VIOLATION_KINDS,
-  waitingSince,
-  type Finding,
-  type ViolationKind,
-} from './audit-rules.ts';
+import { checkExpected, type ExpectedCounts, type JobWindow } from './audit-expected.ts';
+import { recordFindings, VIOLATION_KINDS, type BusinessEffect, type Located, type ViolationKind } from './audit-rules.ts';
 import { executionKey, isoSecond } from './execution-key.ts';
 import { isTombstone, type JobRecord } from './job-lifecycle.ts';
 import type { LedgerRecord } from './ledger.ts';
-import type { StoredJob } from './ports.ts';
-import { occurrencesBetween } from './schedule.ts';
-import { isFinal, SliceStatus, type Slice } from './slice.ts';
+import { SliceStatus, type Slice } from './slice.ts';
 import { distribution } from './stats.ts';
 
-export { VIOLATION_KINDS, type ViolationKind } from './audit-rules.ts';
+export { VIOLATION_KINDS, type BusinessEffect, type ViolationKind } from './audit-rules.ts';
+export type { ExpectedCounts, FinalStatus } from './audit-expected.ts';
 
 export const AUDIT_DEFAULTS = {
   /** Slack for a live slice before it counts as stuck, and for the newest occurrences. */
@@ -49,6 +43,8 @@ export interface AuditInput {
   readonly slices: readonly Slice[];
   /** Ledger records scheduled in [since, until). */
   readonly ledger: readonly LedgerRecord[];
+  /** Business writes stamped with execution key and fence, of slices in [since, until) (optional: `--effects`). */
+  readonly effects?: readonly BusinessEffect[];
   readonly now: number;
   readonly since: number;
   readonly until: number;
@@ -97,18 +93,12 @@ export interface JobAudit {
 export interface AuditReport {
   readonly window: { readonly now: string; readonly since: string; readonly until: string; readonly expectedUntil: string; readonly graceMs: number };
   readonly jobs: Record<JobState, number> & { readonly checked: number };
-  readonly expected: {
-    readonly occurrences: number;
-    /** Expected occurrences by final status. */
-    readonly final: Record<'SUCCEEDED' | 'DEAD' | 'SKIPPED' | 'MISSED', number>;
-    /** Live and not overdue: a retry backing off, a lease still renewed. */
-    readonly pending: number;
-    readonly stuck: number;
-    readonly missing: number;
-  };
+  readonly expected: ExpectedCounts;
   /** Every slice read, by status. */
   readonly slices: { readonly total: number; readonly byStatus: Record<string, number> };
   readonly ledgerRecords: number;
+  /** Business writes read (`--effects`). */
+  readonly effects: number;
   readonly perJob: JobAudit[];
   /** Job ids whose enumeration hit the occurrence cap. */
   readonly capped: string[];
@@ -135,48 +125,9 @@ export function auditHistory(input: AuditInput): AuditReport {
   const expectedUntil = Math.min(input.until, input.now - graceMs);
   const slices = new Map(input.slices.map((slice) => [executionKey(slice.jobId, slice.scheduledAt), slice]));
   const ledger = groupBy(input.ledger, (record) => record.executionKey);
-  const violations: AuditViolation[] = [];
-  const flag = (key: string, jobId: string, scheduledAt: number, finding: Finding): void =>
-    void violations.push({ kind: finding.kind, executionKey: key, jobId, scheduledAt: isoSecond(scheduledAt), detail: finding.detail });
-
-  for (const [key, slice] of slices) {
-    for (const finding of [skipFinding(slice), stuckFinding(slice, input.now, graceMs), ...ledgerFindings(slice, ledger.get(key) ?? [])]) {
-      if (finding) flag(key, slice.jobId, slice.scheduledAt, finding);
-    }
-  }
-  for (const [key, records] of ledger) {
-    if (slices.has(key)) continue;
-    const first = records[0] as LedgerRecord;
-    for (const finding of ledgerFindings(undefined, records)) flag(key, first.jobId, first.scheduledAt, finding);
-  }
-
-  const expected = { occurrences: 0, final: { SUCCEEDED: 0, DEAD: 0, SKIPPED: 0, MISSED: 0 }, pending: 0, stuck: 0, missing: 0 };
-  const notes: string[] = [];
-  const capped: string[] = [];
-  const windows = new Map<string, { from: number; count: number; capped: boolean }>();
-  for (const job of input.jobs) {
-    if (isTombstone(job) || !job.enabled) continue;
-    const from = Math.max(input.since, job.updatedAt);
-    let occurrences: number[];
-    try {
-      occurrences = occurrencesBetween({ cron: job.schedule, timeZone: job.timeZone }, from, expectedUntil, cap + 1);
-    } catch (error) {
-      notes.push(`job ${job.id}: schedule ${JSON.stringify(job.schedule)} in ${job.timeZone} does not parse (${(error as Error).message}); its occurrences were not checked`);
-      continue;
-    }
-    const isCapped = occurrences.length > cap;
-    if (isCapped) capped.push(job.id);
-    windows.set(job.id, { from, count: Math.min(cap, occurrences.length), capped: isCapped });
-    for (const at of occurrences.slice(0, cap)) {
-      const key = executionKey(job.id, at);
-      const state = occurrenceState(job, slices.get(key), input.now, graceMs);
-      expected.occurrences++;
-      if (state.kind === 'final') expected.final[state.status]++;
-      else expected[state.kind]++;
-      if (state.kind === 'missing') flag(key, job.id, at, { kind: 'missing', detail: state.detail });
-    }
-  }
-
+  const effects = groupBy(input.effects ?? [], (effect) => effect.executionKey);
+  const expected = checkExpected(input.jobs, slices, { since: input.since, expectedUntil, now: input.now, graceMs, cap });
+  const violations = merged([...recordFindings(slices, ledger, effects, input.now, graceMs), ...expected.missing]);
   const { lateSlots, startLag } = timings([...slices.values()], lateThresholdMs);
   return {
     window: {
@@ -187,15 +138,16 @@ export function auditHistory(input: AuditInput): AuditReport {
       graceMs,
     },
     jobs: jobCounts(input.jobs, slices, ledger),
-    expected,
+    expected: expected.counts,
     slices: { total: slices.size, byStatus: countBy([...slices.values()], (slice) => slice.status) },
     ledgerRecords: input.ledger.length,
-    perJob: perJob(input.jobs, slices, ledger, windows, violations, expectedUntil),
-    capped,
+    effects: input.effects?.length ?? 0,
+    perJob: perJob(input.jobs, slices, ledger, expected.windows, violations),
+    capped: expected.capped,
     occurrenceCap: cap,
-    notes,
+    notes: expected.notes,
     violationCounts: Object.fromEntries(VIOLATION_KINDS.map((kind) => [kind, violations.filter((v) => v.kind === kind).length])) as Record<ViolationKind, number>,
-    violations: violations.sort((a, b) => a.scheduledAt.localeCompare(b.scheduledAt) || a.executionKey.localeCompare(b.executionKey)),
+    violations,
     missed: [...slices].filter(([, slice]) => slice.status === SliceStatus.Missed).map(([key]) => key),
     lateSlots,
     lateThresholdMs,
@@ -204,28 +156,21 @@ export function auditHistory(input: AuditInput): AuditReport {
   };
 }
 
-type OccurrenceState =
-  | { readonly kind: 'final'; readonly status: 'SUCCEEDED' | 'DEAD' | 'SKIPPED' | 'MISSED' }
-  | { readonly kind: 'pending' | 'stuck' }
-  | { readonly kind: 'missing'; readonly detail: string };
-
-/**
- * An expected occurrence of the current definition. An older generation's
- * SKIPPED slice does not count: the scanner re-creates such an instant for
- * the new generation, so finding it still skipped means the current
- * definition never ran it. (A live slice past the grace is flagged stuck by
- * the per-slice check, once.)
- */
-function occurrenceState(job: StoredJob, slice: Slice | undefined, now: number, graceMs: number): OccurrenceState {
-  if (slice === undefined) return { kind: 'missing', detail: `no slice for this occurrence of ${JSON.stringify(job.schedule)} (${job.timeZone})` };
-  if (slice.status === SliceStatus.Skipped && slice.generation < job.generation) {
-    return {
-      kind: 'missing',
-      detail: `only generation ${slice.generation}'s slice, SKIPPED (${slice.skipReason ?? 'no reason'}); generation ${job.generation} never ran it`,
-    };
+/** One violation per kind and key (a double commit seen in the ledger and in the business writes is one), oldest first. */
+function merged(findings: readonly Located[]): AuditViolation[] {
+  const byId = new Map<string, AuditViolation>();
+  for (const finding of findings) {
+    const id = `${finding.kind} ${finding.executionKey}`;
+    const earlier = byId.get(id);
+    byId.set(id, {
+      kind: finding.kind,
+      executionKey: finding.executionKey,
+      jobId: finding.jobId,
+      scheduledAt: isoSecond(finding.scheduledAt),
+      detail: earlier ? `${earlier.detail}; ${finding.detail}` : finding.detail,
+    });
   }
-  if (isFinal(slice.status)) return { kind: 'final', status: slice.status as 'SUCCEEDED' | 'DEAD' | 'SKIPPED' | 'MISSED' };
-  return (waitingSince(slice) ?? now) + graceMs < now ? { kind: 'stuck' } : { kind: 'pending' };
+  return [...byId.values()].sort((a, b) => a.scheduledAt.localeCompare(b.scheduledAt) || a.executionKey.localeCompare(b.executionKey));
 }
 
 function timings(slices: readonly Slice[], thresholdMs: number): Pick<AuditReport, 'lateSlots' | 'startLag'> {
@@ -263,9 +208,8 @@ function perJob(
   jobs: readonly JobRecord[],
   slices: Map<string, Slice>,
   ledger: Map<string, LedgerRecord[]>,
-  windows: Map<string, { from: number; count: number; capped: boolean }>,
+  windows: ReadonlyMap<string, JobWindow>,
   violations: readonly AuditViolation[],
-  expectedUntil: number,
 ): JobAudit[] {
   const slicesOf = countBy([...slices.values()], (slice) => slice.jobId);
   const violationsOf = countBy(violations, (violation) => violation.jobId);
@@ -278,7 +222,7 @@ function perJob(
         state,
         generation,
         expectedFrom: window ? new Date(window.from).toISOString() : undefined,
-        expectedUntil: window ? new Date(Math.max(window.from, expectedUntil)).toISOString() : undefined,
+        expectedUntil: window ? new Date(window.until).toISOString() : undefined,
         expected: window?.count ?? 0,
         capped: window?.capped ?? false,
         slices: slicesOf[jobId] ?? 0,

@@ -2,14 +2,15 @@
  * `cronfence verify` against a real installation on the emulator: a real
  * scanner and a real worker (SqsPoller + createWorkerHandler) run two jobs
  * for a few seconds, one is deleted; the audit passes with the counts
- * cron-parser gives. Then the store is broken by hand, one way per
- * violation kind, and each is reported with its execution key (exit 1),
- * through the function and through the CLI.
+ * cron-parser gives, business rows (--effects) included. Then the store is
+ * broken by hand, one way per violation kind, and each is reported with its
+ * execution key (exit 1), through the function and through the CLI.
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DeleteItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DeleteItemCommand, PutItemCommand, UpdateItemCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
+import { createTableInput } from '../../lib/aws/bootstrap.ts';
 import { CronExpressionParser } from 'cron-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sliceKeyItem, toItem } from '../../lib/aws/dynamo/items.ts';
@@ -26,7 +27,13 @@ import { createTestInstallation, eventually, type TestInstallation } from '../su
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const GRACE_MS = 2000;
-const handlers = new HandlerRegistry([defineJob('verify-ok', async () => {})]);
+/** The business table each commit writes one row to, stamped with execution key and fence. */
+let effectsTable: string;
+const handlers = new HandlerRegistry([
+  defineJob('verify-ok', async (ctx) => {
+    await ctx.commit([{ put: { tableName: effectsTable, item: { effectId: `${ctx.executionKey}#${ctx.fence}`, executionKey: ctx.executionKey, fence: ctx.fence } } }]);
+  }),
+]);
 
 let installation: TestInstallation;
 let kept: StoredJob;
@@ -42,11 +49,19 @@ function occurrences(cron: string, from: number, to: number): number[] {
 }
 
 const verify = (overrides: { jobId?: string } = {}): Promise<AuditReport> =>
-  verifyInstallation({ dynamo: installation.runtime.clients.dynamo, config: installation.runtime.config }, { since, until, graceMs: GRACE_MS, ...overrides });
+  verifyInstallation(
+    { dynamo: installation.runtime.clients.dynamo, config: installation.runtime.config },
+    { since, until, graceMs: GRACE_MS, effects: [{ table: effectsTable }], ...overrides },
+  );
 
 beforeAll(async () => {
   installation = await createTestInstallation({ env: { CRONFENCE_LOOKAHEAD_MS: '10000' } });
   const { runtime } = installation;
+  effectsTable = `${installation.prefix}-verify-effects`;
+  await runtime.clients.dynamo.send(
+    new CreateTableCommand(createTableInput(effectsTable, { logicalName: 'verify-effects', partitionKey: { name: 'effectId', type: 'S' }, globalSecondaryIndexes: [] })),
+  );
+  await waitUntilTableExists({ client: runtime.clients.dynamo, maxWaitTime: 60 }, { TableName: effectsTable });
   const poller = new SqsPoller({
     sqs: runtime.clients.sqs,
     queueUrl: installation.resources.queueUrls.work,
@@ -93,6 +108,8 @@ describe('cronfence verify on a real installation', () => {
     expect(deleted).toMatchObject({ state: 'deleted', expected: 0 });
     expect(deleted?.slices).toBeGreaterThan(0);
     expect(report.ledgerRecords).toBe(report.slices.byStatus.SUCCEEDED);
+    expect(report.effects).toBe(report.ledgerRecords);
+    expect(report.notes).toEqual([]);
     expect(report.startLag.count).toBeGreaterThan(0);
   });
 
@@ -119,19 +136,25 @@ describe('cronfence verify on a real installation', () => {
     await dynamo.send(
       new UpdateItemCommand({ TableName: slicesTable, Key: sliceKey(c), UpdateExpression: 'SET fence = fence + :one, #o = :o', ExpressionAttributeNames: { '#o': 'owner' }, ExpressionAttributeValues: { ':one': { N: '1' }, ':o': { S: 'w-zombie-standby' } } }),
     );
-    // d: slice and ledger record both gone (an occurrence that never ran).
+    // d: slice, ledger record and business row all gone (an occurrence that never ran).
     await dynamo.send(new DeleteItemCommand({ TableName: slicesTable, Key: sliceKey(d) }));
     await dynamo.send(new DeleteItemCommand({ TableName: ledgerTable, Key: { executionKey: { S: key(d) } } }));
+    await dynamo.send(new DeleteItemCommand({ TableName: effectsTable, Key: { effectId: { S: `${key(d)}#1` } } }));
     // An off-schedule second: a SKIPPED slice with no reason.
     const odd = (a as number) + 1000;
     const skipped: Slice = { jobId: kept.id, scheduledAt: odd, status: 'SKIPPED', fence: 0, attempts: 0, handler: 'verify-ok', policies: DEFAULT_POLICIES, shard: 0, generation: kept.generation, createdAt: odd };
     await dynamo.send(new PutItemCommand({ TableName: slicesTable, Item: toItem({ ...skipped }) }));
+
+    // a again: a second commit's business row (fence 9) next to the first one's, and a row with no fence at all.
+    await dynamo.send(new PutItemCommand({ TableName: effectsTable, Item: toItem({ effectId: `${key(a)}#9`, executionKey: key(a), fence: 9 }) }));
+    await dynamo.send(new PutItemCommand({ TableName: effectsTable, Item: toItem({ effectId: 'unstamped', note: 'written outside a commit' }) }));
 
     const report = await verify();
     const found = report.violations.map((violation) => `${violation.kind} ${violation.executionKey}`).sort();
     expect(found).toEqual(
       [
         `outcome_mismatch ${key(a)}`,
+        `double_commit ${key(a)}`,
         `outcome_mismatch ${key(b)}`,
         `stuck ${key(b)}`,
         `double_commit ${key(c)}`,
@@ -139,13 +162,17 @@ describe('cronfence verify on a real installation', () => {
         `skipped_without_reason ${executionKey(kept.id, odd)}`,
       ].sort(),
     );
-    expect(report.violations.find((v) => v.kind === 'double_commit')?.detail).toMatch(/^ledger SUCCEEDED by fence 1 \(w1\) but the slice's last claim is fence 2 \(w-zombie-standby\)$/);
+    const detailOf = (kind: string, at: number | undefined) => report.violations.find((v) => v.kind === kind && v.executionKey === key(at))?.detail;
+    expect(detailOf('double_commit', c)).toBe("ledger SUCCEEDED by fence 1 (w1) but the slice's last claim is fence 2 (w-zombie-standby)");
+    expect(detailOf('double_commit', a)).toBe(`business writes from fences 1 and 9 in ${effectsTable}`);
+    expect(report.notes).toEqual([`1 items of ${effectsTable} carry no execution key or numeric fence: not checked`]);
     expect(report.exitCode).toBe(1);
 
-    const cli = await runCli(['verify', '--since', new Date(since).toISOString(), '--until', new Date(until).toISOString(), '--grace', '2s', '--json']);
+    const cli = await runCli(['verify', '--since', new Date(since).toISOString(), '--until', new Date(until).toISOString(), '--grace', '2s', '--effects', effectsTable, '--json']);
     expect(cli.code, cli.stderr).toBe(1);
     const printed = JSON.parse(cli.stdout) as AuditReport;
-    expect(printed.violationCounts).toEqual({ double_commit: 1, outcome_mismatch: 2, ledger_without_slice: 0, missing: 1, stuck: 1, skipped_without_reason: 1 });
+    expect(printed.violationCounts).toEqual({ double_commit: 2, outcome_mismatch: 2, ledger_without_slice: 0, missing: 1, stuck: 1, skipped_without_reason: 1 });
+    // Without --effects the second business row is not seen: the other five are.
     const human = await runCli(['verify', '--since', new Date(since).toISOString(), '--until', new Date(until).toISOString(), '--grace', '2s']);
     expect(human.code).toBe(1);
     expect(human.stdout).toContain('VIOLATIONS: 1 double_commit, 2 outcome_mismatch, 1 missing, 1 stuck, 1 skipped_without_reason');

@@ -260,6 +260,50 @@ describe('auditHistory', () => {
     expect(kinds(report)).toEqual(['outcome_mismatch orphan:2026-05-01T12:00:00Z']);
   });
 
+  describe('with business writes on record (--effects)', () => {
+    const effect = (at: number, fence: number) => ({ executionKey: executionKey('every-minute', at), fence, source: 'payouts' });
+    const minute = (i: number): number => T0 + i * 60 * SEC;
+
+    it('passes writes of the committed fence', () => {
+      const { slices, ledger } = cleanRun('every-minute', 8);
+      const report = audit({ slices, ledger, effects: slices.map((s) => effect(s.scheduledAt, 1)) });
+      expect(report.violations).toEqual([]);
+      expect(report.effects).toBe(8);
+    });
+
+    it('finds the double commit the ledger no longer shows: a zombie committed first, then the last holder overwrote the record', () => {
+      const { slices, ledger } = cleanRun('every-minute', 8);
+      slices[1] = { ...(slices[1] as Slice), fence: 2, owner: 'w2' };
+      ledger[1] = { ...(ledger[1] as LedgerRecord), fence: 2, owner: 'w2' };
+      const report = audit({ slices, ledger, effects: [effect(minute(1), 1), effect(minute(1), 2)] });
+      expect(kinds(report)).toEqual(['double_commit every-minute:2026-05-01T12:01:00Z']);
+      expect(report.violations[0]?.detail).toBe('business writes from fences 1 and 2 in payouts');
+    });
+
+    it("finds writes of a fence other than the commit on record, and merges it with the ledger's own finding", () => {
+      const { slices, ledger } = cleanRun('every-minute', 8);
+      slices[2] = { ...(slices[2] as Slice), fence: 2, owner: 'w2' };
+      const report = audit({ slices, ledger, effects: [effect(minute(2), 1), effect(minute(2), 2), effect(minute(3), 2)] });
+      expect(kinds(report)).toEqual(['double_commit every-minute:2026-05-01T12:02:00Z', 'double_commit every-minute:2026-05-01T12:03:00Z']);
+      expect(report.violations.map((v) => v.detail)).toEqual([
+        "ledger SUCCEEDED by fence 1 (w1) but the slice's last claim is fence 2 (w2); business writes from fences 1 and 2 in payouts",
+        'business writes of fence 2 in payouts but the commit on record is fence 1',
+      ]);
+    });
+
+    it('finds writes with no commit on record, and writes with neither slice nor record', () => {
+      const { slices, ledger } = cleanRun('every-minute', 8);
+      slices[4] = { ...(slices[4] as Slice), status: 'DEAD' };
+      ledger[4] = { ...(ledger[4] as LedgerRecord), outcome: 'DEAD' };
+      const report = audit({ slices, ledger, effects: [effect(minute(4), 1), effect(minute(9) + 5 * SEC, 3)] });
+      expect(kinds(report)).toEqual(['outcome_mismatch every-minute:2026-05-01T12:04:00Z', 'outcome_mismatch every-minute:2026-05-01T12:09:05Z']);
+      expect(report.violations.map((v) => v.detail)).toEqual([
+        'business writes of fence 1 in payouts but no SUCCEEDED ledger record',
+        'business writes of fence 3 in payouts but no slice and no ledger record',
+      ]);
+    });
+  });
+
   it('notes a stored job whose schedule does not parse instead of failing the whole audit', () => {
     const report = audit({ jobs: [job({ schedule: 'not a cron' })] });
     expect(report.notes).toEqual([expect.stringMatching(/^job every-minute: schedule "not a cron" in UTC does not parse/)]);

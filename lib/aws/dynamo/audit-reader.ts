@@ -1,6 +1,8 @@
 /**
  * Reads the history `cronfence verify` audits (core/audit.ts) from an
  * installation's tables, every read consistent:
+ *   0. effects (only when asked, `--effects`): a Scan of each business table
+ *      named, for items stamped with an execution key and a fence;
  *   1. jobs: a Scan of the jobs table, tombstones included (GetItem with --job);
  *   2. ledger: a Scan filtered by scheduledAt in [since, until) (the ledger is
  *      keyed by execution key alone, so this reads the whole table: O(table));
@@ -12,15 +14,18 @@
  * slice and ledger in one transaction, so a record seen in step 2 has its
  * slice final by step 3, and a slice that became final after step 2 has its
  * record found in step 4; an in-flight commit never reads as a mismatch.
+ * Business writes are in the same transaction, so a write seen in step 0 has
+ * its ledger record by step 2.
  */
 import { GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { executionKey } from '../../core/execution-key.ts';
+import type { BusinessEffect } from '../../core/audit.ts';
+import { executionKey, parseExecutionKey } from '../../core/execution-key.ts';
 import type { JobRecord } from '../../core/job-lifecycle.ts';
 import type { LedgerRecord } from '../../core/ledger.ts';
 import { SliceStatus, type Slice } from '../../core/slice.ts';
 import type { CronfenceConfig } from '../config.ts';
 import { onTable } from './errors.ts';
-import { toJobRecord, toLedgerRecord, toSlice } from './items.ts';
+import { fromItem, toJobRecord, toLedgerRecord, toSlice } from './items.ts';
 import { queryAll, scanAll } from './read-pages.ts';
 
 const QUERY_CONCURRENCY = 8;
@@ -34,12 +39,23 @@ export interface AuditReadRequest {
   readonly until: number;
   /** Only this job (its tombstone included). */
   readonly jobId?: string;
+  /** Business tables whose items carry the execution key and fence of the commit that wrote them. */
+  readonly effects?: readonly EffectSource[];
   readonly onProgress?: (progress: AuditReadProgress) => void;
 }
 
+/** A business table written in commits, e.g. a payouts table keyed by execution key with a `fence` attribute. */
+export interface EffectSource {
+  readonly table: string;
+  /** The attribute holding the execution key. @default "executionKey" */
+  readonly keyAttribute?: string;
+  /** The attribute holding the commit's fence (a number). @default "fence" */
+  readonly fenceAttribute?: string;
+}
+
 export interface AuditReadProgress {
-  readonly phase: 'jobs' | 'ledger' | 'slices' | 'confirm';
-  /** Items scanned (jobs, ledger) or job ids queried (slices) or records confirmed, so far. */
+  readonly phase: 'effects' | 'jobs' | 'ledger' | 'slices' | 'confirm';
+  /** Items scanned (effects, jobs, ledger) or job ids queried (slices) or records confirmed, so far. */
   readonly done: number;
   /** Known for slices and confirm. */
   readonly total?: number;
@@ -49,10 +65,14 @@ export interface AuditHistory {
   readonly jobs: JobRecord[];
   readonly slices: Slice[];
   readonly ledger: LedgerRecord[];
+  readonly effects: BusinessEffect[];
+  /** Items of the effect tables without a parsable execution key or a numeric fence. */
+  readonly unstampedEffects: number;
 }
 
 export async function readAuditHistory(dynamo: DynamoDBClient, tables: AuditTables, request: AuditReadRequest): Promise<AuditHistory> {
   const progress = request.onProgress ?? (() => {});
+  const effects = await readEffects(dynamo, request, (done) => progress({ phase: 'effects', done }));
   const jobs = await readJobs(dynamo, tables.jobsTable, request.jobId, (done) => progress({ phase: 'jobs', done }));
   const ledger = await readLedger(dynamo, tables.ledgerTable, request, (done) => progress({ phase: 'ledger', done }));
   const jobIds = request.jobId !== undefined ? [request.jobId] : [...new Set([...jobs.map((job) => job.id), ...ledger.map((record) => record.jobId)])].sort();
@@ -64,7 +84,35 @@ export async function readAuditHistory(dynamo: DynamoDBClient, tables: AuditTabl
   });
   const slices = perJob.flat();
   const confirmed = await confirmLedger(dynamo, tables.ledgerTable, slices, ledger, progress);
-  return { jobs, slices, ledger: [...ledger, ...confirmed] };
+  return { jobs, slices, ledger: [...ledger, ...confirmed], effects: effects.stamped, unstampedEffects: effects.unstamped };
+}
+
+async function readEffects(dynamo: DynamoDBClient, request: AuditReadRequest, onPage: (scanned: number) => void): Promise<{ stamped: BusinessEffect[]; unstamped: number }> {
+  const stamped: BusinessEffect[] = [];
+  let unstamped = 0;
+  for (const source of request.effects ?? []) {
+    const keyAttribute = source.keyAttribute ?? 'executionKey';
+    const fenceAttribute = source.fenceAttribute ?? 'fence';
+    const items = await scanAll(
+      dynamo,
+      { TableName: source.table, ProjectionExpression: '#key, #fence', ExpressionAttributeNames: { '#key': keyAttribute, '#fence': fenceAttribute }, ConsistentRead: true },
+      onPage,
+    );
+    for (const item of items) {
+      const raw = fromItem(item);
+      const key = raw[keyAttribute];
+      const parsed = typeof key === 'string' ? parseExecutionKey(key) : undefined;
+      if (parsed === undefined || typeof raw[fenceAttribute] !== 'number') {
+        unstamped++;
+        continue;
+      }
+      const inWindow = parsed.scheduledAt >= request.since && parsed.scheduledAt < request.until;
+      if (inWindow && (request.jobId === undefined || parsed.jobId === request.jobId)) {
+        stamped.push({ executionKey: key as string, fence: raw[fenceAttribute], source: source.table });
+      }
+    }
+  }
+  return { stamped, unstamped };
 }
 
 async function readJobs(dynamo: DynamoDBClient, jobsTable: string, jobId: string | undefined, onPage: (scanned: number) => void): Promise<JobRecord[]> {
