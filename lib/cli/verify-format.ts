@@ -20,7 +20,7 @@ export function renderAuditReport(report: AuditReport): string[] {
       ['slices read', `${slices.total} (${Object.entries(slices.byStatus).map(([status, count]) => `${count} ${status}`).join(', ') || 'none'})`],
       ['ledger records', report.ledgerRecords],
       ...(report.effects > 0 ? [['business writes (--effects)', report.effects]] : []),
-      ['start lag', lagLine(report)],
+      ['start lag (claims)', lagLine(report)],
       ['late starts', `${report.lateSlots.length} over ${report.lateThresholdMs} ms`],
       ['MISSED slices', report.missed.length],
     ]),
@@ -53,7 +53,8 @@ function lagLine(report: AuditReport): string {
 function perJobTable(report: AuditReport): string {
   return table([
     ['job', 'state', 'expected from', 'expected', 'slices', 'violations'],
-    ...report.perJob.slice(0, SHOWN).map((job) => [job.jobId, job.state, job.expectedFrom ?? '-', `${job.expected}${job.capped ? ' (capped)' : ''}`, job.slices, job.violations]),
+    // Jobs with violations first: with many jobs, those are the rows worth showing.
+    ...[...report.perJob].sort((a, b) => b.violations - a.violations || a.jobId.localeCompare(b.jobId)).slice(0, SHOWN).map((job) => [job.jobId, job.state, job.expectedFrom ?? '-', `${job.expected}${job.capped ? ' (capped)' : ''}`, job.slices, job.violations]),
   ]);
 }
 
