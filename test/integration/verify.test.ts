@@ -186,6 +186,12 @@ describe('cronfence verify on a real installation', () => {
     const unknown = await runCli(['verify', '--job', 'no-such-job', '--since', '1h']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('--job "no-such-job": no job, deleted job, slice or ledger record with this id');
+    const backwards = await runCli(['verify', '--since', '1h', '--until', '2h']);
+    expect(backwards.code).toBe(2);
+    expect(backwards.stderr).toMatch(/--until \S+ is not after --since \S+/);
+    const missingTable = await runCli(['verify', '--since', '1h', '--effects', `${installation.prefix}-no-such-table`]);
+    expect(missingTable.code).toBe(2);
+    expect(missingTable.stderr).toContain(`business table "${installation.prefix}-no-such-table" does not exist`);
   });
 });
 

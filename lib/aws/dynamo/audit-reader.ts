@@ -19,6 +19,7 @@
  */
 import { GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { BusinessEffect } from '../../core/audit.ts';
+import { CronfenceError, MissingResourceError } from '../../core/errors.ts';
 import { executionKey, parseExecutionKey } from '../../core/execution-key.ts';
 import type { JobRecord } from '../../core/job-lifecycle.ts';
 import type { LedgerRecord } from '../../core/ledger.ts';
@@ -97,7 +98,11 @@ async function readEffects(dynamo: DynamoDBClient, request: AuditReadRequest, on
       dynamo,
       { TableName: source.table, ProjectionExpression: '#key, #fence', ExpressionAttributeNames: { '#key': keyAttribute, '#fence': fenceAttribute }, ConsistentRead: true },
       onPage,
-    );
+    ).catch((error: unknown) => {
+      // One of the user's own tables: bootstrap would not create it.
+      if (error instanceof MissingResourceError) throw new CronfenceError(`business table ${JSON.stringify(source.table)} does not exist`, { cause: error });
+      throw error;
+    });
     for (const item of items) {
       const raw = fromItem(item);
       const key = raw[keyAttribute];
