@@ -13,6 +13,7 @@ import { benchCommand } from './bench-command.ts';
 import { chaosCommand } from './chaos-command.ts';
 import { jobsCommand, parseInteger } from './jobs-command.ts';
 import { runsCommand } from './runs-command.ts';
+import { verifyCommand } from './verify-command.ts';
 
 const stateDir = path.resolve(process.env.CRONFENCE_STATE_DIR ?? '.cronfence');
 const write = (line: string): void => void process.stdout.write(`${line}\n`);
@@ -81,6 +82,7 @@ program
 
 program.addCommand(jobsCommand(() => lazyRuntime().jobs(registry.names()), write));
 program.addCommand(runsCommand(() => lazyRuntime().jobs(), write));
+program.addCommand(verifyCommand(() => ({ dynamo: lazyRuntime().clients.dynamo, config: lazyRuntime().config }), write));
 program.addCommand(chaosCommand(write));
 program.addCommand(benchCommand(write));
 
