@@ -11,7 +11,7 @@ import { waitingSince, type Located } from './audit-rules.ts';
 import { executionKey } from './execution-key.ts';
 import { isTombstone, type JobRecord } from './job-lifecycle.ts';
 import type { StoredJob } from './ports.ts';
-import { occurrencesBetween } from './schedule.ts';
+import { occurrencesBetween, scheduleOf } from './schedule.ts';
 import { isFinal, SliceStatus, type Slice } from './slice.ts';
 
 export type FinalStatus = 'SUCCEEDED' | 'DEAD' | 'SKIPPED' | 'MISSED';
@@ -58,7 +58,7 @@ export function checkExpected(jobs: readonly JobRecord[], slices: ReadonlyMap<st
     const from = Math.max(request.since, job.updatedAt);
     let occurrences: number[];
     try {
-      occurrences = occurrencesBetween({ cron: job.schedule, timeZone: job.timeZone }, from, request.expectedUntil, request.cap + 1);
+      occurrences = occurrencesBetween(scheduleOf(job), from, request.expectedUntil, request.cap + 1);
     } catch (error) {
       result.notes.push(`job ${job.id}: schedule ${JSON.stringify(job.schedule)} in ${job.timeZone} does not parse (${(error as Error).message}); its occurrences were not checked`);
       continue;

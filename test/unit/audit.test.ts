@@ -8,6 +8,7 @@ import { DEFAULT_POLICIES } from '../../lib/core/job-spec.ts';
 import { executionKey } from '../../lib/core/execution-key.ts';
 import type { JobTombstone } from '../../lib/core/job-lifecycle.ts';
 import type { LedgerRecord } from '../../lib/core/ledger.ts';
+import { DEFAULT_DST_POLICY } from '../../lib/core/schedule.ts';
 import type { StoredJob } from '../../lib/core/ports.ts';
 import type { Slice, SliceStatus } from '../../lib/core/slice.ts';
 
@@ -21,6 +22,7 @@ function job(overrides: Partial<StoredJob> = {}): StoredJob {
     id: 'every-minute',
     schedule: '0 * * * * *',
     timeZone: 'UTC',
+    dst: DEFAULT_DST_POLICY,
     handler: 'h',
     enabled: true,
     policies: DEFAULT_POLICIES,
