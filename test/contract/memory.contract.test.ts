@@ -1,0 +1,7 @@
+/** The contract suites against the in-memory stores (lib/memory). */
+import { memoryFactory } from './contract-fixture.ts';
+import { scheduleStoreContract } from './schedule-store.contract.ts';
+import { sliceStoreContract } from './slice-store.contract.ts';
+
+sliceStoreContract('in memory', memoryFactory);
+scheduleStoreContract('in memory', memoryFactory);
