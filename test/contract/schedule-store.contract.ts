@@ -49,12 +49,14 @@ export function scheduleStoreContract(label: string, factory: ContractFactory): 
         expect(await store.dueJob(id)).toMatchObject({ nextFireAt: t + 2000, version: job.version + 1 });
       });
 
-      it('a paused job is not advanced', async () => {
+      it('a paused job is not advanced, from a read before the pause or after it', async () => {
         const t = space.instant();
         const id = space.jobId('advance-paused');
         const job = await store.putJob(spec(id));
-        await store.pauseJob(id);
+        const paused = await store.pauseJob(id);
         expect(await store.schedules.advance(job, [at(id, t)], t + 1000, t)).toEqual({ kind: 'conflict' });
+        // Even with the version it has now: a job out of the due index is not advanced.
+        expect(await store.schedules.advance(paused, [at(id, t)], t + 1000, t)).toEqual({ kind: 'conflict' });
         expect(await store.slices.get({ jobId: id, scheduledAt: t })).toBeUndefined();
         expect(await store.dueJob(id)).toBeUndefined();
       });
@@ -92,6 +94,9 @@ export function scheduleStoreContract(label: string, factory: ContractFactory): 
         const repeat = await store.schedules.advance(again, [at(id, t)], t + 5000, t + 30);
         expect(repeat).toEqual({ kind: 'advanced', created: [] });
         expect(await store.slices.get(pending)).toMatchObject({ createdAt: t + 20 });
+        // Putting the same definition again settles again (a crash may have cut the first settle short), never the current generation's.
+        expect((await store.putJob(spec(id, { v: 2 }))).generation).toBe(second.generation);
+        expect(await store.slices.get(pending)).toMatchObject({ status: 'ENQUEUED', generation: second.generation });
       });
     });
 
