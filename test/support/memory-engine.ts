@@ -22,7 +22,7 @@ export interface MemoryEngine extends MemoryInstallation {
   /** Errors the workers reported (lease renewals, hides). */
   readonly errors: string[];
   worker(workerId: string, options?: Partial<WorkerDeps>): Worker;
-  scanner(scannerId: string, options?: { lookaheadMs?: number; sweepGraceMs?: number }): Scanner;
+  scanner(scannerId: string, options?: { lookaheadMs?: number; sweepGraceMs?: number; clock?: Clock }): Scanner;
   /** Registers a job whose handler is `run`, under the handler name `jobId`. */
   register(job: Partial<JobSpecInput> & { id: string }, run: JobFunction): Promise<StoredJob>;
   /** Creates one ENQUEUED slice (as a scan does) and sends `copies` messages for it. */
@@ -65,7 +65,7 @@ export function createMemoryEngine(clock: Clock): MemoryEngine {
         slices: memory.slices,
         queue: memory.workQueue,
         events,
-        clock,
+        clock: options.clock ?? clock,
         lookaheadMs: options.lookaheadMs ?? 30_000,
         sweepGraceMs: options.sweepGraceMs ?? memory.tables.sweepGraceMs,
       }),
