@@ -39,14 +39,15 @@ export function scheduleStoreContract(label: string, factory: ContractFactory): 
       it('instants that already exist are left as they are; the rest are created and the job moves on', async () => {
         const t = space.instant();
         const id = space.jobId('advance-existing');
-        const { keys } = await enqueued(store, id, [t], t - 5000);
+        const { keys } = await enqueued(store, id, [t, t + 2000], t - 5000);
         expect((await store.slices.claim(keys[0]!, 'worker-a', t, 'message-a')).won).toBe(true);
         const job = (await store.dueJob(id))!;
-        const outcome = await store.schedules.advance(job, [at(id, t), at(id, t + 1000)], t + 2000, t + 10);
-        expect(outcome).toEqual({ kind: 'advanced', created: [{ jobId: id, scheduledAt: t + 1000 }] });
+        const outcome = await store.schedules.advance(job, [at(id, t), at(id, t + 1000), at(id, t + 2000), at(id, t + 3000)], t + 4000, t + 10);
+        expect(outcome).toEqual({ kind: 'advanced', created: [{ jobId: id, scheduledAt: t + 1000 }, { jobId: id, scheduledAt: t + 3000 }] });
         expect(await store.slices.get(keys[0]!)).toMatchObject({ status: 'RUNNING', fence: 1, owner: 'worker-a', createdAt: t - 5000 });
+        expect(await store.slices.get(keys[1]!)).toMatchObject({ status: 'ENQUEUED', createdAt: t - 5000 });
         expect(await store.slices.get({ jobId: id, scheduledAt: t + 1000 })).toMatchObject({ status: 'ENQUEUED', fence: 0, attempts: 0, createdAt: t + 10 });
-        expect(await store.dueJob(id)).toMatchObject({ nextFireAt: t + 2000, version: job.version + 1 });
+        expect(await store.dueJob(id)).toMatchObject({ nextFireAt: t + 4000, version: job.version + 1 });
       });
 
       it('a paused job is not advanced, from a read before the pause or after it', async () => {
