@@ -4,10 +4,15 @@
  * - `send` with DelaySeconds (0 to 900) surfaces a message that much later;
  * - `receive` takes visible messages and hides each for the visibility
  *   timeout, under a new receipt handle;
- * - `hide` (ChangeMessageVisibility) on a stale receipt handle, or on a
- *   message no longer in flight, does nothing (the SQS adapter ignores
- *   ReceiptHandleIsInvalid and MessageNotInflight the same way);
- * - `delete` needs the current receipt handle.
+ * - `hide` (ChangeMessageVisibility) and `delete` accept any receipt handle
+ *   the message was ever received with, and `hide` applies whether or not
+ *   the message is in flight: the emulator (moto) does exactly that
+ *   (test/contract/work-queue.contract.ts pins it). Whether AWS refuses a
+ *   stale handle or not, the engine must not depend on it: a zombie's late
+ *   hide can delay a takeover (the lease keeper hides only after a renewal
+ *   held), and tests over this queue see that worst case;
+ * - a handle no receive ever gave is ignored (the SQS adapter ignores
+ *   ReceiptHandleIsInvalid).
  */
 import type { Clock } from '../core/clock.ts';
 import { decodeWorkMessage, encodeWorkMessage } from '../core/messages.ts';
@@ -26,6 +31,8 @@ export interface QueuedMessage {
   visibleAt: number;
   /** The latest receive's handle; undefined before the first receive. */
   receiptHandle?: string;
+  /** Every handle a receive gave it (the latest included). */
+  readonly receiptHandles: Set<string>;
   receiveCount: number;
 }
 
@@ -51,6 +58,7 @@ export class InMemoryWorkQueue implements WorkQueue {
         messageId: `message-${this.sent}`,
         body: encodeWorkMessage(message),
         visibleAt: now + clampSeconds(message.delaySeconds, MAX_DELAY_SECONDS) * 1000,
+        receiptHandles: new Set(),
         receiveCount: 0,
       });
     }
@@ -58,8 +66,8 @@ export class InMemoryWorkQueue implements WorkQueue {
 
   async hide(receiptHandle: string, seconds: number): Promise<void> {
     const now = this.clock.now();
-    const message = this.queued.find((candidate) => candidate.receiptHandle === receiptHandle);
-    if (message === undefined || message.visibleAt <= now) return;
+    const message = this.queued.find((candidate) => candidate.receiptHandles.has(receiptHandle));
+    if (message === undefined) return;
     message.visibleAt = now + clampSeconds(Math.ceil(seconds), MAX_VISIBILITY_SECONDS) * 1000;
   }
 
@@ -69,14 +77,15 @@ export class InMemoryWorkQueue implements WorkQueue {
     return visible.slice(0, options.max ?? 10).map((message) => {
       message.receiveCount++;
       message.receiptHandle = `${message.messageId}#${message.receiveCount}`;
+      message.receiptHandles.add(message.receiptHandle);
       message.visibleAt = now + (options.visibilitySeconds ?? DEFAULT_VISIBILITY_SECONDS) * 1000;
       return { body: message.body, receiptHandle: message.receiptHandle, messageId: message.messageId, receiveCount: message.receiveCount };
     });
   }
 
-  /** @returns false when the handle is not the message's latest (another receive took it since) or it is gone. */
+  /** @returns false when no message on the queue was ever received with this handle (it is gone). */
   delete(receiptHandle: string): boolean {
-    const index = this.queued.findIndex((message) => message.receiptHandle === receiptHandle);
+    const index = this.queued.findIndex((message) => message.receiptHandles.has(receiptHandle));
     if (index < 0) return false;
     this.queued.splice(index, 1);
     return true;
@@ -84,7 +93,7 @@ export class InMemoryWorkQueue implements WorkQueue {
 
   /** Every message still on the queue (visible, in flight or delayed), with the slice it names; for assertions. */
   messages(): (Readonly<QueuedMessage> & { readonly key: SliceKey })[] {
-    return this.queued.map((message) => ({ ...message, key: decodeWorkMessage(message.body) }));
+    return this.queued.map((message) => ({ ...message, receiptHandles: new Set(message.receiptHandles), key: decodeWorkMessage(message.body) }));
   }
 
   /** How many messages were ever sent. */

@@ -2,6 +2,8 @@
 import { memoryFactory } from './contract-fixture.ts';
 import { scheduleStoreContract } from './schedule-store.contract.ts';
 import { sliceStoreContract } from './slice-store.contract.ts';
+import { memoryQueueFactory, workQueueContract } from './work-queue.contract.ts';
 
 sliceStoreContract('in memory', memoryFactory);
 scheduleStoreContract('in memory', memoryFactory);
+workQueueContract('in memory', memoryQueueFactory);
