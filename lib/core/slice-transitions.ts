@@ -34,12 +34,12 @@ export const RECREATABLE_STATUSES: readonly SliceStatus[] = [SliceStatus.Enqueue
 export const PENDING_STATUSES: readonly SliceStatus[] = [SliceStatus.Enqueued, SliceStatus.Failed];
 
 /** RENEW, FAIL: the caller's claim is still the slice's current one, and still running. */
-export function holdsLease(slice: Pick<Slice, 'status' | 'fence'> | undefined, fence: number): boolean {
+export function holdsLease<T extends Pick<Slice, 'status' | 'fence'>>(slice: T | undefined, fence: number): slice is T {
   return slice !== undefined && slice.status === SliceStatus.Running && slice.fence === fence;
 }
 
 /** FINALIZE (commit or DEAD), the slice item: this claim, by this owner, still running. */
-export function mayFinalize(slice: Pick<Slice, 'status' | 'fence' | 'owner'> | undefined, fence: number, owner: string): boolean {
+export function mayFinalize<T extends Pick<Slice, 'status' | 'fence' | 'owner'>>(slice: T | undefined, fence: number, owner: string): slice is T {
   return holdsLease(slice, fence) && slice?.owner === owner;
 }
 

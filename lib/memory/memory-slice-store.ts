@@ -59,7 +59,7 @@ export class InMemorySliceStore implements SliceStore {
   /** RENEW: `holdsLease`; effect leaseExpiresAt = now + leaseMs. */
   async renew(key: SliceKey, fence: number, now: number, leaseMs: number): Promise<void> {
     const row = this.row(key);
-    if (!holdsLease(row, fence) || row === undefined) throw new LeaseLostError(executionKey(key.jobId, key.scheduledAt), fence);
+    if (!holdsLease(row, fence)) throw new LeaseLostError(executionKey(key.jobId, key.scheduledAt), fence);
     row.leaseExpiresAt = now + leaseMs;
   }
 
@@ -73,7 +73,7 @@ export class InMemorySliceStore implements SliceStore {
   /** FAIL: `holdsLease`; effect FAILED with the retry's time, the lease dropped. */
   async recordFailure(key: SliceKey, fence: number, failure: { now: number; error: string; nextAttemptAt: number; sweepAt: number }): Promise<void> {
     const row = this.row(key);
-    if (!holdsLease(row, fence) || row === undefined) throw new LeaseLostError(executionKey(key.jobId, key.scheduledAt), fence);
+    if (!holdsLease(row, fence)) throw new LeaseLostError(executionKey(key.jobId, key.scheduledAt), fence);
     row.status = SliceStatus.Failed;
     row.nextAttemptAt = failure.nextAttemptAt;
     row.lastError = failure.error.slice(0, MAX_ERROR_CHARS);
@@ -121,7 +121,7 @@ export class InMemorySliceStore implements SliceStore {
     const applyWrites = planBusinessWrites(this.tables, id, request.writes ?? []);
     const row = this.row(key);
     const ledger = this.tables.ledger.get(id);
-    if (!mayFinalize(row, fence, owner) || !isFirstLedgerRecord(ledger) || row === undefined) {
+    if (!mayFinalize(row, fence, owner) || !isFirstLedgerRecord(ledger)) {
       const refusal = refusedFinalize(ledger, fence, owner, outcome);
       if (refusal === 'own-earlier-try') return;
       if (refusal === 'other-outcome-on-record' && ledger !== undefined) throw new OutcomeOnRecordError(id, ledger.outcome);
