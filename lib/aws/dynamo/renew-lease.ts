@@ -2,7 +2,7 @@
  * RENEW — a heartbeat.
  *
  * Key:       slices[jobId, scheduledAt]
- * Condition: fence = mine AND status = RUNNING
+ * Condition: fence = mine AND status = RUNNING (`holdsLease`, core/slice-transitions.ts)
  * Effect:    leaseExpiresAt = now + leaseMs (an attribute no index projects,
  *            so a heartbeat is one write unit and no index write)
  * Outcome:   renewed, or LeaseLostError: a standby claimed it (fence moved on)
