@@ -2,7 +2,21 @@
  * The faults a chaos replica injects into itself, passed from the drill to
  * each replica process through one environment variable.
  */
-export const FAULT_KINDS = ['kill', 'pause', 'scannerKill', 'duplicate', 'delay', 'drop', 'skew', 'ambiguousCommit', 'slowHandler'] as const;
+export const FAULT_KINDS = [
+  'kill',
+  'pause',
+  'scannerKill',
+  'duplicate',
+  'delay',
+  'drop',
+  'skew',
+  'ambiguousCommit',
+  'slowHandler',
+  'lifecycle',
+  'throttle',
+  'hang',
+  'lateDuplicate',
+] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 export interface ReplicaChaosConfig {
@@ -19,6 +33,12 @@ export interface ReplicaChaosConfig {
   readonly delayRate: number;
   /** Probability per commit of losing the reply after DynamoDB applied it. */
   readonly ambiguousCommitRate: number;
+  /** Probability per DynamoDB or SQS call of refusing its first 1 to 3 tries (throttling, 500) before they are sent. */
+  readonly throttleRate: number;
+  /** Probability per DynamoDB or SQS request (each try) of sending it to a server that never answers. */
+  readonly hangRate: number;
+  /** Probability per sent work message of sending one more copy 2 to 6 s later. */
+  readonly lateDuplicateRate: number;
 }
 
 export const CHAOS_ENV = 'CRONFENCE_CHAOS';

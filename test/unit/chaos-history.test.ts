@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_POLICIES } from '../../lib/core/job-spec.ts';
 import { lifecycleEvent, type LifecycleEventType } from '../../lib/core/events.ts';
 import { executionKey } from '../../lib/core/execution-key.ts';
+import type { ExpectedOccurrence } from '../../lib/chaos/expected.ts';
 import { checkHistory, type HistoryInput, type ObservedEvent } from '../../lib/chaos/history.ts';
 import { planFaults } from '../../lib/chaos/fault-plan.ts';
 import type { Slice } from '../../lib/core/slice.ts';
@@ -17,7 +18,16 @@ function slice(fence: number, status: Slice['status'] = 'SUCCEEDED'): Slice {
   return { jobId: 'job', scheduledAt: T, status, fence, attempts: fence, handler: 'h', policies: DEFAULT_POLICIES, shard: 0, generation: 1, createdAt: T };
 }
 
-const base: HistoryInput = { events: [], renewals: [], processFaults: [], slices: [slice(1)], ledger: [], effects: [], expected: [KEY] };
+const expect1 = (jobId: string, scheduledAt: number): ExpectedOccurrence => ({ executionKey: executionKey(jobId, scheduledAt), jobId, scheduledAt, generation: 1 });
+const base: HistoryInput = {
+  events: [],
+  renewals: [],
+  processFaults: [],
+  slices: [slice(1)],
+  ledger: [{ executionKey: KEY, jobId: 'job', scheduledAt: T, fence: 1, owner: 'a', committedAt: T, outcome: 'SUCCEEDED' }],
+  effects: [{ executionKey: KEY, fence: 1, worker: 'a' }],
+  expected: [expect1('job', T)],
+};
 
 describe('chaos history checks', () => {
   it('counts an execution key with two business effects as a duplicate, and an expected key without a final slice as missed', () => {
@@ -27,7 +37,7 @@ describe('chaos history checks', () => {
         { executionKey: KEY, fence: 1, worker: 'a' },
         { executionKey: KEY, fence: 2, worker: 'b' },
       ],
-      expected: [KEY, executionKey('other', T)],
+      expected: [expect1('job', T), expect1('other', T)],
     });
     expect(verdict.duplicates).toEqual([KEY]);
     expect(verdict.missed).toEqual([executionKey('other', T)]);
