@@ -17,7 +17,7 @@ import { ensureAwsEndpoint } from '../runtime/emulator.ts';
 import { ReplicaFleet, type Replica, type ReplicaRole } from '../runtime/fleet.ts';
 import { createRuntime, type Runtime } from '../runtime/wiring.ts';
 import { chaosJobs, isFastSchedule } from './chaos-jobs.ts';
-import { CHAOS_ENV, encodeChaosConfig, type FaultKind, type ReplicaChaosConfig } from './config.ts';
+import { CHAOS_ENV, DEFAULT_FAULT_RATES, encodeChaosConfig, type FaultKind, type FaultRates, type ReplicaChaosConfig } from './config.ts';
 import { drainWindow, prepareStores, readDeadLetters, readEffects, readJobRecord, readLedger, readSlices, sleepUntil } from './drill-stores.ts';
 import { DST_TRANSITIONS, dstClockOffsetMs, type DstMode } from './dst.ts';
 import { cronParserOccurrences, expectedOccurrences, scheduleMathOccurrences } from './expected.ts';
@@ -37,6 +37,8 @@ export interface DrillOptions {
   readonly durationSeconds: number;
   readonly seed: number;
   readonly faults: readonly FaultKind[];
+  /** Overrides of DEFAULT_FAULT_RATES (to measure how much of a fault the engine survives). */
+  readonly rates?: Partial<FaultRates>;
   readonly outDir: string;
   /** Offset every clock so the window crosses this DST transition of America/New_York. */
   readonly dst?: DstMode;
@@ -76,6 +78,7 @@ export async function runDrill(options: DrillOptions): Promise<ChaosReport> {
   const runtime = createRuntime({ env, clock });
   const random = new SeededRandom(options.seed);
   const enabled = new Set(options.faults);
+  const rates: FaultRates = { ...DEFAULT_FAULT_RATES, ...options.rates };
   const recorder = new HistoryRecorder();
   const fleet = new ReplicaFleet({
     logFile: path.join(options.outDir, 'replicas.log'),
@@ -101,7 +104,7 @@ export async function runDrill(options: DrillOptions): Promise<ChaosReport> {
       const id = `${role}-${slot}.${recorder.nextGeneration(role, slot)}`;
       const skew = enabled.has('skew') ? random.int(-2000, 2000) : 0;
       recorder.offsets.set(id, skew);
-      return fleet.spawn(role, id, { [CHAOS_ENV]: encodeChaosConfig(replicaChaos(options.seed, dstOffsetMs + skew, enabled, random)) });
+      return fleet.spawn(role, id, { [CHAOS_ENV]: encodeChaosConfig(replicaChaos(options.seed, dstOffsetMs + skew, enabled, rates, random)) });
     };
     for (let i = 1; i <= options.scanners; i++) spawn('scanner', i);
     for (let i = 1; i <= options.workers; i++) spawn('worker', i);
@@ -141,7 +144,7 @@ export async function runDrill(options: DrillOptions): Promise<ChaosReport> {
     const { events, renewals, processFaults } = recorder;
     const verdict = checkHistory({ events, renewals, processFaults, slices, ledger, effects, deadLetters, expected });
     const dst = options.dst ? { mode: options.dst, transition: DST_TRANSITIONS[options.dst].description, clockOffsetMs: dstOffsetMs } : undefined;
-    const report = buildReport({ options, dst, verdict, faults: recorder.faults, expected: expected.length, startedAt, endedAt, drainedAt: clock.now(), requests: fleet.requests });
+    const report = buildReport({ options, rates: ratesInUse(rates, enabled), dst, verdict, faults: recorder.faults, expected: expected.length, startedAt, endedAt, drainedAt: clock.now(), requests: fleet.requests });
     writeOutputs(options, report, recorder, book, verdict, startedAt, clock.now());
     return report;
   } finally {
@@ -165,6 +168,9 @@ function writeOutputs(
 ): void {
   writeFileSync(path.join(options.outDir, 'report.json'), JSON.stringify(report, null, 2));
   writeFileSync(path.join(options.outDir, 'events.jsonl'), recorder.events.map((o) => JSON.stringify({ replica: o.replica, offsetMs: o.offsetMs, ...o.event })).join('\n'));
+  // What the checker read besides the stores, so a verdict can be examined again.
+  writeFileSync(path.join(options.outDir, 'renewals.jsonl'), recorder.renewals.map((renewal) => JSON.stringify(renewal)).join('\n'));
+  writeFileSync(path.join(options.outDir, 'process-faults.json'), JSON.stringify(recorder.processFaults, null, 2));
   // Each job's recorded history: what the expected occurrences followed.
   writeFileSync(path.join(options.outDir, 'jobs.json'), JSON.stringify(book.histories().filter((history) => history.changes.length > 1), null, 2));
   writeFileSync(
@@ -180,25 +186,26 @@ function writeOutputs(
   );
 }
 
-function replicaChaos(seed: number, clockOffsetMs: number, enabled: ReadonlySet<FaultKind>, random: SeededRandom): ReplicaChaosConfig {
+/** The rates of the faults that are on, for the report (`replay` belongs to `duplicate`). */
+function ratesInUse(rates: FaultRates, enabled: ReadonlySet<FaultKind>): Record<string, number> {
+  return Object.fromEntries(Object.entries(rates).filter(([name]) => enabled.has((name === 'replay' ? 'duplicate' : name) as FaultKind)));
+}
+
+function replicaChaos(seed: number, clockOffsetMs: number, enabled: ReadonlySet<FaultKind>, rates: FaultRates, random: SeededRandom): ReplicaChaosConfig {
+  const rate = (fault: FaultKind, value: number): number => (enabled.has(fault) ? value : 0);
   return {
     seed: seed * 1_000_003 + random.int(0, 1_000_000),
     clockOffsetMs,
-    dropRate: enabled.has('drop') ? 0.02 : 0,
-    duplicateRate: enabled.has('duplicate') ? 0.05 : 0,
-    replayRate: enabled.has('duplicate') ? 0.03 : 0,
-    delayRate: enabled.has('delay') ? 0.05 : 0,
-    ambiguousCommitRate: enabled.has('ambiguousCommit') ? 0.03 : 0,
-    throttleRate: enabled.has('throttle') ? THROTTLE_RATE : 0,
-    hangRate: enabled.has('hang') ? HANG_RATE : 0,
-    lateDuplicateRate: enabled.has('lateDuplicate') ? 0.05 : 0,
+    dropRate: rate('drop', rates.drop),
+    duplicateRate: rate('duplicate', rates.duplicate),
+    replayRate: rate('duplicate', rates.replay),
+    delayRate: rate('delay', rates.delay),
+    ambiguousCommitRate: rate('ambiguousCommit', rates.ambiguousCommit),
+    throttleRate: rate('throttle', rates.throttle),
+    hangRate: rate('hang', rates.hang),
+    lateDuplicateRate: rate('lateDuplicate', rates.lateDuplicate),
   };
 }
-
-/** Per DynamoDB or SQS call: its first 1 to 3 tries refused (chaos-clients.ts). */
-const THROTTLE_RATE = 0.02;
-/** Per try: sent to a server that never answers. */
-const HANG_RATE = 0.005;
 
 async function executePlan(
   options: DrillOptions,

@@ -13,6 +13,8 @@ export interface ReportSettings {
   readonly jobs: number;
   readonly durationSeconds: number;
   readonly faults: readonly FaultKind[];
+  /** Probabilities of the per-message, per-call and per-try faults (those on). */
+  readonly rates?: Readonly<Record<string, number>>;
   /** DST mode: the transition the window crosses and every process's clock offset to get there. */
   readonly dst?: { readonly mode: string; readonly transition: string; readonly clockOffsetMs: number };
 }
@@ -57,7 +59,8 @@ export interface ChaosReport {
 }
 
 export interface ReportInput {
-  readonly options: { seed: number } & Omit<ReportSettings, 'dst'>;
+  readonly options: { seed: number } & Omit<ReportSettings, 'dst' | 'rates'>;
+  readonly rates?: ReportSettings['rates'];
   readonly dst?: ReportSettings['dst'];
   readonly verdict: HistoryVerdict;
   readonly faults: Record<FaultKind, number>;
@@ -79,6 +82,7 @@ export function buildReport(input: ReportInput): ChaosReport {
       jobs: options.jobs,
       durationSeconds: options.durationSeconds,
       faults: options.faults,
+      ...(input.rates ? { rates: input.rates } : {}),
       ...(input.dst ? { dst: input.dst } : {}),
     },
     window: { startedAt: new Date(input.startedAt).toISOString(), endedAt: new Date(input.endedAt).toISOString(), drainedAt: new Date(input.drainedAt).toISOString() },

@@ -116,7 +116,8 @@ export function findFailovers(
 
 /**
  * Takeovers of a healthy holder: a claim with the next fence by another
- * worker, when the holder's attempt had not ended by itself, the holder was
+ * worker, when the holder's attempt had not ended by itself (nor had it
+ * given the lease up, reporting `fenced_out` before the takeover), the holder was
  * not killed or stopped between its last successful renewal and the
  * takeover, and that renewal was less than `minSilenceMs` before it.
  *
@@ -151,7 +152,13 @@ export function findDisplacements(
       const takeoverAt = eventTime(takeover);
       // Reported after the takeover: the holder was stopped between its claim and its report.
       if (eventTime(holder) > takeoverAt) continue;
-      const ended = events.some((o) => o.replica === holder.replica && o.event.fence === holder.event.fence && ATTEMPT_ENDS.includes(o.event.type));
+      const ended = events.some(
+        (o) =>
+          o.replica === holder.replica &&
+          o.event.fence === holder.event.fence &&
+          // Its own end; or it gave the lease up before the takeover (a renewal that did not answer within the lease).
+          (ATTEMPT_ENDS.includes(o.event.type) || (o.event.type === 'fenced_out' && eventTime(o) < takeoverAt)),
+      );
       if (ended) continue;
       const renewedAt = (renewalsOf.get(`${key}#${holder.event.fence}#${holder.replica}`) ?? []).map((r) => realTime(r, r.at)).filter((at) => at <= takeoverAt);
       const lastRenewalAt = Math.max(eventTime(holder), ...renewedAt);

@@ -1,10 +1,10 @@
 /** `cronfence chaos`: the fault drill (docs/chaos.md). */
 import path from 'node:path';
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { SingleBar } from 'cli-progress';
-import { FAULT_KINDS, parseFaultList } from '../chaos/config.ts';
+import { DEFAULT_FAULT_RATES, FAULT_KINDS, parseFaultList, parseFaultRates, type FaultKind, type FaultRates } from '../chaos/config.ts';
 import { runDrill, type DrillProgress } from '../chaos/drill.ts';
-import { DST_MODES, parseDstMode } from '../chaos/dst.ts';
+import { DST_MODES, parseDstMode, type DstMode } from '../chaos/dst.ts';
 import type { ChaosReport } from '../chaos/report.ts';
 import { table } from './format.ts';
 import { parseInteger } from './jobs-command.ts';
@@ -17,11 +17,23 @@ export function chaosCommand(write: (line: string) => void): Command {
     .addOption(new Option('--jobs <n>', 'schedules (one in eight every few seconds, the rest every 30 s to 2 min)').argParser(parseInteger).default(100))
     .addOption(new Option('--duration <seconds>', 'how long faults are injected').argParser(parseInteger).default(90))
     .addOption(new Option('--seed <n>', 'the same seed gives the same fault plan').argParser(parseInteger).default(1))
-    .option('--faults <list>', `comma-separated, or "all": ${FAULT_KINDS.join(', ')}`, 'all')
-    .option('--dst [transition]', `offset every clock so the window crosses a DST transition of America/New_York: ${DST_MODES.join(' or ')} (alone: spring)`)
+    .addOption(new Option('--faults <list>', `comma-separated, or "all": ${FAULT_KINDS.join(', ')}`).argParser(asArgument(parseFaultList)).default([...FAULT_KINDS], 'all'))
+    .addOption(
+      new Option(
+        '--rates <list>',
+        `override per-message, per-call or per-try probabilities, e.g. hang=0.01,throttle=0.05 (defaults: ${Object.entries(DEFAULT_FAULT_RATES)
+          .map(([name, rate]) => `${name}=${rate}`)
+          .join(',')})`,
+      ).argParser(asArgument(parseFaultRates)),
+    )
+    .addOption(
+      new Option('--dst [transition]', `offset every clock so the window crosses a DST transition of America/New_York: ${DST_MODES.join(' or ')} (alone: spring)`).argParser(
+        asArgument((value: string) => parseDstMode(value)),
+      ),
+    )
     .option('--out <dir>', 'where report.json, timeline.svg and events.jsonl go', '.cronfence/chaos')
     .option('--json', 'print report.json instead of the summary')
-    .action(async (flags: { scanners: number; workers: number; jobs: number; duration: number; seed: number; faults: string; dst?: string | boolean; out: string; json?: boolean }) => {
+    .action(async (flags: { scanners: number; workers: number; jobs: number; duration: number; seed: number; faults: FaultKind[]; rates?: Partial<FaultRates>; dst?: DstMode | true; out: string; json?: boolean }) => {
       const bar = new SingleBar({
         format: 'chaos {phase} |{bar}| {value}/{total} s · {committed} committed · {faults} faults',
         stream: process.stderr,
@@ -32,7 +44,7 @@ export function chaosCommand(write: (line: string) => void): Command {
       let lastPhase = '';
       if (drawBar) bar.start(flags.duration, 0, { phase: 'starting', committed: 0, faults: 0 });
       const outDir = path.resolve(flags.out);
-      const faults = parseFaultList(flags.faults);
+      const { faults, rates } = flags;
       const dst = parseDstMode(flags.dst);
       const report = await runDrill({
         scanners: flags.scanners,
@@ -41,6 +53,7 @@ export function chaosCommand(write: (line: string) => void): Command {
         durationSeconds: flags.duration,
         seed: flags.seed,
         faults,
+        rates,
         dst,
         outDir,
         onProgress: (progress: DrillProgress) => {
@@ -56,6 +69,18 @@ export function chaosCommand(write: (line: string) => void): Command {
       else printSummary(report, outDir, write);
       if (report.violations.length > 0) process.exitCode = 1;
     });
+}
+
+/** A parser whose RangeError becomes commander's own "invalid argument" message, naming the option. */
+function asArgument<T>(parse: (value: string) => T): (value: string) => T {
+  return (value) => {
+    try {
+      return parse(value);
+    } catch (error) {
+      if (error instanceof RangeError) throw new InvalidArgumentError(error.message);
+      throw error;
+    }
+  };
 }
 
 function printSummary(report: ChaosReport, outDir: string, write: (line: string) => void): void {
