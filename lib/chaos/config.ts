@@ -71,7 +71,7 @@ export const DEFAULT_FAULT_RATES = {
   delay: 0.05,
   ambiguousCommit: 0.03,
   throttle: 0.02,
-  hang: 0.005,
+  hang: 0.002,
   lateDuplicate: 0.05,
 } as const;
 export type RateName = keyof typeof DEFAULT_FAULT_RATES;

@@ -22,7 +22,7 @@ import { drainWindow, prepareStores, readDeadLetters, readEffects, readJobRecord
 import { DST_TRANSITIONS, dstClockOffsetMs, type DstMode } from './dst.ts';
 import { cronParserOccurrences, expectedOccurrences, scheduleMathOccurrences } from './expected.ts';
 import { planFaults, planLifecycle } from './fault-plan.ts';
-import { checkHistory } from './history.ts';
+import { checkHistory, type HistoryVerdict } from './history.ts';
 import { JobHistoryBook } from './job-history.ts';
 import { LifecycleInjector } from './lifecycle-faults.ts';
 import { HistoryRecorder } from './recorder.ts';
@@ -100,12 +100,7 @@ export async function runDrill(options: DrillOptions): Promise<ChaosReport> {
   try {
     progress('starting', clock.now());
     await prepareStores(runtime, prefix);
-    const spawn = (role: ReplicaRole, slot: number): Replica => {
-      const id = `${role}-${slot}.${recorder.nextGeneration(role, slot)}`;
-      const skew = enabled.has('skew') ? random.int(-2000, 2000) : 0;
-      recorder.offsets.set(id, skew);
-      return fleet.spawn(role, id, { [CHAOS_ENV]: encodeChaosConfig(replicaChaos(options.seed, dstOffsetMs + skew, enabled, rates, random)) });
-    };
+    const spawn = spawner(options.seed, fleet, recorder, random, enabled, rates, dstOffsetMs);
     for (let i = 1; i <= options.scanners; i++) spawn('scanner', i);
     for (let i = 1; i <= options.workers; i++) spawn('worker', i);
     await Promise.all(fleet.list().map((replica) => replica.ready));
@@ -135,14 +130,7 @@ export async function runDrill(options: DrillOptions): Promise<ChaosReport> {
     await fleet.stopAll();
     progress('checking', startedAt);
 
-    const [slices, ledger, effects, deadLetters] = await Promise.all([
-      readSlices(runtime, specs.map((spec) => spec.id), startedAt),
-      readLedger(runtime),
-      readEffects(runtime, prefix),
-      readDeadLetters(runtime),
-    ]);
-    const { events, renewals, processFaults } = recorder;
-    const verdict = checkHistory({ events, renewals, processFaults, slices, ledger, effects, deadLetters, expected });
+    const verdict = await readAndCheck(runtime, prefix, specs, recorder, expected, startedAt);
     const dst = options.dst ? { mode: options.dst, transition: DST_TRANSITIONS[options.dst].description, clockOffsetMs: dstOffsetMs } : undefined;
     const report = buildReport({ options, rates: ratesInUse(rates, enabled), dst, verdict, faults: recorder.faults, expected: expected.length, startedAt, endedAt, drainedAt: clock.now(), requests: fleet.requests });
     writeOutputs(options, report, recorder, book, verdict, startedAt, clock.now());
@@ -157,12 +145,49 @@ export async function runDrill(options: DrillOptions): Promise<ChaosReport> {
   }
 }
 
+/** Starts a replica in a slot (a replacement gets the next generation: `worker-2.3`), with its skew and its faults. */
+function spawner(
+  seed: number,
+  fleet: ReplicaFleet,
+  recorder: HistoryRecorder,
+  random: SeededRandom,
+  enabled: ReadonlySet<FaultKind>,
+  rates: FaultRates,
+  dstOffsetMs: number,
+): (role: ReplicaRole, slot: number) => Replica {
+  return (role, slot) => {
+    const id = `${role}-${slot}.${recorder.nextGeneration(role, slot)}`;
+    const skew = enabled.has('skew') ? random.int(-2000, 2000) : 0;
+    recorder.offsets.set(id, skew);
+    return fleet.spawn(role, id, { [CHAOS_ENV]: encodeChaosConfig(replicaChaos(seed, dstOffsetMs + skew, enabled, rates, random)) });
+  };
+}
+
+/** What the stores hold after the drain, checked against what the replicas reported. */
+async function readAndCheck(
+  runtime: Runtime,
+  prefix: string,
+  specs: readonly { id: string }[],
+  recorder: HistoryRecorder,
+  expected: ReturnType<typeof expectedOccurrences>,
+  startedAt: number,
+): Promise<HistoryVerdict> {
+  const [slices, ledger, effects, deadLetters] = await Promise.all([
+    readSlices(runtime, specs.map((spec) => spec.id), startedAt),
+    readLedger(runtime),
+    readEffects(runtime, prefix),
+    readDeadLetters(runtime),
+  ]);
+  const { events, renewals, processFaults } = recorder;
+  return checkHistory({ events, renewals, processFaults, slices, ledger, effects, deadLetters, expected });
+}
+
 function writeOutputs(
   options: DrillOptions,
   report: ChaosReport,
   recorder: HistoryRecorder,
   book: JobHistoryBook,
-  verdict: Parameters<typeof renderTimelineSvg>[0]['verdict'],
+  verdict: HistoryVerdict,
   startedAt: number,
   endedAt: number,
 ): void {
