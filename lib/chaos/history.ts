@@ -31,6 +31,8 @@ export interface HistoryInput {
   readonly expected: readonly ExpectedOccurrence[];
   /** A takeover sooner than this after the holder's last renewal displaced a healthy holder (see findDisplacements). @default 3000 */
   readonly holderSilenceMs?: number;
+  /** The drill jobs' heartbeat: a takeover this soon after the holder's claim, before any renewal, displaced it. @default 1000 */
+  readonly heartbeatMs?: number;
 }
 
 export interface HistoryVerdict {
@@ -54,6 +56,7 @@ export interface HistoryVerdict {
 
 /** The drill jobs' lease minus heartbeat (the defaults, 4 s and 1 s): see findDisplacements. */
 export const DEFAULT_HOLDER_SILENCE_MS = 3000;
+export const DEFAULT_HEARTBEAT_MS = 1000;
 
 export function checkHistory(input: HistoryInput): HistoryVerdict {
   const byKey = groupBy(input.events, (observed) => observed.event.executionKey);
@@ -98,7 +101,10 @@ export function checkHistory(input: HistoryInput): HistoryVerdict {
     zombieCommitsRejected: input.events.filter((observed) => observed.event.type === 'fenced_out').length,
     zombieCommitsAccepted,
     fenceViolations,
-    healthyHoldersDisplaced: findDisplacements(byKey, input.renewals, input.processFaults, input.holderSilenceMs ?? DEFAULT_HOLDER_SILENCE_MS),
+    healthyHoldersDisplaced: findDisplacements(byKey, input.renewals, input.processFaults, {
+      minSilenceMs: input.holderSilenceMs ?? DEFAULT_HOLDER_SILENCE_MS,
+      heartbeatMs: input.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
+    }),
     committedThenDead: committedThenDead(records),
     succeededWithoutWrites: succeededWithoutWrites(records),
     skippedByChange: finished.filter(({ verdict }) => verdict === 'skippedByChange').length,

@@ -117,8 +117,8 @@ export function findFailovers(
 /**
  * Takeovers of a healthy holder: a claim with the next fence by another
  * worker, when the holder's attempt had not ended by itself (nor had it
- * given the lease up, reporting `fenced_out` before the takeover), the holder was
- * not killed or stopped between its last successful renewal and the
+ * given the lease up, reporting `fenced_out` before the takeover), the holder
+ * was not killed or stopped between its last successful renewal and the
  * takeover, and that renewal was less than `minSilenceMs` before it.
  *
  * `minSilenceMs` is the message's visibility after a heartbeat (lease minus
@@ -126,15 +126,20 @@ export function findFailovers(
  * that long after the holder's last heartbeat, and a claim on the lease's
  * expiry needs longer still (lease plus the skew margin, minus at most the
  * skew). A takeover sooner than that displaced a holder that was renewing.
- * (A renewal's time is read before it is sent and a claim's is reported
- * after it returned, so both errors make the silence look longer, never
- * shorter: what this reports did happen.)
+ * A renewal's time is read before it is sent and a claim's is reported after
+ * it returned, so both errors make the silence look longer, never shorter:
+ * what this reports did happen.
+ *
+ * A holder with no renewal yet is judged from its claim, which is reported
+ * after the claim returned, later than the receive its message's visibility
+ * counts from: only a takeover within `heartbeatMs` of that report (before
+ * its first renewal was even due) is sure to have displaced it.
  */
 export function findDisplacements(
   byKey: Map<string, ObservedEvent[]>,
   renewals: readonly ObservedRenewal[],
   processFaults: readonly InjectedProcessFault[],
-  minSilenceMs: number,
+  bounds: { readonly minSilenceMs: number; readonly heartbeatMs: number },
 ): Displacement[] {
   const renewalsOf = groupBy(renewals, (renewal) => `${renewal.executionKey}#${renewal.fence}#${renewal.replica}`);
   const faultsOf = groupBy(
@@ -164,7 +169,7 @@ export function findDisplacements(
       const lastRenewalAt = Math.max(eventTime(holder), ...renewedAt);
       const stopped = (faultsOf.get(holder.replica) ?? []).some((fault) => fault.at <= takeoverAt && (fault.until ?? Number.POSITIVE_INFINITY) >= lastRenewalAt);
       const silenceMs = takeoverAt - lastRenewalAt;
-      if (stopped || silenceMs >= minSilenceMs) continue;
+      if (stopped || silenceMs >= (renewedAt.length > 0 ? bounds.minSilenceMs : bounds.heartbeatMs)) continue;
       displacements.push({ executionKey: key, holder: holder.replica, holderFence: holder.event.fence, standby: takeover.replica, lastRenewalAt, takeoverAt, silenceMs });
     }
   }

@@ -123,6 +123,11 @@ describe('healthy holders displaced', () => {
     ]);
   });
 
+  it('flags a takeover before the holder’s first renewal was due', () => {
+    const verdict = checkHistory({ ...empty, events: [observed('claimed', 'holder', T0, 1), observed('claimed', 'standby', T0 + 700, 2)] });
+    expect(verdict.healthyHoldersDisplaced.map((d) => d.silenceMs)).toEqual([700]);
+  });
+
   it('does not flag a takeover after the holder went silent for the window, was killed or paused, or ended its attempt itself', () => {
     const claims = [observed('claimed', 'holder', T0, 1), observed('claimed', 'standby', T0 + 2600, 2)];
     const renewals = [renewal('holder', 1, T0 + 1000)];
@@ -133,7 +138,9 @@ describe('healthy holders displaced', () => {
     const ownReclaim = checkHistory({ ...empty, events: [observed('claimed', 'holder', T0, 1), observed('claimed', 'holder', T0 + 1500, 2)] });
     // Its claim took longer than the lease: it gave the lease up at once, before the standby came.
     const gaveUp = checkHistory({ ...empty, events: [...claims, observed('fenced_out', 'holder', T0 + 20, 1)] });
-    for (const verdict of [silent, killed, paused, failed, ownReclaim, gaveUp]) expect(verdict.healthyHoldersDisplaced).toEqual([]);
+    // No renewal yet, and its first one was due: its message's visibility counts from before its claim's report.
+    const neverRenewed = checkHistory({ ...empty, events: [observed('claimed', 'holder', T0, 1), observed('claimed', 'standby', T0 + 2990, 2)] });
+    for (const verdict of [silent, killed, paused, failed, ownReclaim, gaveUp, neverRenewed]) expect(verdict.healthyHoldersDisplaced).toEqual([]);
   });
 });
 
