@@ -1,8 +1,11 @@
 /**
  * The chaos drill, short, with a fixed seed: the real scanners and workers as
- * processes under every fault. It fails the build on any duplicate, missed
- * slice, accepted zombie commit or failover of 5 s or more. Then the same
- * drill against a deliberately unfenced store must report what it broke.
+ * processes under every fault (lifecycle changes, throttled and hung
+ * requests and late duplicates included). It fails the build on any
+ * duplicate, missed slice, accepted zombie commit, displaced healthy holder,
+ * committed-then-dead or SUCCEEDED-without-writes slice, or failover of 5 s
+ * or more. Then a drill against a deliberately unfenced store must report
+ * what it broke.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,7 +19,7 @@ import { awsEndpoint } from '../support/aws-endpoint.ts';
 const UNFENCED_STORE = fileURLToPath(new URL('../support/unfenced-slice-store.ts', import.meta.url));
 
 describe('chaos drill', () => {
-  it('holds every invariant under kills, pauses, scanner kills, duplicates, delays, drops, skew, lost commit replies and slow handlers', { timeout: 300_000 }, async () => {
+  it('holds every invariant under kills, pauses, scanner kills, duplicates, delays, drops, skew, lost commit replies, slow handlers, lifecycle changes, throttling, hung requests and late duplicates', { timeout: 300_000 }, async () => {
     awsEndpoint();
     const report = await runDrill({
       scanners: 2,
@@ -30,10 +33,17 @@ describe('chaos drill', () => {
     expect(report.expectedOccurrences).toBeGreaterThan(100);
     expect(report.faults.kill + report.faults.pause).toBeGreaterThan(0);
     expect(report.faults.duplicate + report.faults.drop + report.faults.ambiguousCommit).toBeGreaterThan(0);
+    expect(report.faults.lifecycle).toBeGreaterThan(5);
+    expect(report.faults.throttle).toBeGreaterThan(0);
+    expect(report.faults.hang).toBeGreaterThan(0);
+    expect(report.faults.lateDuplicate).toBeGreaterThan(0);
     expect(report.duplicates).toBe(0);
     expect(report.missed).toBe(0);
     expect(report.zombieCommitsAccepted).toBe(0);
     expect(report.fenceViolations).toBe(0);
+    expect(report.healthyHoldersDisplaced).toBe(0);
+    expect(report.committedThenDead).toBe(0);
+    expect(report.succeededWithoutWrites).toBe(0);
     expect(report.failover.count).toBeGreaterThan(0);
     expect(report.failover.maxMs).toBeLessThan(5000);
     expect(report.violations).toEqual([]);
