@@ -16,7 +16,7 @@
 import { CronExpressionParser } from 'cron-parser';
 import { executionKey } from '../core/execution-key.ts';
 import type { SkipReason } from '../core/job-lifecycle.ts';
-import { occurrencesBetween } from '../core/schedule.ts';
+import { occurrencesBetween, scheduleOf } from '../core/schedule.ts';
 import { skipReasonOf, type JobDefinition, type JobHistory } from './job-history.ts';
 
 export interface ExpectedOccurrence {
@@ -55,7 +55,7 @@ export const cronParserOccurrences: Enumerate = (definition, fromMs, toMs) => {
  * per-job DST policy, this is where the job's full schedule goes in.)
  */
 export const scheduleMathOccurrences: Enumerate = (definition, fromMs, toMs) =>
-  occurrencesBetween({ cron: definition.schedule, timeZone: definition.timeZone }, fromMs, toMs, MAX_PER_INTERVAL);
+  occurrencesBetween(scheduleOf(definition), fromMs, toMs, MAX_PER_INTERVAL);
 
 export function expectedOccurrences(histories: readonly JobHistory[], fromMs: number, toMs: number, enumerate: Enumerate = cronParserOccurrences): ExpectedOccurrence[] {
   const expected: ExpectedOccurrence[] = [];

@@ -6,6 +6,7 @@
  * live, from the change that made it live to the next one.
  */
 import { isTombstone, type JobRecord, type SkipReason } from '../core/job-lifecycle.ts';
+import type { DstPolicy } from '../core/schedule.ts';
 
 /** What the drill did to a job. */
 export type JobChangeKind = 'create' | 'pause' | 'resume' | 'schedule' | 'payload' | 'disable' | 'enable' | 'delete' | 'readd';
@@ -13,6 +14,8 @@ export type JobChangeKind = 'create' | 'pause' | 'resume' | 'schedule' | 'payloa
 export interface JobDefinition {
   readonly schedule: string;
   readonly timeZone: string;
+  /** @default the default DST policy (scheduleOf) */
+  readonly dst?: DstPolicy;
   readonly enabled: boolean;
 }
 
@@ -59,7 +62,7 @@ export class JobHistoryBook {
     const jobId = record.id;
     const list = this.changes.get(jobId) ?? [];
     if ((list.at(-1)?.generation ?? 0) >= record.generation) return false;
-    const definition = isTombstone(record) ? undefined : { schedule: record.schedule, timeZone: record.timeZone, enabled: record.enabled };
+    const definition = isTombstone(record) ? undefined : { schedule: record.schedule, timeZone: record.timeZone, dst: record.dst, enabled: record.enabled };
     list.push({ kind, at: record.updatedAt, generation: record.generation, definition });
     this.changes.set(jobId, list);
     return true;

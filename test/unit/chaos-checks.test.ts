@@ -15,6 +15,7 @@ import { DEFAULT_POLICIES } from '../../lib/core/job-spec.ts';
 import type { LedgerRecord } from '../../lib/core/ledger.ts';
 import type { StoredJob } from '../../lib/core/ports.ts';
 import type { Slice } from '../../lib/core/slice.ts';
+import { DEFAULT_DST_POLICY } from '../../lib/core/schedule.ts';
 
 const T0 = Date.parse('2026-11-29T12:00:00Z');
 const EVERY_10 = { schedule: '*/10 * * * * *', timeZone: 'UTC', enabled: true };
@@ -74,7 +75,7 @@ describe('expected occurrences follow each job’s recorded history', () => {
 
   it('records a change only when the stored generation moved', () => {
     const book = new JobHistoryBook();
-    const job = { id: 'job', schedule: '* * * * *', timeZone: 'UTC', handler: 'h', enabled: true, policies: DEFAULT_POLICIES, shard: 0, nextFireAt: 0, version: 1, generation: 1, createdAt: T0, updatedAt: T0 } satisfies StoredJob;
+    const job = { id: 'job', schedule: '* * * * *', timeZone: 'UTC', dst: DEFAULT_DST_POLICY, handler: 'h', enabled: true, policies: DEFAULT_POLICIES, shard: 0, nextFireAt: 0, version: 1, generation: 1, createdAt: T0, updatedAt: T0 } satisfies StoredJob;
     expect(book.record('create', job)).toBe(true);
     expect(book.record('pause', { ...job, version: 2 })).toBe(false); // a scanner advance: same generation
     expect(book.record('delete', { id: 'job', deleted: true, generation: 2, version: 3, updatedAt: T0 + 5 })).toBe(true);
