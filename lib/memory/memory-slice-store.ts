@@ -37,12 +37,12 @@ export class InMemorySliceStore implements SliceStore {
   constructor(private readonly tables: MemoryTables) {}
 
   /** CLAIM: the condition is `isClaimable` (and the slice exists); effect as claim-slice.ts. */
-  async claim(key: SliceKey, owner: string, now: number, messageId?: string): Promise<ClaimOutcome> {
+  async claim(key: SliceKey, owner: string, now: number, messageId?: string, receiveCount?: number): Promise<ClaimOutcome> {
     const token = randomUUID();
     const row = this.row(key);
     if (row === undefined) return { won: false, current: undefined };
     // One call is one request here, so a resent request (isOwnClaimResent) cannot occur.
-    if (!isClaimable(row, now, messageId, token)) return { won: false, current: toSlice(row) };
+    if (!isClaimable(row, now, messageId, token, receiveCount)) return { won: false, current: toSlice(row) };
     row.status = SliceStatus.Running;
     row.fence += 1;
     row.owner = owner;
@@ -52,15 +52,17 @@ export class InMemorySliceStore implements SliceStore {
     row.startedAt = now;
     row.claimToken = token;
     row.leaseMessageId = messageId;
+    row.leaseReceiveCount = messageId === undefined ? undefined : receiveCount;
     delete row.nextAttemptAt;
     return { won: true, slice: toSlice(row) };
   }
 
   /** RENEW: `holdsLease`; effect leaseExpiresAt = now + leaseMs. */
-  async renew(key: SliceKey, fence: number, now: number, leaseMs: number): Promise<void> {
+  async renew(key: SliceKey, fence: number, now: number, leaseMs: number, disarmMessageBack = false): Promise<void> {
     const row = this.row(key);
     if (!holdsLease(row, fence)) throw new LeaseLostError(executionKey(key.jobId, key.scheduledAt), fence);
     row.leaseExpiresAt = now + leaseMs;
+    if (disarmMessageBack) delete row.leaseMessageId;
   }
 
   async commit(key: SliceKey, fence: number, owner: string, now: number, writes: readonly BusinessWrite[]): Promise<void> {

@@ -89,6 +89,7 @@ export function toSlice(row: SliceRow): Slice {
     owner: row.owner,
     leaseExpiresAt: row.leaseExpiresAt,
     leaseMessageId: row.leaseMessageId,
+    leaseReceiveCount: row.leaseReceiveCount,
     claimToken: row.claimToken,
     attempts: row.attempts,
     handler: row.handler,
