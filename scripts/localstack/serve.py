@@ -30,6 +30,12 @@ def _watch_stdin() -> None:
             pass
     except OSError:
         pass
+    # The parent took our stdout/stderr pipes with it: LocalStack's SIGTERM handler
+    # prints first, and a BrokenPipeError there skipped its shutdown (measured: the
+    # 15 s fallback below ended it every time). Writes now go nowhere, and succeed.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
     # Delivered to the main thread, where LocalStack's handler stops the runtime.
     os.kill(os.getpid(), signal.SIGTERM)
     time.sleep(_EOF_SHUTDOWN_GRACE_S)
