@@ -184,6 +184,8 @@ async function startOnce({ repoRoot, python, roots, port, deadline, log }: Start
     child.unref();
     return { endpoint, port, stop: () => child.stop() };
   } catch (err) {
+    // Hung after a failed bind, it would only wait out the SIGTERM grace.
+    if (portTaken) child.process.kill('SIGKILL');
     await child.stop();
     throw portTaken ? new PortTakenError(`port ${port} was taken before LocalStack bound it`, { cause: err }) : err;
   }
