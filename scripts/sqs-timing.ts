@@ -14,9 +14,15 @@
  * - heartbeat: a received message's visibility changed to 3 s (what a
  *   worker's heartbeat does); lateness = received again - (change's reply + 3 s):
  *   how much later than the lease a dead worker's slice resurfaces.
+ * - orphanedPoll: a child process opens a long poll and is SIGKILLed; then a
+ *   message is sent; lateness = received - sent. The server does not know the
+ *   poller is gone: if the dead poll takes the message, it comes back only
+ *   after the queue's visibility timeout (3 s here, as the work queue's).
  * Rounds start at random sub-second offsets, so a server-side timer's phase
  * shows as spread rather than as one value. Long polls (WaitTimeSeconds 10) throughout.
  */
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import {
   ChangeMessageVisibilityCommand,
@@ -31,7 +37,18 @@ import { distribution } from '../lib/core/stats.ts';
 import { createAwsClients, destroyAwsClients } from '../lib/aws/clients.ts';
 import { ensureAwsEndpoint } from '../lib/runtime/emulator.ts';
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '10' }, json: { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: { rounds: { type: 'string', default: '10' }, json: { type: 'boolean', default: false }, 'orphan-poll': { type: 'string' } },
+});
+if (values['orphan-poll']) {
+  // The child of orphanedPollRound: endpoints come from the parent's environment.
+  const { SQSClient } = await import('@aws-sdk/client-sqs');
+  const client = new SQSClient({ region: process.env.AWS_REGION ?? 'us-east-1' });
+  const polling = client.send(new ReceiveMessageCommand({ QueueUrl: values['orphan-poll'], WaitTimeSeconds: 10 }));
+  process.send?.('polling');
+  await polling;
+  process.exit(0);
+}
 const rounds = Number(values.rounds);
 if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds must be a positive integer, got ${values.rounds}`);
 
@@ -76,6 +93,20 @@ async function heartbeatRound(queueUrl: string): Promise<number> {
   return again.at - (changedAt + 3000);
 }
 
+async function orphanedPollRound(queueUrl: string): Promise<number> {
+  const child = fork(fileURLToPath(import.meta.url), ['--orphan-poll', queueUrl], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  await new Promise((resolve) => child.once('message', resolve));
+  await sleep(500); // its ReceiveMessage is open on the server by now
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGKILL');
+  await exited;
+  const sentAt = Date.now();
+  await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'orphaned-poll' }));
+  const again = await receiveOne(queueUrl, 30);
+  await drain(queueUrl, again.message);
+  return again.at - sentAt;
+}
+
 /** Deletes what a round left behind, so the next round's receive finds only its own message. */
 async function drain(queueUrl: string, message?: Message): Promise<void> {
   if (message) await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle }));
@@ -86,12 +117,12 @@ async function drain(queueUrl: string, message?: Message): Promise<void> {
   }
 }
 
-const measures = { delay: delayRound, visibility: visibilityRound, heartbeat: heartbeatRound } as const;
+const measures = { delay: delayRound, visibility: visibilityRound, heartbeat: heartbeatRound, orphanedPoll: orphanedPollRound } as const;
 const queues: string[] = [];
 try {
   const results: Record<string, ReturnType<typeof distribution> & { min: number; samplesMs: number[] }> = {};
   for (const [name, round] of Object.entries(measures)) {
-    const created = await sqs.send(new CreateQueueCommand({ QueueName: `sqs-timing-${name}-${process.pid}` }));
+    const created = await sqs.send(new CreateQueueCommand({ QueueName: `sqs-timing-${name}-${process.pid}`, Attributes: { VisibilityTimeout: '3' } }));
     const queueUrl = created.QueueUrl!;
     queues.push(queueUrl);
     const samples: number[] = [];
@@ -106,7 +137,7 @@ try {
     console.log(JSON.stringify({ endpoint, rounds, lateMs: results }, null, 2));
   } else {
     console.log(`SQS at ${endpoint}, ${rounds} rounds each; lateness in ms (min / p50 / max):`);
-    for (const [name, d] of Object.entries(results)) console.log(`  ${name.padEnd(10)} ${d.min} / ${d.p50} / ${d.max}`);
+    for (const [name, d] of Object.entries(results)) console.log(`  ${name.padEnd(12)} ${d.min} / ${d.p50} / ${d.max}`);
   }
 } finally {
   for (const queueUrl of queues) await sqs.send(new DeleteQueueCommand({ QueueUrl: queueUrl })).catch(() => {});
