@@ -14,8 +14,9 @@
  * - heartbeat: a received message's visibility changed to 3 s (what a
  *   worker's heartbeat does); lateness = received again - (change's reply + 3 s):
  *   how much later than the lease a dead worker's slice resurfaces.
- * - orphanedPoll: a child process opens a long poll and is SIGKILLed; then a
- *   message is sent; lateness = received - sent. The server does not know the
+ * - orphanedPoll: a child process opens a long poll (2 s, as the local
+ *   poller's) and is SIGKILLed 0.5 s later; then a message is sent;
+ *   lateness = received - sent. The server does not know the
  *   poller is gone: if the dead poll takes the message, it comes back only
  *   after the queue's visibility timeout (3 s here, as the work queue's).
  * Rounds start at random sub-second offsets, so a server-side timer's phase
@@ -44,7 +45,8 @@ if (values['orphan-poll']) {
   // The child of orphanedPollRound: endpoints come from the parent's environment.
   const { SQSClient } = await import('@aws-sdk/client-sqs');
   const client = new SQSClient({ region: process.env.AWS_REGION ?? 'us-east-1' });
-  const polling = client.send(new ReceiveMessageCommand({ QueueUrl: values['orphan-poll'], WaitTimeSeconds: 10 }));
+  // 2 s, as the local poller's (lib/runtime/sqs-poller.ts): how long a killed replica's poll lingers.
+  const polling = client.send(new ReceiveMessageCommand({ QueueUrl: values['orphan-poll'], WaitTimeSeconds: 2 }));
   process.send?.('polling');
   await polling;
   process.exit(0);
