@@ -13,7 +13,7 @@ import { tick } from '../engine/ticker.ts';
 import { destroyAwsClients } from '../aws/clients.ts';
 import { formatOutcome, isOutcome, ms, table } from '../cli/format.ts';
 import { prepareDevEnvironment, registerExampleJobs } from './dev-setup.ts';
-import { ensureAwsEndpoint } from './emulator.ts';
+import { emulatorProfile, ensureAwsEndpoint } from './emulator.ts';
 import { ReplicaFleet } from './fleet.ts';
 import { createRuntime } from './wiring.ts';
 
@@ -52,7 +52,7 @@ export async function runDev(options: DevOptions): Promise<DevSummary> {
   const say = (line: string): void => {
     if (!options.json) options.write(line);
   };
-  say(process.env.AWS_ENDPOINT_URL ? `using AWS_ENDPOINT_URL=${process.env.AWS_ENDPOINT_URL}` : 'starting the local AWS emulator (moto)…');
+  say(process.env.AWS_ENDPOINT_URL ? `using AWS_ENDPOINT_URL=${process.env.AWS_ENDPOINT_URL}` : `starting the local AWS emulator (${emulatorProfile(process.env.CRONFENCE_EMULATOR)})…`);
   const endpoint = await ensureAwsEndpoint({ log: (line) => say(`  ${line}`) });
   const runtime = createRuntime();
   const statePath = path.join(options.stateDir, 'dev.json');
@@ -75,7 +75,7 @@ export async function runDev(options: DevOptions): Promise<DevSummary> {
   try {
     await prepareDevEnvironment(runtime);
     mkdirSync(options.stateDir, { recursive: true });
-    writeFileSync(statePath, JSON.stringify({ endpoint: endpoint.endpoint, pid: process.pid, prefix: runtime.config.prefix }));
+    writeFileSync(statePath, JSON.stringify({ endpoint: endpoint.endpoint, endpointEnv: endpoint.endpointEnv, pid: process.pid, prefix: runtime.config.prefix }));
     for (let i = 1; i <= options.scanners; i++) fleet.spawn('scanner', `scanner-${i}`);
     for (let i = 1; i <= options.workers; i++) fleet.spawn('worker', `worker-${i}`);
     await Promise.all(fleet.list().map((replica) => replica.ready));
