@@ -132,7 +132,7 @@ export async function runDrill(options: DrillOptions): Promise<ChaosReport> {
 
     const verdict = await readAndCheck(runtime, prefix, specs, recorder, expected, startedAt);
     const dst = options.dst ? { mode: options.dst, transition: DST_TRANSITIONS[options.dst].description, clockOffsetMs: dstOffsetMs } : undefined;
-    const report = buildReport({ options, rates: ratesInUse(rates, enabled), dst, verdict, faults: recorder.faults, expected: expected.length, startedAt, endedAt, drainedAt: clock.now(), requests: fleet.requests });
+    const report = buildReport({ prefix, options, rates: ratesInUse(rates, enabled), dst, verdict, faults: recorder.faults, expected: expected.length, startedAt, endedAt, drainedAt: clock.now(), requests: fleet.requests });
     writeOutputs(options, report, recorder, book, verdict, startedAt, clock.now());
     return report;
   } finally {

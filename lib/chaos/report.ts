@@ -21,6 +21,8 @@ export interface ReportSettings {
 
 export interface ChaosReport {
   readonly seed: number;
+  /** The drill installation's CRONFENCE_PREFIX: `cronfence verify` can audit it while its emulator runs. */
+  readonly prefix: string;
   readonly settings: ReportSettings;
   readonly window: { startedAt: string; endedAt: string; drainedAt: string };
   readonly expectedOccurrences: number;
@@ -59,6 +61,7 @@ export interface ChaosReport {
 }
 
 export interface ReportInput {
+  readonly prefix: string;
   readonly options: { seed: number } & Omit<ReportSettings, 'dst' | 'rates'>;
   readonly rates?: ReportSettings['rates'];
   readonly dst?: ReportSettings['dst'];
@@ -76,6 +79,7 @@ export function buildReport(input: ReportInput): ChaosReport {
   const round = (n: number): number => (Number.isNaN(n) ? 0 : Math.round(n));
   const report: Omit<ChaosReport, 'violations'> = {
     seed: options.seed,
+    prefix: input.prefix,
     settings: {
       scanners: options.scanners,
       workers: options.workers,

@@ -15,6 +15,7 @@ import { describe, expect, it } from 'vitest';
 import { FAULT_KINDS } from '../../lib/chaos/config.ts';
 import { runDrill } from '../../lib/chaos/drill.ts';
 import { awsEndpoint } from '../support/aws-endpoint.ts';
+import { verifyDrillInstallation } from '../support/verify-drill.ts';
 
 const UNFENCED_STORE = fileURLToPath(new URL('../support/unfenced-slice-store.ts', import.meta.url));
 
@@ -47,6 +48,10 @@ describe('chaos drill', () => {
     expect(report.failover.count).toBeGreaterThan(0);
     expect(report.failover.maxMs).toBeLessThan(5000);
     expect(report.violations).toEqual([]);
+    // The product's own audit agrees: `cronfence verify` on the drill's installation finds nothing.
+    const audit = await verifyDrillInstallation(report);
+    expect(audit.violations).toEqual([]);
+    expect(audit.exitCode).toBe(0);
   });
 
   it('catches a broken engine: without fence conditions on renewals and commits, zombies commit', { timeout: 300_000 }, async () => {
@@ -64,5 +69,9 @@ describe('chaos drill', () => {
     expect(report.faults.pause).toBeGreaterThan(0);
     expect(report.duplicates + report.zombieCommitsAccepted).toBeGreaterThan(0);
     expect(report.violations.length).toBeGreaterThan(0);
+    // `cronfence verify` catches it too, from the tables and the business rows alone.
+    const audit = await verifyDrillInstallation(report);
+    expect(audit.exitCode).toBe(1);
+    expect(audit.violationCounts.double_commit ?? 0).toBeGreaterThan(0);
   });
 });
