@@ -20,6 +20,8 @@ export interface LeaseKeeperOptions {
   readonly visibilitySeconds: number;
   /** When the claim set the lease. */
   readonly claimedAt: number;
+  /** When the message was last made invisible before the lease began (its receipt, or an extension during the claim). @default claimedAt */
+  readonly hiddenAt?: number;
 }
 
 export class LeaseKeeper {
@@ -42,7 +44,7 @@ export class LeaseKeeper {
     private readonly onRenewed: (at: number) => void = () => {},
   ) {
     this.lastRenewedAt = options.claimedAt;
-    this.lastHiddenAt = options.claimedAt;
+    this.lastHiddenAt = Math.max(options.claimedAt, options.hiddenAt ?? options.claimedAt);
   }
 
   /** Aborts when the lease is lost. */

@@ -124,8 +124,18 @@ export class Worker {
       return 'keep';
     }
     const visibilityMs = this.deps.queueVisibilityMs ?? 3000;
+    // When the message was last made invisible (received, or extended while a slow claim was pending): the lease
+    // keeper judges from it whether the message could surface under a live holder.
+    let hiddenAt = now;
+    const tracked = {
+      hide: async (receiptHandle: string, seconds: number): Promise<void> => {
+        const sentAt = clock.now();
+        await queue.hide(receiptHandle, seconds);
+        hiddenAt = Math.max(hiddenAt, sentAt);
+      },
+    };
     const claim = await keepHidden(
-      queue,
+      tracked,
       message.receiptHandle,
       { everyMs: visibilityMs / 2.5, visibilitySeconds: Math.ceil(visibilityMs / 1000), onError: (error) => this.deps.onError?.(error, 'claim heartbeat') },
       () => slices.claim(key, workerId, now, message.messageId, message.receiveCount),
@@ -141,11 +151,11 @@ export class Worker {
     // queue and default policies they agree, and this costs no request.)
     const visibilitySeconds = messageVisibilitySeconds(slice.policies);
     if (Math.abs(visibilitySeconds * 1000 - visibilityMs) > slice.policies.heartbeatMs) {
-      await queue.hide(message.receiptHandle, visibilitySeconds);
+      await tracked.hide(message.receiptHandle, visibilitySeconds);
     }
     const handler = this.deps.handlers.get(slice.handler);
     if (!handler) return this.afterError(slice, new Error(`no handler named ${JSON.stringify(slice.handler)} in this worker`), message.receiptHandle);
-    return this.execute(slice, handler, message.receiptHandle, now);
+    return this.execute(slice, handler, message.receiptHandle, now, hiddenAt);
   }
 
   private async standDown(current: Slice | undefined, message: ReceivedMessage): Promise<Disposition> {
@@ -158,7 +168,7 @@ export class Worker {
     return 'keep';
   }
 
-  private async execute(slice: Slice, handler: JobHandler, receiptHandle: string, claimedAt: number): Promise<Disposition> {
+  private async execute(slice: Slice, handler: JobHandler, receiptHandle: string, claimedAt: number, hiddenAt: number): Promise<Disposition> {
     const { clock, slices } = this.deps;
     const key: SliceKey = { jobId: slice.jobId, scheduledAt: slice.scheduledAt };
     const lease = new LeaseKeeper(
@@ -173,6 +183,7 @@ export class Worker {
         visibilitySeconds: messageVisibilitySeconds(slice.policies),
         receiptHandle,
         claimedAt,
+        hiddenAt,
       },
       (error) => this.deps.onError?.(error, 'lease renewal'),
       (at) => this.deps.onLeaseRenewed?.(key, slice.fence, at),

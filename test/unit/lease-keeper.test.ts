@@ -8,7 +8,7 @@ const key = { jobId: 'job', scheduledAt: Date.parse('2026-11-29T12:00:00Z') };
 const wait = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Only the two calls a lease keeper makes; the store's real fencing is tested against the emulator. */
-function keeperWith(renew: () => Promise<void>, claimedAt = Date.now(), hide?: () => Promise<void>) {
+function keeperWith(renew: () => Promise<void>, claimedAt = Date.now(), hide?: () => Promise<void>, hiddenAt?: number) {
   const calls: string[] = [];
   const slices = {
     renew: async (_key: unknown, _fence: number, _now: number, _lease: number, disarm?: boolean) => (calls.push(disarm ? 'renew+disarm' : 'renew'), renew()),
@@ -28,6 +28,7 @@ function keeperWith(renew: () => Promise<void>, claimedAt = Date.now(), hide?: (
     visibilitySeconds: hide ? 1 : 3,
     receiptHandle: 'r',
     claimedAt,
+    hiddenAt,
   });
   return { keeper, calls };
 }
@@ -84,5 +85,14 @@ describe('LeaseKeeper', () => {
     expect(renewals.filter((call) => call === 'renew+disarm')).toHaveLength(1);
     expect(renewals.indexOf('renew+disarm')).toBeGreaterThan(10);
     expect(keeper.lost).toBe(false);
+  });
+
+  it('after a slow claim whose message was kept hidden meanwhile, the first renewal is at once and does not disarm', async () => {
+    // Claimed 1.5 s ago (more than the 960 ms threshold), but the claim phase extended the message 100 ms ago.
+    const { keeper, calls } = keeperWith(async () => {}, Date.now() - 1500, () => new Promise<void>(() => {}), Date.now() - 100);
+    keeper.start();
+    await wait(15);
+    expect(calls[0]).toBe('renew');
+    await keeper.stop();
   });
 });
