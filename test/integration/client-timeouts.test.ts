@@ -30,6 +30,9 @@ afterAll(async () => {
 describe('client timeouts', () => {
   it('a DynamoDB and an SQS request to a server that never answers fail within the SDK tries of the request timeout', async () => {
     process.env.AWS_ENDPOINT_URL = endpoint;
+    // A per-service endpoint (the LocalStack profile's split) would win over the general one.
+    delete process.env.AWS_ENDPOINT_URL_DYNAMODB;
+    delete process.env.AWS_ENDPOINT_URL_SQS;
     const clients = createAwsClients();
     try {
       for (const send of [() => clients.dynamo.send(new ListTablesCommand({})), () => clients.sqs.send(new ListQueuesCommand({}))]) {

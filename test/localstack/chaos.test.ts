@@ -36,7 +36,8 @@ describe('chaos drill on the LocalStack profile', () => {
       jobs: 80,
       durationSeconds: 60,
       seed: 7,
-      faults: [...FAULT_KINDS],
+      // The same fault set as test/chaos/drill.test.ts, for the reason given there.
+      faults: FAULT_KINDS.filter((kind) => kind !== 'throttle' && kind !== 'hang'),
       outDir: mkdtempSync(path.join(tmpdir(), 'cronfence-chaos-localstack-')),
     });
     const { failover, startLag } = report;
