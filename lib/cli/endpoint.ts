@@ -5,13 +5,34 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { describeJobsModule } from '../lambda/describe-jobs-module.ts';
+
+interface DevState {
+  readonly endpoint?: string;
+  readonly pid?: number;
+  readonly prefix?: string;
+  /** The jobs module a `cronfence dev --jobs` runs. */
+  readonly jobsModule?: string;
+}
+
+/** The state file of a `cronfence dev` that is still running. */
+function runningDev(stateDir: string): DevState | undefined {
+  const statePath = path.join(stateDir, 'dev.json');
+  if (!existsSync(statePath)) return undefined;
+  const state = JSON.parse(readFileSync(statePath, 'utf8')) as DevState;
+  return isAlive(state.pid) ? state : undefined;
+}
+
+/** The handler names of the module a running `cronfence dev --jobs` runs, if one does. */
+export function devJobsModuleHandlers(stateDir: string): readonly string[] | undefined {
+  const module = runningDev(stateDir)?.jobsModule;
+  return module === undefined ? undefined : describeJobsModule(module).handlers;
+}
 
 export function useDevEndpointIfRunning(stateDir: string): string | undefined {
   if (process.env.AWS_ENDPOINT_URL) return process.env.AWS_ENDPOINT_URL;
-  const statePath = path.join(stateDir, 'dev.json');
-  if (!existsSync(statePath)) return undefined;
-  const state = JSON.parse(readFileSync(statePath, 'utf8')) as { endpoint?: string; pid?: number };
-  if (!state.endpoint || !isAlive(state.pid)) return undefined;
+  const state = runningDev(stateDir);
+  if (!state?.endpoint) return undefined;
   process.env.AWS_ENDPOINT_URL = state.endpoint;
   process.env.AWS_REGION ??= 'us-east-1';
   process.env.AWS_ACCESS_KEY_ID ??= 'test';

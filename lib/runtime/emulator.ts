@@ -169,6 +169,8 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
     cwd: repoRoot,
     stdio: ['pipe', 'pipe', 'pipe'],
     env: { ...process.env, PYTHONUNBUFFERED: '1' },
+    // Its own process group: a terminal's Ctrl-C must not stop it before its parent has finished with it (stop() does).
+    detached: true,
   });
 
   const stderrTail: string[] = [];
