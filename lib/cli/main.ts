@@ -41,7 +41,7 @@ program
   .addOption(new Option('--tick <seconds>', 'interval of the stand-in EventBridge rule').argParser(parseInteger).default(60))
   .option('--json', 'one JSON object per lifecycle event (a documented interface: docs/events.md)')
   .option('--jobs <module>', 'your jobs module (defineJob handlers or a `registry`; optional `schedules`, `tables`): the workers run its handlers')
-  .option('--schedule <cron>', `with --jobs and no \`schedules\` in it: each handler's schedule (default "${DEFAULT_DEV_SCHEDULE}")`)
+  .option('--schedule <cron>', `with --jobs: the schedule of every job it registers (default: the module's \`schedules\`, or "${DEFAULT_DEV_SCHEDULE}" per handler)`)
   .action(async (flags: { scanners: number; workers: number; duration?: number; tick: number; json?: boolean; jobs?: string; schedule?: string }) => {
     await runDev({
       scanners: flags.scanners,

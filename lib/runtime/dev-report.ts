@@ -33,9 +33,18 @@ export class DevReport {
   private readonly counts: Record<string, number> = {};
   private readonly lags = new Map<string, number>();
   private readonly committedBy = new Map<string, Set<string>>();
-  readonly startedAt = Date.now();
+  private began = Date.now();
 
   constructor(private readonly options: { readonly json: boolean; readonly write: (line: string) => void }) {}
+
+  get startedAt(): number {
+    return this.began;
+  }
+
+  /** The run proper starts (after the emulator's start-up, which may take a minute the first time). */
+  begin(): void {
+    this.began = Date.now();
+  }
 
   /** Progress text (nothing under --json, whose stdout is events only). */
   say(line: string): void {

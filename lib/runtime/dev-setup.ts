@@ -3,7 +3,7 @@
  * business tables, and the jobs. Without `--jobs`, the examples' payouts
  * table and jobs; with a user's jobs module, the tables it declares (each
  * named to its handlers through an environment variable) and its
- * `schedules`, or one job per handler.
+ * `schedules` (or one job per handler), on their own schedules or one given.
  */
 import { CreateTableCommand, ResourceInUseException, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import { bootstrap, createTableInput } from '../aws/bootstrap.ts';
@@ -53,9 +53,14 @@ export async function registerExampleJobs(runtime: Runtime): Promise<StoredJob[]
   return putAll(runtime, EXAMPLE_JOBS, registry.names());
 }
 
-/** The module's `schedules`, or one job per handler (id = handler name) on `schedule`. */
-export async function registerModuleJobs(runtime: Runtime, jobs: JobsModuleDescription, schedule = DEFAULT_DEV_SCHEDULE): Promise<StoredJob[]> {
-  const specs = jobs.schedules.length > 0 ? jobs.schedules : jobs.handlers.map((handler) => ({ id: handler, schedule, handler }));
+/**
+ * The module's `schedules`, or one job per handler (id = handler name) on the
+ * default dev schedule; `schedule`, when given, replaces every job's
+ * schedule (a monthly job every few seconds, its payload and policies kept).
+ */
+export async function registerModuleJobs(runtime: Runtime, jobs: JobsModuleDescription, schedule?: string): Promise<StoredJob[]> {
+  const declared = jobs.schedules.length > 0 ? jobs.schedules : jobs.handlers.map((handler) => ({ id: handler, schedule: DEFAULT_DEV_SCHEDULE, handler }));
+  const specs = schedule === undefined ? declared : declared.map((spec) => ({ ...spec, schedule }));
   return putAll(runtime, specs, jobs.handlers);
 }
 

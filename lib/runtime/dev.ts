@@ -37,7 +37,7 @@ export interface DevOptions {
   readonly write: (line: string) => void;
   /** A user's jobs module whose handlers the workers run. @default the example jobs */
   readonly jobsModule?: string;
-  /** With `jobsModule` declaring no `schedules`: the schedule of the job each handler gets. @default every 5 seconds */
+  /** With `jobsModule`: the schedule of every job registered. @default the module's `schedules`, or every 5 seconds per handler */
   readonly schedule?: string;
 }
 
@@ -50,6 +50,7 @@ export async function runDev(options: DevOptions): Promise<DevSummary> {
     if (jobs) report.say(`jobs module ${jobs.path}: handlers ${jobs.handlers.join(', ')}`);
     report.say(process.env.AWS_ENDPOINT_URL ? `using AWS_ENDPOINT_URL=${process.env.AWS_ENDPOINT_URL}` : 'starting the local AWS emulator (moto)…');
     const endpoint = await ensureAwsEndpoint({ repoRoot: PACKAGE_ROOT, log: (line) => report.say(`  ${line}`) });
+    report.begin();
     const runtime = createRuntime();
     const statePath = path.join(options.stateDir, 'dev.json');
     let fleet: ReplicaFleet | undefined;

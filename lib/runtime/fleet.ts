@@ -32,7 +32,7 @@ export interface FleetOptions {
   readonly onEvent: (event: LifecycleEvent, replica: Replica) => void;
   readonly onMessage?: (message: ReplicaMessage, replica: Replica) => void;
   readonly env?: NodeJS.ProcessEnv;
-  /** A user's jobs module every worker runs (`cronfence dev --jobs`). @default the example handlers */
+  /** A user's jobs module the workers run (`cronfence dev --jobs`). @default the example handlers */
   readonly jobsModule?: string;
 }
 
@@ -77,7 +77,8 @@ export class ReplicaFleet {
   }
 
   spawn(role: ReplicaRole, id: string, extraEnv: Record<string, string> = {}): Replica {
-    const jobsModule = this.options.jobsModule && path.resolve(this.options.jobsModule);
+    // Only workers run handlers.
+    const jobsModule = role === 'worker' && this.options.jobsModule ? path.resolve(this.options.jobsModule) : undefined;
     const child = fork(replicaEntry(jobsModule), [role, id, ...(jobsModule ? ['--jobs', jobsModule] : [])], {
       execArgv: ['--import', import.meta.resolve('tsx'), '--no-warnings=ExperimentalWarning'],
       stdio: ['ignore', this.logFd, this.logFd, 'ipc'],
