@@ -12,6 +12,7 @@
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { CronfenceError } from '../core/errors.ts';
 import { tick } from '../engine/ticker.ts';
 import { destroyAwsClients } from '../aws/clients.ts';
 import { describeJobsModule, type JobsModuleDescription } from '../lambda/describe-jobs-module.ts';
@@ -83,7 +84,13 @@ export async function runDev(options: DevOptions): Promise<DevSummary> {
 async function startReplicas(fleet: ReplicaFleet, options: DevOptions, report: DevReport): Promise<void> {
   for (let i = 1; i <= options.scanners; i++) fleet.spawn('scanner', `scanner-${i}`);
   for (let i = 1; i <= options.workers; i++) fleet.spawn('worker', `worker-${i}`);
-  await Promise.all(fleet.list().map((replica) => replica.ready));
+  const replicas = fleet.list();
+  await Promise.all(replicas.map((replica) => replica.ready));
+  const failed = replicas.find((replica) => !fleet.isAlive(replica));
+  if (failed) {
+    const log = path.join(options.stateDir, 'replicas.log');
+    throw new CronfenceError(`replica ${failed.id} exited before it was ready (exit code ${String(failed.process.exitCode)}); its output is in ${log}`);
+  }
   report.say(`${options.scanners} scanners and ${options.workers} workers running; logs in ${path.join(options.stateDir, 'replicas.log')}`);
 }
 

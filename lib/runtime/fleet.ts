@@ -6,7 +6,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, closeSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { LifecycleEvent } from '../core/events.ts';
 import { addCounts, type RequestCounts } from '../aws/request-counter.ts';
 import { BUILD, packageFile } from '../package-files.ts';
@@ -36,7 +35,8 @@ export interface FleetOptions {
   readonly jobsModule?: string;
 }
 
-const REPLICA_ENTRY = fileURLToPath(new URL('./replica.ts', import.meta.url));
+/** This build's replica entry (the source through tsx, or the compiled one). */
+const REPLICA_ENTRY = packageFile('lib/runtime/replica.ts');
 const STOP_GRACE_MS = 8000;
 
 const FORMAT_BY_EXTENSION: Record<string, 'esm' | 'cjs' | undefined> = { '.mts': 'esm', '.mjs': 'esm', '.cts': 'cjs', '.cjs': 'cjs' };
