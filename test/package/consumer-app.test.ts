@@ -9,7 +9,11 @@
  *    `cdk synth`, its own jest tests (cronfence/testing, CommonJS), and
  *    `cronfence dev --jobs src/cron-jobs.ts` running its handler on 3 workers.
  *
- * Both apps install from the registry, in parallel. The tests reuse the
+ * 3. an ESM TypeScript app (fixtures/esm-app: "type": "module", NodeNext,
+ *    skipLibCheck off): it type-checks, synthesizes, and its vitest test runs
+ *    a takeover through cronfence/testing (the ESM build).
+ *
+ * The apps install from the registry, in parallel. The tests reuse the
  * suite's emulator through AWS_ENDPOINT_URL.
  */
 import { spawn } from 'node:child_process';
@@ -64,6 +68,11 @@ async function ok(command: string, args: readonly string[], cwd: string, env?: N
   return result;
 }
 
+function stripAnsi(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/\x1b\[[0-9;]*m/g, '');
+}
+
 /** The README's "Use it in your CDK app" code blocks that open with `// <path>`, by path. */
 function readmeFiles(): Map<string, string> {
   const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
@@ -81,6 +90,7 @@ const timings: Record<string, number> = {};
 let tarball: string;
 let cdkInitApp: Promise<{ dir: string; cdkJson: string; tsconfig: string }>;
 let exampleApp: Promise<string>;
+let esmApp: Promise<string>;
 
 beforeAll(async () => {
   const packed = await ok('npm', ['pack', '--pack-destination', work, '--silent'], ROOT);
@@ -104,9 +114,14 @@ beforeAll(async () => {
     timings.exampleInstall = (await ok('npm', ['install', '--no-audit', '--no-fund'], dir)).ms;
     return dir;
   })();
-  // Both run in the background; each test awaits its own. An unawaited failure is reported by the test that awaits it.
-  cdkInitApp.catch(() => {});
-  exampleApp.catch(() => {});
+  esmApp = (async () => {
+    const dir = path.join(work, 'esm-app');
+    cpSync(path.join(ROOT, 'test', 'package', 'fixtures', 'esm-app'), dir, { recursive: true });
+    timings.esmInstall = (await ok('npm', ['install', '--no-audit', '--no-fund', tarball], dir)).ms;
+    return dir;
+  })();
+  // They run in the background; each test awaits its own. An unawaited failure is reported by the test that awaits it.
+  for (const app of [cdkInitApp, exampleApp, esmApp]) app.catch(() => {});
 }, 300_000);
 
 afterAll(() => {
@@ -140,21 +155,21 @@ describe('a stock cdk init app with the packed cronfence', () => {
   }, 300_000);
 });
 
-describe('examples/settlement-app with the packed cronfence', () => {
-  const endpointEnv = (): Record<string, string> => ({
-    AWS_ENDPOINT_URL: awsEndpoint(),
-    AWS_REGION: 'us-east-1',
-    AWS_ACCESS_KEY_ID: 'test',
-    AWS_SECRET_ACCESS_KEY: 'test',
-  });
+const endpointEnv = (): Record<string, string> => ({
+  AWS_ENDPOINT_URL: awsEndpoint(),
+  AWS_REGION: 'us-east-1',
+  AWS_ACCESS_KEY_ID: 'test',
+  AWS_SECRET_ACCESS_KEY: 'test',
+});
 
+describe('examples/settlement-app with the packed cronfence', () => {
   it('synthesizes, and its own jest tests pass through cronfence/testing', async () => {
     const dir = await exampleApp;
     timings.exampleSynth = (await ok('npx', ['cdk', 'synth', '-q'], dir)).ms;
     const tests = await run('npm', ['test', '--silent'], dir, cleanEnv(endpointEnv()));
     timings.exampleTests = tests.ms;
     expect(tests.code, `${tests.stdout}\n${tests.stderr}`).toBe(0);
-    expect(tests.stderr).toMatch(/Tests: +4 passed, 4 total/);
+    expect(stripAnsi(tests.stderr)).toMatch(/Tests: +4 passed, 4 total/);
   }, 300_000);
 
   it('cronfence dev --jobs runs the example’s own handler on 3 workers, each slice committed once with its payout', async () => {
@@ -182,5 +197,18 @@ describe('examples/settlement-app with the packed cronfence', () => {
     } finally {
       destroyAwsClients(clients);
     }
+  }, 300_000);
+});
+
+describe('an ESM TypeScript app with the packed cronfence', () => {
+  it('type-checks with skipLibCheck off, synthesizes, and runs a takeover in vitest', async () => {
+    const dir = await esmApp;
+    timings.esmSynth = (await ok('npx', ['cdk', 'synth', '-q'], dir)).ms;
+    const template = readFileSync(path.join(dir, 'cdk.out', 'ReportsStack.template.json'), 'utf8');
+    expect(template).toContain('Custom::CronfenceJob');
+    const tests = await run('npm', ['test', '--silent'], dir, cleanEnv(endpointEnv()));
+    timings.esmTests = tests.ms;
+    expect(tests.code, `${tests.stdout}\n${tests.stderr}`).toBe(0);
+    expect(stripAnsi(tests.stdout)).toMatch(/Tests +1 passed \(1\)/);
   }, 300_000);
 });
