@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { defineJob, HandlerRegistry } from '../../lib/engine/define-job.ts';
 import { describeJobsModule } from '../../lib/lambda/describe-jobs-module.ts';
 import { InvalidJobsModuleError, jobsFromModule, tableDefinition } from '../../lib/lambda/jobs-module.ts';
+import { moduleFormat } from '../../lib/runtime/fleet.ts';
 
 const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
 const a = defineJob('a-job', async () => {});
@@ -63,5 +64,14 @@ describe('describeJobsModule (a child process under tsx, as synth and the CLI re
     expect(() => describeJobsModule(path.join(fixtures, 'missing.ts'))).toThrow(`jobs module ${path.join(fixtures, 'missing.ts')}: no such file`);
     expect(() => describeJobsModule(path.join(fixtures, 'no-handlers.ts'))).toThrow('exports no handlers');
     expect(() => describeJobsModule(path.join(fixtures, 'throws-on-load.ts'))).toThrow(/throws-on-load\.ts: failed to load:\n[^]*boom at import: REPORTS_BUCKET is not set/);
+  });
+});
+
+describe('moduleFormat (which build of the replica cronfence dev forks for a jobs module)', () => {
+  it('follows the extension, else the nearest package.json type, as Node and tsx do', () => {
+    expect(moduleFormat(path.join(fixtures, 'esm-app', 'src', 'cron-jobs.ts'))).toBe('esm');
+    expect(moduleFormat(path.join(fixtures, '..', '..', '..', 'examples', 'settlement-app', 'src', 'cron-jobs.ts'))).toBe('cjs');
+    expect(moduleFormat(path.join(fixtures, 'esm-app', 'src', 'jobs.cts'))).toBe('cjs');
+    expect(moduleFormat(path.join(fixtures, '..', '..', '..', 'examples', 'settlement-app', 'src', 'jobs.mts'))).toBe('esm');
   });
 });
