@@ -3,6 +3,9 @@
  *
  *   npx tsx scripts/race-check.ts [--rounds 300] [--racers 32] [--endpoint URL]
  *
+ * The DynamoDB endpoint: --endpoint, else AWS_ENDPOINT_URL_DYNAMODB, else
+ * AWS_ENDPOINT_URL (the SDK's own order), else a moto started for the run.
+ *
  * Each round puts {pk, status: 'IDLE'} and fires `racers` concurrent
  * UpdateItems conditioned on status = IDLE; exactly one may win. Prints
  * `rounds=N racers=M doubleWinnerRounds=K` and exits 1 if K > 0.
@@ -37,12 +40,18 @@ const rounds = positiveInt('rounds', values.rounds);
 const racers = positiveInt('racers', values.racers);
 
 let emulator: RunningEmulator | undefined;
-const endpoint = values.endpoint ?? (emulator = await startEmulator()).endpoint;
+const endpoint =
+  values.endpoint ||
+  process.env.AWS_ENDPOINT_URL_DYNAMODB ||
+  process.env.AWS_ENDPOINT_URL ||
+  (emulator = await startEmulator()).endpoint;
+console.error(`race-check: DynamoDB at ${endpoint}${emulator ? ' (moto started for this run)' : ''}`);
 
 const client = new DynamoDBClient({
   endpoint,
-  region: 'us-east-1',
-  credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+  region: process.env.AWS_REGION ?? 'us-east-1',
+  // An emulator takes any key; a caller's own credentials or profile (a real table) win.
+  credentials: emulator || !(process.env.AWS_ACCESS_KEY_ID || process.env.AWS_PROFILE) ? { accessKeyId: 'test', secretAccessKey: 'test' } : undefined,
   maxAttempts: 1,
   requestHandler: { httpAgent: { maxSockets: racers + 4 } },
 });

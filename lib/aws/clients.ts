@@ -1,6 +1,7 @@
 /**
  * The SDK clients, built once per process. Endpoints come from the standard
- * `AWS_ENDPOINT_URL` (the SDK reads it), region from `AWS_REGION`.
+ * `AWS_ENDPOINT_URL` and `AWS_ENDPOINT_URL_<SERVICE>` (the SDK reads them),
+ * region from `AWS_REGION`.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
@@ -12,6 +13,8 @@ export interface AwsClients {
   readonly events: EventBridgeClient;
 }
 
+type Env = Record<string, string | undefined>;
+
 /**
  * Below the default 4 s lease: a request that never answers fails in time for
  * a renewal or the same commit to be sent again inside the lease. (A long
@@ -21,6 +24,15 @@ export const REQUEST_TIMEOUT_MS = 3000;
 export const CONNECTION_TIMEOUT_MS = 1000;
 /** The SDK's own tries per request (throttling, 5xx, timeouts), with its backoff. */
 const SDK_MAX_ATTEMPTS = 3;
+
+/**
+ * Whether the environment gives SQS an endpoint of its own, read as the SDK
+ * reads it (the shared config file's `endpoint_url` is not looked at).
+ */
+export function sqsEndpointConfigured(env: Env = process.env): boolean {
+  if (env.AWS_IGNORE_CONFIGURED_ENDPOINT_URLS?.toLowerCase() === 'true') return false;
+  return Boolean(env.AWS_ENDPOINT_URL_SQS || env.AWS_ENDPOINT_URL);
+}
 
 export function createAwsClients(region = process.env.AWS_REGION ?? 'us-east-1'): AwsClients {
   const requestHandler = {
@@ -33,7 +45,10 @@ export function createAwsClients(region = process.env.AWS_REGION ?? 'us-east-1')
   };
   return {
     dynamo: new DynamoDBClient({ region, maxAttempts: SDK_MAX_ATTEMPTS, requestHandler }),
-    sqs: new SQSClient({ region, maxAttempts: SDK_MAX_ATTEMPTS, requestHandler }),
+    // By default the SDK sends each request to its QueueUrl's host. A LocalStack queue URL names
+    // sqs.<region>.localhost.localstack.cloud:4566, which does not resolve everywhere (getaddrinfo
+    // ENOTFOUND); with an endpoint configured, send to that endpoint instead.
+    sqs: new SQSClient({ region, maxAttempts: SDK_MAX_ATTEMPTS, requestHandler, useQueueUrlAsEndpoint: !sqsEndpointConfigured() }),
     events: new EventBridgeClient({ region, maxAttempts: SDK_MAX_ATTEMPTS, requestHandler }),
   };
 }

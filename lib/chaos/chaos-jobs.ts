@@ -30,7 +30,14 @@ export function chaosHandlers(prefix: string, random: SeededRandom, slowHandlers
         {
           put: {
             tableName: effectsTableName(prefix),
-            item: { effectId: `${ctx.executionKey}#${ctx.fence}#${ctx.worker}`, executionKey: ctx.executionKey, fence: ctx.fence, worker: ctx.worker },
+            item: {
+              effectId: `${ctx.executionKey}#${ctx.fence}#${ctx.worker}`,
+              executionKey: ctx.executionKey,
+              fence: ctx.fence,
+              worker: ctx.worker,
+              // Which revision of the job's payload ran it (a lifecycle change puts a new one).
+              rev: typeof ctx.payload.rev === 'number' ? ctx.payload.rev : 0,
+            },
           },
         },
       ]);
@@ -52,6 +59,14 @@ const SLOW_CRONS: ((second: number) => string)[] = [
   (s) => `${s} */2 * * * *`,
 ];
 const ZONES = ['UTC', 'Asia/Kolkata', 'America/New_York', 'Europe/Berlin'];
+/**
+ * The DST mode's schedules, in America/New_York: every 15 or 20 s (or every
+ * minute) inside local hours 0 to 3, so a window that crosses 02:00 on
+ * 2026-03-08 (hour 2 does not exist) or 01:00 on 2026-11-01 (hour 1 occurs
+ * twice) has occurrences in the gap or the repeat, and on both sides of it.
+ */
+export const DST_ZONE = 'America/New_York';
+const DST_CRONS = ['*/20 * 1 * * *', '*/20 * 2 * * *', '*/20 * 1-3 * * *', '10,40 * 1,2 * * *', '0 * 2 * * *', '* 1 * * *', '* 2 * * *', '*/15 * 0-2 * * *'];
 
 /**
  * `count` schedules: one in eight an every-few-seconds 6-field cron, the rest
@@ -59,12 +74,31 @@ const ZONES = ['UTC', 'Asia/Kolkata', 'America/New_York', 'Europe/Berlin'];
  * handler. (100 jobs come to about 4 slices a second: what one emulator core
  * sustains with heartbeats, retries and injected duplicates on top.)
  */
-export function chaosJobs(count: number, random: SeededRandom): JobSpecInput[] {
-  return Array.from({ length: count }, (_, i) => ({
-    id: `chaos-${String(i).padStart(4, '0')}`,
-    schedule: i % 8 === 0 ? random.pick(FAST_CRONS) : random.pick(SLOW_CRONS)(random.int(0, 59)),
-    timeZone: random.pick(ZONES),
-    handler: i % 5 === 0 ? 'chaos-slow' : 'chaos-fast',
-    policies: { maxAttempts: 10, timeoutMs: 20_000, backoffBaseMs: 200, backoffMaxMs: 1000, catchUpWindowMs: 3_600_000 },
-  }));
+export function chaosJobs(count: number, random: SeededRandom, options: { dst?: boolean } = {}): JobSpecInput[] {
+  return Array.from({ length: count }, (_, i) => {
+    const dst = options.dst === true && i % 4 === 1;
+    return {
+      id: `chaos-${String(i).padStart(4, '0')}`,
+      schedule: dst ? random.pick(DST_CRONS) : i % 8 === 0 ? random.pick(FAST_CRONS) : random.pick(SLOW_CRONS)(random.int(0, 59)),
+      timeZone: dst ? DST_ZONE : random.pick(ZONES),
+      handler: i % 5 === 0 ? 'chaos-slow' : 'chaos-fast',
+      payload: { rev: 0 },
+      policies: { maxAttempts: 10, timeoutMs: 20_000, backoffBaseMs: 200, backoffMaxMs: 1000, catchUpWindowMs: 3_600_000 },
+    };
+  });
+}
+
+/** Is this one of the every-few-seconds schedules (where a change is most likely to meet a pending slice)? */
+export function isFastSchedule(schedule: string): boolean {
+  return FAST_CRONS.includes(schedule) || DST_CRONS.includes(schedule);
+}
+
+/** Another schedule of the same kind, for a lifecycle change of schedule. */
+export function otherSchedule(schedule: string, random: SeededRandom): string {
+  const pool = FAST_CRONS.includes(schedule) ? FAST_CRONS : DST_CRONS.includes(schedule) ? DST_CRONS : undefined;
+  if (pool) return random.pick(pool.filter((cron) => cron !== schedule));
+  for (;;) {
+    const next = random.pick(SLOW_CRONS)(random.int(0, 59));
+    if (next !== schedule) return next;
+  }
 }

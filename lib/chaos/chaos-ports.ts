@@ -1,7 +1,8 @@
 /**
  * Port wrappers a chaos replica puts around its real ones: lost, duplicated,
- * replayed and delayed work messages, and commits whose reply is lost after
- * DynamoDB applied them. Each injected fault is reported.
+ * replayed and delayed work messages, copies that arrive seconds after the
+ * original (while its holder may still run it), and commits whose reply is
+ * lost after DynamoDB applied them. Each injected fault is reported.
  */
 import type { BusinessWrite, SliceStore, WorkMessage, WorkQueue } from '../core/ports.ts';
 import type { SliceKey } from '../core/slice.ts';
@@ -34,6 +35,11 @@ export function chaosWorkQueue(inner: WorkQueue, config: ReplicaChaosConfig, ran
         if (random.chance(config.duplicateRate)) {
           report('duplicate');
           for (let i = random.int(1, 2); i > 0; i--) out.push(copy);
+        }
+        if (random.chance(config.lateDuplicateRate ?? 0)) {
+          // Lands on whichever (skewed) worker polls then: mid-run for a slow handler, after it for a fast one.
+          report('lateDuplicate');
+          out.push({ ...copy, delaySeconds: copy.delaySeconds + random.int(2, 6) });
         }
       }
       await inner.send(out);

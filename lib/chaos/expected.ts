@@ -1,22 +1,82 @@
 /**
- * The drill's expected occurrences, expanded straight from cron-parser and
- * not through lib/core/schedule.ts, so a bug in our own enumeration cannot
- * hide a missed slice from the check.
+ * The drill's expected occurrences, following each job's recorded history:
+ * an occurrence is expected only while the definition that has it is live,
+ * from the change that made it live (inclusive: the new definition's first
+ * occurrence is the first at or after the change) to the next change
+ * (exclusive), and only while that definition is enabled.
+ *
+ * Two ways to enumerate a schedule:
+ * - `cronParserOccurrences`, straight from cron-parser and not through
+ *   lib/core/schedule.ts, so a bug in our own enumeration cannot hide a
+ *   missed slice (the default);
+ * - `scheduleMathOccurrences`, lib/core/schedule.ts itself: the DST mode's,
+ *   since what a local time that does not exist or occurs twice means is that
+ *   module's documented policy, not cron-parser's.
  */
 import { CronExpressionParser } from 'cron-parser';
 import { executionKey } from '../core/execution-key.ts';
-import type { StoredJob } from '../core/ports.ts';
+import type { SkipReason } from '../core/job-lifecycle.ts';
+import { occurrencesBetween, scheduleOf } from '../core/schedule.ts';
+import { skipReasonOf, type JobDefinition, type JobHistory } from './job-history.ts';
 
-export function expectedExecutionKeys(jobs: readonly StoredJob[], fromMs: number, toMs: number): string[] {
-  const keys: string[] = [];
-  for (const job of jobs) {
-    const start = Math.max(fromMs, job.createdAt);
-    const expression = CronExpressionParser.parse(job.schedule, { currentDate: new Date(start - 1), tz: job.timeZone });
-    for (;;) {
-      const at = expression.next().getTime();
-      if (at >= toMs) break;
-      keys.push(executionKey(job.id, at));
-    }
+export interface ExpectedOccurrence {
+  readonly executionKey: string;
+  readonly jobId: string;
+  readonly scheduledAt: number;
+  readonly generation: number;
+  /**
+   * When the next change replaced the definition that has this occurrence
+   * (undefined: still live at the end). A slice still pending then may end
+   * SKIPPED by that change (or a later one), with `skipReason`.
+   */
+  readonly supersededAt?: number;
+  readonly skipReason?: SkipReason;
+}
+
+/** Occurrences of `definition` in `[fromMs, toMs)`, ascending. */
+export type Enumerate = (definition: JobDefinition, fromMs: number, toMs: number) => number[];
+
+/** More occurrences than a drill's window holds for any schedule; a guard against a runaway loop. */
+const MAX_PER_INTERVAL = 100_000;
+
+export const cronParserOccurrences: Enumerate = (definition, fromMs, toMs) => {
+  const out: number[] = [];
+  const expression = CronExpressionParser.parse(definition.schedule, { currentDate: new Date(fromMs - 1), tz: definition.timeZone });
+  while (out.length < MAX_PER_INTERVAL) {
+    const at = expression.next().getTime();
+    if (at >= toMs) break;
+    out.push(at);
   }
-  return keys;
+  return out;
+};
+
+/**
+ * The engine's own schedule math. (When lib/core/schedule.ts gains the
+ * per-job DST policy, this is where the job's full schedule goes in.)
+ */
+export const scheduleMathOccurrences: Enumerate = (definition, fromMs, toMs) =>
+  occurrencesBetween(scheduleOf(definition), fromMs, toMs, MAX_PER_INTERVAL);
+
+export function expectedOccurrences(histories: readonly JobHistory[], fromMs: number, toMs: number, enumerate: Enumerate = cronParserOccurrences): ExpectedOccurrence[] {
+  const expected: ExpectedOccurrence[] = [];
+  for (const { jobId, changes } of histories) {
+    changes.forEach((change, index) => {
+      const next = changes[index + 1];
+      if (!change.definition?.enabled) return;
+      const from = Math.max(fromMs, change.at);
+      const to = Math.min(toMs, next?.at ?? Number.POSITIVE_INFINITY);
+      if (to <= from) return;
+      for (const scheduledAt of enumerate(change.definition, from, to)) {
+        expected.push({
+          executionKey: executionKey(jobId, scheduledAt),
+          jobId,
+          scheduledAt,
+          generation: change.generation,
+          supersededAt: next?.at,
+          skipReason: next ? skipReasonOf(next.kind) : undefined,
+        });
+      }
+    });
+  }
+  return expected;
 }

@@ -42,3 +42,38 @@ export function planFaults(options: FaultPlanOptions): PlannedFault[] {
   }
   return plan;
 }
+
+/** A lifecycle change the drill parent makes: which job, and a draw that picks what to do from the job's state then. */
+export interface PlannedChange {
+  readonly atMs: number;
+  /** Index into the drill's jobs. */
+  readonly job: number;
+  /** Uniform in [0, 1): picks the operation among those the job's state allows. */
+  readonly choice: number;
+}
+
+export interface LifecyclePlanOptions {
+  readonly seed: number;
+  readonly durationMs: number;
+  readonly jobCount: number;
+  /** Jobs a change should hit half the time (the every-few-seconds ones: a change then meets pending slices). */
+  readonly preferred: readonly number[];
+  /** Mean time between changes. @default 2500 */
+  readonly meanGapMs?: number;
+}
+
+/** No change this close to the end: the last one's new definition has occurrences left in the window. */
+const LIFECYCLE_QUIET_TAIL_MS = 10_000;
+const LIFECYCLE_WARMUP_MS = 5000;
+
+export function planLifecycle(options: LifecyclePlanOptions): PlannedChange[] {
+  if (options.jobCount === 0) return [];
+  const random = new SeededRandom(options.seed * 104_729 + 3);
+  const meanGap = options.meanGapMs ?? 2500;
+  const plan: PlannedChange[] = [];
+  for (let at = LIFECYCLE_WARMUP_MS + random.int(0, meanGap); at < options.durationMs - LIFECYCLE_QUIET_TAIL_MS; at += random.int(meanGap / 2, (meanGap * 3) / 2)) {
+    const job = options.preferred.length > 0 && random.chance(0.5) ? random.pick(options.preferred) : random.int(0, options.jobCount - 1);
+    plan.push({ atMs: at, job, choice: random.next() });
+  }
+  return plan;
+}

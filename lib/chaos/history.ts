@@ -1,45 +1,22 @@
 /**
  * Checks a drill's recorded history against the invariants. Pure: it reads
- * what the stores hold (slices, ledger, business effects) and what processes
- * reported (events, renewals), and never trusts a process's own verdict.
- * Every process timestamp is corrected by that process's known clock offset.
+ * what the stores hold (slices, ledger, business effects, dead letters) and
+ * what processes reported (events, renewals), and never trusts a process's
+ * own verdict. Every process timestamp is corrected by that process's known
+ * clock offset (observed.ts).
  */
-import type { LifecycleEvent } from '../core/events.ts';
 import { executionKey } from '../core/execution-key.ts';
 import type { LedgerRecord } from '../core/ledger.ts';
-import type { Slice } from '../core/slice.ts';
+import { SliceStatus, type Slice } from '../core/slice.ts';
 import { distribution, type Distribution } from '../core/stats.ts';
-import type { ProcessFaultKind } from './fault-plan.ts';
+import type { ExpectedOccurrence } from './expected.ts';
+import { eventTime, groupBy, type DeadLetterEntry, type InjectedProcessFault, type ObservedEvent, type ObservedRenewal } from './observed.ts';
+import { committedThenDead, succeededWithoutWrites, type Effect } from './outcomes.ts';
+import { findDisplacements, findFailovers, findOverlaps, type Displacement, type Failover, type Overlap } from './takeovers.ts';
 
-export interface ObservedEvent {
-  readonly replica: string;
-  readonly offsetMs: number;
-  readonly event: LifecycleEvent;
-}
-
-export interface ObservedRenewal {
-  readonly replica: string;
-  readonly offsetMs: number;
-  readonly executionKey: string;
-  readonly fence: number;
-  /** By the replica's own (skewed) clock. */
-  readonly at: number;
-}
-
-export interface InjectedProcessFault {
-  readonly kind: ProcessFaultKind;
-  readonly replica: string;
-  /** Real time. */
-  readonly at: number;
-  /** Real time a paused process was resumed. */
-  readonly until?: number;
-}
-
-export interface Effect {
-  readonly executionKey: string;
-  readonly fence: number;
-  readonly worker: string;
-}
+export type { DeadLetterEntry, InjectedProcessFault, ObservedEvent, ObservedRenewal } from './observed.ts';
+export type { Effect } from './outcomes.ts';
+export type { Displacement, Failover, Overlap } from './takeovers.ts';
 
 export interface HistoryInput {
   readonly events: readonly ObservedEvent[];
@@ -48,28 +25,14 @@ export interface HistoryInput {
   readonly slices: readonly Slice[];
   readonly ledger: readonly LedgerRecord[];
   readonly effects: readonly Effect[];
-  /** Expected execution keys, expanded independently from each job's cron over the drill window. */
-  readonly expected: readonly string[];
-}
-
-export interface Failover {
-  readonly executionKey: string;
-  readonly victim: string;
-  readonly standby: string;
-  readonly fault: ProcessFaultKind;
-  /** Real time of the victim's last successful renewal (or its claim). */
-  readonly lastHeartbeatAt: number;
-  readonly takeoverAt: number;
-  readonly latencyMs: number;
-}
-
-export interface Overlap {
-  readonly executionKey: string;
-  readonly zombie: string;
-  readonly zombieFence: number;
-  readonly standby: string;
-  readonly from: number;
-  readonly to: number;
+  /** What the dead-letter queue held at the end. @default [] */
+  readonly deadLetters?: readonly DeadLetterEntry[];
+  /** Expected occurrences, expanded independently from each job's recorded history over the drill window. */
+  readonly expected: readonly ExpectedOccurrence[];
+  /** A takeover sooner than this after the holder's last renewal displaced a healthy holder (see findDisplacements). @default 3000 */
+  readonly holderSilenceMs?: number;
+  /** The drill jobs' heartbeat: a takeover this soon after the holder's claim, before any renewal, displaced it. @default 1000 */
+  readonly heartbeatMs?: number;
 }
 
 export interface HistoryVerdict {
@@ -80,14 +43,20 @@ export interface HistoryVerdict {
   /** Commits that landed for a fence older than the slice's last claim. Must be empty. */
   readonly zombieCommitsAccepted: string[];
   readonly fenceViolations: string[];
+  readonly healthyHoldersDisplaced: Displacement[];
+  readonly committedThenDead: string[];
+  readonly succeededWithoutWrites: string[];
+  /** SKIPPED slices that ended so because a change superseded their definition (not missed). */
+  readonly skippedByChange: number;
   readonly failovers: Failover[];
   readonly failover: Distribution;
   readonly startLag: Distribution;
   readonly finalStates: Record<string, number>;
 }
 
-const realTime = (observed: { offsetMs: number }, clockMs: number): number => clockMs - observed.offsetMs;
-const eventTime = (observed: ObservedEvent): number => realTime(observed, Date.parse(observed.event.at));
+/** The drill jobs' lease minus heartbeat (the defaults, 4 s and 1 s): see findDisplacements. */
+export const DEFAULT_HOLDER_SILENCE_MS = 3000;
+export const DEFAULT_HEARTBEAT_MS = 1000;
 
 export function checkHistory(input: HistoryInput): HistoryVerdict {
   const byKey = groupBy(input.events, (observed) => observed.event.executionKey);
@@ -95,14 +64,12 @@ export function checkHistory(input: HistoryInput): HistoryVerdict {
     (byKey.get(key) ?? []).filter((observed) => observed.event.type === 'claimed').sort((a, b) => eventTime(a) - eventTime(b));
   const sliceByKey = new Map(input.slices.map((slice) => [executionKey(slice.jobId, slice.scheduledAt), slice]));
   const ledgerByKey = new Map(input.ledger.map((record) => [record.executionKey, record]));
-
   const effectsByKey = groupBy(input.effects, (effect) => effect.executionKey);
-  const duplicates = [...effectsByKey].filter(([, effects]) => effects.length > 1).map(([key]) => key);
+  const records = { sliceByKey, ledgerByKey, effectsByKey, eventsByKey: byKey, deadLetters: input.deadLetters ?? [] };
 
-  const missed = input.expected.filter((key) => {
-    const status = sliceByKey.get(key)?.status;
-    return status !== 'SUCCEEDED' && status !== 'DEAD' && status !== 'SKIPPED';
-  });
+  const duplicates = [...effectsByKey].filter(([, effects]) => effects.length > 1).map(([key]) => key);
+  const finished = input.expected.map((expected) => ({ expected, verdict: finalVerdict(expected, sliceByKey.get(expected.executionKey)) }));
+  const missed = finished.filter(({ verdict }) => verdict === 'missed').map(({ expected }) => expected.executionKey);
 
   const zombieCommitsAccepted: string[] = [];
   for (const [key, record] of ledgerByKey) {
@@ -120,8 +87,7 @@ export function checkHistory(input: HistoryInput): HistoryVerdict {
     if (new Set(fences).size !== fences.length || Math.max(0, ...fences) > stored) fenceViolations.push(key);
   }
 
-  const overlaps = findOverlaps(byKey, claimsOf);
-  const failovers = findFailovers(input, claimsOf, byKey);
+  const failovers = findFailovers(input.processFaults, input.renewals, claimsOf, byKey);
   const startLags = input.events
     .filter((observed) => observed.event.type === 'started')
     .map((observed) => eventTime(observed) - Date.parse(observed.event.scheduledAt));
@@ -131,10 +97,17 @@ export function checkHistory(input: HistoryInput): HistoryVerdict {
   return {
     duplicates,
     missed,
-    overlaps,
+    overlaps: findOverlaps(byKey, claimsOf),
     zombieCommitsRejected: input.events.filter((observed) => observed.event.type === 'fenced_out').length,
     zombieCommitsAccepted,
     fenceViolations,
+    healthyHoldersDisplaced: findDisplacements(byKey, input.renewals, input.processFaults, {
+      minSilenceMs: input.holderSilenceMs ?? DEFAULT_HOLDER_SILENCE_MS,
+      heartbeatMs: input.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
+    }),
+    committedThenDead: committedThenDead(records),
+    succeededWithoutWrites: succeededWithoutWrites(records),
+    skippedByChange: finished.filter(({ verdict }) => verdict === 'skippedByChange').length,
     failovers,
     failover: distribution(failovers.map((failover) => failover.latencyMs)),
     startLag: distribution(startLags),
@@ -142,83 +115,18 @@ export function checkHistory(input: HistoryInput): HistoryVerdict {
   };
 }
 
-/** A zombie: a worker that had started its handler, then kept running past a standby's claim. */
-function findOverlaps(byKey: Map<string, ObservedEvent[]>, claimsOf: (key: string) => ObservedEvent[]): Overlap[] {
-  const overlaps: Overlap[] = [];
-  for (const [key, events] of byKey) {
-    const claims = claimsOf(key);
-    for (let i = 1; i < claims.length; i++) {
-      const previous = claims[i - 1] as ObservedEvent;
-      const standby = claims[i] as ObservedEvent;
-      const zombieEnd = events.find(
-        (observed) =>
-          observed.replica === previous.replica &&
-          observed.event.fence === previous.event.fence &&
-          ['committed', 'fenced_out', 'failed', 'dead'].includes(observed.event.type),
-      );
-      const started = events.some((observed) => observed.replica === previous.replica && observed.event.fence === previous.event.fence && observed.event.type === 'started');
-      if (started && zombieEnd && eventTime(zombieEnd) > eventTime(standby)) {
-        overlaps.push({
-          executionKey: key,
-          zombie: previous.replica,
-          zombieFence: previous.event.fence,
-          standby: standby.replica,
-          from: eventTime(standby),
-          to: eventTime(zombieEnd),
-        });
-      }
-    }
-  }
-  return overlaps;
-}
-
-function findFailovers(input: HistoryInput, claimsOf: (key: string) => ObservedEvent[], byKey: Map<string, ObservedEvent[]>): Failover[] {
-  const failovers: Failover[] = [];
-  for (const fault of input.processFaults) {
-    if (fault.kind === 'scannerKill') continue;
-    for (const [key, events] of byKey) {
-      // The victim's latest claim before the fault: a worker whose own heartbeats lapsed may have re-claimed its slice.
-      const claim = claimsOf(key)
-        .filter((observed) => observed.replica === fault.replica && eventTime(observed) <= fault.at)
-        .at(-1);
-      if (!claim) continue;
-      const endedBefore = events.some(
-        (observed) =>
-          observed.replica === fault.replica &&
-          observed.event.fence === claim.event.fence &&
-          observed.event.type !== 'claimed' &&
-          observed.event.type !== 'started' &&
-          eventTime(observed) <= fault.at,
-      );
-      if (endedBefore) continue;
-      const takeover = claimsOf(key).find((observed) => observed.event.fence > claim.event.fence && observed.replica !== fault.replica);
-      if (!takeover) continue;
-      const renewals = input.renewals
-        .filter((renewal) => renewal.replica === fault.replica && renewal.executionKey === key && renewal.fence === claim.event.fence)
-        .map((renewal) => realTime(renewal, renewal.at))
-        .filter((at) => at <= fault.at);
-      const lastHeartbeatAt = Math.max(eventTime(claim), ...renewals);
-      failovers.push({
-        executionKey: key,
-        victim: fault.replica,
-        standby: takeover.replica,
-        fault: fault.kind,
-        lastHeartbeatAt,
-        takeoverAt: eventTime(takeover),
-        latencyMs: eventTime(takeover) - lastHeartbeatAt,
-      });
-    }
-  }
-  return failovers;
-}
-
-function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {
-  const groups = new Map<string, T[]>();
-  for (const item of items) {
-    const key = keyOf(item);
-    const group = groups.get(key);
-    if (group) group.push(item);
-    else groups.set(key, [item]);
-  }
-  return groups;
+/**
+ * An expected occurrence must end SUCCEEDED or DEAD; or SKIPPED, with a
+ * reason, by a change made once its definition was no longer live (it was
+ * pending when the next change came). SKIPPED by the very change that made
+ * its definition live means the new definition did not take it up: missed.
+ */
+function finalVerdict(expected: ExpectedOccurrence, slice: Slice | undefined): 'ran' | 'skippedByChange' | 'missed' {
+  if (slice?.status === SliceStatus.Succeeded || slice?.status === SliceStatus.Dead) return 'ran';
+  if (slice?.status !== SliceStatus.Skipped || expected.supersededAt === undefined || slice.skipReason === undefined) return 'missed';
+  const skippedAt = slice.finishedAt ?? 0;
+  if (skippedAt < expected.supersededAt) return 'missed';
+  // Skipped by the change that ended this definition: with that change's reason.
+  if (skippedAt === expected.supersededAt && slice.skipReason !== expected.skipReason) return 'missed';
+  return 'skippedByChange';
 }

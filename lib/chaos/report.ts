@@ -7,9 +7,23 @@ import type { HistoryVerdict } from './history.ts';
 
 export const FAILOVER_GOAL_MS = 5000;
 
+export interface ReportSettings {
+  readonly scanners: number;
+  readonly workers: number;
+  readonly jobs: number;
+  readonly durationSeconds: number;
+  readonly faults: readonly FaultKind[];
+  /** Probabilities of the per-message, per-call and per-try faults (those on). */
+  readonly rates?: Readonly<Record<string, number>>;
+  /** DST mode: the transition the window crosses and every process's clock offset to get there. */
+  readonly dst?: { readonly mode: string; readonly transition: string; readonly clockOffsetMs: number };
+}
+
 export interface ChaosReport {
   readonly seed: number;
-  readonly settings: { scanners: number; workers: number; jobs: number; durationSeconds: number; faults: readonly FaultKind[] };
+  /** The drill installation's CRONFENCE_PREFIX: `cronfence verify` can audit it while its emulator runs. */
+  readonly prefix: string;
+  readonly settings: ReportSettings;
   readonly window: { startedAt: string; endedAt: string; drainedAt: string };
   readonly expectedOccurrences: number;
   readonly finalStates: Record<string, number>;
@@ -19,6 +33,14 @@ export interface ChaosReport {
   readonly zombieCommitsAccepted: number;
   readonly overlaps: number;
   readonly fenceViolations: number;
+  /** Takeovers of a holder that was still renewing. */
+  readonly healthyHoldersDisplaced: number;
+  /** Execution keys both committed and DEAD or dead-lettered. */
+  readonly committedThenDead: number;
+  /** SUCCEEDED without the handler's business write (or without its ledger record). */
+  readonly succeededWithoutWrites: number;
+  /** Expected occurrences that ended SKIPPED because a lifecycle change came while they were pending. */
+  readonly skippedByChange: number;
   readonly failover: { p50Ms: number; p99Ms: number; maxMs: number; count: number };
   readonly startLag: { p50Ms: number; p99Ms: number; maxMs: number };
   readonly faults: Record<FaultKind, number>;
@@ -31,12 +53,18 @@ export interface ChaosReport {
     missed: string[];
     zombieCommitsAccepted: string[];
     fenceViolations: string[];
+    healthyHoldersDisplaced: { executionKey: string; holder: string; holderFence: number; standby: string; silenceMs: number }[];
+    committedThenDead: string[];
+    succeededWithoutWrites: string[];
     slowestFailovers: { executionKey: string; victim: string; standby: string; fault: string; latencyMs: number }[];
   };
 }
 
 export interface ReportInput {
-  readonly options: { seed: number; scanners: number; workers: number; jobs: number; durationSeconds: number; faults: readonly FaultKind[] };
+  readonly prefix: string;
+  readonly options: { seed: number } & Omit<ReportSettings, 'dst' | 'rates'>;
+  readonly rates?: ReportSettings['rates'];
+  readonly dst?: ReportSettings['dst'];
   readonly verdict: HistoryVerdict;
   readonly faults: Record<FaultKind, number>;
   readonly expected: number;
@@ -51,7 +79,16 @@ export function buildReport(input: ReportInput): ChaosReport {
   const round = (n: number): number => (Number.isNaN(n) ? 0 : Math.round(n));
   const report: Omit<ChaosReport, 'violations'> = {
     seed: options.seed,
-    settings: { scanners: options.scanners, workers: options.workers, jobs: options.jobs, durationSeconds: options.durationSeconds, faults: options.faults },
+    prefix: input.prefix,
+    settings: {
+      scanners: options.scanners,
+      workers: options.workers,
+      jobs: options.jobs,
+      durationSeconds: options.durationSeconds,
+      faults: options.faults,
+      ...(input.rates ? { rates: input.rates } : {}),
+      ...(input.dst ? { dst: input.dst } : {}),
+    },
     window: { startedAt: new Date(input.startedAt).toISOString(), endedAt: new Date(input.endedAt).toISOString(), drainedAt: new Date(input.drainedAt).toISOString() },
     expectedOccurrences: input.expected,
     finalStates: verdict.finalStates,
@@ -61,6 +98,10 @@ export function buildReport(input: ReportInput): ChaosReport {
     zombieCommitsAccepted: verdict.zombieCommitsAccepted.length,
     overlaps: verdict.overlaps.length,
     fenceViolations: verdict.fenceViolations.length,
+    healthyHoldersDisplaced: verdict.healthyHoldersDisplaced.length,
+    committedThenDead: verdict.committedThenDead.length,
+    succeededWithoutWrites: verdict.succeededWithoutWrites.length,
+    skippedByChange: verdict.skippedByChange,
     failover: { p50Ms: round(verdict.failover.p50), p99Ms: round(verdict.failover.p99), maxMs: round(verdict.failover.max), count: verdict.failover.count },
     startLag: { p50Ms: round(verdict.startLag.p50), p99Ms: round(verdict.startLag.p99), maxMs: round(verdict.startLag.max) },
     faults: input.faults,
@@ -70,6 +111,11 @@ export function buildReport(input: ReportInput): ChaosReport {
       missed: verdict.missed.slice(0, 10),
       zombieCommitsAccepted: verdict.zombieCommitsAccepted.slice(0, 10),
       fenceViolations: verdict.fenceViolations.slice(0, 10),
+      healthyHoldersDisplaced: verdict.healthyHoldersDisplaced
+        .slice(0, 10)
+        .map(({ executionKey, holder, holderFence, standby, silenceMs }) => ({ executionKey, holder, holderFence, standby, silenceMs: Math.round(silenceMs) })),
+      committedThenDead: verdict.committedThenDead.slice(0, 10),
+      succeededWithoutWrites: verdict.succeededWithoutWrites.slice(0, 10),
       slowestFailovers: [...verdict.failovers]
         .sort((a, b) => b.latencyMs - a.latencyMs)
         .slice(0, 5)
@@ -85,6 +131,9 @@ function violations(report: Omit<ChaosReport, 'violations'>): string[] {
   if (report.missed > 0) broken.push(`${report.missed} expected occurrences never reached a final state`);
   if (report.zombieCommitsAccepted > 0) broken.push(`${report.zombieCommitsAccepted} commits landed for a fence older than the slice's last claim`);
   if (report.fenceViolations > 0) broken.push(`${report.fenceViolations} slices whose fence did not grow monotonically`);
+  if (report.healthyHoldersDisplaced > 0) broken.push(`${report.healthyHoldersDisplaced} takeovers of a holder that was still renewing its lease`);
+  if (report.committedThenDead > 0) broken.push(`${report.committedThenDead} execution keys both committed and DEAD or dead-lettered`);
+  if (report.succeededWithoutWrites > 0) broken.push(`${report.succeededWithoutWrites} SUCCEEDED slices without their business write or ledger record`);
   if (report.failover.count > 0 && report.failover.maxMs >= FAILOVER_GOAL_MS) broken.push(`failover max ${report.failover.maxMs} ms is not under ${FAILOVER_GOAL_MS} ms`);
   return broken;
 }

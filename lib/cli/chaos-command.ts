@@ -1,9 +1,10 @@
 /** `cronfence chaos`: the fault drill (docs/chaos.md). */
 import path from 'node:path';
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { SingleBar } from 'cli-progress';
-import { FAULT_KINDS, parseFaultList } from '../chaos/config.ts';
+import { DEFAULT_FAULT_RATES, FAULT_KINDS, parseFaultList, parseFaultRates, type FaultKind, type FaultRates } from '../chaos/config.ts';
 import { runDrill, type DrillProgress } from '../chaos/drill.ts';
+import { DST_MODES, parseDstMode, type DstMode } from '../chaos/dst.ts';
 import type { ChaosReport } from '../chaos/report.ts';
 import { table } from './format.ts';
 import { parseInteger } from './jobs-command.ts';
@@ -16,10 +17,23 @@ export function chaosCommand(write: (line: string) => void): Command {
     .addOption(new Option('--jobs <n>', 'schedules (one in eight every few seconds, the rest every 30 s to 2 min)').argParser(parseInteger).default(100))
     .addOption(new Option('--duration <seconds>', 'how long faults are injected').argParser(parseInteger).default(90))
     .addOption(new Option('--seed <n>', 'the same seed gives the same fault plan').argParser(parseInteger).default(1))
-    .option('--faults <list>', `comma-separated, or "all": ${FAULT_KINDS.join(', ')}`, 'all')
+    .addOption(new Option('--faults <list>', `comma-separated, or "all": ${FAULT_KINDS.join(', ')}`).argParser(asArgument(parseFaultList)).default([...FAULT_KINDS], 'all'))
+    .addOption(
+      new Option(
+        '--rates <list>',
+        `override per-message, per-call or per-try probabilities, e.g. hang=0.01,throttle=0.05 (defaults: ${Object.entries(DEFAULT_FAULT_RATES)
+          .map(([name, rate]) => `${name}=${rate}`)
+          .join(',')})`,
+      ).argParser(asArgument(parseFaultRates)),
+    )
+    .addOption(
+      new Option('--dst [transition]', `offset every clock so the window crosses a DST transition of America/New_York: ${DST_MODES.join(' or ')} (alone: spring)`).argParser(
+        asArgument((value: string) => parseDstMode(value)),
+      ),
+    )
     .option('--out <dir>', 'where report.json, timeline.svg and events.jsonl go', '.cronfence/chaos')
     .option('--json', 'print report.json instead of the summary')
-    .action(async (flags: { scanners: number; workers: number; jobs: number; duration: number; seed: number; faults: string; out: string; json?: boolean }) => {
+    .action(async (flags: { scanners: number; workers: number; jobs: number; duration: number; seed: number; faults: FaultKind[]; rates?: Partial<FaultRates>; dst?: DstMode | true; out: string; json?: boolean }) => {
       const bar = new SingleBar({
         format: 'chaos {phase} |{bar}| {value}/{total} s · {committed} committed · {faults} faults',
         stream: process.stderr,
@@ -30,13 +44,17 @@ export function chaosCommand(write: (line: string) => void): Command {
       let lastPhase = '';
       if (drawBar) bar.start(flags.duration, 0, { phase: 'starting', committed: 0, faults: 0 });
       const outDir = path.resolve(flags.out);
+      const { faults, rates } = flags;
+      const dst = parseDstMode(flags.dst);
       const report = await runDrill({
         scanners: flags.scanners,
         workers: flags.workers,
         jobs: flags.jobs,
         durationSeconds: flags.duration,
         seed: flags.seed,
-        faults: parseFaultList(flags.faults),
+        faults,
+        rates,
+        dst,
         outDir,
         onProgress: (progress: DrillProgress) => {
           if (drawBar) bar.update(Math.min(progress.elapsedSeconds, flags.duration), { ...progress });
@@ -53,6 +71,18 @@ export function chaosCommand(write: (line: string) => void): Command {
     });
 }
 
+/** A parser whose RangeError becomes commander's own "invalid argument" message, naming the option. */
+function asArgument<T>(parse: (value: string) => T): (value: string) => T {
+  return (value) => {
+    try {
+      return parse(value);
+    } catch (error) {
+      if (error instanceof RangeError) throw new InvalidArgumentError(error.message);
+      throw error;
+    }
+  };
+}
+
 function printSummary(report: ChaosReport, outDir: string, write: (line: string) => void): void {
   const ok = (pass: boolean): string => (pass ? 'ok' : 'BROKEN');
   write(
@@ -64,9 +94,14 @@ function printSummary(report: ChaosReport, outDir: string, write: (line: string)
       ['zombie commits accepted', report.zombieCommitsAccepted, ok(report.zombieCommitsAccepted === 0)],
       ['overlaps (zombie ran past a takeover)', report.overlaps, ''],
       ['fence monotonicity violations', report.fenceViolations, ok(report.fenceViolations === 0)],
+      ['healthy holders displaced (takeover while it renewed)', report.healthyHoldersDisplaced, ok(report.healthyHoldersDisplaced === 0)],
+      ['committed then DEAD or dead-lettered', report.committedThenDead, ok(report.committedThenDead === 0)],
+      ['SUCCEEDED without its business write', report.succeededWithoutWrites, ok(report.succeededWithoutWrites === 0)],
+      ['skipped by a lifecycle change while pending', report.skippedByChange, ''],
       ['failover p50 / p99 / max', `${report.failover.p50Ms} / ${report.failover.p99Ms} / ${report.failover.maxMs} ms (n=${report.failover.count})`, ok(report.failover.maxMs < 5000)],
       ['start lag p50 / p99 / max', `${report.startLag.p50Ms} / ${report.startLag.p99Ms} / ${report.startLag.maxMs} ms`, ''],
       ['final states', JSON.stringify(report.finalStates), ''],
+      ...(report.settings.dst ? [['DST transition crossed', `${report.settings.dst.transition} (clocks ${report.settings.dst.clockOffsetMs} ms)`, '']] : []),
       ['faults injected', JSON.stringify(report.faults), ''],
     ]),
   );

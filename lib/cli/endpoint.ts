@@ -1,7 +1,8 @@
 /**
  * Which AWS endpoint a one-shot CLI command talks to: AWS_ENDPOINT_URL when
  * set; else the emulator of a running `cronfence dev` (found through its
- * state file); else the SDK's default, real AWS.
+ * state file, with any per-service AWS_ENDPOINT_URL_* it ran with); else the
+ * SDK's default, real AWS.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -9,6 +10,8 @@ import { describeJobsModule } from '../lambda/describe-jobs-module.ts';
 
 interface DevState {
   readonly endpoint?: string;
+  /** The per-service split of CRONFENCE_EMULATOR=localstack (DynamoDB on moto). */
+  readonly endpointEnv?: Record<string, string>;
   readonly pid?: number;
   readonly prefix?: string;
   /** The jobs module a `cronfence dev --jobs` runs. */
@@ -34,6 +37,9 @@ export function useDevEndpointIfRunning(stateDir: string): string | undefined {
   const state = runningDev(stateDir);
   if (!state?.endpoint) return undefined;
   process.env.AWS_ENDPOINT_URL = state.endpoint;
+  for (const [name, value] of Object.entries(state.endpointEnv ?? {})) {
+    if (name.startsWith('AWS_ENDPOINT_URL_')) process.env[name] ??= value;
+  }
   process.env.AWS_REGION ??= 'us-east-1';
   process.env.AWS_ACCESS_KEY_ID ??= 'test';
   process.env.AWS_SECRET_ACCESS_KEY ??= 'test';

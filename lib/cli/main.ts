@@ -15,6 +15,7 @@ import { benchCommand } from './bench-command.ts';
 import { chaosCommand } from './chaos-command.ts';
 import { jobsCommand, parseInteger } from './jobs-command.ts';
 import { runsCommand } from './runs-command.ts';
+import { verifyCommand } from './verify-command.ts';
 
 const stateDir = path.resolve(process.env.CRONFENCE_STATE_DIR ?? '.cronfence');
 const write = (line: string): void => void process.stdout.write(`${line}\n`);
@@ -88,6 +89,7 @@ program
 // Handler names are checked against --jobs, else the module a running `cronfence dev --jobs` runs, else the examples.
 program.addCommand(jobsCommand((known) => lazyRuntime().jobs(known ?? devJobsModuleHandlers(stateDir) ?? registry.names()), write));
 program.addCommand(runsCommand(() => lazyRuntime().jobs(), write));
+program.addCommand(verifyCommand(() => ({ dynamo: lazyRuntime().clients.dynamo, config: lazyRuntime().config }), write));
 program.addCommand(chaosCommand(write));
 program.addCommand(benchCommand(write));
 

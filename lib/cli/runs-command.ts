@@ -1,14 +1,15 @@
 /** `cronfence runs <jobId>`: a job's slices beside their ledger records. */
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import { executionKey, isoSecond } from '../core/execution-key.ts';
 import type { JobRepository } from '../aws/dynamo/job-repository.ts';
 import { table } from './format.ts';
+import { parseTimeAgo } from './time-flags.ts';
 
 export function runsCommand(repository: () => JobRepository, write: (line: string) => void): Command {
   return new Command('runs')
     .description("a job's slices (status, fence, owner, attempts) and ledger entries")
     .argument('<jobId>')
-    .option('--since <time>', 'ISO time or a duration ago like 10m, 2h', parseSince, Date.now() - 3_600_000)
+    .option('--since <time>', 'ISO time or a duration ago like 10m, 2h', (value) => parseTimeAgo(value), Date.now() - 3_600_000)
     .option('--json', 'one JSON object per slice')
     .action(async (jobId: string, flags: { since: number; json?: boolean }) => {
       const repo = repository();
@@ -37,15 +38,4 @@ export function runsCommand(repository: () => JobRepository, write: (line: strin
       );
       write(`${slices.length} slices, ${ledger.length} ledger records since ${new Date(flags.since).toISOString()}`);
     });
-}
-
-function parseSince(value: string): number {
-  const relative = /^(\d+)([smhd])$/.exec(value);
-  if (relative) {
-    const unit = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[relative[2] as 's' | 'm' | 'h' | 'd'];
-    return Date.now() - Number(relative[1]) * unit;
-  }
-  const parsed = Date.parse(value);
-  if (Number.isNaN(parsed)) throw new InvalidArgumentError(`${JSON.stringify(value)} is neither an ISO time nor a duration like 10m`);
-  return parsed;
 }

@@ -51,11 +51,16 @@ export interface SliceStore {
   /**
    * Claim rule: see `isClaimable`. On a win, fence + 1, owner, lease and attempts are set.
    * `messageId`: the queue message this claim came from; the holder's own message
-   * coming back proves its heartbeats lapsed.
+   * coming back (a later delivery: `receiveCount` higher) proves its heartbeats lapsed.
    */
-  claim(key: SliceKey, owner: string, now: number, messageId?: string): Promise<ClaimOutcome>;
-  /** @throws {LeaseLostError} when the fence moved on or the slice is no longer RUNNING. */
-  renew(key: SliceKey, fence: number, now: number, leaseMs: number): Promise<void>;
+  claim(key: SliceKey, owner: string, now: number, messageId?: string, receiveCount?: number): Promise<ClaimOutcome>;
+  /**
+   * `disarmMessageBack`: also forget the message the lease was claimed with, so
+   * that message coming back no longer admits a standby (the holder could not
+   * keep it hidden); takeover then waits for the lease to expire.
+   * @throws {LeaseLostError} when the fence moved on or the slice is no longer RUNNING.
+   */
+  renew(key: SliceKey, fence: number, now: number, leaseMs: number, disarmMessageBack?: boolean): Promise<void>;
   /**
    * Slice RUNNING → SUCCEEDED on the fence, the ledger record and `writes`, atomically.
    * An earlier attempt of this very commit that landed (lost reply) counts as success.

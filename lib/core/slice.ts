@@ -46,6 +46,8 @@ export interface Slice extends SliceKey {
   readonly leaseMessageId?: string;
   /** Names the claim request that won the current lease (a resent request is recognised by it). */
   readonly claimToken?: string;
+  /** SQS's receive count of the delivery the current lease was claimed with: a later delivery has a higher one. */
+  readonly leaseReceiveCount?: number;
   /** Claims so far, including takeovers after a crash. */
   readonly attempts: number;
   readonly handler: string;
@@ -87,10 +89,11 @@ export function isFinal(status: SliceStatus): boolean {
  *   win again: it is recognised as already won (see `isOwnClaimResent`).
  */
 export function isClaimable(
-  slice: Pick<Slice, 'status' | 'leaseExpiresAt' | 'nextAttemptAt' | 'leaseMessageId' | 'claimToken'>,
+  slice: Pick<Slice, 'status' | 'leaseExpiresAt' | 'nextAttemptAt' | 'leaseMessageId' | 'claimToken' | 'leaseReceiveCount'>,
   now: number,
   messageId?: string,
   claimToken?: string,
+  receiveCount?: number,
 ): boolean {
   switch (slice.status) {
     case SliceStatus.Enqueued:
@@ -99,13 +102,24 @@ export function isClaimable(
       return (slice.nextAttemptAt ?? 0) <= now;
     case SliceStatus.Running: {
       const leaseLongExpired = (slice.leaseExpiresAt ?? 0) + LEASE_EXPIRY_MARGIN_MS < now;
-      const holdersMessageBack = messageId !== undefined && slice.leaseMessageId === messageId;
+      const holdersMessageBack = messageId !== undefined && slice.leaseMessageId === messageId && isLaterDelivery(slice, receiveCount);
       const notThisVeryClaim = claimToken === undefined || slice.claimToken !== claimToken;
       return (leaseLongExpired || holdersMessageBack) && notThisVeryClaim;
     }
     default:
       return false;
   }
+}
+
+/**
+ * Is this delivery of the holder's message a later one than the delivery the
+ * lease was claimed with? SQS keeps a message's id across deliveries, so
+ * "the holder's message came back" must also mean "received again since":
+ * an earlier delivery's claim, resent after a stall, must not take over.
+ * Unknown counts (an old slice, a caller without them) fall back to the id.
+ */
+export function isLaterDelivery(slice: Pick<Slice, 'leaseReceiveCount'>, receiveCount: number | undefined): boolean {
+  return receiveCount === undefined || slice.leaseReceiveCount === undefined || receiveCount > slice.leaseReceiveCount;
 }
 
 /** A lost claim whose slice shows this very claim request as the winner: its first send landed, the reply was lost. */
@@ -116,6 +130,8 @@ export function isOwnClaimResent(slice: Pick<Slice, 'status' | 'owner' | 'claimT
 /** What a worker that lost a claim does with its message. */
 export type LostClaimAction =
   | { readonly kind: 'drop'; readonly reason: 'final' | 'missing' | 'duplicate' }
+  /** An earlier delivery of the holder's own message: its receipt handle is stale, so touch nothing. */
+  | { readonly kind: 'leave' }
   /** Hide the message until the holder's lease (or the retry) is due, then look again. */
   | { readonly kind: 'hide'; readonly untilMs: number };
 
@@ -126,9 +142,11 @@ export type LostClaimAction =
  * duplicates (and sweep re-sends) from circulating until the slice is final;
  * the sweep remains the backstop should that message be lost too.
  */
-export function lostClaimAction(slice: Slice | undefined, now: number, messageId?: string): LostClaimAction {
+export function lostClaimAction(slice: Slice | undefined, now: number, messageId?: string, receiveCount?: number): LostClaimAction {
   if (slice === undefined) return { kind: 'drop', reason: 'missing' };
   if (isFinal(slice.status)) return { kind: 'drop', reason: 'final' };
+  const earlierDeliveryOfHolders = slice.status === SliceStatus.Running && messageId !== undefined && slice.leaseMessageId === messageId && !isLaterDelivery(slice, receiveCount);
+  if (earlierDeliveryOfHolders) return { kind: 'leave' };
   const otherCopy = messageId !== undefined && slice.leaseMessageId !== undefined && slice.leaseMessageId !== messageId;
   if (otherCopy && (slice.status === SliceStatus.Running || slice.status === SliceStatus.Failed)) return { kind: 'drop', reason: 'duplicate' };
   if (slice.status === SliceStatus.Running) return { kind: 'hide', untilMs: Math.max(now, (slice.leaseExpiresAt ?? now) + LEASE_EXPIRY_MARGIN_MS) };

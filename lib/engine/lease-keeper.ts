@@ -26,6 +26,11 @@ export class LeaseKeeper {
   private readonly controller = new AbortController();
   private readonly stopped = new AbortController();
   private lastRenewedAt: number;
+  /** When the last visibility extension that SQS accepted was sent (at first, the claim: the message was just received). */
+  private lastHiddenAt: number;
+  private hiding: Promise<void> | undefined;
+  /** The holder's-message-back takeover was disarmed: the message may surface while this holder still renews. */
+  private disarmed = false;
   private loop: Promise<void> | undefined;
 
   constructor(
@@ -37,6 +42,7 @@ export class LeaseKeeper {
     private readonly onRenewed: (at: number) => void = () => {},
   ) {
     this.lastRenewedAt = options.claimedAt;
+    this.lastHiddenAt = options.claimedAt;
   }
 
   /** Aborts when the lease is lost. */
@@ -58,7 +64,7 @@ export class LeaseKeeper {
   }
 
   private async run(): Promise<void> {
-    const { key, fence, leaseMs, heartbeatMs, receiptHandle } = this.options;
+    const { key, fence, leaseMs, heartbeatMs } = this.options;
     // The lease was set when the claim was sent: after a slow claim, the first renewal is due sooner (at once, if
     // the claim took a whole heartbeat), or a lease born nearly expired would lapse before it.
     let wait = Math.max(0, heartbeatMs - (this.clock.now() - this.options.claimedAt));
@@ -76,7 +82,8 @@ export class LeaseKeeper {
         this.onRenewed(now);
         // Only after the renewal held: a zombie's hide would keep the message (which its standby may now hold
         // too) hidden for another visibility timeout after the standby itself dies (seen: 5.2 s failovers).
-        if (!this.stopped.signal.aborted) await this.queue.hide(receiptHandle, this.options.visibilitySeconds);
+        // In the background: a slow or refused extension must not delay the next renewal.
+        this.extendVisibility(now);
       } catch (error) {
         if (error instanceof LeaseLostError) {
           this.controller.abort(error);
@@ -92,6 +99,22 @@ export class LeaseKeeper {
     }
   }
 
+  /** One extension at a time; its send time counts once SQS accepted it. */
+  private extendVisibility(sentAt: number): void {
+    if (this.hiding !== undefined || this.stopped.signal.aborted) return;
+    this.hiding = this.queue
+      .hide(this.options.receiptHandle, this.options.visibilitySeconds)
+      .then(
+        () => {
+          this.lastHiddenAt = Math.max(this.lastHiddenAt, sentAt);
+        },
+        (error: unknown) => this.onRenewError(error),
+      )
+      .finally(() => {
+        this.hiding = undefined;
+      });
+  }
+
   /**
    * One renewal, given up on when the lease we last saw renewed runs out
    * before it answers (a hung request): the signal must fire then, not when
@@ -99,7 +122,12 @@ export class LeaseKeeper {
    */
   private async renewWithinLease(now: number): Promise<void> {
     const { key, fence, leaseMs } = this.options;
-    const renewal = this.slices.renew(key, fence, now, leaseMs);
+    // The message may surface before the next heartbeat (extensions failing or hung): then a standby given it would
+    // take over a holder that still renews. This renewal disarms that takeover; failover falls back to the lease.
+    const disarm = !this.disarmed && now - this.lastHiddenAt > this.options.visibilitySeconds * 1000 - this.options.heartbeatMs;
+    const renewal = this.slices.renew(key, fence, now, leaseMs, disarm).then(() => {
+      if (disarm) this.disarmed = true;
+    });
     const ranOut = new AbortController();
     const deadline = sleep(this.lastRenewedAt + leaseMs - now, ranOut.signal).then(
       () => Promise.reject(new LeaseRanOutError()),

@@ -21,7 +21,6 @@ import {
 } from '../core/errors.ts';
 import { lifecycleEvent, type EventSink, type LifecycleEventDetails, type LifecycleEventType } from '../core/events.ts';
 import { executionKey, isoSecond } from '../core/execution-key.ts';
-import { DEFAULT_POLICIES } from '../core/job-spec.ts';
 import { isOwnCommit } from '../core/ledger.ts';
 import { decodeWorkMessage } from '../core/messages.ts';
 import type { BusinessWrite, DeadLetterSink, SliceStore, WorkQueue } from '../core/ports.ts';
@@ -70,10 +69,14 @@ export interface ReceivedMessage {
   readonly body: string;
   readonly receiptHandle: string;
   readonly messageId?: string;
+  /** SQS's ApproximateReceiveCount of this delivery. */
+  readonly receiveCount?: number;
 }
 
 /** A message that surfaces more than this before its slice's second is hidden again (clock skew, long delays). */
 const EARLY_TOLERANCE_MS = 2000;
+/** How soon a message comes back after an error before its claim settled. */
+const RETRY_SOON_SECONDS = 1;
 /** The longest lookahead a scan may have (CRONFENCE_LOOKAHEAD_MS), plus the clock-skew margin. */
 const FARTHEST_SLICE_AHEAD_MS = 900_000 + LEASE_EXPIRY_MARGIN_MS;
 
@@ -97,13 +100,13 @@ export class Worker {
   /**
    * Something failed before the message's visibility was set for the job (a
    * store error during the claim, say). Behind a Lambda event source the
-   * queue's visibility is the function timeout: hide the message for one
-   * default lease instead, so the slice is tried again within seconds, not
-   * minutes, and not only by the sweep.
+   * queue's visibility is the function timeout: hide the message for a second
+   * instead, so the slice is tried again at once (a standby's refused claim
+   * must not add a lease to the failover), not minutes later by the sweep.
    */
   private async retrySoon(message: ReceivedMessage): Promise<void> {
     try {
-      await this.deps.queue.hide(message.receiptHandle, messageVisibilitySeconds(DEFAULT_POLICIES));
+      await this.deps.queue.hide(message.receiptHandle, RETRY_SOON_SECONDS);
     } catch (error) {
       this.deps.onError?.(error, 'hiding a message after an error');
     }
@@ -125,7 +128,7 @@ export class Worker {
       queue,
       message.receiptHandle,
       { everyMs: visibilityMs / 2.5, visibilitySeconds: Math.ceil(visibilityMs / 1000), onError: (error) => this.deps.onError?.(error, 'claim heartbeat') },
-      () => slices.claim(key, workerId, now, message.messageId),
+      () => slices.claim(key, workerId, now, message.messageId, message.receiveCount),
     );
     if (!claim.won) return this.standDown(claim.current, message);
     const slice = claim.slice;
@@ -146,9 +149,10 @@ export class Worker {
   }
 
   private async standDown(current: Slice | undefined, message: ReceivedMessage): Promise<Disposition> {
-    const action = lostClaimAction(current, this.deps.clock.now(), message.messageId);
+    const action = lostClaimAction(current, this.deps.clock.now(), message.messageId, message.receiveCount);
     if (action.kind === 'drop' && action.reason === 'missing') throw new UnrunnableMessageError(message.body, 'no such slice exists');
     if (action.kind === 'drop') return 'delete';
+    if (action.kind === 'leave') return 'keep';
     // Someone holds a live lease (or a retry is not yet due): come back when that ends.
     await this.deps.queue.hide(message.receiptHandle, Math.ceil((action.untilMs - this.deps.clock.now()) / 1000));
     return 'keep';

@@ -19,7 +19,7 @@ import { describeJobsModule, type JobsModuleDescription } from '../lambda/descri
 import { PACKAGE_ROOT } from '../package-files.ts';
 import { DevReport, type DevSummary } from './dev-report.ts';
 import { prepareDevEnvironment, prepareModuleEnvironment, registerExampleJobs, registerModuleJobs } from './dev-setup.ts';
-import { ensureAwsEndpoint } from './emulator.ts';
+import { emulatorProfile, ensureAwsEndpoint } from './emulator.ts';
 import { ReplicaFleet } from './fleet.ts';
 import { createRuntime, type Runtime } from './wiring.ts';
 
@@ -49,7 +49,11 @@ export async function runDev(options: DevOptions): Promise<DevSummary> {
     // A module that does not load fails before anything starts.
     const jobs = options.jobsModule ? describeJobsModule(options.jobsModule) : undefined;
     if (jobs) report.say(`jobs module ${jobs.path}: handlers ${jobs.handlers.join(', ')}`);
-    report.say(process.env.AWS_ENDPOINT_URL ? `using AWS_ENDPOINT_URL=${process.env.AWS_ENDPOINT_URL}` : 'starting the local AWS emulator (moto)…');
+    report.say(
+      process.env.AWS_ENDPOINT_URL
+        ? `using AWS_ENDPOINT_URL=${process.env.AWS_ENDPOINT_URL}`
+        : `starting the local AWS emulator (${emulatorProfile(process.env.CRONFENCE_EMULATOR)})…`,
+    );
     const endpoint = await ensureAwsEndpoint({ repoRoot: PACKAGE_ROOT, log: (line) => report.say(`  ${line}`) });
     report.begin();
     const runtime = createRuntime();
@@ -58,7 +62,7 @@ export async function runDev(options: DevOptions): Promise<DevSummary> {
     try {
       const env = jobs ? await prepareModuleEnvironment(runtime, jobs) : await prepareDevEnvironment(runtime).then(() => ({}));
       mkdirSync(options.stateDir, { recursive: true });
-      writeFileSync(statePath, JSON.stringify({ endpoint: endpoint.endpoint, pid: process.pid, prefix: runtime.config.prefix, jobsModule: jobs?.path }));
+      writeFileSync(statePath, JSON.stringify({ endpoint: endpoint.endpoint, endpointEnv: endpoint.endpointEnv, pid: process.pid, prefix: runtime.config.prefix, jobsModule: jobs?.path }));
       fleet = new ReplicaFleet({
         logFile: path.join(options.stateDir, 'replicas.log'),
         onEvent: (event) => report.onEvent(event),

@@ -1,38 +1,52 @@
 /**
- * Local AWS emulator (moto) launcher.
+ * Local AWS emulator launcher.
  *
- * `startEmulator()` makes sure the project-local venv exists
+ * `startEmulator()` makes sure the project-local moto venv exists
  * (scripts/setup-emulator.sh), spawns scripts/emulator/serve.py on a free
  * port, and resolves once a real DynamoDB ListTables call succeeds.
- * `ensureAwsEndpoint()` does that only when AWS_ENDPOINT_URL is not set, and
- * exports the endpoint/region/credentials into process.env so that child
- * processes (and the AWS SDK's default config chain) pick them up.
  *
- * The emulator never outlives this process: stop() terminates it, a process
- * 'exit' handler kills it synchronously, and serve.py exits by itself when
- * its stdin pipe closes (which covers this process being SIGKILLed).
+ * `ensureAwsEndpoint()` starts emulators only when AWS_ENDPOINT_URL is not
+ * set, and exports the endpoints, region and test credentials into
+ * process.env so that child processes (and the AWS SDK's default config
+ * chain) pick them up. Which emulators, by CRONFENCE_EMULATOR:
+ * - `moto` (the default): our serialized moto serves everything.
+ * - `localstack`: LocalStack (host mode, lib/runtime/localstack.ts) serves
+ *   SQS and EventBridge as AWS_ENDPOINT_URL, and our moto serves DynamoDB as
+ *   AWS_ENDPOINT_URL_DYNAMODB (LocalStack's DynamoDB is Amazon's DynamoDB
+ *   Local, which we do not use). See docs/localstack.md.
+ *
+ * No emulator outlives this process (lib/runtime/emulator-child.ts).
  */
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import {
+  defaultRepoRoot,
+  EmulatorSetupError,
+  EmulatorStartError,
+  runSetupScript,
+  spawnEmulatorChild,
+  waitUntilAnswering,
+} from './emulator-child.ts';
+import { startLocalStack } from './localstack.ts';
 
-export class EmulatorSetupError extends Error {
-  override name = 'EmulatorSetupError';
+export { EmulatorSetupError, EmulatorStartError };
+
+/** CRONFENCE_EMULATOR names neither profile. A setup error, so the CLI reports it in one line. */
+export class EmulatorProfileError extends EmulatorSetupError {
+  override name = 'EmulatorProfileError';
 }
 
-export class EmulatorStartError extends Error {
-  override name = 'EmulatorStartError';
-}
+export const EMULATOR_PROFILES = ['moto', 'localstack'] as const;
+export type EmulatorProfile = (typeof EMULATOR_PROFILES)[number];
 
 export interface EmulatorOptions {
-  /** Repo root holding scripts/ and .venv-emulator/; found from this file when omitted. */
+  /** Repo root holding scripts/ and the venvs; found from this file when omitted. */
   repoRoot?: string;
-  /** Receives progress lines and the emulator's stderr lines. Silent when omitted. */
+  /** Receives progress lines and the emulators' stderr lines. Silent when omitted. */
   log?: (line: string) => void;
-  /** How long to wait for the emulator to answer ListTables (default 60000). Excludes venv setup. */
+  /** How long to wait for an emulator to answer (default 60000). Excludes venv setup. */
   startTimeoutMs?: number;
 }
 
@@ -43,56 +57,16 @@ export interface RunningEmulator {
 }
 
 export interface AwsEndpoint {
-  /** The endpoint in use (AWS_ENDPOINT_URL as found, or the started emulator's). */
+  /** AWS_ENDPOINT_URL in use (as found, or the started emulator's). */
   endpoint: string | undefined;
-  /** Stops the emulator if this call started it; otherwise a no-op. */
+  /** Every AWS_ENDPOINT_URL* variable in effect, for anyone who must hand the same split on. */
+  endpointEnv: Record<string, string>;
+  /** Stops the emulators this call started; otherwise a no-op. */
   stop(): Promise<void>;
 }
 
 const DEFAULT_START_TIMEOUT_MS = 60_000;
 const STOP_GRACE_MS = 3_000;
-const STDERR_TAIL_LINES = 40;
-
-function defaultRepoRoot(): string {
-  // This file is lib/runtime/emulator.ts.
-  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-}
-
-function runSetup(repoRoot: string, log: (line: string) => void): Promise<void> {
-  const script = path.join(repoRoot, 'scripts', 'setup-emulator.sh');
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const child = spawn('bash', [script], {
-      cwd: repoRoot,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    // Captured; shown only on failure (in the error) or through opts.log.
-    for (const stream of [child.stdout, child.stderr]) {
-      stream.setEncoding('utf8').on('data', (chunk: string) => {
-        output += chunk;
-      });
-      createInterface({ input: stream }).on('line', (line) => {
-        log(`[setup] ${line}`);
-      });
-    }
-    child.on('error', (err) => {
-      reject(new EmulatorSetupError(`cannot run ${script}: ${err.message}`, { cause: err }));
-    });
-    child.on('close', (code, signal) => {
-      if (code === 0) {
-        resolve();
-        return;
-      }
-      const how = signal ? `was killed by ${signal}` : `exited with code ${String(code)}`;
-      const text = output.trim();
-      reject(new EmulatorSetupError(text ? `${text}\n(${script} ${how})` : `${script} ${how}`));
-    });
-  });
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
 
 interface ReadyLine {
   port: number;
@@ -112,10 +86,6 @@ function parseReadyLine(line: string): ReadyLine | undefined {
   return { port, endpoint };
 }
 
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-}
-
 async function waitForDynamoDb(endpoint: string, deadline: number, exited: () => string | undefined): Promise<void> {
   const client = new DynamoDBClient({
     endpoint,
@@ -123,38 +93,22 @@ async function waitForDynamoDb(endpoint: string, deadline: number, exited: () =>
     credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
     maxAttempts: 1,
   });
-  let lastError: unknown;
   try {
-    for (;;) {
-      const why = exited();
-      if (why !== undefined) throw new EmulatorStartError(why);
-      const remaining = deadline - Date.now();
-      if (remaining <= 0) break;
-      try {
-        await client.send(new ListTablesCommand({ Limit: 1 }), {
-          abortSignal: AbortSignal.timeout(Math.max(1, Math.min(5_000, remaining))),
-        });
-        return;
-      } catch (err) {
-        lastError = err;
-      }
-      await sleep(100);
-    }
+    await waitUntilAnswering(`emulator at ${endpoint} (DynamoDB ListTables)`, deadline, exited, async (abortSignal) => {
+      await client.send(new ListTablesCommand({ Limit: 1 }), { abortSignal });
+    });
   } finally {
     client.destroy();
   }
-  throw new EmulatorStartError(
-    `emulator at ${endpoint} did not answer DynamoDB ListTables in time (last error: ${errorMessage(lastError)})`,
-    { cause: lastError },
-  );
 }
 
+/** Starts our serialized moto (all services). */
 export async function startEmulator(opts: EmulatorOptions = {}): Promise<RunningEmulator> {
   const repoRoot = opts.repoRoot ?? defaultRepoRoot();
   const log = opts.log ?? (() => {});
   const startTimeoutMs = opts.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
 
-  await runSetup(repoRoot, log);
+  await runSetupScript(repoRoot, 'setup-emulator.sh', log);
 
   const python = path.join(repoRoot, '.venv-emulator', 'bin', 'python');
   const serve = path.join(repoRoot, 'scripts', 'emulator', 'serve.py');
@@ -163,84 +117,27 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
   }
 
   const deadline = Date.now() + startTimeoutMs;
-  // stdin stays an open pipe for the child's whole life: serve.py exits when it
-  // reaches EOF, i.e. when this process dies, however it dies.
-  const child = spawn(python, [serve, '--port', '0', '--exit-on-stdin-eof'], {
+  const child = spawnEmulatorChild({
+    label: 'emulator',
+    command: python,
+    args: [serve, '--port', '0', '--exit-on-stdin-eof'],
     cwd: repoRoot,
-    stdio: ['pipe', 'pipe', 'pipe'],
     env: { ...process.env, PYTHONUNBUFFERED: '1' },
-    // Its own process group: a terminal's Ctrl-C must not stop it before its parent has finished with it (stop() does).
-    detached: true,
+    stopGraceMs: STOP_GRACE_MS,
+    log,
   });
-
-  const stderrTail: string[] = [];
-  let exitInfo: string | undefined;
-  let spawnError: Error | undefined;
-  const exitedPromise = new Promise<void>((resolve) => {
-    child.on('exit', (code, signal) => {
-      exitInfo = signal ? `killed by ${signal}` : `exited with code ${String(code)}`;
-      resolve();
-    });
-    child.on('error', (err) => {
-      // Only a failed spawn ends the child's life here; it emits no 'exit'.
-      if (child.pid === undefined) {
-        spawnError = err;
-        resolve();
-      }
-    });
-  });
-  // Writing to the pipe after the child died must not crash us.
-  child.stdin.on('error', () => {});
-
-  const killOnExit = (): void => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  };
-  process.on('exit', killOnExit);
-
-  const describeExit = (): string | undefined => {
-    if (spawnError) return `cannot spawn ${python}: ${spawnError.message}`;
-    if (exitInfo === undefined) return undefined;
-    const tail = stderrTail.join('\n').trim();
-    return `emulator ${exitInfo} before it was ready${tail ? `:\n${tail}` : ''}`;
-  };
-
-  createInterface({ input: child.stderr }).on('line', (line) => {
-    stderrTail.push(line);
-    if (stderrTail.length > STDERR_TAIL_LINES) stderrTail.shift();
-    log(`[emulator] ${line}`);
-  });
-
-  let stopping: Promise<void> | undefined;
-  const stop = (): Promise<void> => {
-    stopping ??= (async () => {
-      if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
-        // Unreferenced while running; a caller awaiting stop() must not see Node exit first (exit code 13).
-        child.ref();
-        child.kill('SIGTERM');
-        const timer = setTimeout(() => {
-          child.kill('SIGKILL');
-        }, STOP_GRACE_MS);
-        await exitedPromise;
-        clearTimeout(timer);
-      }
-      child.stdin.destroy();
-      process.off('exit', killOnExit);
-    })();
-    return stopping;
-  };
 
   try {
     const ready = await new Promise<ReadyLine>((resolve, reject) => {
-      const stdoutLines = createInterface({ input: child.stdout });
+      const stdoutLines = createInterface({ input: child.process.stdout });
       const timer = setTimeout(
         () => reject(new EmulatorStartError(`emulator printed no ready line within ${startTimeoutMs} ms`)),
         Math.max(0, deadline - Date.now()),
       );
-      const fail = (): void => {
+      void child.exited.then(() => {
         clearTimeout(timer);
-        reject(new EmulatorStartError(describeExit() ?? 'emulator exited before it was ready'));
-      };
-      void exitedPromise.then(fail);
+        reject(new EmulatorStartError(child.describeExit() ?? 'emulator exited before it was ready'));
+      });
       stdoutLines.on('line', (line) => {
         const parsed = parseReadyLine(line);
         if (parsed) {
@@ -252,21 +149,24 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Running
       });
     });
 
-    log(`emulator listening on ${ready.endpoint} (pid ${String(child.pid)})`);
-    await waitForDynamoDb(ready.endpoint, deadline, describeExit);
-
-    // The emulator must not by itself keep this process alive; the 'exit'
-    // handler and the stdin watchdog clean it up when we go.
+    log(`emulator (moto) listening on ${ready.endpoint} (pid ${String(child.process.pid)})`);
+    await waitForDynamoDb(ready.endpoint, deadline, () => child.describeExit());
     child.unref();
-    for (const stream of [child.stdin, child.stdout, child.stderr]) {
-      (stream as unknown as { unref?: () => void }).unref?.();
-    }
-
-    return { endpoint: ready.endpoint, port: ready.port, stop };
+    return { endpoint: ready.endpoint, port: ready.port, stop: () => child.stop() };
   } catch (err) {
-    await stop();
+    await child.stop();
     throw err;
   }
+}
+
+/** The profile CRONFENCE_EMULATOR names (moto when unset). @throws EmulatorProfileError for any other value. */
+export function emulatorProfile(value: string | undefined): EmulatorProfile {
+  if (value === undefined || value === '') return 'moto';
+  const profile = EMULATOR_PROFILES.find((name) => name === value);
+  if (!profile) {
+    throw new EmulatorProfileError(`CRONFENCE_EMULATOR=${value} is not a profile; use one of ${EMULATOR_PROFILES.join(', ')} (or unset it for moto)`);
+  }
+  return profile;
 }
 
 const ENV_DEFAULTS = {
@@ -275,23 +175,51 @@ const ENV_DEFAULTS = {
   AWS_SECRET_ACCESS_KEY: 'test',
 } as const;
 
+function endpointVariables(): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(process.env).filter((entry): entry is [string, string] => entry[0].startsWith('AWS_ENDPOINT_URL') && entry[1] !== undefined && entry[1] !== ''),
+  );
+}
+
+/** Starts what the profile needs; the returned endpoints become process.env. */
+async function startProfile(profile: EmulatorProfile, opts: EmulatorOptions): Promise<{ env: Record<string, string>; stops: (() => Promise<void>)[] }> {
+  if (profile === 'moto') {
+    const moto = await startEmulator(opts);
+    return { env: { AWS_ENDPOINT_URL: moto.endpoint }, stops: [moto.stop] };
+  }
+  // Started side by side (LocalStack takes a few seconds); a failure of one stops the other.
+  const ownDynamo = process.env.AWS_ENDPOINT_URL_DYNAMODB;
+  const started = await Promise.allSettled([startLocalStack(opts), ownDynamo ? Promise.resolve(undefined) : startEmulator(opts)]);
+  const stops = started.flatMap((result) => (result.status === 'fulfilled' && result.value ? [result.value.stop] : []));
+  const failed = started.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+  if (failed) {
+    await Promise.all(stops.map((stop) => stop()));
+    throw failed.reason;
+  }
+  const [localstack, moto] = started.map((result) => (result as PromiseFulfilledResult<RunningEmulator | undefined>).value);
+  const env: Record<string, string> = { AWS_ENDPOINT_URL: localstack!.endpoint };
+  if (moto) env.AWS_ENDPOINT_URL_DYNAMODB = moto.endpoint;
+  return { env, stops };
+}
+
 export async function ensureAwsEndpoint(opts: EmulatorOptions = {}): Promise<AwsEndpoint> {
   const existing = process.env.AWS_ENDPOINT_URL;
   if (existing) {
-    return { endpoint: existing, stop: async () => {} };
+    return { endpoint: existing, endpointEnv: endpointVariables(), stop: async () => {} };
   }
 
-  const emulator = await startEmulator(opts);
-  const setByUs: Record<string, string> = { AWS_ENDPOINT_URL: emulator.endpoint };
+  const { env, stops } = await startProfile(emulatorProfile(process.env.CRONFENCE_EMULATOR), opts);
+  const setByUs: Record<string, string> = { ...env };
   for (const [name, value] of Object.entries(ENV_DEFAULTS)) {
     if (!process.env[name]) setByUs[name] = value;
   }
   Object.assign(process.env, setByUs);
 
   return {
-    endpoint: emulator.endpoint,
+    endpoint: env.AWS_ENDPOINT_URL,
+    endpointEnv: endpointVariables(),
     stop: async () => {
-      await emulator.stop();
+      await Promise.all(stops.map((stop) => stop()));
       // Undo what we exported, unless someone changed it since.
       for (const [name, value] of Object.entries(setByUs)) {
         if (process.env[name] === value) delete process.env[name];

@@ -30,7 +30,13 @@ export function createWorkerHandler(runtime: Runtime, workerId: string, handlers
   return async (event) => {
     const response = await handleSqsBatch(
       event.Records,
-      (record) => worker.process({ body: record.body, receiptHandle: record.receiptHandle, messageId: record.messageId }),
+      (record) =>
+        worker.process({
+          body: record.body,
+          receiptHandle: record.receiptHandle,
+          messageId: record.messageId,
+          receiveCount: receiveCountOf(record),
+        }),
       batchHooks(runtime, 'work', log),
     );
     await runtime.bus.flush();
@@ -92,4 +98,10 @@ function logScan(log: HandlerLog, scannerId: string, report: ScanReport): void {
   if (report.slicesCreated + report.swept + report.resent + report.missed + report.conflicts + report.errors > 0 || report.incomplete) {
     log.info('scanned shard', { scanner: scannerId, ...report });
   }
+}
+
+/** SQS's ApproximateReceiveCount of a record, when it has one. */
+function receiveCountOf(record: SQSRecord): number | undefined {
+  const count = Number(record.attributes?.ApproximateReceiveCount);
+  return Number.isInteger(count) && count > 0 ? count : undefined;
 }

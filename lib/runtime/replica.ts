@@ -12,8 +12,9 @@
  *
  * Lifecycle events go to the parent over IPC (or stdout as JSON lines when
  * run alone); logs go to stdout through Powertools' logger. Under the chaos
- * drill (CRONFENCE_CHAOS set) the replica skews its clock and wraps its ports
- * with the faults it was given, and reports each fault and lease renewal.
+ * drill (CRONFENCE_CHAOS set) the replica skews its clock, wraps its ports
+ * and its SDK clients with the faults it was given, and reports each fault
+ * and lease renewal.
  */
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -23,8 +24,10 @@ import { OffsetClock, systemClock } from '../core/clock.ts';
 import type { EventSink, LifecycleEvent } from '../core/events.ts';
 import { executionKey } from '../core/execution-key.ts';
 import type { SliceStore } from '../core/ports.ts';
+import { createAwsClients } from '../aws/clients.ts';
 import { RequestCounter } from '../aws/request-counter.ts';
 import { queueUrl } from '../aws/sqs/queue-urls.ts';
+import { HangServer, injectClientFaults } from '../chaos/chaos-clients.ts';
 import { chaosHandlers } from '../chaos/chaos-jobs.ts';
 import { chaosSliceStore, chaosWorkQueue, type FaultReporter } from '../chaos/chaos-ports.ts';
 import { chaosConfigFromEnv } from '../chaos/config.ts';
@@ -56,7 +59,13 @@ async function main(): Promise<never> {
     : undefined;
 
   const log = new Logger({ serviceName: `cronfence-${role}`, persistentKeys: { replica: id } });
+  const clients = createAwsClients();
+  if (chaos) {
+    const hangServer = chaos.hangRate > 0 ? await new HangServer().start() : undefined;
+    injectClientFaults(clients, { config: chaos, random, report: reportFault, hangServer });
+  }
   const runtime = createRuntime({
+    clients,
     clock: chaos?.clockOffsetMs ? new OffsetClock(chaos.clockOffsetMs) : systemClock,
     sinks: [events],
     onError: (error, context) => log.warn(context, { error: String(error) }),

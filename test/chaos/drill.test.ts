@@ -1,8 +1,11 @@
 /**
  * The chaos drill, short, with a fixed seed: the real scanners and workers as
- * processes under every fault. It fails the build on any duplicate, missed
- * slice, accepted zombie commit or failover of 5 s or more. Then the same
- * drill against a deliberately unfenced store must report what it broke.
+ * processes under every fault (lifecycle changes, throttled and hung
+ * requests and late duplicates included). It fails the build on any
+ * duplicate, missed slice, accepted zombie commit, displaced healthy holder,
+ * committed-then-dead or SUCCEEDED-without-writes slice, or failover of 5 s
+ * or more. Then a drill against a deliberately unfenced store must report
+ * what it broke.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,11 +15,12 @@ import { describe, expect, it } from 'vitest';
 import { FAULT_KINDS } from '../../lib/chaos/config.ts';
 import { runDrill } from '../../lib/chaos/drill.ts';
 import { awsEndpoint } from '../support/aws-endpoint.ts';
+import { verifyDrillInstallation } from '../support/verify-drill.ts';
 
 const UNFENCED_STORE = fileURLToPath(new URL('../support/unfenced-slice-store.ts', import.meta.url));
 
 describe('chaos drill', () => {
-  it('holds every invariant under kills, pauses, scanner kills, duplicates, delays, drops, skew, lost commit replies and slow handlers', { timeout: 300_000 }, async () => {
+  it('holds every invariant under kills, pauses, scanner kills, duplicates, delays, drops, skew, lost commit replies, slow handlers, lifecycle changes, throttling, hung requests and late duplicates', { timeout: 300_000 }, async () => {
     awsEndpoint();
     const report = await runDrill({
       scanners: 2,
@@ -30,13 +34,24 @@ describe('chaos drill', () => {
     expect(report.expectedOccurrences).toBeGreaterThan(100);
     expect(report.faults.kill + report.faults.pause).toBeGreaterThan(0);
     expect(report.faults.duplicate + report.faults.drop + report.faults.ambiguousCommit).toBeGreaterThan(0);
+    expect(report.faults.lifecycle).toBeGreaterThan(5);
+    expect(report.faults.throttle).toBeGreaterThan(0);
+    expect(report.faults.hang).toBeGreaterThan(0);
+    expect(report.faults.lateDuplicate).toBeGreaterThan(0);
     expect(report.duplicates).toBe(0);
     expect(report.missed).toBe(0);
     expect(report.zombieCommitsAccepted).toBe(0);
     expect(report.fenceViolations).toBe(0);
+    expect(report.healthyHoldersDisplaced).toBe(0);
+    expect(report.committedThenDead).toBe(0);
+    expect(report.succeededWithoutWrites).toBe(0);
     expect(report.failover.count).toBeGreaterThan(0);
     expect(report.failover.maxMs).toBeLessThan(5000);
     expect(report.violations).toEqual([]);
+    // The product's own audit agrees: `cronfence verify` on the drill's installation finds nothing.
+    const audit = await verifyDrillInstallation(report);
+    expect(audit.violations).toEqual([]);
+    expect(audit.exitCode).toBe(0);
   });
 
   it('catches a broken engine: without fence conditions on renewals and commits, zombies commit', { timeout: 300_000 }, async () => {
@@ -54,5 +69,9 @@ describe('chaos drill', () => {
     expect(report.faults.pause).toBeGreaterThan(0);
     expect(report.duplicates + report.zombieCommitsAccepted).toBeGreaterThan(0);
     expect(report.violations.length).toBeGreaterThan(0);
+    // `cronfence verify` catches it too, from the tables and the business rows alone.
+    const audit = await verifyDrillInstallation(report);
+    expect(audit.exitCode).toBe(1);
+    expect(audit.violationCounts.double_commit ?? 0).toBeGreaterThan(0);
   });
 });

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { sliceKeyItem } from '../../lib/aws/dynamo/items.ts';
 import { FencedOutError, LeaseLostError } from '../../lib/core/errors.ts';
-import { LEASE_EXPIRY_MARGIN_MS } from '../../lib/core/slice.ts';
+import { LEASE_EXPIRY_MARGIN_MS, lostClaimAction } from '../../lib/core/slice.ts';
 import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
 import { enqueuedSlice, wholeSecond } from '../support/slices.ts';
 
@@ -144,5 +144,35 @@ describe('sweep deferral', () => {
     const claimed = await sweepAtOf();
     await slices.deferSweep(candidate!, Date.now() + 5000);
     expect(await sweepAtOf()).toBe(claimed);
+  });
+});
+
+describe('deliveries of the holder\'s message', () => {
+  it('only a later delivery of the holder\'s message admits a standby; an earlier delivery\'s claim, resent, does not', async () => {
+    const { slices } = installation.runtime;
+    const { key } = await enqueuedSlice(installation, { id: 'later-delivery' }, wholeSecond(60_000));
+    const t0 = Date.now();
+    expect((await slices.claim(key, 'worker-a', t0, 'message-1', 1)).won).toBe(true);
+    // The message came back (delivery 2) to B: A's visibility lapsed, B takes over.
+    const takeover = await slices.claim(key, 'worker-b', t0 + 3000, 'message-1', 2);
+    expect(takeover.won).toBe(true);
+    if (takeover.won) expect(takeover.slice).toMatchObject({ fence: 2, owner: 'worker-b', leaseReceiveCount: 2 });
+    // A claim from delivery 1 (a worker that stalled before its claim went out) must not displace B.
+    const stale = await slices.claim(key, 'worker-c', t0 + 3500, 'message-1', 1);
+    expect(stale.won).toBe(false);
+    expect(await slices.get(key)).toMatchObject({ fence: 2, owner: 'worker-b' });
+    expect(lostClaimAction(stale.won ? undefined : stale.current, t0 + 3500, 'message-1', 1)).toEqual({ kind: 'leave' });
+  });
+
+  it('a renewal that disarms the message-back takeover leaves the standby to wait for the lease to expire', async () => {
+    const { slices } = installation.runtime;
+    const { key } = await enqueuedSlice(installation, { id: 'disarmed' }, wholeSecond(60_000));
+    const t0 = Date.now();
+    expect((await slices.claim(key, 'worker-a', t0, 'message-1', 1)).won).toBe(true);
+    await slices.renew(key, 1, t0 + 1000, 4000, true);
+    const early = await slices.claim(key, 'worker-b', t0 + 3000, 'message-1', 2);
+    expect(early.won).toBe(false);
+    if (!early.won) expect(lostClaimAction(early.current, t0 + 3000, 'message-1', 2)).toEqual({ kind: 'hide', untilMs: t0 + 5000 + LEASE_EXPIRY_MARGIN_MS });
+    expect((await slices.claim(key, 'worker-b', t0 + 5001 + LEASE_EXPIRY_MARGIN_MS, 'message-1', 3)).won).toBe(true);
   });
 });

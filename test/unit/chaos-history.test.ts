@@ -2,8 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_POLICIES } from '../../lib/core/job-spec.ts';
 import { lifecycleEvent, type LifecycleEventType } from '../../lib/core/events.ts';
 import { executionKey } from '../../lib/core/execution-key.ts';
+import type { ExpectedOccurrence } from '../../lib/chaos/expected.ts';
 import { checkHistory, type HistoryInput, type ObservedEvent } from '../../lib/chaos/history.ts';
-import { planFaults } from '../../lib/chaos/fault-plan.ts';
+import { parseFaultRates } from '../../lib/chaos/config.ts';
+import { dstClockOffsetMs, parseDstMode } from '../../lib/chaos/dst.ts';
+import { planFaults, planLifecycle } from '../../lib/chaos/fault-plan.ts';
 import type { Slice } from '../../lib/core/slice.ts';
 
 const T = Date.parse('2026-11-29T12:00:00Z');
@@ -17,7 +20,16 @@ function slice(fence: number, status: Slice['status'] = 'SUCCEEDED'): Slice {
   return { jobId: 'job', scheduledAt: T, status, fence, attempts: fence, handler: 'h', policies: DEFAULT_POLICIES, shard: 0, generation: 1, createdAt: T };
 }
 
-const base: HistoryInput = { events: [], renewals: [], processFaults: [], slices: [slice(1)], ledger: [], effects: [], expected: [KEY] };
+const expect1 = (jobId: string, scheduledAt: number): ExpectedOccurrence => ({ executionKey: executionKey(jobId, scheduledAt), jobId, scheduledAt, generation: 1 });
+const base: HistoryInput = {
+  events: [],
+  renewals: [],
+  processFaults: [],
+  slices: [slice(1)],
+  ledger: [{ executionKey: KEY, jobId: 'job', scheduledAt: T, fence: 1, owner: 'a', committedAt: T, outcome: 'SUCCEEDED' }],
+  effects: [{ executionKey: KEY, fence: 1, worker: 'a' }],
+  expected: [expect1('job', T)],
+};
 
 describe('chaos history checks', () => {
   it('counts an execution key with two business effects as a duplicate, and an expected key without a final slice as missed', () => {
@@ -27,7 +39,7 @@ describe('chaos history checks', () => {
         { executionKey: KEY, fence: 1, worker: 'a' },
         { executionKey: KEY, fence: 2, worker: 'b' },
       ],
-      expected: [KEY, executionKey('other', T)],
+      expected: [expect1('job', T), expect1('other', T)],
     });
     expect(verdict.duplicates).toEqual([KEY]);
     expect(verdict.missed).toEqual([executionKey('other', T)]);
@@ -77,5 +89,38 @@ describe('fault plan', () => {
       expect(fault.atMs).toBeLessThan(120_000 - 8000);
       if (fault.kind === 'pause') expect(fault.pauseMs).toBeGreaterThan(4000);
     }
+  });
+});
+
+describe('lifecycle plan, rates and DST mode', () => {
+  it('plans lifecycle changes from the seed, inside the window, half of them on the preferred jobs', () => {
+    const options = { seed: 3, durationMs: 120_000, jobCount: 100, preferred: [0, 8, 16] };
+    const plan = planLifecycle(options);
+    expect(planLifecycle(options)).toEqual(plan);
+    expect(planLifecycle({ ...options, seed: 4 })).not.toEqual(plan);
+    expect(plan.length).toBeGreaterThan(25);
+    for (const change of plan) {
+      expect(change.atMs).toBeGreaterThanOrEqual(5000);
+      expect(change.atMs).toBeLessThan(110_000);
+      expect(change.job).toBeLessThan(100);
+    }
+    const onPreferred = plan.filter((change) => options.preferred.includes(change.job)).length;
+    expect(onPreferred / plan.length).toBeGreaterThan(0.3);
+  });
+
+  it('reads rate overrides and names a bad one', () => {
+    expect(parseFaultRates('hang=0.01, throttle=0.1')).toEqual({ hang: 0.01, throttle: 0.1 });
+    expect(() => parseFaultRates('hang=2')).toThrow('rate hang must be a probability from 0 to 1; got "2"');
+    expect(() => parseFaultRates('hung=0.1')).toThrow('unknown rate "hung"');
+  });
+
+  it('puts the DST transition 40 % into the window, and reads --dst', () => {
+    const realNow = Date.parse('2026-12-01T08:00:00Z');
+    const offset = dstClockOffsetMs('spring', realNow, 100_000, 8000);
+    expect(realNow + offset + 8000 + 40_000).toBe(Date.parse('2026-03-08T07:00:00Z'));
+    expect(parseDstMode(true)).toBe('spring');
+    expect(parseDstMode('fall')).toBe('fall');
+    expect(parseDstMode(undefined)).toBeUndefined();
+    expect(() => parseDstMode('winter')).toThrow('--dst must be one of spring, fall');
   });
 });

@@ -8,16 +8,24 @@ const key = { jobId: 'job', scheduledAt: Date.parse('2026-11-29T12:00:00Z') };
 const wait = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Only the two calls a lease keeper makes; the store's real fencing is tested against the emulator. */
-function keeperWith(renew: () => Promise<void>, claimedAt = Date.now()) {
+function keeperWith(renew: () => Promise<void>, claimedAt = Date.now(), hide?: () => Promise<void>) {
   const calls: string[] = [];
-  const slices = { renew: async () => (calls.push('renew'), renew()) } as unknown as SliceStore;
-  const queue = { send: async () => {}, hide: async (_handle: string, seconds: number) => void calls.push(`hide ${seconds}`) };
+  const slices = {
+    renew: async (_key: unknown, _fence: number, _now: number, _lease: number, disarm?: boolean) => (calls.push(disarm ? 'renew+disarm' : 'renew'), renew()),
+  } as unknown as SliceStore;
+  const queue = {
+    send: async () => {},
+    hide: async (_handle: string, seconds: number) => {
+      calls.push(`hide ${seconds}`);
+      await hide?.();
+    },
+  };
   const keeper = new LeaseKeeper(slices, queue, systemClock, {
     key,
     fence: 3,
     leaseMs: 400,
     heartbeatMs: 40,
-    visibilitySeconds: 3,
+    visibilitySeconds: hide ? 1 : 3,
     receiptHandle: 'r',
     claimedAt,
   });
@@ -62,5 +70,19 @@ describe('LeaseKeeper', () => {
     expect(keeper.lost).toBe(true);
     expect(keeper.signal.reason).toBeInstanceOf(LeaseLostError);
     await keeper.stop();
+  });
+
+  it('an extension that hangs never delays a renewal, and the renewal before the message could surface disarms its takeover', async () => {
+    // Visibility 1 s, heartbeat 40 ms: once 960 ms passed since the last accepted extension, the message may surface.
+    const { keeper, calls } = keeperWith(async () => {}, Date.now(), () => new Promise<void>(() => {}));
+    keeper.start();
+    await wait(1300);
+    await keeper.stop();
+    const renewals = calls.filter((call) => call.startsWith('renew'));
+    expect(renewals.length).toBeGreaterThanOrEqual(15);
+    expect(calls.filter((call) => call.startsWith('hide'))).toEqual(['hide 1']); // one at a time, and it hangs
+    expect(renewals.filter((call) => call === 'renew+disarm')).toHaveLength(1);
+    expect(renewals.indexOf('renew+disarm')).toBeGreaterThan(10);
+    expect(keeper.lost).toBe(false);
   });
 });

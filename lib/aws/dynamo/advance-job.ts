@@ -5,13 +5,15 @@
  *   [0..n-1] slices[jobId, T] for each occurrence T in the window
  *            Condition: NEW_SLICE (no slice at T) OR OLDER_GENERATION_UNRUN
  *                       (an older generation's slice at T with no ledger
- *                       record: ENQUEUED, FAILED or SKIPPED; see core/job-lifecycle.ts)
+ *                       record: ENQUEUED, FAILED or SKIPPED; see core/job-lifecycle.ts):
+ *                       `mayCreateSlice` in core/slice-transitions.ts
  *            Effect:    ENQUEUED, attempts 0, this generation, with the job's
  *                       handler, policies and payload copied on (a worker needs
  *                       only the key); the fence is kept (it only ever grows),
  *                       the last run's lease, owner and error are removed
  *   [n]      jobs[jobId]
  *            Condition: version = the version read AND the job is still enabled
+ *                       (`mayAdvanceJob`)
  *            Effect:    nextFireAt = first occurrence after the window, version + 1
  * Outcome: advanced (slices created); conflict (the job's condition failed:
  * another scanner or an update moved it first, and the winner created the

@@ -3,12 +3,12 @@
  *
  * Key:       slices[jobId, scheduledAt]
  * Condition: EXISTS AND (FIRST_ATTEMPT OR RETRY_DUE OR (TAKEOVER AND NOT_THIS_CLAIM)),
- *            where TAKEOVER is LEASE_LONG_EXPIRED or HOLDERS_MESSAGE_BACK —
+ *            where TAKEOVER is LEASE_LONG_EXPIRED or (HOLDERS_MESSAGE_BACK AND LATER_DELIVERY) —
  *            the same rule as `isClaimable` in core/slice.ts.
  * Effect:    status = RUNNING, fence = fence + 1, owner = me,
  *            leaseExpiresAt = now + leaseMs, sweepAt = now + claimSweepMs,
- *            attempts = attempts + 1, leaseMessageId = the message claimed
- *            with, claimToken = this request's token. (leaseMs and
+ *            attempts = attempts + 1, leaseMessageId and leaseReceiveCount = the
+ *            message and delivery claimed with, claimToken = this request's token. (leaseMs and
  *            claimSweepMs are stored on the slice by the scanner, so the
  *            claimer needs only the key.)
  * Outcome:   won with the new slice (ALL_NEW); or, when the condition failed
@@ -35,6 +35,8 @@ const RETRY_DUE = '(#status = :failed AND nextAttemptAt <= :now)';
 const LEASE_LONG_EXPIRED = '(#status = :running AND leaseExpiresAt < :expiredBefore)';
 /** The holder's own message came back: SQS saw its heartbeats lapse, by SQS's clock. */
 const HOLDERS_MESSAGE_BACK = '(#status = :running AND leaseMessageId = :message)';
+/** ...in a later delivery than the one the lease was claimed with (`isLaterDelivery`): not an earlier delivery's claim resent. */
+const LATER_DELIVERY = '(attribute_not_exists(leaseReceiveCount) OR leaseReceiveCount < :receiveCount)';
 /** Not a resend of the request that already won (SDK retries send the same token). */
 const NOT_THIS_CLAIM = '(attribute_not_exists(claimToken) OR claimToken <> :token)';
 
@@ -45,9 +47,12 @@ export async function claimSlice(
   owner: string,
   now: number,
   messageId?: string,
+  receiveCount?: number,
 ): Promise<ClaimOutcome> {
   const token = randomUUID();
-  const takeover = messageId === undefined ? LEASE_LONG_EXPIRED : `(${LEASE_LONG_EXPIRED} OR ${HOLDERS_MESSAGE_BACK})`;
+  const messageBack = receiveCount === undefined ? HOLDERS_MESSAGE_BACK : `(${HOLDERS_MESSAGE_BACK} AND ${LATER_DELIVERY})`;
+  const takeover = messageId === undefined ? LEASE_LONG_EXPIRED : `(${LEASE_LONG_EXPIRED} OR ${messageBack})`;
+  const count = receiveCount === undefined ? undefined : messageId === undefined ? undefined : receiveCount;
   try {
     const result = await onTable(tableName, () =>
       dynamo.send(
@@ -64,7 +69,9 @@ export async function claimSlice(
             'startedAt = :now',
             'claimToken = :token',
             ...(messageId === undefined ? [] : ['leaseMessageId = :message']),
-          ].join(', ') + (messageId === undefined ? ' REMOVE nextAttemptAt, leaseMessageId' : ' REMOVE nextAttemptAt'),
+            ...(count === undefined ? [] : ['leaseReceiveCount = :receiveCount']),
+          ].join(', ') +
+            ` REMOVE nextAttemptAt${messageId === undefined ? ', leaseMessageId' : ''}${count === undefined ? ', leaseReceiveCount' : ''}`,
           ConditionExpression: `${EXISTS} AND (${FIRST_ATTEMPT} OR ${RETRY_DUE} OR (${takeover} AND ${NOT_THIS_CLAIM}))`,
           ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner' },
           ExpressionAttributeValues: {
@@ -77,6 +84,7 @@ export async function claimSlice(
             ':one': { N: '1' },
             ':token': { S: token },
             ...(messageId === undefined ? {} : { ':message': { S: messageId } }),
+            ...(count === undefined ? {} : { ':receiveCount': { N: String(count) } }),
           },
           ReturnValues: 'ALL_NEW',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',

@@ -3,14 +3,15 @@
  *
  * One TransactWriteItems:
  *   [0] slices[jobId, scheduledAt]
- *       Condition: fence = mine AND owner = me AND status = RUNNING
+ *       Condition: fence = mine AND owner = me AND status = RUNNING (`mayFinalize`,
+ *                  core/slice-transitions.ts)
  *       Effect:    status = outcome, finishedAt, expiresAt (history TTL);
  *                  sweepShard/sweepAt removed (leaves the sweep index)
  *   [1] ledger[executionKey]
  *       Condition: attribute_not_exists(executionKey) — one record per key, ever
  *       Effect:    {fence, owner, committedAt, outcome}
  *   [2..] the handler's own writes (COMMIT only)
- * Outcome: done; or cancelled —
+ * Outcome: done; or cancelled (judged as `refusedFinalize` does) —
  *   - a ledger record with my fence, owner and this outcome exists: an earlier
  *     try of this same transaction landed and its reply was lost → done;
  *     my fence and owner with the other outcome → OutcomeOnRecordError;

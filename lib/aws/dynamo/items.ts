@@ -36,6 +36,7 @@ export function toSlice(item: Item): Slice {
     leaseExpiresAt: raw.leaseExpiresAt as number | undefined,
     leaseMessageId: raw.leaseMessageId as string | undefined,
     claimToken: raw.claimToken as string | undefined,
+    leaseReceiveCount: raw.leaseReceiveCount as number | undefined,
     attempts: raw.attempts as number,
     handler: raw.handler as string,
     policies: raw.policies as JobPolicies,

@@ -20,10 +20,15 @@ export async function queryAll(dynamo: DynamoDBClient, input: QueryCommandInput,
   );
 }
 
-export async function scanAll(dynamo: DynamoDBClient, input: ScanCommandInput): Promise<Item[]> {
-  return readPages(input.TableName ?? '', Number.POSITIVE_INFINITY, (startKey) =>
-    dynamo.send(new ScanCommand({ ...input, ExclusiveStartKey: startKey })),
-  );
+/** @param onPage told after each page how many items the scan has read so far (a long scan's progress). */
+export async function scanAll(dynamo: DynamoDBClient, input: ScanCommandInput, onPage?: (scanned: number) => void): Promise<Item[]> {
+  let scanned = 0;
+  return readPages(input.TableName ?? '', Number.POSITIVE_INFINITY, async (startKey) => {
+    const page = await dynamo.send(new ScanCommand({ ...input, ExclusiveStartKey: startKey }));
+    scanned += page.ScannedCount ?? page.Items?.length ?? 0;
+    onPage?.(scanned);
+    return page;
+  });
 }
 
 async function readPages(

@@ -2,7 +2,7 @@
  * FAIL — an attempt failed and another is allowed.
  *
  * Key:       slices[jobId, scheduledAt]
- * Condition: fence = mine AND status = RUNNING
+ * Condition: fence = mine AND status = RUNNING (`holdsLease`, core/slice-transitions.ts)
  * Effect:    status = FAILED, nextAttemptAt (backoff), lastError,
  *            sweepAt = nextAttemptAt + grace; the lease is dropped
  * Outcome:   recorded, or LeaseLostError (a standby owns it now).

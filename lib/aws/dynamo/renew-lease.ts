@@ -2,9 +2,11 @@
  * RENEW — a heartbeat.
  *
  * Key:       slices[jobId, scheduledAt]
- * Condition: fence = mine AND status = RUNNING
+ * Condition: fence = mine AND status = RUNNING (`holdsLease`, core/slice-transitions.ts)
  * Effect:    leaseExpiresAt = now + leaseMs (an attribute no index projects,
- *            so a heartbeat is one write unit and no index write)
+ *            so a heartbeat is one write unit and no index write); when
+ *            disarming, leaseMessageId removed (its message coming back no
+ *            longer admits a standby: the holder could not keep it hidden)
  * Outcome:   renewed, or LeaseLostError: a standby claimed it (fence moved on)
  *            or it is no longer running.
  */
@@ -22,13 +24,14 @@ export async function renewLease(
   fence: number,
   now: number,
   leaseMs: number,
+  disarmMessageBack = false,
 ): Promise<void> {
   await conditionalUpdate(
     dynamo,
     {
       TableName: tableName,
       Key: sliceKeyItem(key),
-      UpdateExpression: 'SET leaseExpiresAt = :expires',
+      UpdateExpression: disarmMessageBack ? 'SET leaseExpiresAt = :expires REMOVE leaseMessageId' : 'SET leaseExpiresAt = :expires',
       ConditionExpression: 'fence = :fence AND #status = :running',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {

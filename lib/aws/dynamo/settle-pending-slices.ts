@@ -7,8 +7,9 @@
  *            is seen); older ones from the sweep index (only live slices are
  *            in it, and anything that old has long reached the index).
  * Per slice: condition status IN (ENQUEUED, FAILED) AND generation < the new
- *            one (a slice already claimed runs to its end; one the scanner
- *            re-created for the new generation stays)
+ *            one (`maySettle`, core/slice-transitions.ts): a slice already
+ *            claimed runs to its end; one the scanner re-created for the new
+ *            generation stays
  *            effect status = SKIPPED, skipReason, finishedAt, history TTL;
  *            leaves the sweep index.
  * Outcome:   how many were skipped.

@@ -25,12 +25,12 @@ export class DynamoSliceStore implements SliceStore {
     private readonly config: Pick<CronfenceConfig, 'slicesTable' | 'ledgerTable' | 'sliceRetentionMs'>,
   ) {}
 
-  claim(key: SliceKey, owner: string, now: number, messageId?: string): Promise<ClaimOutcome> {
-    return claimSlice(this.dynamo, this.config.slicesTable, key, owner, now, messageId);
+  claim(key: SliceKey, owner: string, now: number, messageId?: string, receiveCount?: number): Promise<ClaimOutcome> {
+    return claimSlice(this.dynamo, this.config.slicesTable, key, owner, now, messageId, receiveCount);
   }
 
-  renew(key: SliceKey, fence: number, now: number, leaseMs: number): Promise<void> {
-    return renewLease(this.dynamo, this.config.slicesTable, key, fence, now, leaseMs);
+  renew(key: SliceKey, fence: number, now: number, leaseMs: number, disarmMessageBack = false): Promise<void> {
+    return renewLease(this.dynamo, this.config.slicesTable, key, fence, now, leaseMs, disarmMessageBack);
   }
 
   async commit(key: SliceKey, fence: number, owner: string, now: number, writes: readonly BusinessWrite[]): Promise<void> {

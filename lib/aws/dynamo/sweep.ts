@@ -5,7 +5,8 @@
  * Query:     sweep index, sweepShard = S AND sweepAt in a range
  *            (only live slices carry sweepShard: final ones left the index),
  *            optionally only those created by one scan (scanId)
- * DEFER:     slices[jobId, scheduledAt], condition sweepAt = the one read (the
+ * DEFER:     slices[jobId, scheduledAt], condition sweepAt = the one read
+ *            (`mayDeferSweep`, core/slice-transitions.ts) (the
  *            slice is still live and nothing moved it since: a claim or a
  *            failure sets its own sweep time, which a stale defer must not
  *            overwrite), effect sweepAt = T. A lost race means the slice moved

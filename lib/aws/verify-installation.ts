@@ -1,0 +1,69 @@
+/**
+ * `cronfence verify` without the command line: read an installation's
+ * history (dynamo/audit-reader.ts) and audit it (core/audit.ts). The CLI,
+ * the integration test and the chaos drill call this same function.
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { auditHistory, type AuditReport } from '../core/audit.ts';
+import { systemClock, type Clock } from '../core/clock.ts';
+import type { CronfenceConfig } from './config.ts';
+import { readAuditHistory, type AuditReadProgress, type EffectSource } from './dynamo/audit-reader.ts';
+
+export interface VerifySource {
+  readonly dynamo: DynamoDBClient;
+  readonly config: Pick<CronfenceConfig, 'jobsTable' | 'slicesTable' | 'ledgerTable' | 'sliceRetentionMs'>;
+  /** @default the system clock */
+  readonly clock?: Clock;
+}
+
+export interface VerifyRequest {
+  /** Epoch ms. Moved up to the slice retention when older (older final slices have expired). */
+  readonly since: number;
+  /** Epoch ms, exclusive. @default now */
+  readonly until?: number;
+  readonly jobId?: string;
+  /** Business tables to check commits against (see EffectSource). */
+  readonly effects?: readonly EffectSource[];
+  /** @default AUDIT_DEFAULTS.graceMs */
+  readonly graceMs?: number;
+  /** @default AUDIT_DEFAULTS.lateThresholdMs */
+  readonly lateThresholdMs?: number;
+  /** @default AUDIT_DEFAULTS.occurrenceCap */
+  readonly occurrenceCap?: number;
+  readonly onProgress?: (progress: AuditReadProgress) => void;
+}
+
+export async function verifyInstallation(source: VerifySource, request: VerifyRequest): Promise<AuditReport> {
+  const now = (source.clock ?? systemClock).now();
+  const until = request.until ?? now;
+  if (!(until > request.since)) throw new RangeError(`until (${new Date(until).toISOString()}) must be after since (${new Date(request.since).toISOString()})`);
+  // Final slices expire after the retention (DynamoDB TTL); the ledger does not. Checking older history would
+  // report every expired slice as missing and its record as a ledger record without a slice.
+  const retainedFrom = now - source.config.sliceRetentionMs;
+  const since = Math.max(request.since, retainedFrom);
+  if (since >= until) throw new RangeError(`the whole window ends before ${new Date(since).toISOString()}: older slices have expired (slice retention ${span(source.config.sliceRetentionMs)})`);
+  const history = await readAuditHistory(source.dynamo, source.config, { since, until, jobId: request.jobId, effects: request.effects, onProgress: request.onProgress });
+  const notes: string[] = [];
+  if (since !== request.since) {
+    notes.push(`since moved from ${new Date(request.since).toISOString()} to ${new Date(since).toISOString()}: final slices expire after the slice retention (${span(source.config.sliceRetentionMs)})`);
+  }
+  if (history.unstampedEffects > 0) {
+    notes.push(`${history.unstampedEffects} items of ${request.effects?.map((effect) => effect.table).join(', ')} carry no execution key or numeric fence: not checked`);
+  }
+  const report = auditHistory({
+    ...history,
+    now,
+    since,
+    until,
+    graceMs: request.graceMs,
+    lateThresholdMs: request.lateThresholdMs,
+    occurrenceCap: request.occurrenceCap,
+  });
+  return notes.length === 0 ? report : { ...report, notes: [...notes, ...report.notes] };
+}
+
+function span(ms: number): string {
+  if (ms >= 86_400_000) return `${Math.round(ms / 86_400_000)} days`;
+  if (ms >= 3_600_000) return `${Math.round(ms / 3_600_000)} h`;
+  return `${Math.round(ms / 60_000)} min`;
+}

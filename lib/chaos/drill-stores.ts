@@ -1,0 +1,108 @@
+/**
+ * The drill's own store access: its tables before the run, and what the
+ * stores hold after it (slices, ledger, business effects, dead letters, a
+ * job's raw item), read consistently, for the checker.
+ */
+import { CreateTableCommand, GetItemCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
+import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { bootstrap, createTableInput } from '../aws/bootstrap.ts';
+import { toJobRecord, toLedgerRecord } from '../aws/dynamo/items.ts';
+import { scanAll } from '../aws/dynamo/read-pages.ts';
+import { queueUrl } from '../aws/sqs/queue-urls.ts';
+import type { Clock } from '../core/clock.ts';
+import { executionKey } from '../core/execution-key.ts';
+import type { JobRecord } from '../core/job-lifecycle.ts';
+import type { LedgerRecord } from '../core/ledger.ts';
+import { decodeWorkMessage } from '../core/messages.ts';
+import type { Slice } from '../core/slice.ts';
+import type { Runtime } from '../runtime/wiring.ts';
+import { EFFECTS_TABLE, effectsTableName } from './chaos-jobs.ts';
+import type { DeadLetterEntry } from './observed.ts';
+import type { Effect } from './outcomes.ts';
+
+export async function prepareStores(runtime: Runtime, prefix: string): Promise<void> {
+  await bootstrap(runtime.clients, runtime.config);
+  const table = effectsTableName(prefix);
+  await runtime.clients.dynamo.send(new CreateTableCommand(createTableInput(table, EFFECTS_TABLE)));
+  await waitUntilTableExists({ client: runtime.clients.dynamo, maxWaitTime: 60 }, { TableName: table });
+}
+
+/**
+ * Waits until no live slice due before `toMs` (drill time) is left, or
+ * `timeoutMs` of real time passes. Live slices are exactly those in the sweep index.
+ */
+export async function drainWindow(runtime: Runtime, toMs: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    let open = 0;
+    for (let shard = 0; shard < runtime.config.shardCount; shard++) {
+      const live = await runtime.slices.findSweepable(shard, Number.MAX_SAFE_INTEGER, 10_000);
+      open += live.filter((slice) => slice.scheduledAt < toMs).length;
+    }
+    if (open === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+  }
+}
+
+/** A job's item as stored, tombstone included. */
+export async function readJobRecord(runtime: Runtime, jobId: string): Promise<JobRecord | undefined> {
+  const result = await runtime.clients.dynamo.send(
+    new GetItemCommand({ TableName: runtime.config.jobsTable, Key: { jobId: { S: jobId } }, ConsistentRead: true }),
+  );
+  return result.Item ? toJobRecord(result.Item) : undefined;
+}
+
+export async function readSlices(runtime: Runtime, jobIds: readonly string[], fromMs: number): Promise<Slice[]> {
+  const all: Slice[] = [];
+  for (const jobId of jobIds) all.push(...(await runtime.jobs().slicesOf(jobId, fromMs - 60_000)));
+  return all;
+}
+
+export async function readLedger(runtime: Runtime): Promise<LedgerRecord[]> {
+  return (await scanAll(runtime.clients.dynamo, { TableName: runtime.config.ledgerTable, ConsistentRead: true })).map(toLedgerRecord);
+}
+
+export async function readEffects(runtime: Runtime, prefix: string): Promise<Effect[]> {
+  return (await scanAll(runtime.clients.dynamo, { TableName: effectsTableName(prefix), ConsistentRead: true })).map((item) => unmarshall(item) as Effect);
+}
+
+/** Everything on the dead-letter queue (hidden for long enough to read it all once), by the slice each record names. */
+export async function readDeadLetters(runtime: Runtime): Promise<DeadLetterEntry[]> {
+  const url = await queueUrl(runtime.clients.sqs, runtime.config.deadLetterQueueName);
+  const entries: DeadLetterEntry[] = [];
+  for (let empty = 0; empty < 2; ) {
+    const { Messages = [] } = await runtime.clients.sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, VisibilityTimeout: 600, WaitTimeSeconds: 1 }),
+    );
+    empty = Messages.length === 0 ? empty + 1 : 0;
+    for (const message of Messages) {
+      const entry = deadLetterEntry(message.Body ?? '');
+      if (entry) entries.push(entry);
+    }
+  }
+  return entries;
+}
+
+/** A dead-slice record names its key; a rejected message carries the body it rejected; a redriven one is a work message. */
+export function deadLetterEntry(body: string): DeadLetterEntry | undefined {
+  let parsed: { kind?: string; executionKey?: string; body?: string } | undefined;
+  try {
+    parsed = JSON.parse(body) as typeof parsed;
+  } catch {
+    return undefined;
+  }
+  if (parsed?.kind === 'dead-slice' && parsed.executionKey) return { executionKey: parsed.executionKey, kind: 'dead-slice' };
+  const work = parsed?.kind && parsed.body !== undefined ? parsed.body : body;
+  try {
+    const key = decodeWorkMessage(work);
+    return { executionKey: executionKey(key.jobId, key.scheduledAt), kind: parsed?.kind ?? 'redriven' };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Resolves once `clock` reads `at` (or later). */
+export function sleepUntil(clock: Clock, at: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.max(0, at - clock.now())));
+}

@@ -1,0 +1,53 @@
+/**
+ * What the drill observed: events and renewals the replicas reported, the
+ * process faults it injected, and the dead-letter queue's contents; and how
+ * to put a replica's timestamps on the drill's clock (each is corrected by
+ * that replica's known clock offset).
+ */
+import type { LifecycleEvent } from '../core/events.ts';
+import type { ProcessFaultKind } from './fault-plan.ts';
+
+export interface ObservedEvent {
+  readonly replica: string;
+  readonly offsetMs: number;
+  readonly event: LifecycleEvent;
+}
+
+export interface ObservedRenewal {
+  readonly replica: string;
+  readonly offsetMs: number;
+  readonly executionKey: string;
+  readonly fence: number;
+  /** By the replica's own (skewed) clock: read before the renewal was sent. */
+  readonly at: number;
+}
+
+export interface InjectedProcessFault {
+  readonly kind: ProcessFaultKind;
+  readonly replica: string;
+  /** Drill time. */
+  readonly at: number;
+  /** Drill time a paused process was resumed. */
+  readonly until?: number;
+}
+
+/** One record found on the dead-letter queue, by the slice it names. */
+export interface DeadLetterEntry {
+  readonly executionKey: string;
+  /** `dead-slice` (a worker gave up), `unrunnable-message`, `malformed-message`, or `redriven` (SQS's maxReceiveCount). */
+  readonly kind: string;
+}
+
+export const realTime = (observed: { offsetMs: number }, clockMs: number): number => clockMs - observed.offsetMs;
+export const eventTime = (observed: ObservedEvent): number => realTime(observed, Date.parse(observed.event.at));
+
+export function groupBy<T>(items: readonly T[], keyOf: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const group = groups.get(key);
+    if (group) group.push(item);
+    else groups.set(key, [item]);
+  }
+  return groups;
+}

@@ -1,0 +1,59 @@
+/**
+ * What the drill saw while it ran: events and renewals from the replicas,
+ * the faults they and the drill injected, and each replica's clock offset
+ * (its skew from the drill's clock), so the checker can put every timestamp
+ * on one clock.
+ */
+import type { Replica, ReplicaRole } from '../runtime/fleet.ts';
+import { FAULT_KINDS, type FaultKind } from './config.ts';
+import type { InjectedProcessFault, ObservedEvent, ObservedRenewal } from './observed.ts';
+
+export class HistoryRecorder {
+  readonly events: ObservedEvent[] = [];
+  readonly renewals: ObservedRenewal[] = [];
+  readonly processFaults: InjectedProcessFault[] = [];
+  /** Each replica's clock minus the drill's, ms. */
+  readonly offsets = new Map<string, number>();
+  readonly paused = new Set<string>();
+  readonly faults = Object.fromEntries(FAULT_KINDS.map((kind) => [kind, 0])) as Record<FaultKind, number>;
+  committed = 0;
+  private readonly inFlight = new Map<string, Set<string>>();
+  private readonly generations = new Map<string, number>();
+
+  nextGeneration(role: ReplicaRole, slot: number): number {
+    const key = `${role}-${slot}`;
+    const next = (this.generations.get(key) ?? 0) + 1;
+    this.generations.set(key, next);
+    return next;
+  }
+
+  event(event: ObservedEvent['event'], replica: Replica): void {
+    this.events.push({ replica: replica.id, offsetMs: this.offsets.get(replica.id) ?? 0, event });
+    const attempt = `${event.executionKey}#${event.fence}`;
+    const busy = this.inFlight.get(replica.id) ?? new Set<string>();
+    this.inFlight.set(replica.id, busy);
+    if (event.type === 'claimed') busy.add(attempt);
+    else if (event.type !== 'started') busy.delete(attempt);
+    if (event.type === 'committed') this.committed++;
+  }
+
+  message(message: { kind: string; fault?: string; executionKey?: string; fence?: number; at?: number }, replica: Replica): void {
+    if (message.kind === 'fault' && message.fault && message.fault in this.faults) this.faults[message.fault as FaultKind]++;
+    if (message.kind === 'renewed' && message.executionKey && message.fence !== undefined && message.at !== undefined) {
+      this.renewals.push({ replica: replica.id, offsetMs: this.offsets.get(replica.id) ?? 0, executionKey: message.executionKey, fence: message.fence, at: message.at });
+    }
+  }
+
+  processFault(fault: InjectedProcessFault): void {
+    this.processFaults.push(fault);
+    this.faults[fault.kind]++;
+  }
+
+  isBusy(replicaId: string): boolean {
+    return (this.inFlight.get(replicaId)?.size ?? 0) > 0;
+  }
+
+  totalFaults(): number {
+    return Object.values(this.faults).reduce((a, b) => a + b, 0);
+  }
+}

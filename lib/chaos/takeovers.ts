@@ -1,0 +1,177 @@
+/**
+ * What happened between a slice's holder and the standby that claimed it
+ * next: failover latency after a kill or pause, zombies that ran on past a
+ * takeover (overlaps), and takeovers of a holder that had not stopped
+ * renewing (displacements). All on the drill's clock (observed.ts).
+ */
+import type { LifecycleEventType } from '../core/events.ts';
+import type { ProcessFaultKind } from './fault-plan.ts';
+import { eventTime, groupBy, realTime, type InjectedProcessFault, type ObservedEvent, type ObservedRenewal } from './observed.ts';
+
+export interface Failover {
+  readonly executionKey: string;
+  readonly victim: string;
+  readonly standby: string;
+  readonly fault: ProcessFaultKind;
+  /** Drill time of the victim's last successful renewal (or its claim). */
+  readonly lastHeartbeatAt: number;
+  readonly takeoverAt: number;
+  readonly latencyMs: number;
+}
+
+export interface Overlap {
+  readonly executionKey: string;
+  readonly zombie: string;
+  readonly zombieFence: number;
+  readonly standby: string;
+  readonly from: number;
+  readonly to: number;
+}
+
+/** A claim with the next fence by another worker while the holder was still renewing. */
+export interface Displacement {
+  readonly executionKey: string;
+  readonly holder: string;
+  readonly holderFence: number;
+  readonly standby: string;
+  /** Drill time of the holder's last successful renewal (or its claim) before the takeover. */
+  readonly lastRenewalAt: number;
+  readonly takeoverAt: number;
+  /** Takeover minus last renewal: under `minSilenceMs`. */
+  readonly silenceMs: number;
+}
+
+export type ClaimsOf = (key: string) => ObservedEvent[];
+
+/** The attempt ended by itself: on its own fence, so any later claim was a retry or impossible, not a takeover. */
+const ATTEMPT_ENDS: readonly LifecycleEventType[] = ['committed', 'failed', 'dead'];
+
+/** A zombie: a worker that had started its handler, then kept running past a standby's claim. */
+export function findOverlaps(byKey: Map<string, ObservedEvent[]>, claimsOf: ClaimsOf): Overlap[] {
+  const overlaps: Overlap[] = [];
+  for (const [key, events] of byKey) {
+    const claims = claimsOf(key);
+    for (let i = 1; i < claims.length; i++) {
+      const previous = claims[i - 1] as ObservedEvent;
+      const standby = claims[i] as ObservedEvent;
+      const zombieEnd = events.find(
+        (observed) =>
+          observed.replica === previous.replica &&
+          observed.event.fence === previous.event.fence &&
+          ['committed', 'fenced_out', 'failed', 'dead'].includes(observed.event.type),
+      );
+      const started = events.some((observed) => observed.replica === previous.replica && observed.event.fence === previous.event.fence && observed.event.type === 'started');
+      if (started && zombieEnd && eventTime(zombieEnd) > eventTime(standby)) {
+        overlaps.push({ executionKey: key, zombie: previous.replica, zombieFence: previous.event.fence, standby: standby.replica, from: eventTime(standby), to: eventTime(zombieEnd) });
+      }
+    }
+  }
+  return overlaps;
+}
+
+export function findFailovers(
+  processFaults: readonly InjectedProcessFault[],
+  renewals: readonly ObservedRenewal[],
+  claimsOf: ClaimsOf,
+  byKey: Map<string, ObservedEvent[]>,
+): Failover[] {
+  const failovers: Failover[] = [];
+  for (const fault of processFaults) {
+    if (fault.kind === 'scannerKill') continue;
+    for (const [key, events] of byKey) {
+      // The victim's latest claim before the fault: a worker whose own heartbeats lapsed may have re-claimed its slice.
+      const claim = claimsOf(key)
+        .filter((observed) => observed.replica === fault.replica && eventTime(observed) <= fault.at)
+        .at(-1);
+      if (!claim) continue;
+      const endedBefore = events.some(
+        (observed) =>
+          observed.replica === fault.replica &&
+          observed.event.fence === claim.event.fence &&
+          observed.event.type !== 'claimed' &&
+          observed.event.type !== 'started' &&
+          eventTime(observed) <= fault.at,
+      );
+      if (endedBefore) continue;
+      const takeover = claimsOf(key).find((observed) => observed.event.fence > claim.event.fence && observed.replica !== fault.replica);
+      if (!takeover) continue;
+      const heartbeats = renewals
+        .filter((renewal) => renewal.replica === fault.replica && renewal.executionKey === key && renewal.fence === claim.event.fence)
+        .map((renewal) => realTime(renewal, renewal.at))
+        .filter((at) => at <= fault.at);
+      const lastHeartbeatAt = Math.max(eventTime(claim), ...heartbeats);
+      failovers.push({
+        executionKey: key,
+        victim: fault.replica,
+        standby: takeover.replica,
+        fault: fault.kind,
+        lastHeartbeatAt,
+        takeoverAt: eventTime(takeover),
+        latencyMs: eventTime(takeover) - lastHeartbeatAt,
+      });
+    }
+  }
+  return failovers;
+}
+
+/**
+ * Takeovers of a healthy holder: a claim with the next fence by another
+ * worker, when the holder's attempt had not ended by itself (nor had it
+ * given the lease up, reporting `fenced_out` before the takeover), the holder
+ * was not killed or stopped between its last successful renewal and the
+ * takeover, and that renewal was less than `minSilenceMs` before it.
+ *
+ * `minSilenceMs` is the message's visibility after a heartbeat (lease minus
+ * heartbeat): the queue hands the holder's own message to a standby only
+ * that long after the holder's last heartbeat, and a claim on the lease's
+ * expiry needs longer still (lease plus the skew margin, minus at most the
+ * skew). A takeover sooner than that displaced a holder that was renewing.
+ * A renewal's time is read before it is sent and a claim's is reported after
+ * it returned, so both errors make the silence look longer, never shorter:
+ * what this reports did happen.
+ *
+ * A holder with no renewal yet is judged from its claim, which is reported
+ * after the claim returned, later than the receive its message's visibility
+ * counts from: only a takeover within `heartbeatMs` of that report (before
+ * its first renewal was even due) is sure to have displaced it.
+ */
+export function findDisplacements(
+  byKey: Map<string, ObservedEvent[]>,
+  renewals: readonly ObservedRenewal[],
+  processFaults: readonly InjectedProcessFault[],
+  bounds: { readonly minSilenceMs: number; readonly heartbeatMs: number },
+): Displacement[] {
+  const renewalsOf = groupBy(renewals, (renewal) => `${renewal.executionKey}#${renewal.fence}#${renewal.replica}`);
+  const faultsOf = groupBy(
+    processFaults.filter((fault) => fault.kind !== 'scannerKill'),
+    (fault) => fault.replica,
+  );
+  const displacements: Displacement[] = [];
+  for (const [key, events] of byKey) {
+    const claims = events.filter((observed) => observed.event.type === 'claimed');
+    const claimOfFence = new Map<number, ObservedEvent>();
+    for (const claim of claims) if (!claimOfFence.has(claim.event.fence)) claimOfFence.set(claim.event.fence, claim);
+    for (const takeover of claims) {
+      const holder = claimOfFence.get(takeover.event.fence - 1);
+      if (!holder || holder.replica === takeover.replica) continue;
+      const takeoverAt = eventTime(takeover);
+      // Reported after the takeover: the holder was stopped between its claim and its report.
+      if (eventTime(holder) > takeoverAt) continue;
+      const ended = events.some(
+        (o) =>
+          o.replica === holder.replica &&
+          o.event.fence === holder.event.fence &&
+          // Its own end; or it gave the lease up before the takeover (a renewal that did not answer within the lease).
+          (ATTEMPT_ENDS.includes(o.event.type) || (o.event.type === 'fenced_out' && eventTime(o) < takeoverAt)),
+      );
+      if (ended) continue;
+      const renewedAt = (renewalsOf.get(`${key}#${holder.event.fence}#${holder.replica}`) ?? []).map((r) => realTime(r, r.at)).filter((at) => at <= takeoverAt);
+      const lastRenewalAt = Math.max(eventTime(holder), ...renewedAt);
+      const stopped = (faultsOf.get(holder.replica) ?? []).some((fault) => fault.at <= takeoverAt && (fault.until ?? Number.POSITIVE_INFINITY) >= lastRenewalAt);
+      const silenceMs = takeoverAt - lastRenewalAt;
+      if (stopped || silenceMs >= (renewedAt.length > 0 ? bounds.minSilenceMs : bounds.heartbeatMs)) continue;
+      displacements.push({ executionKey: key, holder: holder.replica, holderFence: holder.event.fence, standby: takeover.replica, lastRenewalAt, takeoverAt, silenceMs });
+    }
+  }
+  return displacements;
+}

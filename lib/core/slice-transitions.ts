@@ -1,0 +1,96 @@
+/**
+ * The condition of every slice write after the claim, as pure predicates
+ * (the claim's own rule is `isClaimable` in slice.ts). Each operation in
+ * lib/aws/dynamo writes one of these as its condition expression; the
+ * in-memory store (lib/memory) executes them as they are; the contract suite
+ * (test/contract) runs the same cases against both, so the spec and the
+ * DynamoDB condition cannot drift apart unnoticed.
+ *
+ *   operation        store file                         predicate
+ *   RENEW            renew-lease.ts                     holdsLease
+ *   FAIL             record-failure.ts                  holdsLease
+ *   FINALIZE slice   finalize-slice.ts [0]              mayFinalize
+ *   FINALIZE ledger  finalize-slice.ts [1]              isFirstLedgerRecord
+ *   refused FINALIZE finalize-slice.ts cancelledOutcome refusedFinalize
+ *   ADVANCE slice    advance-job.ts [0..n-1]            mayCreateSlice
+ *   ADVANCE job      advance-job.ts [n]                 mayAdvanceJob
+ *   SETTLE           settle-pending-slices.ts           maySettle
+ *   DEFER SWEEP      sweep.ts                           mayDeferSweep
+ */
+import { isOwnClaim, isOwnCommit, type LedgerOutcome, type LedgerRecord } from './ledger.ts';
+import type { StoredJob } from './ports.ts';
+import { SliceStatus, type Slice } from './slice.ts';
+
+/** A transaction holds 100 items; the slice and the ledger record take two (lib/aws/dynamo/slice-store.ts MAX_BUSINESS_WRITES). */
+export const MAX_BUSINESS_WRITES_PER_COMMIT = 98;
+/** A transaction holds 100 items: up to 99 slices and the job (lib/aws/dynamo/advance-job.ts MAX_SLICES_PER_ADVANCE). */
+export const MAX_SLICES_PER_ADVANCE = 99;
+/** Longest error text kept on a slice or a DEAD ledger record. */
+export const MAX_ERROR_CHARS = 2000;
+
+/** Slices an older generation left that a new generation may create again: none of them ran to a ledger record. */
+export const RECREATABLE_STATUSES: readonly SliceStatus[] = [SliceStatus.Enqueued, SliceStatus.Failed, SliceStatus.Skipped];
+/** Slices that have not started and would start later: what a job change settles. */
+export const PENDING_STATUSES: readonly SliceStatus[] = [SliceStatus.Enqueued, SliceStatus.Failed];
+
+/** RENEW, FAIL: the caller's claim is still the slice's current one, and still running. */
+export function holdsLease<T extends Pick<Slice, 'status' | 'fence'>>(slice: T | undefined, fence: number): slice is T {
+  return slice !== undefined && slice.status === SliceStatus.Running && slice.fence === fence;
+}
+
+/** FINALIZE (commit or DEAD), the slice item: this claim, by this owner, still running. */
+export function mayFinalize<T extends Pick<Slice, 'status' | 'fence' | 'owner'>>(slice: T | undefined, fence: number, owner: string): slice is T {
+  return holdsLease(slice, fence) && slice?.owner === owner;
+}
+
+/** FINALIZE, the ledger item: one record per execution key, ever. */
+export function isFirstLedgerRecord(existing: LedgerRecord | undefined): boolean {
+  return existing === undefined;
+}
+
+/** Why a finalize whose slice or ledger condition failed wrote nothing, judged from the ledger record on file. */
+export type FinalizeRefusal =
+  /** An earlier try of this very finalize landed (its reply was lost): report success. */
+  | 'own-earlier-try'
+  /** This claim already ended with the other outcome (OutcomeOnRecordError). */
+  | 'other-outcome-on-record'
+  /** A newer claim owns the slice, or it is final by someone else (FencedOutError). */
+  | 'fenced-out';
+
+export function refusedFinalize(ledger: LedgerRecord | undefined, fence: number, owner: string, outcome: LedgerOutcome): FinalizeRefusal {
+  if (isOwnCommit(ledger, fence, owner, outcome)) return 'own-earlier-try';
+  if (isOwnClaim(ledger, fence, owner)) return 'other-outcome-on-record';
+  return 'fenced-out';
+}
+
+/**
+ * ADVANCE, each slice: no slice at this instant, or one an older generation
+ * left without a ledger record (a slice without a generation is generation 0).
+ */
+export function mayCreateSlice(existing: Pick<Slice, 'status' | 'generation'> | undefined, generation: number): boolean {
+  if (existing === undefined) return true;
+  return RECREATABLE_STATUSES.includes(existing.status) && (existing.generation ?? 0) < generation;
+}
+
+/** ADVANCE, the job item: still the version the scanner read, and still enabled (in the due index). */
+export function mayAdvanceJob(stored: Pick<StoredJob, 'version' | 'enabled'> | undefined, versionRead: number): boolean {
+  return stored !== undefined && stored.enabled && stored.version === versionRead;
+}
+
+/**
+ * SETTLE PENDING: a pending slice of a generation older than the job's new
+ * one. A slice already claimed runs to its end; one re-created for the new
+ * generation stays.
+ */
+export function maySettle(slice: Pick<Slice, 'status' | 'generation'> | undefined, generation: number): boolean {
+  return slice !== undefined && PENDING_STATUSES.includes(slice.status) && (slice.generation ?? 0) < generation;
+}
+
+/**
+ * DEFER SWEEP: the slice still has the sweep time the sweep read. A claim or
+ * a failure since then set its own, and a final slice has none (it left the
+ * sweep index): a stale deferral must not overwrite either.
+ */
+export function mayDeferSweep(currentSweepAt: number | undefined, sweepAtRead: number): boolean {
+  return currentSweepAt !== undefined && currentSweepAt === sweepAtRead;
+}

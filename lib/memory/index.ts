@@ -1,0 +1,42 @@
+/**
+ * cronfence in memory: the ports of lib/core/ports.ts over plain maps, with
+ * the same rules as the DynamoDB and SQS adapters (test/contract proves it
+ * case by case). For unit tests of the engine, and of a user's own handlers,
+ * with a ManualClock that can step forward and back: no emulator, no network.
+ *
+ * Not a production store: one process, no persistence.
+ */
+import type { Clock } from '../core/clock.ts';
+import { InMemoryJobRepository } from './memory-jobs.ts';
+import { InMemoryDeadLetterSink, InMemoryWorkQueue } from './memory-queue.ts';
+import { InMemoryScheduleStore } from './memory-schedule-store.ts';
+import { InMemorySliceStore } from './memory-slice-store.ts';
+import { MemoryTables, type MemoryTablesOptions } from './memory-tables.ts';
+
+export { InMemoryJobRepository, type MemoryJobChange } from './memory-jobs.ts';
+export { InMemoryDeadLetterSink, InMemoryWorkQueue, type QueuedMessage, type ReceivedWorkMessage, type RejectedMessage } from './memory-queue.ts';
+export { InMemoryScheduleStore } from './memory-schedule-store.ts';
+export { InMemorySliceStore } from './memory-slice-store.ts';
+export { MemoryTables, type MemoryTablesOptions } from './memory-tables.ts';
+
+export interface MemoryInstallation {
+  readonly tables: MemoryTables;
+  readonly slices: InMemorySliceStore;
+  readonly schedules: InMemoryScheduleStore;
+  /** The queue's clock is the installation's clock: SQS's own, not a worker's. */
+  readonly workQueue: InMemoryWorkQueue;
+  readonly deadLetters: InMemoryDeadLetterSink;
+  jobs(knownHandlers?: readonly string[]): InMemoryJobRepository;
+}
+
+export function createMemoryInstallation(options: MemoryTablesOptions & { readonly clock: Clock }): MemoryInstallation {
+  const tables = new MemoryTables(options);
+  return {
+    tables,
+    slices: new InMemorySliceStore(tables),
+    schedules: new InMemoryScheduleStore(tables),
+    workQueue: new InMemoryWorkQueue(options.clock),
+    deadLetters: new InMemoryDeadLetterSink(),
+    jobs: (knownHandlers) => new InMemoryJobRepository(tables, options.clock, knownHandlers),
+  };
+}

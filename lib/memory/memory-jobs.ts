@@ -1,0 +1,127 @@
+/**
+ * Job CRUD in memory, as lib/aws/dynamo/job-repository.ts does it: the
+ * decision is core/job-lifecycle.ts's, the write replaces the job record
+ * (one step here, so no version race to retry), then every pending slice of
+ * an older generation is settled SKIPPED (`maySettle`, the condition of
+ * settle-pending-slices.ts).
+ */
+import type { Clock } from '../core/clock.ts';
+import { JobNotFoundError } from '../core/errors.ts';
+import {
+  isTombstone,
+  planDelete,
+  planPause,
+  planPut,
+  planResume,
+  type JobRecord,
+  type LifecycleChange,
+  type SkipReason,
+} from '../core/job-lifecycle.ts';
+import { parseJobSpec } from '../core/job-spec.ts';
+import type { LedgerRecord } from '../core/ledger.ts';
+import type { StoredJob } from '../core/ports.ts';
+import { SliceStatus, type Slice } from '../core/slice.ts';
+import { maySettle } from '../core/slice-transitions.ts';
+import { toSlice, type MemoryTables } from './memory-tables.ts';
+
+export interface MemoryJobChange<T extends JobRecord = StoredJob> {
+  readonly job: T;
+  /** Pending slices of older generations settled SKIPPED. */
+  readonly skipped: number;
+}
+
+export class InMemoryJobRepository {
+  constructor(
+    private readonly tables: MemoryTables,
+    private readonly clock: Clock,
+    private readonly knownHandlers?: readonly string[],
+  ) {}
+
+  /** @throws {InvalidJobSpecError} before anything is written. */
+  async put(input: unknown): Promise<MemoryJobChange & { created: boolean }> {
+    const spec = parseJobSpec(input, { knownHandlers: this.knownHandlers });
+    const previous = this.tables.jobs.get(spec.id);
+    const created = previous === undefined || isTombstone(previous);
+    const result = this.change(spec.id, (now) => planPut(spec, previous, now, this.tables.shardCount));
+    return { ...result, created };
+  }
+
+  async get(id: string): Promise<StoredJob | undefined> {
+    const record = this.tables.jobs.get(id);
+    return record === undefined || isTombstone(record) ? undefined : structuredClone(record);
+  }
+
+  async list(): Promise<StoredJob[]> {
+    const jobs = [...this.tables.jobs.values()].filter((record): record is StoredJob => !isTombstone(record));
+    return jobs.sort((a, b) => a.id.localeCompare(b.id)).map((job) => structuredClone(job));
+  }
+
+  /** @throws {JobNotFoundError} */
+  async pause(id: string): Promise<MemoryJobChange> {
+    return this.change(id, (now) => planPause(this.existing(id), now));
+  }
+
+  /** @throws {JobNotFoundError} */
+  async resume(id: string): Promise<MemoryJobChange> {
+    return this.change(id, (now) => planResume(this.existing(id), now));
+  }
+
+  /** @returns deleted: false when there was no such job. */
+  async delete(id: string): Promise<{ deleted: boolean; skipped: number }> {
+    const record = this.tables.jobs.get(id);
+    if (record === undefined || isTombstone(record)) return { deleted: false, skipped: 0 };
+    const { skipped } = this.change(id, (now) => planDelete(record, now));
+    return { deleted: true, skipped };
+  }
+
+  /** Slices of a job from `sinceMs` on, oldest first. */
+  async slicesOf(jobId: string, sinceMs: number): Promise<Slice[]> {
+    const rows = [...this.tables.slices.values()].filter((row) => row.jobId === jobId && row.scheduledAt >= sinceMs);
+    return rows.sort((a, b) => a.scheduledAt - b.scheduledAt).map(toSlice);
+  }
+
+  /** Ledger records of a job from `sinceMs` on, oldest first. */
+  async ledgerOf(jobId: string, sinceMs: number): Promise<LedgerRecord[]> {
+    const records = [...this.tables.ledger.values()].filter((record) => record.jobId === jobId && record.scheduledAt >= sinceMs);
+    return records.sort((a, b) => a.scheduledAt - b.scheduledAt).map((record) => structuredClone(record));
+  }
+
+  /** Plan, write, settle; a plan of undefined changes nothing but still settles (as the DynamoDB repository does). */
+  private change<T extends JobRecord>(id: string, plan: (now: number) => LifecycleChange<T> | undefined): MemoryJobChange<T> {
+    const now = this.clock.now();
+    const change = plan(now);
+    if (change === undefined) {
+      const job = this.tables.jobs.get(id) as T;
+      return { job: structuredClone(job), skipped: this.settle(job, now, settleReasonOf(job)) };
+    }
+    this.tables.jobs.set(id, structuredClone(change.next));
+    return { job: structuredClone(change.next), skipped: this.settle(change.next, now, change.settle) };
+  }
+
+  private settle(job: JobRecord, now: number, reason: SkipReason): number {
+    if (job.generation <= 1) return 0;
+    let skipped = 0;
+    for (const row of this.tables.slices.values()) {
+      if (row.jobId !== job.id || !maySettle(row, job.generation)) continue;
+      row.status = SliceStatus.Skipped;
+      row.skipReason = reason;
+      row.finishedAt = now;
+      row.expiresAt = this.tables.expiresAtSeconds(now);
+      delete row.sweepShard;
+      delete row.sweepAt;
+      skipped++;
+    }
+    return skipped;
+  }
+
+  private existing(id: string): StoredJob {
+    const record = this.tables.jobs.get(id);
+    if (record === undefined || isTombstone(record)) throw new JobNotFoundError(id);
+    return record;
+  }
+}
+
+function settleReasonOf(job: JobRecord): SkipReason {
+  if (isTombstone(job)) return 'deleted';
+  return job.enabled ? 'superseded' : 'paused';
+}

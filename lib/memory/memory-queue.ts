@@ -1,0 +1,127 @@
+/**
+ * The WorkQueue and DeadLetterSink ports in memory, with SQS's timing by an
+ * injected Clock (the queue's clock, which need not be any worker's):
+ * - `send` with DelaySeconds (0 to 900) surfaces a message that much later;
+ * - `receive` takes visible messages and hides each for the visibility
+ *   timeout, under a new receipt handle;
+ * - `hide` (ChangeMessageVisibility) and `delete` accept any receipt handle
+ *   the message was ever received with, and `hide` applies whether or not
+ *   the message is in flight: the emulator (moto) does exactly that
+ *   (test/contract/work-queue.contract.ts pins it). Whether AWS refuses a
+ *   stale handle or not, the engine must not depend on it: a zombie's late
+ *   hide can delay a takeover (the lease keeper hides only after a renewal
+ *   held), and tests over this queue see that worst case;
+ * - a handle no receive ever gave is ignored (the SQS adapter ignores
+ *   ReceiptHandleIsInvalid).
+ */
+import type { Clock } from '../core/clock.ts';
+import { decodeWorkMessage, encodeWorkMessage } from '../core/messages.ts';
+import type { DeadLetterRecord, DeadLetterSink, WorkMessage, WorkQueue } from '../core/ports.ts';
+import type { SliceKey } from '../core/slice.ts';
+
+const MAX_DELAY_SECONDS = 900;
+const MAX_VISIBILITY_SECONDS = 43_200;
+/** The work queue's visibility timeout as the schema deploys it (lib/aws/schema.ts WORK_QUEUE). */
+const DEFAULT_VISIBILITY_SECONDS = 3;
+
+export interface QueuedMessage {
+  readonly messageId: string;
+  readonly body: string;
+  /** Queue-clock instant it is (or becomes) visible. */
+  visibleAt: number;
+  /** The latest receive's handle; undefined before the first receive. */
+  receiptHandle?: string;
+  /** Every handle a receive gave it (the latest included). */
+  readonly receiptHandles: Set<string>;
+  receiveCount: number;
+}
+
+export interface ReceivedWorkMessage {
+  readonly body: string;
+  readonly receiptHandle: string;
+  readonly messageId: string;
+  /** 1 on the first delivery. */
+  readonly receiveCount: number;
+}
+
+export class InMemoryWorkQueue implements WorkQueue {
+  private readonly queued: QueuedMessage[] = [];
+  private sent = 0;
+
+  constructor(private readonly clock: Clock) {}
+
+  async send(messages: readonly WorkMessage[]): Promise<void> {
+    const now = this.clock.now();
+    for (const message of messages) {
+      this.sent++;
+      this.queued.push({
+        messageId: `message-${this.sent}`,
+        body: encodeWorkMessage(message),
+        visibleAt: now + clampSeconds(message.delaySeconds, MAX_DELAY_SECONDS) * 1000,
+        receiptHandles: new Set(),
+        receiveCount: 0,
+      });
+    }
+  }
+
+  async hide(receiptHandle: string, seconds: number): Promise<void> {
+    const now = this.clock.now();
+    const message = this.queued.find((candidate) => candidate.receiptHandles.has(receiptHandle));
+    if (message === undefined) return;
+    message.visibleAt = now + clampSeconds(Math.ceil(seconds), MAX_VISIBILITY_SECONDS) * 1000;
+  }
+
+  /** Messages visible at `now`, oldest first, each hidden for `visibilitySeconds` from `now`. */
+  receive(now = this.clock.now(), options: { max?: number; visibilitySeconds?: number } = {}): ReceivedWorkMessage[] {
+    const visible = this.queued.filter((message) => message.visibleAt <= now).sort((a, b) => a.visibleAt - b.visibleAt);
+    return visible.slice(0, options.max ?? 10).map((message) => {
+      message.receiveCount++;
+      message.receiptHandle = `${message.messageId}#${message.receiveCount}`;
+      message.receiptHandles.add(message.receiptHandle);
+      message.visibleAt = now + (options.visibilitySeconds ?? DEFAULT_VISIBILITY_SECONDS) * 1000;
+      return { body: message.body, receiptHandle: message.receiptHandle, messageId: message.messageId, receiveCount: message.receiveCount };
+    });
+  }
+
+  /** @returns false when no message on the queue was ever received with this handle (it is gone). */
+  delete(receiptHandle: string): boolean {
+    const index = this.queued.findIndex((message) => message.receiptHandles.has(receiptHandle));
+    if (index < 0) return false;
+    this.queued.splice(index, 1);
+    return true;
+  }
+
+  /** Every message still on the queue (visible, in flight or delayed), with the slice it names; for assertions. */
+  messages(): (Readonly<QueuedMessage> & { readonly key: SliceKey })[] {
+    return this.queued.map((message) => ({ ...message, receiptHandles: new Set(message.receiptHandles), key: decodeWorkMessage(message.body) }));
+  }
+
+  /** How many messages were ever sent. */
+  get sentCount(): number {
+    return this.sent;
+  }
+}
+
+export interface RejectedMessage {
+  readonly body: string;
+  readonly reason: string;
+  readonly kind: 'malformed-message' | 'unrunnable-message';
+}
+
+export class InMemoryDeadLetterSink implements DeadLetterSink {
+  readonly records: DeadLetterRecord[] = [];
+  readonly rejected: RejectedMessage[] = [];
+
+  async send(record: DeadLetterRecord): Promise<void> {
+    this.records.push(structuredClone(record));
+  }
+
+  /** A message cronfence could not read or run (what SqsDeadLetterSink.sendRejected keeps). */
+  async sendRejected(body: string, reason: string, kind: RejectedMessage['kind']): Promise<void> {
+    this.rejected.push({ body, reason, kind });
+  }
+}
+
+function clampSeconds(seconds: number, max: number): number {
+  return Math.min(max, Math.max(0, Math.floor(seconds)));
+}

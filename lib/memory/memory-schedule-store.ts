@@ -1,0 +1,72 @@
+/**
+ * The ScheduleStore port in memory: the "due" index read and the advance
+ * of lib/aws/dynamo/advance-job.ts, with its conditions taken from
+ * slice-transitions.ts (mayAdvanceJob for the job, mayCreateSlice for each
+ * slice). DynamoDB's advance retries once without the slices that already
+ * exist; one in-memory call sees them all at once, so it creates the rest
+ * in the same step, which is where that retry ends up.
+ */
+import { isTombstone } from '../core/job-lifecycle.ts';
+import type { AdvanceOutcome, NewSlice, ScheduleStore, StoredJob } from '../core/ports.ts';
+import { SliceStatus, type SliceKey } from '../core/slice.ts';
+import { MAX_SLICES_PER_ADVANCE, mayAdvanceJob, mayCreateSlice } from '../core/slice-transitions.ts';
+import { sliceId, type MemoryTables, type SliceRow } from './memory-tables.ts';
+
+export class InMemoryScheduleStore implements ScheduleStore {
+  constructor(private readonly tables: MemoryTables) {}
+
+  /** Enabled jobs of `shard` with `nextFireAt < untilMs`, oldest first (the due index holds only enabled jobs). */
+  async queryDue(shard: number, untilMs: number, limit: number): Promise<StoredJob[]> {
+    const due: StoredJob[] = [];
+    for (const record of this.tables.jobs.values()) {
+      if (isTombstone(record) || !record.enabled || record.shard !== shard || record.nextFireAt >= untilMs) continue;
+      due.push(structuredClone(record));
+    }
+    return due.sort((a, b) => a.nextFireAt - b.nextFireAt).slice(0, limit);
+  }
+
+  async advance(job: StoredJob, slices: readonly NewSlice[], nextFireAt: number, now: number): Promise<AdvanceOutcome> {
+    if (slices.length > MAX_SLICES_PER_ADVANCE) throw new RangeError(`at most ${MAX_SLICES_PER_ADVANCE} slices per advance`);
+    const record = this.tables.jobs.get(job.id);
+    const stored = isTombstone(record) ? undefined : record;
+    if (stored === undefined || !mayAdvanceJob(stored, job.version)) return { kind: 'conflict' };
+    const created: SliceKey[] = [];
+    for (const slice of slices) {
+      const id = sliceId(slice);
+      const previous = this.tables.slices.get(id);
+      if (!mayCreateSlice(previous, job.generation)) continue;
+      this.tables.slices.set(id, this.newRow(job, slice, now, previous));
+      created.push({ jobId: slice.jobId, scheduledAt: slice.scheduledAt });
+    }
+    this.tables.jobs.set(job.id, { ...stored, nextFireAt, version: stored.version + 1 });
+    return { kind: 'advanced', created };
+  }
+
+  /**
+   * ENQUEUED for this generation with the job's handler, policies and payload
+   * copied on; the fence is kept (it only ever grows), the last run's lease,
+   * owner, error and skip reason are gone. (Like the DynamoDB write, it keeps
+   * an older claim's claimToken: every claim brings a fresh one.)
+   */
+  private newRow(job: StoredJob, slice: NewSlice, now: number, previous: SliceRow | undefined): SliceRow {
+    return {
+      jobId: slice.jobId,
+      scheduledAt: slice.scheduledAt,
+      status: SliceStatus.Enqueued,
+      fence: previous?.fence ?? 0,
+      attempts: 0,
+      generation: job.generation,
+      handler: job.handler,
+      policies: structuredClone(job.policies),
+      payload: job.payload === undefined ? undefined : structuredClone(job.payload),
+      shard: job.shard,
+      leaseMs: job.policies.leaseMs,
+      claimSweepMs: job.policies.timeoutMs + this.tables.sweepGraceMs,
+      sweepShard: job.shard,
+      sweepAt: slice.sweepAt,
+      scanId: slice.scanId,
+      createdAt: now,
+      claimToken: previous?.claimToken,
+    };
+  }
+}

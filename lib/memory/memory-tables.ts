@@ -1,0 +1,107 @@
+/**
+ * The in-memory stores' shared state: the three tables cronfence keeps in
+ * DynamoDB (jobs, slices, ledger) and the user's own tables a commit writes
+ * to. Rows hold the same attributes the DynamoDB items hold (the sweep index
+ * keys, the claim's lease and sweep spans), so each in-memory operation can
+ * apply the same effect as its DynamoDB counterpart; reads hand out copies,
+ * as a store over the network would.
+ *
+ * Every operation runs to completion without awaiting in between, so on one
+ * event loop it is atomic, as a DynamoDB conditional write is per item.
+ */
+import type { JobRecord } from '../core/job-lifecycle.ts';
+import type { LedgerRecord } from '../core/ledger.ts';
+import type { Slice } from '../core/slice.ts';
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** A slice item: the Slice plus what only the store reads. */
+export interface SliceRow extends Mutable<Slice> {
+  /** Present while the slice is live: its key in the sweep index. */
+  sweepShard?: number;
+  sweepAt?: number;
+  /** The scan request that created it. */
+  scanId?: string;
+  /** Copied from the job's policies by the scanner, so a claim needs only the key. */
+  leaseMs: number;
+  /** The job's timeout plus the sweep grace: the claim's sweep time is now + this. */
+  claimSweepMs: number;
+  /** History TTL (epoch seconds) once final. */
+  expiresAt?: number;
+}
+
+export interface MemoryTablesOptions {
+  /** Slack before the sweep re-sends a live slice (added to a job's timeout on claim). @default 30000 */
+  readonly sweepGraceMs?: number;
+  /** History retention of final slices. @default 30 days */
+  readonly sliceRetentionMs?: number;
+  /** @default 1 */
+  readonly shardCount?: number;
+  /**
+   * The user's own tables a commit may write to, each with its key attributes
+   * (e.g. `{ payouts: ['id'] }`). A write to any other table is refused as a
+   * missing table. @default {}
+   */
+  readonly businessTables?: Readonly<Record<string, readonly string[]>>;
+}
+
+export class MemoryTables {
+  readonly jobs = new Map<string, JobRecord>();
+  readonly slices = new Map<string, SliceRow>();
+  readonly ledger = new Map<string, LedgerRecord>();
+  /** Table name → key JSON → item. */
+  readonly business = new Map<string, Map<string, Record<string, unknown>>>();
+  readonly sweepGraceMs: number;
+  readonly sliceRetentionMs: number;
+  readonly shardCount: number;
+  readonly businessKeys: Readonly<Record<string, readonly string[]>>;
+
+  constructor(options: MemoryTablesOptions = {}) {
+    this.sweepGraceMs = options.sweepGraceMs ?? 30_000;
+    this.sliceRetentionMs = options.sliceRetentionMs ?? 30 * 86_400_000;
+    this.shardCount = options.shardCount ?? 1;
+    this.businessKeys = options.businessTables ?? {};
+    for (const table of Object.keys(this.businessKeys)) this.business.set(table, new Map());
+  }
+
+  /** Epoch seconds at which a slice final at `now` leaves history. */
+  expiresAtSeconds(now: number): number {
+    return Math.floor((now + this.sliceRetentionMs) / 1000);
+  }
+
+  /** Items of one of the user's tables (copies), for assertions. */
+  businessItems(tableName: string): Record<string, unknown>[] {
+    return [...(this.business.get(tableName)?.values() ?? [])].map((item) => structuredClone(item));
+  }
+}
+
+export function sliceId(key: { jobId: string; scheduledAt: number }): string {
+  return `${key.jobId}\u0000${key.scheduledAt}`;
+}
+
+/** What a read of the slice item returns: the Slice's own fields, copied. */
+export function toSlice(row: SliceRow): Slice {
+  return structuredClone({
+    jobId: row.jobId,
+    scheduledAt: row.scheduledAt,
+    status: row.status,
+    fence: row.fence,
+    owner: row.owner,
+    leaseExpiresAt: row.leaseExpiresAt,
+    leaseMessageId: row.leaseMessageId,
+    leaseReceiveCount: row.leaseReceiveCount,
+    claimToken: row.claimToken,
+    attempts: row.attempts,
+    handler: row.handler,
+    policies: row.policies,
+    payload: row.payload,
+    shard: row.shard,
+    generation: row.generation ?? 0,
+    skipReason: row.skipReason,
+    nextAttemptAt: row.nextAttemptAt,
+    lastError: row.lastError,
+    createdAt: row.createdAt,
+    startedAt: row.startedAt,
+    finishedAt: row.finishedAt,
+  });
+}

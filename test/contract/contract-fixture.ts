@@ -1,0 +1,127 @@
+/**
+ * What the contract suite needs from an installation, and the two that
+ * provide it: the in-memory stores (lib/memory) and the DynamoDB adapters
+ * over the emulator. Every case passes its own `now`, so both stores see the
+ * same instants whatever their clocks say.
+ */
+import type { JobSpecInput } from '../../lib/core/job-spec.ts';
+import { ManualClock } from '../../lib/core/clock.ts';
+import type { ScheduleStore, SliceStore, StoredJob } from '../../lib/core/ports.ts';
+import type { Slice, SliceKey } from '../../lib/core/slice.ts';
+import { createMemoryInstallation } from '../../lib/memory/index.ts';
+import { businessRow, createBusinessTable } from '../support/business-table.ts';
+import { createTestInstallation } from '../support/harness.ts';
+
+export interface ContractInstallation {
+  readonly slices: SliceStore;
+  readonly schedules: ScheduleStore;
+  /** The shard every job lands on (one shard). */
+  readonly shard: number;
+  /** The store's sweep grace: a claim's sweep time is now + the job's timeout + this. */
+  readonly sweepGraceMs: number;
+  /** Creates or changes a job through the store's own repository (generation, settle and all). */
+  putJob(input: JobSpecInput): Promise<StoredJob>;
+  pauseJob(id: string): Promise<StoredJob>;
+  /** The job record as stored now (undefined once deleted or paused out of the due index). */
+  dueJob(id: string): Promise<StoredJob | undefined>;
+  /** A table of the user's own with key attribute `id`, for commit writes. */
+  readonly businessTable: string;
+  businessItem(id: string): Promise<Record<string, unknown> | undefined>;
+  destroy(): void;
+}
+
+export type ContractFactory = () => Promise<ContractInstallation>;
+
+export const memoryFactory: ContractFactory = async () => {
+  const memory = createMemoryInstallation({ clock: new ManualClock(Date.parse('2030-01-01T00:00:00Z')), businessTables: { payouts: ['id'] } });
+  const jobs = memory.jobs();
+  return {
+    slices: memory.slices,
+    schedules: memory.schedules,
+    shard: 0,
+    sweepGraceMs: memory.tables.sweepGraceMs,
+    putJob: async (input) => (await jobs.put(input)).job,
+    pauseJob: async (id) => (await jobs.pause(id)).job,
+    dueJob: (id) => findDue(memory.schedules, 0, id),
+    businessTable: 'payouts',
+    businessItem: async (id) => memory.tables.businessItems('payouts').find((item) => item.id === id),
+    destroy: () => {},
+  };
+};
+
+export const dynamoFactory: ContractFactory = async () => {
+  const installation = await createTestInstallation();
+  const { runtime } = installation;
+  const jobs = runtime.jobs();
+  const businessTable = await createBusinessTable(installation);
+  return {
+    slices: runtime.slices,
+    schedules: runtime.schedules,
+    shard: 0,
+    sweepGraceMs: runtime.config.sweepGraceMs,
+    putJob: async (input) => (await jobs.put(input)).job,
+    pauseJob: async (id) => (await jobs.pause(id)).job,
+    dueJob: (id) => findDue(runtime.schedules, 0, id),
+    businessTable,
+    businessItem: (id) => businessRow(installation, businessTable, id),
+    destroy: () => installation.destroy(),
+  };
+};
+
+async function findDue(schedules: ScheduleStore, shard: number, id: string): Promise<StoredJob | undefined> {
+  return (await schedules.queryDue(shard, Number.MAX_SAFE_INTEGER, 10_000)).find((job) => job.id === id);
+}
+
+/** Each case's own job ids and instants, so cases sharing one emulator installation never meet. */
+export class CaseSpace {
+  private jobs = 0;
+  private days = 0;
+
+  /** A job id not used before in this run. */
+  jobId(name: string): string {
+    this.jobs++;
+    return `${name}-${this.jobs}`;
+  }
+
+  /** A whole-second instant a day after the last one handed out. */
+  instant(): number {
+    this.days++;
+    return Date.parse('2030-01-01T00:00:00Z') + this.days * 86_400_000;
+  }
+}
+
+export const FAST_POLICIES = { leaseMs: 4000, heartbeatMs: 1000, timeoutMs: 10_000, maxAttempts: 3 } as const;
+
+/** A job and ENQUEUED slices at `instants`, created as the scanner creates them (advance). */
+export async function enqueued(
+  store: ContractInstallation,
+  jobId: string,
+  instants: readonly number[],
+  now: number,
+  options: { scanId?: string; sweepAt?: (instant: number) => number } = {},
+): Promise<{ job: StoredJob; keys: SliceKey[] }> {
+  const job = await store.putJob({ id: jobId, schedule: '* * * * * *', handler: 'h', policies: FAST_POLICIES });
+  const keys = instants.map((scheduledAt) => ({ jobId, scheduledAt }));
+  const slices = keys.map((key) => ({ ...key, scanId: options.scanId, sweepAt: options.sweepAt?.(key.scheduledAt) ?? key.scheduledAt + 30_000 }));
+  const outcome = await store.schedules.advance(job, slices, Math.max(...instants) + 1000, now);
+  if (outcome.kind !== 'advanced' || outcome.created.length !== keys.length) throw new Error(`could not create slices: ${JSON.stringify(outcome)}`);
+  return { job, keys };
+}
+
+/** One ENQUEUED slice claimed by `owner` at `now`. */
+export async function claimed(store: ContractInstallation, jobId: string, at: number, owner = 'worker-a', messageId = 'message-a'): Promise<{ key: SliceKey; slice: Slice }> {
+  const { keys } = await enqueued(store, jobId, [at], at);
+  const key = keys[0]!;
+  const claim = await store.slices.claim(key, owner, at, messageId);
+  if (!claim.won) throw new Error(`claim of a fresh slice lost: ${JSON.stringify(claim)}`);
+  return { key, slice: claim.slice };
+}
+
+/** Live slices of `jobId` the sweep index holds with sweepAt ≤ now. */
+export async function sweepableOf(store: ContractInstallation, jobId: string, now: number): Promise<{ scheduledAt: number; sweepAt: number; status: string }[]> {
+  const found = await store.slices.findSweepable(store.shard, now, 10_000);
+  return found
+    .filter((candidate) => candidate.jobId === jobId)
+    .map(({ scheduledAt, sweepAt, status }) => ({ scheduledAt, sweepAt, status }))
+    .sort((a, b) => a.scheduledAt - b.scheduledAt);
+}

@@ -1,0 +1,176 @@
+/**
+ * The drill's newer checks, on hand-made histories: expectations that follow
+ * a job's lifecycle, healthy holders displaced, committed-then-dead and
+ * SUCCEEDED without its business write.
+ */
+import { describe, expect, it } from 'vitest';
+import { deadLetterEntry } from '../../lib/chaos/drill-stores.ts';
+import { cronParserOccurrences, expectedOccurrences, scheduleMathOccurrences, type ExpectedOccurrence } from '../../lib/chaos/expected.ts';
+import { checkHistory, type HistoryInput, type ObservedEvent } from '../../lib/chaos/history.ts';
+import { JobHistoryBook, type JobHistory } from '../../lib/chaos/job-history.ts';
+import { lifecycleEvent, type LifecycleEventType } from '../../lib/core/events.ts';
+import { encodeWorkMessage } from '../../lib/core/messages.ts';
+import { executionKey } from '../../lib/core/execution-key.ts';
+import { DEFAULT_POLICIES } from '../../lib/core/job-spec.ts';
+import type { LedgerRecord } from '../../lib/core/ledger.ts';
+import type { StoredJob } from '../../lib/core/ports.ts';
+import type { Slice } from '../../lib/core/slice.ts';
+import { DEFAULT_DST_POLICY } from '../../lib/core/schedule.ts';
+
+const T0 = Date.parse('2026-11-29T12:00:00Z');
+const EVERY_10 = { schedule: '*/10 * * * * *', timeZone: 'UTC', enabled: true };
+const s = (seconds: number): number => T0 + seconds * 1000;
+
+function history(...changes: JobHistory['changes']): JobHistory {
+  return { jobId: 'job', changes };
+}
+
+function slice(at: number, status: Slice['status'], extra: Partial<Slice> = {}): Slice {
+  return { jobId: 'job', scheduledAt: at, status, fence: 1, attempts: 1, handler: 'h', policies: DEFAULT_POLICIES, shard: 0, generation: 1, createdAt: T0, ...extra };
+}
+
+function ledger(at: number, outcome: LedgerRecord['outcome'], fence = 1): LedgerRecord {
+  return { executionKey: executionKey('job', at), jobId: 'job', scheduledAt: at, fence, owner: 'a', committedAt: at, outcome };
+}
+
+function observed(type: LifecycleEventType, replica: string, at: number, fence: number, offsetMs = 0, scheduledAt = T0): ObservedEvent {
+  return { replica, offsetMs, event: lifecycleEvent(type, { jobId: 'job', scheduledAt }, at + offsetMs, { fence, worker: replica }) };
+}
+
+const empty: HistoryInput = { events: [], renewals: [], processFaults: [], slices: [], ledger: [], effects: [], expected: [] };
+
+describe('expected occurrences follow each job’s recorded history', () => {
+  const jobHistory = history(
+    { kind: 'create', at: s(-100), generation: 1, definition: EVERY_10 },
+    { kind: 'pause', at: s(25), generation: 2, definition: { ...EVERY_10, enabled: false } },
+    { kind: 'resume', at: s(45), generation: 3, definition: EVERY_10 },
+    { kind: 'schedule', at: s(62.5), generation: 4, definition: { ...EVERY_10, schedule: '5-59/10 * * * * *' } },
+    { kind: 'delete', at: s(80), generation: 5 },
+    { kind: 'readd', at: s(90), generation: 6, definition: EVERY_10 },
+  );
+
+  it('expects occurrences only while an enabled definition is live, from its change (inclusive) to the next (exclusive)', () => {
+    const expected = expectedOccurrences([jobHistory], s(0), s(110));
+    expect(expected.map((e) => (e.scheduledAt - T0) / 1000)).toEqual([0, 10, 20, 50, 60, 65, 75, 90, 100]);
+    const at20 = expected.find((e) => e.scheduledAt === s(20));
+    expect(at20).toMatchObject({ generation: 1, supersededAt: s(25), skipReason: 'paused' });
+    expect(expected.find((e) => e.scheduledAt === s(75))).toMatchObject({ generation: 4, supersededAt: s(80), skipReason: 'deleted' });
+    expect(expected.find((e) => e.scheduledAt === s(100))?.supersededAt).toBeUndefined();
+  });
+
+  it('counts the first occurrence at the change instant itself as the new definition’s', () => {
+    const atChange = history({ kind: 'create', at: s(-5), generation: 1, definition: EVERY_10 }, { kind: 'payload', at: s(10), generation: 2, definition: EVERY_10 });
+    const expected = expectedOccurrences([atChange], s(0), s(30));
+    expect(expected.map((e) => [(e.scheduledAt - T0) / 1000, e.generation])).toEqual([
+      [0, 1],
+      [10, 2],
+      [20, 2],
+    ]);
+  });
+
+  it('enumerates the same instants through cron-parser and through the engine’s schedule math away from DST', () => {
+    const definition = { schedule: '7,37 * * * * *', timeZone: 'Asia/Kolkata', enabled: true };
+    expect(scheduleMathOccurrences(definition, s(0), s(300))).toEqual(cronParserOccurrences(definition, s(0), s(300)));
+  });
+
+  it('records a change only when the stored generation moved', () => {
+    const book = new JobHistoryBook();
+    const job = { id: 'job', schedule: '* * * * *', timeZone: 'UTC', dst: DEFAULT_DST_POLICY, handler: 'h', enabled: true, policies: DEFAULT_POLICIES, shard: 0, nextFireAt: 0, version: 1, generation: 1, createdAt: T0, updatedAt: T0 } satisfies StoredJob;
+    expect(book.record('create', job)).toBe(true);
+    expect(book.record('pause', { ...job, version: 2 })).toBe(false); // a scanner advance: same generation
+    expect(book.record('delete', { id: 'job', deleted: true, generation: 2, version: 3, updatedAt: T0 + 5 })).toBe(true);
+    expect(book.current('job')).toEqual({ kind: 'delete', at: T0 + 5, generation: 2, definition: undefined });
+    expect(book.count()).toBe(1);
+  });
+});
+
+describe('missed, under lifecycle changes', () => {
+  const occurrence: ExpectedOccurrence = { executionKey: executionKey('job', s(20)), jobId: 'job', scheduledAt: s(20), generation: 1, supersededAt: s(25), skipReason: 'paused' };
+  const verdictOf = (sliceAt: Slice | undefined, expected: ExpectedOccurrence = occurrence) =>
+    checkHistory({ ...empty, slices: sliceAt ? [sliceAt] : [], expected: [expected] });
+
+  it('accepts a pending occurrence SKIPPED by the change that ended its definition, with that change’s reason', () => {
+    const verdict = verdictOf(slice(s(20), 'SKIPPED', { skipReason: 'paused', finishedAt: s(25) }));
+    expect(verdict.missed).toEqual([]);
+    expect(verdict.skippedByChange).toBe(1);
+  });
+
+  it('counts as missed: SKIPPED before its definition ended, with another reason, with no later change, or no slice at all', () => {
+    expect(verdictOf(slice(s(20), 'SKIPPED', { skipReason: 'superseded', finishedAt: s(5) })).missed).toHaveLength(1);
+    expect(verdictOf(slice(s(20), 'SKIPPED', { skipReason: 'deleted', finishedAt: s(25) })).missed).toHaveLength(1);
+    expect(verdictOf(slice(s(20), 'SKIPPED', { skipReason: 'paused', finishedAt: s(25) }), { ...occurrence, supersededAt: undefined, skipReason: undefined }).missed).toHaveLength(1);
+    expect(verdictOf(undefined).missed).toHaveLength(1);
+    expect(verdictOf(slice(s(20), 'ENQUEUED')).missed).toHaveLength(1);
+  });
+
+  it('accepts a slice an older definition had claimed and ran to the end (SUCCEEDED or DEAD)', () => {
+    expect(verdictOf(slice(s(20), 'SUCCEEDED', { generation: 0 })).missed).toEqual([]);
+    expect(verdictOf(slice(s(20), 'DEAD')).missed).toEqual([]);
+  });
+});
+
+describe('healthy holders displaced', () => {
+  const KEY = executionKey('job', T0);
+  const renewal = (replica: string, fence: number, at: number, offsetMs = 0) => ({ replica, offsetMs, executionKey: KEY, fence, at: at + offsetMs });
+
+  it('flags a takeover by another worker less than one visibility window after the holder’s last renewal, on the drill’s clock', () => {
+    const verdict = checkHistory({
+      ...empty,
+      events: [observed('claimed', 'holder', T0, 1, 1800), observed('claimed', 'standby', T0 + 2600, 2, -1900), observed('fenced_out', 'holder', T0 + 3100, 1, 1800)],
+      renewals: [renewal('holder', 1, T0 + 1000, 1800), renewal('holder', 1, T0 + 2000, 1800)],
+    });
+    expect(verdict.healthyHoldersDisplaced).toEqual([
+      { executionKey: KEY, holder: 'holder', holderFence: 1, standby: 'standby', lastRenewalAt: T0 + 2000, takeoverAt: T0 + 2600, silenceMs: 600 },
+    ]);
+  });
+
+  it('flags a takeover before the holder’s first renewal was due', () => {
+    const verdict = checkHistory({ ...empty, events: [observed('claimed', 'holder', T0, 1), observed('claimed', 'standby', T0 + 700, 2)] });
+    expect(verdict.healthyHoldersDisplaced.map((d) => d.silenceMs)).toEqual([700]);
+  });
+
+  it('does not flag a takeover after the holder went silent for the window, was killed or paused, or ended its attempt itself', () => {
+    const claims = [observed('claimed', 'holder', T0, 1), observed('claimed', 'standby', T0 + 2600, 2)];
+    const renewals = [renewal('holder', 1, T0 + 1000)];
+    const silent = checkHistory({ ...empty, events: [observed('claimed', 'holder', T0, 1), observed('claimed', 'standby', T0 + 4100, 2)], renewals });
+    const killed = checkHistory({ ...empty, events: claims, renewals, processFaults: [{ kind: 'kill', replica: 'holder', at: T0 + 1200 }] });
+    const paused = checkHistory({ ...empty, events: claims, renewals, processFaults: [{ kind: 'pause', replica: 'holder', at: T0 + 1100, until: T0 + 7000 }] });
+    const failed = checkHistory({ ...empty, events: [...claims, observed('failed', 'holder', T0 + 2650, 1)], renewals });
+    const ownReclaim = checkHistory({ ...empty, events: [observed('claimed', 'holder', T0, 1), observed('claimed', 'holder', T0 + 1500, 2)] });
+    // Its claim took longer than the lease: it gave the lease up at once, before the standby came.
+    const gaveUp = checkHistory({ ...empty, events: [...claims, observed('fenced_out', 'holder', T0 + 20, 1)] });
+    // No renewal yet, and its first one was due: its message's visibility counts from before its claim's report.
+    const neverRenewed = checkHistory({ ...empty, events: [observed('claimed', 'holder', T0, 1), observed('claimed', 'standby', T0 + 2990, 2)] });
+    for (const verdict of [silent, killed, paused, failed, ownReclaim, gaveUp, neverRenewed]) expect(verdict.healthyHoldersDisplaced).toEqual([]);
+  });
+});
+
+describe('committed then dead, and SUCCEEDED without writes', () => {
+  const KEY = executionKey('job', T0);
+
+  it('flags a committed slice with a dead event or a dead-letter record, and a DEAD ledger with a committed event', () => {
+    const committed = { slices: [slice(T0, 'SUCCEEDED')], ledger: [ledger(T0, 'SUCCEEDED')], effects: [{ executionKey: KEY, fence: 1, worker: 'a' }] };
+    expect(checkHistory({ ...empty, ...committed }).committedThenDead).toEqual([]);
+    expect(checkHistory({ ...empty, ...committed, events: [observed('dead', 'a', T0 + 10, 1)] }).committedThenDead).toEqual([KEY]);
+    expect(checkHistory({ ...empty, ...committed, deadLetters: [{ executionKey: KEY, kind: 'dead-slice' }] }).committedThenDead).toEqual([KEY]);
+    const dead = { slices: [slice(T0, 'DEAD')], ledger: [ledger(T0, 'DEAD')] };
+    expect(checkHistory({ ...empty, ...dead, deadLetters: [{ executionKey: KEY, kind: 'dead-slice' }] }).committedThenDead).toEqual([]);
+    expect(checkHistory({ ...empty, ...dead, events: [observed('committed', 'a', T0 + 10, 1)] }).committedThenDead).toEqual([KEY]);
+  });
+
+  it('flags a SUCCEEDED slice whose committing fence left no business row, or that has no ledger record', () => {
+    const succeeded = { slices: [slice(T0, 'SUCCEEDED', { fence: 2 })], ledger: [ledger(T0, 'SUCCEEDED', 2)] };
+    expect(checkHistory({ ...empty, ...succeeded, effects: [{ executionKey: KEY, fence: 2, worker: 'a' }] }).succeededWithoutWrites).toEqual([]);
+    expect(checkHistory({ ...empty, ...succeeded }).succeededWithoutWrites).toEqual([KEY]);
+    expect(checkHistory({ ...empty, ...succeeded, effects: [{ executionKey: KEY, fence: 1, worker: 'a' }] }).succeededWithoutWrites).toEqual([KEY]);
+    expect(checkHistory({ ...empty, slices: succeeded.slices, effects: [{ executionKey: KEY, fence: 2, worker: 'a' }] }).succeededWithoutWrites).toEqual([KEY]);
+  });
+
+  it('reads the slice a dead-letter record names, whatever its kind', () => {
+    const body = encodeWorkMessage({ jobId: 'job', scheduledAt: T0 });
+    expect(deadLetterEntry(JSON.stringify({ kind: 'dead-slice', executionKey: KEY, attempts: 3 }))).toEqual({ executionKey: KEY, kind: 'dead-slice' });
+    expect(deadLetterEntry(JSON.stringify({ kind: 'unrunnable-message', queue: 'work', reason: 'no such slice', body }))).toEqual({ executionKey: KEY, kind: 'unrunnable-message' });
+    expect(deadLetterEntry(body)).toEqual({ executionKey: KEY, kind: 'redriven' });
+    expect(deadLetterEntry('not json')).toBeUndefined();
+  });
+});

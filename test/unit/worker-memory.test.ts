@@ -1,0 +1,174 @@
+/**
+ * The real Worker over the in-memory stores and queue, with a ManualClock as
+ * the queue's clock and skewed copies of it as the workers' clocks. Leases and
+ * heartbeats are short because the lease keeper sleeps in real time; every
+ * wait is on an event the engine emits.
+ */
+import { describe, expect, it } from 'vitest';
+import { ManualClock, OffsetClock, sleep } from '../../lib/core/clock.ts';
+import { LeaseLostError } from '../../lib/core/errors.ts';
+import type { JobContext } from '../../lib/engine/define-job.ts';
+import { MAX_CLOCK_SKEW_MS } from '../../lib/core/slice.ts';
+import { createMemoryEngine, gate } from '../support/memory-engine.ts';
+
+const T0 = Date.parse('2026-06-01T12:00:00Z');
+/** Lease 1 s of clock time, renewed every 100 ms of real time. */
+const FAST = { leaseMs: 1000, heartbeatMs: 100, timeoutMs: 30_000, backoffBaseMs: 2000, backoffMaxMs: 60_000, maxAttempts: 3 };
+
+/** Runs until `release` opens or the signal fires (rejecting with its reason, as a well-behaved handler does). */
+function held(ctx: JobContext, release: Promise<void>): Promise<void> {
+  return Promise.race([release, sleep(60_000, ctx.signal)]);
+}
+
+describe('Worker over the in-memory stores', () => {
+  it('a duplicate message is dropped while the holder runs, and after it committed; the slice runs once', async () => {
+    const clock = new ManualClock(T0);
+    const engine = createMemoryEngine(clock);
+    const runs: string[] = [];
+    const release = gate();
+    const job = await engine.register({ id: 'dup', policies: FAST }, async (ctx) => {
+      runs.push(ctx.worker);
+      await held(ctx, release.opened);
+    });
+    const key = await engine.enqueue(job, T0, 2);
+    const [original, copy] = engine.workQueue.receive();
+    const holder = engine.deliver(engine.worker('holder'), original!);
+    await engine.nextEvent((event) => event.type === 'started');
+    expect(await engine.deliver(engine.worker('standby'), copy!)).toBe('delete');
+    expect(engine.workQueue.messages().map((message) => message.messageId)).toEqual([original!.messageId]);
+    release.open();
+    expect(await holder).toBe('delete');
+    await engine.workQueue.send([{ ...key, delaySeconds: 0 }]);
+    expect(await engine.drain(engine.worker('late'))).toBe(1);
+    expect(runs).toEqual(['holder']);
+    expect(engine.events.events.map((event) => `${event.type}@${event.worker}`)).toEqual(['claimed@holder', 'started@holder', 'committed@holder']);
+    expect(await engine.slices.getLedger(key)).toMatchObject({ fence: 1, owner: 'holder', outcome: 'SUCCEEDED' });
+    expect(engine.workQueue.messages()).toEqual([]);
+  });
+
+  it('two workers 4 s apart in clock: a holder that keeps renewing is never displaced by duplicates', async () => {
+    const queueClock = new ManualClock(T0);
+    const engine = createMemoryEngine(queueClock);
+    const runs: string[] = [];
+    const release = gate();
+    const job = await engine.register({ id: 'skew', policies: FAST }, async (ctx) => {
+      runs.push(ctx.worker);
+      // Only the holder lingers: a standby that wrongly wins finishes at once, and the test fails fast.
+      if (ctx.worker === 'slow-holder') await held(ctx, release.opened);
+    });
+    const renewals: number[] = [];
+    // Due before either clock's now, so neither worker waits for the slice's second in real time.
+    const key = await engine.enqueue(job, T0 - 5000);
+    const holderWorker = engine.worker('slow-holder', { clock: new OffsetClock(-MAX_CLOCK_SKEW_MS, queueClock), onLeaseRenewed: (_key, _fence, at) => renewals.push(at) });
+    const standby = engine.worker('fast-standby', { clock: new OffsetClock(MAX_CLOCK_SKEW_MS, queueClock) });
+    const [original] = engine.workQueue.receive();
+    const holder = engine.deliver(holderWorker, original!);
+    await engine.nextEvent((event) => event.type === 'started');
+    for (let round = 0; round < 6; round++) {
+      // Less than a lease of time passes between the holder's renewals: it is healthy.
+      queueClock.advance(900);
+      const holderNow = queueClock.now() - MAX_CLOCK_SKEW_MS;
+      await until(() => renewals.some((at) => at >= holderNow));
+      await engine.workQueue.send([{ ...key, delaySeconds: 0 }]);
+      const visible = engine.workQueue.receive();
+      // Only the duplicate surfaces: the holder's heartbeats keep its own message hidden.
+      expect(visible.map((message) => message.messageId)).not.toContain(original!.messageId);
+      expect(visible).toHaveLength(1);
+      expect(await engine.deliver(standby, visible[0]!)).toBe('delete');
+    }
+    release.open();
+    expect(await holder).toBe('delete');
+    expect(runs).toEqual(['slow-holder']);
+    expect(engine.events.ofType('claimed').map((event) => event.worker)).toEqual(['slow-holder']);
+    expect(await engine.slices.getLedger(key)).toMatchObject({ fence: 1, owner: 'slow-holder' });
+  });
+
+  it('a holder whose renewals stop is taken over when its own message comes back, and its signal fires', async () => {
+    const queueClock = new ManualClock(T0);
+    const engine = createMemoryEngine(queueClock);
+    const runs: string[] = [];
+    let holderAbort: unknown;
+    const job = await engine.register({ id: 'takeover', policies: FAST }, async (ctx) => {
+      runs.push(ctx.worker);
+      if (ctx.worker !== 'stuck') return;
+      await held(ctx, new Promise(() => {})).catch((error: unknown) => {
+        holderAbort = error;
+        throw error;
+      });
+    });
+    const key = await engine.enqueue(job, T0);
+    // The holder's store stops answering renewals (a partition): its lease runs out by its own reckoning.
+    const silent = Object.assign(Object.create(engine.slices) as typeof engine.slices, { renew: () => new Promise<void>(() => {}) });
+    const [original] = engine.workQueue.receive();
+    const holder = engine.deliver(engine.worker('stuck', { slices: silent }), original!);
+    await engine.nextEvent((event) => event.type === 'fenced_out');
+    expect(await holder).toBe('keep');
+    expect(holderAbort).toBeInstanceOf(LeaseLostError);
+    expect(engine.workQueue.receive()).toEqual([]);
+    // Its message comes back once the visibility set at the claim (lease minus a heartbeat, 1 s) has passed.
+    queueClock.advance(1000);
+    expect(await engine.drain(engine.worker('standby'))).toBe(1);
+    expect(runs).toEqual(['stuck', 'standby']);
+    expect(await engine.slices.getLedger(key)).toMatchObject({ fence: 2, owner: 'standby', outcome: 'SUCCEEDED' });
+  });
+
+  it('a failed attempt backs off: the message stays hidden until the retry is due, and the ceiling doubles', async () => {
+    const clock = new ManualClock(T0);
+    const engine = createMemoryEngine(clock);
+    let attempts = 0;
+    const job = await engine.register({ id: 'retry', policies: FAST }, async () => {
+      attempts++;
+      if (attempts < 3) throw new Error(`failure ${attempts}`);
+    });
+    const key = await engine.enqueue(job, T0);
+    const worker = engine.worker('w1');
+    expect(await engine.drain(worker)).toBe(1);
+    // random() = 0.5 of a 2 s ceiling: the retry is 1 s away.
+    expect(await engine.slices.get(key)).toMatchObject({ status: 'FAILED', nextAttemptAt: T0 + 1000, lastError: 'Error: failure 1' });
+    clock.set(T0 + 999);
+    expect(await engine.drain(worker)).toBe(0);
+    clock.set(T0 + 1000);
+    expect(await engine.drain(worker)).toBe(1);
+    // The second failure's ceiling is 4 s: 2 s away.
+    expect(await engine.slices.get(key)).toMatchObject({ status: 'FAILED', nextAttemptAt: T0 + 3000, attempts: 2 });
+    clock.set(T0 + 2999);
+    expect(await engine.drain(worker)).toBe(0);
+    clock.set(T0 + 3000);
+    expect(await engine.drain(worker)).toBe(1);
+    expect(attempts).toBe(3);
+    expect(engine.events.ofType('failed').map((event) => Date.parse(event.retryAt!) - Date.parse(event.at))).toEqual([1000, 2000]);
+    expect(engine.events.ofType('claimed').map((event) => event.attempt)).toEqual([1, 2, 3]);
+    expect(await engine.slices.getLedger(key)).toMatchObject({ fence: 3, outcome: 'SUCCEEDED' });
+    expect(engine.deadLetters.records).toEqual([]);
+  });
+
+  it('after its last attempt a failing slice is DEAD with one dead-letter record, and runs no more', async () => {
+    const clock = new ManualClock(T0);
+    const engine = createMemoryEngine(clock);
+    let attempts = 0;
+    const job = await engine.register({ id: 'dead', policies: { ...FAST, maxAttempts: 2 } }, async () => {
+      attempts++;
+      throw new Error('always');
+    });
+    const key = await engine.enqueue(job, T0);
+    const worker = engine.worker('w1');
+    await engine.drain(worker);
+    clock.set(T0 + 1000);
+    await engine.drain(worker);
+    expect(await engine.slices.get(key)).toMatchObject({ status: 'DEAD', attempts: 2 });
+    expect(engine.deadLetters.records).toEqual([expect.objectContaining({ jobId: 'dead', scheduledAt: T0, attempts: 2, error: 'Error: always' })]);
+    await engine.workQueue.send([{ ...key, delaySeconds: 0 }]);
+    clock.set(T0 + 60_000);
+    await engine.drain(worker);
+    expect(attempts).toBe(2);
+    expect(engine.workQueue.messages()).toEqual([]);
+  });
+});
+
+async function until(check: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
