@@ -3,7 +3,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.venv-emulator/**', '.venv-localstack/**', '.localstack/**', 'cdk.out/**', '.cronfence/**'] },
+  { ignores: ['node_modules/**', '.venv-emulator/**', '.venv-localstack/**', '.localstack/**', '**/cdk.out/**', '.cronfence/**', 'dist/**', '*.tgz'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

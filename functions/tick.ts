@@ -1,5 +1,4 @@
 /** Lambda: the per-minute EventBridge rule's target. Puts one scan request per shard. */
-import { createTickHandler } from '../lib/runtime/handlers.ts';
-import { createRuntime } from '../lib/runtime/wiring.ts';
+import { createTick } from '../lib/lambda/entries.ts';
 
-export const handler = createTickHandler(createRuntime());
+export const handler = createTick();

@@ -23,10 +23,10 @@ import { loadConfig, type CronfenceConfig } from '../aws/config.ts';
 import { DEAD_LETTER_QUEUE, JOBS_TABLE, LEDGER_TABLE, SCAN_QUEUE, SLICES_TABLE, WORK_QUEUE } from '../aws/schema.ts';
 import { InvalidJobSpecError } from '../core/errors.ts';
 import { parseJobSpec, type JobSpec } from '../core/job-spec.ts';
-import { HandlerRegistry } from '../engine/define-job.ts';
 import { registry as defaultRegistry } from '../../functions/jobs/index.ts';
 import { SchedulerAlarms } from './alarms.ts';
 import { cronfenceFunction, ENTRIES, retentionDays } from './functions.ts';
+import { prepareJobsWorker } from './jobs-worker.ts';
 import { grantBusinessWrites, grantJobsResource, grantScanner, grantTick, grantWorker, type SchedulerResources } from './permissions.ts';
 import type { AddJobOptions, CronSchedulerProps } from './props.ts';
 import { effectiveVisibilitySeconds, queueProps, schemaTable } from './schema-resources.ts';
@@ -69,7 +69,8 @@ export class CronScheduler extends Construct {
     const logRetentionDays = props.logRetentionDays ?? 30;
     this.workerTimeout = props.workerTimeout ?? Duration.minutes(2);
     const scannerTimeout = props.scannerTimeout ?? Duration.minutes(1);
-    this.knownHandlers = knownHandlerNames(props);
+    const jobsWorker = props.jobs === undefined ? undefined : prepareJobsWorker(this.node.path, jobsModuleProp(props));
+    this.knownHandlers = jobsWorker?.handlers ?? knownHandlerNames(props);
 
     const tableOptions = { removalPolicy, pointInTimeRecovery: props.pointInTimeRecovery ?? true, encryptionKey: props.encryptionKey };
     this.jobsTable = schemaTable(this, 'Jobs', JOBS_TABLE, tableOptions);
@@ -132,7 +133,8 @@ export class CronScheduler extends Construct {
 
     this.workerFunction = cronfenceFunction(this, 'Worker', {
       ...common,
-      entry: props.workerEntry ?? ENTRIES.worker,
+      entry: jobsWorker?.entry ?? props.workerEntry ?? ENTRIES.worker,
+      project: jobsWorker?.project,
       description: 'cronfence worker: claims, runs and commits slices',
       timeout: this.workerTimeout,
       memorySize: props.workerMemorySize ?? 512,
@@ -259,8 +261,17 @@ function schedulerSettings(props: CronSchedulerProps): Record<string, string> {
   };
 }
 
+/** `jobs` replaces both `workerEntry` and `handlers`: the generated worker runs the module, whose names are read at synth. */
+function jobsModuleProp(props: CronSchedulerProps): string {
+  const clash = (['workerEntry', 'handlers'] as const).find((name) => props[name] !== undefined);
+  if (clash) throw new InvalidJobSpecError(clash, String(props[clash]), 'give either `jobs` (your jobs module) or `workerEntry` with `handlers`, not both');
+  if (typeof props.jobs !== 'string' || props.jobs === '') throw new InvalidJobSpecError('jobs', props.jobs, 'must be the path of your jobs module');
+  return props.jobs;
+}
+
 function knownHandlerNames(props: CronSchedulerProps): readonly string[] | undefined {
-  if (props.handlers instanceof HandlerRegistry) return props.handlers.names();
-  if (props.handlers) return [...props.handlers];
+  // A shape check, not instanceof: the registry may come from the other build (ESM / CommonJS) of cronfence.
+  if (props.handlers && 'names' in props.handlers && typeof props.handlers.names === 'function') return props.handlers.names();
+  if (props.handlers) return [...(props.handlers as readonly string[])];
   return props.workerEntry ? undefined : defaultRegistry.names();
 }

@@ -4,22 +4,25 @@
  * the SDK version the tests ran, not whatever the runtime ships.
  */
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import path from 'node:path';
 import type { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import { BUILD, PACKAGE_ROOT, packageFile } from '../package-files.ts';
 
-/** The package root: where lib/ and functions/ live. */
-export const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export { PACKAGE_ROOT };
+
+/** Lambda bundles start from ESM files: the sources, or the ESM build (also when this is the CommonJS build). */
+export const LAMBDA_BUILD = BUILD === 'cjs' ? 'esm' : BUILD;
 
 /** Entry files of cronfence's own functions. */
 export const ENTRIES = {
-  tick: fileURLToPath(new URL('../../functions/tick.ts', import.meta.url)),
-  scanner: fileURLToPath(new URL('../../functions/scanner.ts', import.meta.url)),
-  worker: fileURLToPath(new URL('../../functions/worker.ts', import.meta.url)),
-  jobsResource: fileURLToPath(new URL('../../functions/jobs-resource.ts', import.meta.url)),
+  tick: packageFile('functions/tick.ts', LAMBDA_BUILD),
+  scanner: packageFile('functions/scanner.ts', LAMBDA_BUILD),
+  worker: packageFile('functions/worker.ts', LAMBDA_BUILD),
+  jobsResource: packageFile('functions/jobs-resource.ts', LAMBDA_BUILD),
 } as const;
 
 /** ESM bundles need `require` for the CommonJS corners of their dependencies. */
@@ -33,6 +36,8 @@ export interface CronfenceFunctionProps {
   readonly environment: Record<string, string>;
   readonly logRetentionDays: number;
   readonly removalPolicy: RemovalPolicy;
+  /** The project whose lock file and node_modules esbuild bundles from. @default the package's own in this repository, else NodejsFunction's (the lock file found from the current directory) */
+  readonly project?: { readonly root: string; readonly lockFile: string };
 }
 
 /** One cronfence Lambda with its own log group (metric filters and retention hang off it). */
@@ -41,8 +46,9 @@ export function cronfenceFunction(scope: Construct, id: string, props: Cronfence
     retention: retentionDays(props.logRetentionDays),
     removalPolicy: props.removalPolicy,
   });
-  const lockFile = `${PACKAGE_ROOT}package-lock.json`;
-  const insidePackage = props.entry.startsWith(PACKAGE_ROOT);
+  const lockFile = path.join(PACKAGE_ROOT, 'package-lock.json');
+  const insidePackage = props.entry.startsWith(PACKAGE_ROOT + path.sep);
+  const project = props.project ?? (insidePackage && existsSync(lockFile) ? { root: PACKAGE_ROOT, lockFile } : undefined);
   return new nodejs.NodejsFunction(scope, id, {
     entry: props.entry,
     handler: 'handler',
@@ -53,7 +59,7 @@ export function cronfenceFunction(scope: Construct, id: string, props: Cronfence
     memorySize: props.memorySize ?? 512,
     environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
     logGroup,
-    ...(insidePackage && existsSync(lockFile) && { depsLockFilePath: lockFile, projectRoot: PACKAGE_ROOT }),
+    ...(project && { depsLockFilePath: project.lockFile, projectRoot: project.root }),
     bundling: {
       forceDockerBundling: false,
       format: nodejs.OutputFormat.ESM,

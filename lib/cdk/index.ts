@@ -1,4 +1,4 @@
-/** The CDK construct library: `import { CronScheduler } from 'cronfence/lib/cdk/index.ts'`. */
+/** `cronfence/cdk`: the CDK construct library (`import { CronScheduler } from 'cronfence/cdk'`). */
 export { CronScheduler, WORKER_TIMEOUT_SLACK } from './cron-scheduler.ts';
 export type { AddJobOptions, CronSchedulerAlarmProps, CronSchedulerBatchProps, CronSchedulerProps } from './props.ts';
 export { ScheduledJob, JOB_RESOURCE_TYPE, jobResourceProperties, type JobResourceProperties } from './scheduled-job.ts';

@@ -59,15 +59,25 @@ export interface CronSchedulerProps {
   /** @default alarms on, no SNS topic */
   readonly alarms?: CronSchedulerAlarmProps;
   /**
-   * Module whose `handler` export is the worker Lambda; build it with
-   * `createWorkerHandler` and your own `HandlerRegistry` (docs/cdk.md).
-   * @default functions/worker.ts, which runs the handlers of functions/jobs/index.ts
+   * Your jobs module (absolute, or relative to the current directory), e.g.
+   * `path.join(__dirname, '../src/cron-jobs.ts')`: it exports `defineJob`
+   * handlers (or a `registry`). The worker Lambda is generated around it and
+   * bundled with esbuild; the module is loaded at synth (in a child process)
+   * to read its handler names, which `addJob` is checked against. Keep its
+   * top level free of side effects. Not with `workerEntry` or `handlers`.
+   * @default none: `workerEntry`, or cronfence's example handlers
+   */
+  readonly jobs?: string;
+  /**
+   * Module whose `handler` export is the worker Lambda, for a worker that needs
+   * more than `jobs` gives (`createJobsWorker` from `cronfence/lambda`, docs/cdk.md).
+   * @default the worker generated around `jobs`; without `jobs`, functions/worker.ts (the example handlers)
    */
   readonly workerEntry?: string;
   /**
-   * The handlers the worker can run, for validating `addJob` at synth and at
-   * deploy. With a custom `workerEntry`, pass its registry here.
-   * @default the registry of functions/jobs/index.ts without `workerEntry`; unchecked with it
+   * The handlers a custom `workerEntry` can run, for validating `addJob` at
+   * synth and at deploy.
+   * @default the names `jobs` exports; without `jobs` and `workerEntry`, the example handlers'; unchecked with `workerEntry`
    */
   readonly handlers?: HandlerRegistry | readonly string[];
   /** Extra environment for the worker (a business table's name, say). @default none */

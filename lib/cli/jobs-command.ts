@@ -4,9 +4,18 @@ import type { StoredJob } from '../core/ports.ts';
 import { isoSecond } from '../core/execution-key.ts';
 import { registry } from '../../functions/jobs/index.ts';
 import type { JobRepository } from '../aws/dynamo/job-repository.ts';
+import { describeJobsModule } from '../lambda/describe-jobs-module.ts';
 import { table } from './format.ts';
 
-export function jobsCommand(repository: () => JobRepository, write: (line: string) => void): Command {
+/**
+ * @param repository the job repository, checking handler names against `knownHandlers` when given
+ *   (`jobs add --jobs <module>`: the module's), else against the caller's default list.
+ */
+export function jobsCommand(
+  repository: (knownHandlers?: readonly string[]) => JobRepository,
+  write: (line: string) => void,
+  describeModule: (file: string) => { readonly handlers: readonly string[] } = describeJobsModule,
+): Command {
   const jobs = new Command('jobs').description('create, inspect, pause, resume and delete scheduled jobs');
 
   jobs
@@ -14,7 +23,8 @@ export function jobsCommand(repository: () => JobRepository, write: (line: strin
     .description('create a job, or replace the job with that id (validated before anything is written)')
     .argument('<id>', 'job id: letters, digits, "_", "." and "-"')
     .requiredOption('-s, --schedule <cron>', 'cron, 5 fields or 6 with seconds first, e.g. "*/5 * * * * *"')
-    .option('--handler <name>', `handler name (known: ${registry.names().join(', ')})`)
+    .option('--handler <name>', `handler name (known without --jobs: ${registry.names().join(', ')})`)
+    .option('--jobs <module>', 'your jobs module: --handler must be one it exports')
     .option('-z, --tz <zone>', 'IANA time zone', 'UTC')
     .option('--dst-gap <policy>', 'a local time DST skips: "shift" (run it moved past the gap) or "skip" (default shift)')
     .option('--dst-repeat <policy>', 'a local time DST repeats: "once" (its first occurrence) or "twice" (default once)')
@@ -32,7 +42,7 @@ export function jobsCommand(repository: () => JobRepository, write: (line: strin
       );
       // Validated by parseJobSpec in put, which names the bad value (`invalid dst.gap "later": ...`).
       const dst = Object.fromEntries(Object.entries({ gap: flags.dstGap, repeat: flags.dstRepeat }).filter(([, value]) => value !== undefined));
-      const { job, created } = await repository().put({
+      const { job, created } = await repository(flags.jobs === undefined ? undefined : describeModule(flags.jobs).handlers).put({
         id,
         schedule: flags.schedule,
         timeZone: flags.tz,
@@ -92,6 +102,7 @@ export function jobsCommand(repository: () => JobRepository, write: (line: strin
 interface AddFlags {
   schedule: string;
   handler?: string;
+  jobs?: string;
   tz: string;
   dstGap?: string;
   dstRepeat?: string;

@@ -5,10 +5,12 @@ import { CronfenceError } from '../core/errors.ts';
 import { bootstrap } from '../aws/bootstrap.ts';
 import { tick } from '../engine/ticker.ts';
 import { registry } from '../../functions/jobs/index.ts';
+import { PACKAGE_ROOT } from '../package-files.ts';
 import { runDev } from '../runtime/dev.ts';
+import { DEFAULT_DEV_SCHEDULE } from '../runtime/dev-setup.ts';
 import { startEmulator, EmulatorSetupError, EmulatorStartError } from '../runtime/emulator.ts';
 import { createRuntime, type Runtime } from '../runtime/wiring.ts';
-import { useDevEndpointIfRunning } from './endpoint.ts';
+import { devJobsModuleHandlers, useDevEndpointIfRunning } from './endpoint.ts';
 import { benchCommand } from './bench-command.ts';
 import { chaosCommand } from './chaos-command.ts';
 import { jobsCommand, parseInteger } from './jobs-command.ts';
@@ -33,13 +35,15 @@ const program = new Command('cronfence')
 
 program
   .command('dev')
-  .description('run emulator, scanners, workers and the example jobs locally')
+  .description('run the emulator, scanners, workers and your jobs module (or the example jobs) locally')
   .addOption(new Option('--scanners <n>', 'scanner replicas').argParser(parseInteger).default(3))
   .addOption(new Option('--workers <n>', 'worker replicas').argParser(parseInteger).default(3))
   .addOption(new Option('--duration <seconds>', 'stop after this long (default: until Ctrl-C)').argParser(parseInteger))
   .addOption(new Option('--tick <seconds>', 'interval of the stand-in EventBridge rule').argParser(parseInteger).default(60))
   .option('--json', 'one JSON object per lifecycle event (a documented interface: docs/events.md)')
-  .action(async (flags: { scanners: number; workers: number; duration?: number; tick: number; json?: boolean }) => {
+  .option('--jobs <module>', 'your jobs module (defineJob handlers or a `registry`; optional `schedules`, `tables`): the workers run its handlers')
+  .option('--schedule <cron>', `with --jobs: the schedule of every job it registers (default: the module's \`schedules\`, or "${DEFAULT_DEV_SCHEDULE}" per handler)`)
+  .action(async (flags: { scanners: number; workers: number; duration?: number; tick: number; json?: boolean; jobs?: string; schedule?: string }) => {
     await runDev({
       scanners: flags.scanners,
       workers: flags.workers,
@@ -48,6 +52,8 @@ program
       json: flags.json ?? false,
       stateDir,
       write,
+      ...(flags.jobs !== undefined && { jobsModule: flags.jobs }),
+      ...(flags.schedule !== undefined && { schedule: flags.schedule }),
     });
   });
 
@@ -55,7 +61,7 @@ program
   .command('emulator')
   .description('run the local AWS emulator (moto) until Ctrl-C, for scripts and other tools')
   .action(async () => {
-    const emulator = await startEmulator();
+    const emulator = await startEmulator({ repoRoot: PACKAGE_ROOT });
     write(`emulator listening; in another shell:\n  export AWS_ENDPOINT_URL=${emulator.endpoint} AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test`);
     // The emulator child is unreferenced (it must not keep other commands alive); this command lives for it.
     const keepAlive = setInterval(() => {}, 60_000);
@@ -80,7 +86,8 @@ program
   .description('put one scan request per shard on the scan queue (what the per-minute rule does)')
   .action(async () => write(`queued scans of ${await tick(lazyRuntime().scanQueue, lazyRuntime().config.shardCount)} shards`));
 
-program.addCommand(jobsCommand(() => lazyRuntime().jobs(registry.names()), write));
+// Handler names are checked against --jobs, else the module a running `cronfence dev --jobs` runs, else the examples.
+program.addCommand(jobsCommand((known) => lazyRuntime().jobs(known ?? devJobsModuleHandlers(stateDir) ?? registry.names()), write));
 program.addCommand(runsCommand(() => lazyRuntime().jobs(), write));
 program.addCommand(verifyCommand(() => ({ dynamo: lazyRuntime().clients.dynamo, config: lazyRuntime().config }), write));
 program.addCommand(chaosCommand(write));

@@ -1,21 +1,29 @@
 /**
  * `cronfence dev`: the whole system on one machine. Starts the emulator
- * unless AWS_ENDPOINT_URL is set, bootstraps, registers the example jobs,
- * runs scanners and workers as separate processes, stands in for the
- * per-minute EventBridge rule, and reports every execution.
+ * unless AWS_ENDPOINT_URL is set, bootstraps, registers the jobs (the
+ * examples, or a user's jobs module), runs scanners and workers as separate
+ * processes, stands in for the per-minute EventBridge rule, and reports
+ * every execution.
+ *
+ * Stopping (Ctrl-C, SIGTERM, or --duration): the replicas and the emulator
+ * run in process groups of their own, so a terminal's Ctrl-C reaches only
+ * this process, which stops the replicas, reads the summary from the still
+ * running emulator, and then stops the emulator.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { executionKey } from '../core/execution-key.ts';
-import type { LifecycleEvent } from '../core/events.ts';
-import { distribution } from '../core/stats.ts';
+import { CronfenceError } from '../core/errors.ts';
 import { tick } from '../engine/ticker.ts';
 import { destroyAwsClients } from '../aws/clients.ts';
-import { formatOutcome, isOutcome, ms, table } from '../cli/format.ts';
-import { prepareDevEnvironment, registerExampleJobs } from './dev-setup.ts';
+import { describeJobsModule, type JobsModuleDescription } from '../lambda/describe-jobs-module.ts';
+import { PACKAGE_ROOT } from '../package-files.ts';
+import { DevReport, type DevSummary } from './dev-report.ts';
+import { prepareDevEnvironment, prepareModuleEnvironment, registerExampleJobs, registerModuleJobs } from './dev-setup.ts';
 import { emulatorProfile, ensureAwsEndpoint } from './emulator.ts';
 import { ReplicaFleet } from './fleet.ts';
-import { createRuntime } from './wiring.ts';
+import { createRuntime, type Runtime } from './wiring.ts';
+
+export type { DevJobSummary, DevSummary } from './dev-report.ts';
 
 export interface DevOptions {
   readonly scanners: number;
@@ -28,137 +36,113 @@ export interface DevOptions {
   readonly tickSeconds: number;
   readonly stateDir: string;
   readonly write: (line: string) => void;
-}
-
-export interface DevJobSummary {
-  readonly jobId: string;
-  readonly committed: number;
-  readonly ledgerRecords: number;
-  readonly duplicateKeys: number;
-  readonly workers: number;
-}
-
-export interface DevSummary {
-  readonly events: Record<string, number>;
-  /** AWS requests of all replicas, by service.Operation. */
-  readonly requests: Record<string, number>;
-  readonly startLag: ReturnType<typeof distribution>;
-  readonly jobs: DevJobSummary[];
-  readonly startedAt: number;
-  readonly endedAt: number;
+  /** A user's jobs module whose handlers the workers run. @default the example jobs */
+  readonly jobsModule?: string;
+  /** With `jobsModule`: the schedule of every job registered. @default the module's `schedules`, or every 5 seconds per handler */
+  readonly schedule?: string;
 }
 
 export async function runDev(options: DevOptions): Promise<DevSummary> {
-  const say = (line: string): void => {
-    if (!options.json) options.write(line);
-  };
-  say(process.env.AWS_ENDPOINT_URL ? `using AWS_ENDPOINT_URL=${process.env.AWS_ENDPOINT_URL}` : `starting the local AWS emulator (${emulatorProfile(process.env.CRONFENCE_EMULATOR)})…`);
-  const endpoint = await ensureAwsEndpoint({ log: (line) => say(`  ${line}`) });
-  const runtime = createRuntime();
-  const statePath = path.join(options.stateDir, 'dev.json');
-  const fleet = new ReplicaFleet({ logFile: path.join(options.stateDir, 'replicas.log'), onEvent: (event) => onEvent(event) });
-  const counts: Record<string, number> = {};
-  const lags = new Map<string, number>();
-  const committedBy = new Map<string, Set<string>>();
-  const onEvent = (event: LifecycleEvent): void => {
-    counts[event.type] = (counts[event.type] ?? 0) + 1;
-    if (options.json) return options.write(JSON.stringify(event));
-    if (event.type === 'started' && event.startLagMs !== undefined) lags.set(event.executionKey, event.startLagMs);
-    if (event.type === 'committed') {
-      const workers = committedBy.get(event.jobId) ?? new Set<string>();
-      committedBy.set(event.jobId, workers.add(event.worker));
-    }
-    if (isOutcome(event)) say(formatOutcome(event, lags.get(event.executionKey)));
-  };
-  let ticker: NodeJS.Timeout | undefined;
-  const startedAt = Date.now();
+  const stop = stopSignal();
+  const report = new DevReport(options);
   try {
-    await prepareDevEnvironment(runtime);
-    mkdirSync(options.stateDir, { recursive: true });
-    writeFileSync(statePath, JSON.stringify({ endpoint: endpoint.endpoint, endpointEnv: endpoint.endpointEnv, pid: process.pid, prefix: runtime.config.prefix }));
-    for (let i = 1; i <= options.scanners; i++) fleet.spawn('scanner', `scanner-${i}`);
-    for (let i = 1; i <= options.workers; i++) fleet.spawn('worker', `worker-${i}`);
-    await Promise.all(fleet.list().map((replica) => replica.ready));
-    say(`${options.scanners} scanners and ${options.workers} workers running; logs in ${path.join(options.stateDir, 'replicas.log')}`);
-    // Registered once the replicas are up, so no occurrence falls due while they boot.
-    const jobs = await registerExampleJobs(runtime);
-    say(`registered ${jobs.map((job) => `${job.id} (${job.schedule}, ${job.timeZone})`).join(', ')}`);
-    say('time          job                    scheduled             start lag   worker     fence  outcome');
-    await tick(runtime.scanQueue, runtime.config.shardCount);
-    ticker = setInterval(() => void tick(runtime.scanQueue, runtime.config.shardCount).catch(() => {}), options.tickSeconds * 1000);
-    await waitForEnd(options.durationSeconds);
+    // A module that does not load fails before anything starts.
+    const jobs = options.jobsModule ? describeJobsModule(options.jobsModule) : undefined;
+    if (jobs) report.say(`jobs module ${jobs.path}: handlers ${jobs.handlers.join(', ')}`);
+    report.say(
+      process.env.AWS_ENDPOINT_URL
+        ? `using AWS_ENDPOINT_URL=${process.env.AWS_ENDPOINT_URL}`
+        : `starting the local AWS emulator (${emulatorProfile(process.env.CRONFENCE_EMULATOR)})…`,
+    );
+    const endpoint = await ensureAwsEndpoint({ repoRoot: PACKAGE_ROOT, log: (line) => report.say(`  ${line}`) });
+    report.begin();
+    const runtime = createRuntime();
+    const statePath = path.join(options.stateDir, 'dev.json');
+    let fleet: ReplicaFleet | undefined;
+    try {
+      const env = jobs ? await prepareModuleEnvironment(runtime, jobs) : await prepareDevEnvironment(runtime).then(() => ({}));
+      mkdirSync(options.stateDir, { recursive: true });
+      writeFileSync(statePath, JSON.stringify({ endpoint: endpoint.endpoint, endpointEnv: endpoint.endpointEnv, pid: process.pid, prefix: runtime.config.prefix, jobsModule: jobs?.path }));
+      fleet = new ReplicaFleet({
+        logFile: path.join(options.stateDir, 'replicas.log'),
+        onEvent: (event) => report.onEvent(event),
+        env: { ...process.env, ...env },
+        jobsModule: jobs?.path,
+      });
+      await startReplicas(fleet, options, report);
+      if (!stop.signalled()) await run(runtime, jobs, options, report, stop);
+    } finally {
+      report.say('stopping replicas…');
+      await fleet?.stopAll();
+    }
+    const summary = await report.summarize(runtime, fleet.requests);
+    destroyAwsClients(runtime.clients);
+    rmSync(statePath, { force: true });
+    await endpoint.stop();
+    return summary;
   } finally {
-    if (ticker) clearInterval(ticker);
-    say('stopping replicas…');
-    await fleet.stopAll();
+    stop.dispose();
   }
-  const endedAt = Date.now();
-  const summary: DevSummary = {
-    events: counts,
-    requests: fleet.requests,
-    startLag: distribution([...lags.values()]),
-    jobs: await summarizeJobs(runtime, committedBy, startedAt),
-    startedAt,
-    endedAt,
+}
+
+async function startReplicas(fleet: ReplicaFleet, options: DevOptions, report: DevReport): Promise<void> {
+  for (let i = 1; i <= options.scanners; i++) fleet.spawn('scanner', `scanner-${i}`);
+  for (let i = 1; i <= options.workers; i++) fleet.spawn('worker', `worker-${i}`);
+  const replicas = fleet.list();
+  await Promise.all(replicas.map((replica) => replica.ready));
+  const failed = replicas.find((replica) => !fleet.isAlive(replica));
+  if (failed) {
+    const log = path.join(options.stateDir, 'replicas.log');
+    throw new CronfenceError(`replica ${failed.id} exited before it was ready (exit code ${String(failed.process.exitCode)}); its output is in ${log}`);
+  }
+  report.say(`${options.scanners} scanners and ${options.workers} workers running; logs in ${path.join(options.stateDir, 'replicas.log')}`);
+}
+
+/** Registers the jobs once the replicas are up (so no occurrence falls due while they boot), then ticks until the end. */
+async function run(runtime: Runtime, jobs: JobsModuleDescription | undefined, options: DevOptions, report: DevReport, stop: StopSignal): Promise<void> {
+  const registered = jobs ? await registerModuleJobs(runtime, jobs, options.schedule) : await registerExampleJobs(runtime);
+  report.say(`registered ${registered.map((job) => `${job.id} (${job.schedule}, ${job.timeZone})`).join(', ')}`);
+  report.say('time          job                    scheduled             start lag   worker     fence  outcome');
+  await tick(runtime.scanQueue, runtime.config.shardCount);
+  const ticker = setInterval(() => void tick(runtime.scanQueue, runtime.config.shardCount).catch(() => {}), options.tickSeconds * 1000);
+  try {
+    await stop.wait(options.durationSeconds);
+  } finally {
+    clearInterval(ticker);
+  }
+}
+
+interface StopSignal {
+  signalled(): boolean;
+  /** Until SIGINT or SIGTERM (or one came already), or `seconds`. */
+  wait(seconds: number | undefined): Promise<void>;
+  dispose(): void;
+}
+
+/** SIGINT and SIGTERM from the start: one that comes while starting up ends the run once start-up is done. */
+function stopSignal(): StopSignal {
+  let received = false;
+  let wake: () => void = () => {};
+  const onSignal = (): void => {
+    received = true;
+    wake();
   };
-  if (!options.json) printSummary(summary, options.write);
-  destroyAwsClients(runtime.clients);
-  rmSync(statePath, { force: true });
-  await endpoint.stop();
-  return summary;
-}
-
-async function summarizeJobs(runtime: ReturnType<typeof createRuntime>, committedBy: Map<string, Set<string>>, since: number): Promise<DevJobSummary[]> {
-  const repository = runtime.jobs();
-  const summaries: DevJobSummary[] = [];
-  for (const job of await repository.list()) {
-    const ledger = await repository.ledgerOf(job.id, since - 60_000);
-    const keys = new Set(ledger.map((record) => executionKey(record.jobId, record.scheduledAt)));
-    summaries.push({
-      jobId: job.id,
-      committed: ledger.filter((record) => record.outcome === 'SUCCEEDED').length,
-      ledgerRecords: ledger.length,
-      duplicateKeys: ledger.length - keys.size,
-      workers: committedBy.get(job.id)?.size ?? 0,
-    });
-  }
-  return summaries;
-}
-
-function printSummary(summary: DevSummary, write: (line: string) => void): void {
-  const executions = summary.events.committed ?? 0;
-  write('');
-  write(`ran ${Math.round((summary.endedAt - summary.startedAt) / 1000)} s; events: ${JSON.stringify(summary.events)}`);
-  write(`start lag: p50 ${ms(summary.startLag.p50)}, p99 ${ms(summary.startLag.p99)}, max ${ms(summary.startLag.max)} over ${summary.startLag.count} starts`);
-  write(
-    table([
-      ['job', 'committed', 'ledger records', 'duplicate keys', 'workers used'],
-      ...summary.jobs.map((job) => [job.jobId, job.committed, job.ledgerRecords, job.duplicateKeys, job.workers]),
-    ]),
-  );
-  if (executions === 0) return;
-  write('');
-  write(`AWS requests by all replicas (scanners and workers), per committed execution (${executions}):`);
-  write(
-    table([
-      ['request', 'count', 'per execution'],
-      ...Object.entries(summary.requests)
-        .sort(([a], [b]) => a.localeCompare(b))
-        .map(([name, count]) => [name, count, (count / executions).toFixed(2)]),
-    ]),
-  );
-}
-
-function waitForEnd(durationSeconds: number | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      process.off('SIGINT', done);
-      process.off('SIGTERM', done);
-      if (timer) clearTimeout(timer);
-      resolve();
-    };
-    const timer = durationSeconds === undefined ? undefined : setTimeout(done, durationSeconds * 1000);
-    process.once('SIGINT', done);
-    process.once('SIGTERM', done);
-  });
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    signalled: () => received,
+    wait: (seconds) =>
+      new Promise<void>((resolve) => {
+        if (received) return resolve();
+        const timer = seconds === undefined ? undefined : setTimeout(resolve, seconds * 1000);
+        wake = () => {
+          if (timer) clearTimeout(timer);
+          resolve();
+        };
+      }),
+    dispose: () => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
 }

@@ -10,7 +10,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { PACKAGE_ROOT } from '../package-files.ts';
 
 export class EmulatorSetupError extends Error {
   override name = 'EmulatorSetupError';
@@ -22,9 +22,9 @@ export class EmulatorStartError extends Error {
 
 const STDERR_TAIL_LINES = 40;
 
+/** The package root (the repository, or node_modules/cronfence: from the sources and from either build). */
 export function defaultRepoRoot(): string {
-  // This file is lib/runtime/emulator-child.ts.
-  return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+  return PACKAGE_ROOT;
 }
 
 /** Runs scripts/<name> (an idempotent venv setup); output is shown only on failure or through `log`. */
@@ -82,7 +82,13 @@ export interface EmulatorChild {
 }
 
 export function spawnEmulatorChild(spec: ChildSpec): EmulatorChild {
-  const child = spawn(spec.command, [...spec.args], { cwd: spec.cwd, stdio: ['pipe', 'pipe', 'pipe'], env: spec.env });
+  const child = spawn(spec.command, [...spec.args], {
+    cwd: spec.cwd,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: spec.env,
+    // Its own process group: a terminal's Ctrl-C must not stop it before its parent has finished with it (stop() does).
+    detached: true,
+  });
   const stderrTail: string[] = [];
   let exitInfo: string | undefined;
   let spawnError: Error | undefined;

@@ -4,11 +4,11 @@
  * the terminal stays readable.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdirSync, openSync, closeSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, closeSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { LifecycleEvent } from '../core/events.ts';
 import { addCounts, type RequestCounts } from '../aws/request-counter.ts';
+import { BUILD, packageFile } from '../package-files.ts';
 import type { ReplicaRole } from './replica-process.ts';
 
 export type { ReplicaRole };
@@ -31,10 +31,36 @@ export interface FleetOptions {
   readonly onEvent: (event: LifecycleEvent, replica: Replica) => void;
   readonly onMessage?: (message: ReplicaMessage, replica: Replica) => void;
   readonly env?: NodeJS.ProcessEnv;
+  /** A user's jobs module the workers run (`cronfence dev --jobs`). @default the example handlers */
+  readonly jobsModule?: string;
 }
 
-const REPLICA_ENTRY = fileURLToPath(new URL('./replica.ts', import.meta.url));
+/** This build's replica entry (the source through tsx, or the compiled one). */
+const REPLICA_ENTRY = packageFile('lib/runtime/replica.ts');
 const STOP_GRACE_MS = 8000;
+
+const FORMAT_BY_EXTENSION: Record<string, 'esm' | 'cjs' | undefined> = { '.mts': 'esm', '.mjs': 'esm', '.cts': 'cjs', '.cjs': 'cjs' };
+
+/** How Node (and tsx) load a file: by its extension, else by the nearest package.json's "type". */
+export function moduleFormat(file: string): 'esm' | 'cjs' {
+  const byExtension = FORMAT_BY_EXTENSION[path.extname(file)];
+  if (byExtension) return byExtension;
+  for (let dir = path.dirname(path.resolve(file)); ; dir = path.dirname(dir)) {
+    const manifest = path.join(dir, 'package.json');
+    if (existsSync(manifest)) return (JSON.parse(readFileSync(manifest, 'utf8')) as { type?: string }).type === 'module' ? 'esm' : 'cjs';
+    if (path.dirname(dir) === dir) return 'cjs';
+  }
+}
+
+/**
+ * The replica entry for a jobs module: the CommonJS build's for a CommonJS
+ * module (its `require('cronfence')` then meets the engine's own copy), else
+ * this build's. From the sources there is only the one.
+ */
+function replicaEntry(jobsModule: string | undefined): string {
+  if (jobsModule && BUILD !== 'source' && moduleFormat(jobsModule) === 'cjs') return packageFile('lib/runtime/replica.ts', 'cjs');
+  return REPLICA_ENTRY;
+}
 
 export class ReplicaFleet {
   private readonly replicas = new Map<string, Replica>();
@@ -51,10 +77,14 @@ export class ReplicaFleet {
   }
 
   spawn(role: ReplicaRole, id: string, extraEnv: Record<string, string> = {}): Replica {
-    const child = fork(REPLICA_ENTRY, [role, id], {
+    // Only workers run handlers.
+    const jobsModule = role === 'worker' && this.options.jobsModule ? path.resolve(this.options.jobsModule) : undefined;
+    const child = fork(replicaEntry(jobsModule), [role, id, ...(jobsModule ? ['--jobs', jobsModule] : [])], {
       execArgv: ['--import', import.meta.resolve('tsx'), '--no-warnings=ExperimentalWarning'],
       stdio: ['ignore', this.logFd, this.logFd, 'ipc'],
       env: { ...(this.options.env ?? process.env), ...extraEnv },
+      // Its own process group: a Ctrl-C in the terminal reaches only the parent, which stops replicas in order.
+      detached: true,
     });
     let markReady: () => void = () => {};
     const ready = new Promise<void>((resolve) => (markReady = resolve));

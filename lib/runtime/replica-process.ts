@@ -10,14 +10,15 @@ export type ReplicaRole = 'scanner' | 'worker';
 /** After a stop, in-flight work gets this long; a handler stuck on a dead emulator must not keep the process alive. */
 const STOP_GRACE_MS = 15_000;
 
-/** `<entry> worker|scanner <id>`; exits 2 with the usage line otherwise. */
-export function replicaArgs(entry: string): { role: ReplicaRole; id: string } {
-  const [role, id] = process.argv.slice(2);
-  if ((role !== 'worker' && role !== 'scanner') || !id) {
-    process.stderr.write(`usage: ${entry} worker|scanner <id>\n`);
+/** `<entry> worker|scanner <id> [--jobs <module>]`; exits 2 with the usage line otherwise. */
+export function replicaArgs(entry: string): { role: ReplicaRole; id: string; jobsModule?: string } {
+  const [role, id, flag, jobsModule, ...rest] = process.argv.slice(2);
+  const jobsOk = flag === undefined || (flag === '--jobs' && jobsModule !== undefined && rest.length === 0);
+  if ((role !== 'worker' && role !== 'scanner') || !id || !jobsOk) {
+    process.stderr.write(`usage: ${entry} worker|scanner <id> [--jobs <module>]\n`);
     process.exit(2);
   }
-  return { role, id };
+  return { role, id, ...(jobsModule !== undefined && { jobsModule }) };
 }
 
 export function toParent(message: object): void {

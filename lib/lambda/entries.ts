@@ -1,0 +1,52 @@
+/**
+ * Ready Lambda handlers over the production runtime (configuration from the
+ * environment the construct sets, a Powertools logger). functions/*.ts are
+ * one line each over these; a custom worker entry is too:
+ *
+ * ```ts
+ * import { createJobsWorker } from 'cronfence/lambda';
+ * import * as jobs from './cron-jobs';
+ * export const handler = createJobsWorker(jobs);
+ * ```
+ */
+import { randomUUID } from 'node:crypto';
+import { Logger } from '@aws-lambda-powertools/logger';
+import type { HandlerRegistry } from '../engine/define-job.ts';
+import { createScannerHandler, createTickHandler, createWorkerHandler, type SqsHandler } from '../runtime/handlers.ts';
+import { createRuntime, type Runtime } from '../runtime/wiring.ts';
+import { jobsFromModule, type JobsModuleExports } from './jobs-module.ts';
+
+/** How long one scan may take before it re-queues the rest of its shard. */
+const DEFAULT_SCAN_BUDGET_MS = 20_000;
+
+function productionRuntime(log: Logger): Runtime {
+  return createRuntime({ onError: (error, context) => log.error(context, { error: String(error) }) });
+}
+
+/** This invocation environment's worker or scanner id (a Lambda's log stream is one sandbox). */
+function instanceId(role: string): string {
+  return `${role}-${process.env.AWS_LAMBDA_LOG_STREAM_NAME ?? randomUUID()}`;
+}
+
+/**
+ * The worker Lambda for a jobs module (or a registry): what the construct's
+ * generated worker entry exports as `handler`.
+ * @throws {InvalidJobsModuleError} when the module exports no handlers.
+ */
+export function createJobsWorker(jobs: JobsModuleExports | HandlerRegistry, options: { serviceName?: string } = {}): SqsHandler {
+  const { registry } = jobsFromModule(jobs);
+  const log = new Logger({ serviceName: options.serviceName ?? 'cronfence-worker' });
+  return createWorkerHandler(productionRuntime(log), instanceId('worker'), registry, log);
+}
+
+/** The scanner Lambda. `CRONFENCE_SCAN_BUDGET_MS` (default 20000) bounds one scan. */
+export function createScanner(): SqsHandler {
+  const log = new Logger({ serviceName: 'cronfence-scanner' });
+  const budget = Number(process.env.CRONFENCE_SCAN_BUDGET_MS ?? DEFAULT_SCAN_BUDGET_MS);
+  return createScannerHandler(productionRuntime(log), instanceId('scanner'), log, { scanBudgetMs: budget });
+}
+
+/** The tick Lambda (the per-minute rule's target). */
+export function createTick(): () => Promise<{ shards: number }> {
+  return createTickHandler(createRuntime());
+}

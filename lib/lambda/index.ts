@@ -1,0 +1,17 @@
+/**
+ * `cronfence/lambda`: the Lambda side. Ready handlers (`createJobsWorker`,
+ * `createScanner`, `createTick`), the factories over a Runtime they are built
+ * from, and the jobs-module reader.
+ */
+export { createJobsWorker, createScanner, createTick } from './entries.ts';
+export { InvalidJobsModuleError, jobsFromModule, tableDefinition, type JobsModule, type JobsModuleExports, type LocalTable } from './jobs-module.ts';
+export {
+  createScannerHandler,
+  createTickHandler,
+  createWorkerHandler,
+  type HandlerLog,
+  type ScannerHandlerOptions,
+  type SqsHandler,
+} from '../runtime/handlers.ts';
+export { createRuntime, type Runtime, type RuntimeOptions } from '../runtime/wiring.ts';
+export { loadConfig, type CronfenceConfig } from '../aws/config.ts';

@@ -1,0 +1,128 @@
+/**
+ * What `cronfence dev` shows: one line per execution outcome as it happens
+ * (or one JSON object per lifecycle event), and the run's summary at the end.
+ */
+import { executionKey } from '../core/execution-key.ts';
+import type { LifecycleEvent } from '../core/events.ts';
+import { distribution } from '../core/stats.ts';
+import type { RequestCounts } from '../aws/request-counter.ts';
+import { formatOutcome, isOutcome, ms, table } from '../cli/format.ts';
+import type { Runtime } from './wiring.ts';
+
+export interface DevJobSummary {
+  readonly jobId: string;
+  readonly committed: number;
+  readonly ledgerRecords: number;
+  readonly duplicateKeys: number;
+  readonly workers: number;
+}
+
+export interface DevSummary {
+  readonly events: Record<string, number>;
+  /** AWS requests of all replicas, by service.Operation. */
+  readonly requests: Record<string, number>;
+  readonly startLag: ReturnType<typeof distribution>;
+  readonly jobs: DevJobSummary[];
+  readonly startedAt: number;
+  readonly endedAt: number;
+  /** Why the jobs table could not be summarised, when it could not. */
+  readonly jobsError?: string;
+}
+
+export class DevReport {
+  private readonly counts: Record<string, number> = {};
+  private readonly lags = new Map<string, number>();
+  private readonly committedBy = new Map<string, Set<string>>();
+  private began = Date.now();
+
+  constructor(private readonly options: { readonly json: boolean; readonly write: (line: string) => void }) {}
+
+  get startedAt(): number {
+    return this.began;
+  }
+
+  /** The run proper starts (after the emulator's start-up, which may take a minute the first time). */
+  begin(): void {
+    this.began = Date.now();
+  }
+
+  /** Progress text (nothing under --json, whose stdout is events only). */
+  say(line: string): void {
+    if (!this.options.json) this.options.write(line);
+  }
+
+  onEvent(event: LifecycleEvent): void {
+    this.counts[event.type] = (this.counts[event.type] ?? 0) + 1;
+    if (this.options.json) return this.options.write(JSON.stringify(event));
+    if (event.type === 'started' && event.startLagMs !== undefined) this.lags.set(event.executionKey, event.startLagMs);
+    if (event.type === 'committed') {
+      const workers = this.committedBy.get(event.jobId) ?? new Set<string>();
+      this.committedBy.set(event.jobId, workers.add(event.worker));
+    }
+    if (isOutcome(event)) this.say(formatOutcome(event, this.lags.get(event.executionKey)));
+  }
+
+  /** Reads the ledger of every job; a store that is gone is reported in the summary, not thrown. */
+  async summarize(runtime: Runtime, requests: RequestCounts): Promise<DevSummary> {
+    let jobs: DevJobSummary[] = [];
+    let jobsError: string | undefined;
+    try {
+      jobs = await this.summarizeJobs(runtime);
+    } catch (error) {
+      jobsError = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    }
+    const summary: DevSummary = {
+      events: this.counts,
+      requests,
+      startLag: distribution([...this.lags.values()]),
+      jobs,
+      startedAt: this.startedAt,
+      endedAt: Date.now(),
+      ...(jobsError !== undefined && { jobsError }),
+    };
+    if (!this.options.json) printSummary(summary, this.options.write);
+    return summary;
+  }
+
+  private async summarizeJobs(runtime: Runtime): Promise<DevJobSummary[]> {
+    const repository = runtime.jobs();
+    const summaries: DevJobSummary[] = [];
+    for (const job of await repository.list()) {
+      const ledger = await repository.ledgerOf(job.id, this.startedAt - 60_000);
+      const keys = new Set(ledger.map((record) => executionKey(record.jobId, record.scheduledAt)));
+      summaries.push({
+        jobId: job.id,
+        committed: ledger.filter((record) => record.outcome === 'SUCCEEDED').length,
+        ledgerRecords: ledger.length,
+        duplicateKeys: ledger.length - keys.size,
+        workers: this.committedBy.get(job.id)?.size ?? 0,
+      });
+    }
+    return summaries;
+  }
+}
+
+function printSummary(summary: DevSummary, write: (line: string) => void): void {
+  const executions = summary.events.committed ?? 0;
+  write('');
+  write(`ran ${Math.round((summary.endedAt - summary.startedAt) / 1000)} s; events: ${JSON.stringify(summary.events)}`);
+  write(`start lag: p50 ${ms(summary.startLag.p50)}, p99 ${ms(summary.startLag.p99)}, max ${ms(summary.startLag.max)} over ${summary.startLag.count} starts`);
+  if (summary.jobsError) write(`jobs and ledger not read: ${summary.jobsError}`);
+  write(
+    table([
+      ['job', 'committed', 'ledger records', 'duplicate keys', 'workers used'],
+      ...summary.jobs.map((job) => [job.jobId, job.committed, job.ledgerRecords, job.duplicateKeys, job.workers]),
+    ]),
+  );
+  if (executions === 0) return;
+  write('');
+  write(`AWS requests by all replicas (scanners and workers), per committed execution (${executions}):`);
+  write(
+    table([
+      ['request', 'count', 'per execution'],
+      ...Object.entries(summary.requests)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([name, count]) => [name, count, (count / executions).toFixed(2)]),
+    ]),
+  );
+}

@@ -1,0 +1,213 @@
+/**
+ * cronfence as a package, the way a CDK team gets it: `npm pack`, then
+ *
+ * 1. a fresh `cdk init app --language typescript` app (the pinned aws-cdk's
+ *    own template; its app command and tsconfig untouched) with the packed
+ *    tarball installed and the README's "Use it in your CDK app" code blocks
+ *    written as they are: `cdk synth` passes;
+ * 2. examples/settlement-app with the tarball in place of `file:../..`:
+ *    its own jest tests (cronfence/testing, CommonJS; the stack too), and
+ *    `cronfence dev --jobs src/cron-jobs.ts` running its handler on 3 workers.
+ *
+ * 3. an ESM TypeScript app (fixtures/esm-app: "type": "module", NodeNext):
+ *    it type-checks, synthesizes, and its vitest test runs a takeover
+ *    through cronfence/testing (the ESM build).
+ *
+ * The apps install from the registry, in parallel. The tests reuse the
+ * suite's emulator through AWS_ENDPOINT_URL.
+ */
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ScanCommand } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAwsClients, destroyAwsClients } from '../../lib/aws/clients.ts';
+import { awsEndpoint } from '../support/aws-endpoint.ts';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const work = mkdtempSync(path.join(tmpdir(), 'cronfence-package-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+interface Result {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly ms: number;
+}
+
+/** A clean environment: none of the outer npm's `npm_*` settings, no cronfence or AWS settings unless given. */
+function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(npm_|CRONFENCE_|AWS_)/i.test(name) && name !== 'INIT_CWD'));
+  return { ...env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...extra };
+}
+
+function run(command: string, args: readonly string[], cwd: string, env = cleanEnv(), timeoutMs = 240_000): Promise<Result> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.once('error', reject);
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, ms: Date.now() - started });
+    });
+  });
+}
+
+async function ok(command: string, args: readonly string[], cwd: string, env?: NodeJS.ProcessEnv): Promise<Result> {
+  const result = await run(command, args, cwd, env);
+  if (result.code !== 0) throw new Error(`${command} ${args.join(' ')} in ${cwd} exited ${result.code}\n${result.stdout}\n${result.stderr}`);
+  return result;
+}
+
+function stripAnsi(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/\x1b\[[0-9;]*m/g, '');
+}
+
+/** The README's "Use it in your CDK app" code blocks that open with `// <path>`, by path. */
+function readmeFiles(): Map<string, string> {
+  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## Use it in your CDK app'), readme.indexOf('\n## ', readme.indexOf('## Use it in your CDK app') + 3));
+  const files = new Map<string, string>();
+  for (const [, body] of section.matchAll(/```ts\n([^]*?)```/g)) {
+    const [first, ...rest] = (body ?? '').split('\n');
+    const file = /^\/\/ (\S+)$/.exec(first ?? '')?.[1];
+    if (file) files.set(file, rest.join('\n'));
+  }
+  return files;
+}
+
+const timings: Record<string, number> = {};
+let tarball: string;
+let cdkInitApp: Promise<{ dir: string; cdkJson: string; tsconfig: string }>;
+let exampleApp: Promise<string>;
+let esmApp: Promise<string>;
+
+beforeAll(async () => {
+  const packed = await ok('npm', ['pack', '--pack-destination', work, '--silent'], ROOT);
+  timings.pack = packed.ms;
+  tarball = path.join(work, packed.stdout.trim().split('\n').at(-1) ?? '');
+  cdkInitApp = (async () => {
+    const dir = path.join(work, 'my-app');
+    mkdirSync(dir);
+    // The pinned aws-cdk (the devDependency), offline: what `npx cdk init` runs.
+    timings.cdkInit = (await ok(process.execPath, [path.join(ROOT, 'node_modules', 'aws-cdk', 'bin', 'cdk'), 'init', 'app', '--language', 'typescript', '--generate-only'], dir)).ms;
+    const generated = { dir, cdkJson: readFileSync(path.join(dir, 'cdk.json'), 'utf8'), tsconfig: readFileSync(path.join(dir, 'tsconfig.json'), 'utf8') };
+    timings.cdkInitInstall = (await ok('npm', ['install', '--no-audit', '--no-fund', tarball], dir)).ms;
+    return generated;
+  })();
+  exampleApp = (async () => {
+    const dir = path.join(work, 'settlement-app');
+    cpSync(path.join(ROOT, 'examples', 'settlement-app'), dir, { recursive: true, filter: (source) => !/[/\\](node_modules|cdk\.out|\.cronfence)$/.test(source) });
+    const manifest = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    manifest.dependencies.cronfence = `file:${tarball}`;
+    writeFileSync(path.join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+    timings.exampleInstall = (await ok('npm', ['install', '--no-audit', '--no-fund'], dir)).ms;
+    return dir;
+  })();
+  esmApp = (async () => {
+    const dir = path.join(work, 'esm-app');
+    cpSync(path.join(ROOT, 'test', 'package', 'fixtures', 'esm-app'), dir, { recursive: true });
+    timings.esmInstall = (await ok('npm', ['install', '--no-audit', '--no-fund', tarball], dir)).ms;
+    return dir;
+  })();
+  // They run in the background; each test awaits its own. An unawaited failure is reported by the test that awaits it.
+  for (const app of [cdkInitApp, exampleApp, esmApp]) app.catch(() => {});
+}, 300_000);
+
+afterAll(() => {
+  process.stdout.write(`package test timings (ms): ${JSON.stringify(timings)}\n`);
+});
+
+describe('a stock cdk init app with the packed cronfence', () => {
+  it('synthesizes the README stack with the template’s app command and tsconfig untouched', async () => {
+    const app = await cdkInitApp;
+    expect(JSON.parse(app.cdkJson).app).toBe('npx tsc && npx tsx bin/my-app.ts');
+    const files = readmeFiles();
+    expect([...files.keys()].sort()).toEqual(['lib/my-app-stack.ts', 'src/cron-jobs.ts']);
+    for (const [file, text] of files) {
+      mkdirSync(path.dirname(path.join(app.dir, file)), { recursive: true });
+      writeFileSync(path.join(app.dir, file), text);
+    }
+    const synth = await ok('npx', ['cdk', 'synth', '-q'], app.dir);
+    timings.cdkInitSynth = synth.ms;
+    expect(readFileSync(path.join(app.dir, 'cdk.json'), 'utf8')).toBe(app.cdkJson);
+    expect(readFileSync(path.join(app.dir, 'tsconfig.json'), 'utf8')).toBe(app.tsconfig);
+    // Installed as a copy, with the peers the app's own: one aws-cdk-lib.
+    expect(existsSync(path.join(app.dir, 'node_modules', 'cronfence', 'node_modules', 'aws-cdk-lib'))).toBe(false);
+    expect(existsSync(path.join(app.dir, 'node_modules', 'cronfence', 'lib'))).toBe(false);
+    const template = JSON.parse(readFileSync(path.join(app.dir, 'cdk.out', 'MyAppStack.template.json'), 'utf8')) as { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> };
+    const jobs = Object.values(template.Resources).filter((resource) => resource.Type === 'Custom::CronfenceJob');
+    expect(jobs.map((job) => JSON.parse(String(job.Properties.Job)).handler)).toEqual(['nightly-report']);
+    expect(jobs[0]?.Properties.KnownHandlers).toEqual(['nightly-report']);
+    const bundles = readdirSync(path.join(app.dir, 'cdk.out')).filter((name) => name.startsWith('asset.') && existsSync(path.join(app.dir, 'cdk.out', name, 'index.mjs')));
+    const workers = bundles.filter((name) => readFileSync(path.join(app.dir, 'cdk.out', name, 'index.mjs'), 'utf8').includes('nightly-report'));
+    expect(workers, 'the one bundle with the user’s handler').toHaveLength(1);
+  }, 300_000);
+});
+
+const endpointEnv = (): Record<string, string> => ({
+  AWS_ENDPOINT_URL: awsEndpoint(),
+  AWS_REGION: 'us-east-1',
+  AWS_ACCESS_KEY_ID: 'test',
+  AWS_SECRET_ACCESS_KEY: 'test',
+});
+
+describe('examples/settlement-app with the packed cronfence', () => {
+  it('passes its own jest tests through cronfence/testing (the CommonJS build; its stack synthesized in them)', async () => {
+    const dir = await exampleApp;
+    const tests = await run('npm', ['test', '--silent'], dir, cleanEnv(endpointEnv()));
+    timings.exampleTests = tests.ms;
+    expect(tests.code, `${tests.stdout}\n${tests.stderr}`).toBe(0);
+    expect(stripAnsi(tests.stderr)).toMatch(/Tests: +4 passed, 4 total/);
+  }, 300_000);
+
+  it('cronfence dev --jobs runs the example’s own handler on 3 workers, each slice committed once with its payout', async () => {
+    const dir = await exampleApp;
+    const prefix = `pkg${randomUUID().slice(0, 8)}`;
+    const env = cleanEnv({ ...endpointEnv(), CRONFENCE_PREFIX: prefix, CRONFENCE_STATE_DIR: path.join(dir, '.cronfence') });
+    const dev = await run('npx', ['cronfence', 'dev', '--jobs', 'src/cron-jobs.ts', '--scanners', '1', '--workers', '3', '--duration', '22', '--schedule', '*/5 * * * * *'], dir, env);
+    timings.exampleDev = dev.ms;
+    expect(dev.code, `${dev.stdout}\n${dev.stderr}`).toBe(0);
+    expect(dev.stdout).toContain('1 scanners and 3 workers running');
+    expect(dev.stdout).toContain('registered merchant-settlement (*/5 * * * * *, Asia/Kolkata)');
+    const commits = [...dev.stdout.matchAll(/^\S+ +merchant-settlement +(\S+) +lag +\d+ ms +(worker-\d) +fence +1 +committed$/gm)].map((match) => ({ at: match[1], worker: match[2] }));
+    const replicasLog = readFileSync(path.join(dir, '.cronfence', 'replicas.log'), 'utf8').split('\n').slice(-40).join('\n');
+    expect(commits.length, `${dev.stdout}\nreplicas.log:\n${replicasLog}`).toBeGreaterThanOrEqual(2);
+    expect(new Set(commits.map((commit) => commit.at)).size).toBe(commits.length);
+    for (const commit of commits) expect(['worker-1', 'worker-2', 'worker-3']).toContain(commit.worker);
+    expect(dev.stdout).toMatch(new RegExp(`^merchant-settlement +${commits.length} +${commits.length} +0 `, 'm'));
+
+    const clients = createAwsClients();
+    try {
+      const page = await clients.dynamo.send(new ScanCommand({ TableName: `${prefix}-payouts`, ConsistentRead: true }));
+      const payouts = (page.Items ?? []).map((item) => unmarshall(item));
+      expect(payouts.map((payout) => payout.payoutId).sort()).toEqual(commits.map((commit) => `merchant-settlement:${commit.at}`).sort());
+      for (const payout of payouts) expect(payout).toMatchObject({ merchants: 1200, amountMinor: 1200 * 125_000, fence: 1 });
+    } finally {
+      destroyAwsClients(clients);
+    }
+  }, 300_000);
+});
+
+describe('an ESM TypeScript app with the packed cronfence', () => {
+  it('type-checks, synthesizes, and runs a takeover in vitest', async () => {
+    const dir = await esmApp;
+    timings.esmSynth = (await ok('npx', ['cdk', 'synth', '-q'], dir)).ms;
+    const template = readFileSync(path.join(dir, 'cdk.out', 'ReportsStack.template.json'), 'utf8');
+    expect(template).toContain('Custom::CronfenceJob');
+    const tests = await run('npm', ['test', '--silent'], dir, cleanEnv(endpointEnv()));
+    timings.esmTests = tests.ms;
+    expect(tests.code, `${tests.stdout}\n${tests.stderr}`).toBe(0);
+    expect(stripAnsi(tests.stdout)).toMatch(/Tests +1 passed \(1\)/);
+  }, 300_000);
+});
