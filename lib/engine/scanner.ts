@@ -10,6 +10,7 @@ import type { NewSlice, ScheduleStore, SliceStore, StoredJob, SweepCandidate, Wo
 import { planAdvance } from '../core/advance-plan.ts';
 import { scheduleOf } from '../core/schedule.ts';
 import { sweepAgainAt, sweepAtFor, SliceStatus, type SliceKey } from '../core/slice.ts';
+import { mapBounded } from '../core/map-bounded.ts';
 
 /** One transaction holds 100 items: 99 slices and the job. */
 export const MAX_SLICES_PER_JOB_SCAN = 99;
@@ -204,17 +205,4 @@ export class Scanner {
 
 function delayed(key: SliceKey, now: number): WorkMessage {
   return { jobId: key.jobId, scheduledAt: key.scheduledAt, delaySeconds: Math.max(0, Math.floor((key.scheduledAt - now) / 1000)) };
-}
-
-async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array<R>(items.length);
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await fn(items[index] as T);
-    }
-  });
-  await Promise.all(lanes);
-  return results;
 }

@@ -28,6 +28,7 @@ import type { CronfenceConfig } from '../config.ts';
 import { onTable } from './errors.ts';
 import { fromItem, toJobRecord, toLedgerRecord, toSlice } from './items.ts';
 import { queryAll, scanAll } from './read-pages.ts';
+import { mapBounded } from '../../core/map-bounded.ts';
 
 const QUERY_CONCURRENCY = 8;
 
@@ -180,17 +181,4 @@ async function confirmLedger(
     return result.Item ? [toLedgerRecord(result.Item)] : [];
   });
   return found.flat();
-}
-
-async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await fn(items[index] as T);
-    }
-  });
-  await Promise.all(lanes);
-  return results;
 }
