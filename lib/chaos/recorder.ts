@@ -6,12 +6,13 @@
  */
 import type { Replica, ReplicaRole } from '../runtime/fleet.ts';
 import { FAULT_KINDS, type FaultKind } from './config.ts';
-import type { InjectedProcessFault, ObservedEvent, ObservedRenewal } from './observed.ts';
+import type { InjectedClientFault, InjectedProcessFault, ObservedEvent, ObservedRenewal } from './observed.ts';
 
 export class HistoryRecorder {
   readonly events: ObservedEvent[] = [];
   readonly renewals: ObservedRenewal[] = [];
   readonly processFaults: InjectedProcessFault[] = [];
+  readonly clientFaults: InjectedClientFault[] = [];
   /** Each replica's clock minus the drill's, ms. */
   readonly offsets = new Map<string, number>();
   readonly paused = new Set<string>();
@@ -37,8 +38,11 @@ export class HistoryRecorder {
     if (event.type === 'committed') this.committed++;
   }
 
-  message(message: { kind: string; fault?: string; executionKey?: string; fence?: number; at?: number }, replica: Replica): void {
+  message(message: { kind: string; fault?: string; executionKey?: string; fence?: number; at?: number }, replica: Replica, now: number): void {
     if (message.kind === 'fault' && message.fault && message.fault in this.faults) this.faults[message.fault as FaultKind]++;
+    if (message.kind === 'fault' && (message.fault === 'throttle' || message.fault === 'hang')) {
+      this.clientFaults.push({ kind: message.fault, replica: replica.id, at: now, ...(message.executionKey ? { executionKey: message.executionKey } : {}) });
+    }
     if (message.kind === 'renewed' && message.executionKey && message.fence !== undefined && message.at !== undefined) {
       this.renewals.push({ replica: replica.id, offsetMs: this.offsets.get(replica.id) ?? 0, executionKey: message.executionKey, fence: message.fence, at: message.at });
     }

@@ -23,7 +23,7 @@ export interface Replica {
 
 /** What a replica reports besides lifecycle events (chaos faults it injected, lease renewals). */
 export type ReplicaMessage =
-  | { readonly kind: 'fault'; readonly fault: string }
+  | { readonly kind: 'fault'; readonly fault: string; readonly executionKey?: string }
   | { readonly kind: 'renewed'; readonly executionKey: string; readonly fence: number; readonly at: number };
 
 export interface FleetOptions {

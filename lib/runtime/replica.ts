@@ -52,7 +52,7 @@ async function main(): Promise<never> {
 
   const chaos = chaosConfigFromEnv();
   const random = new SeededRandom((chaos?.seed ?? 0) ^ hash(id));
-  const reportFault: FaultReporter = (fault) => toParent({ kind: 'fault', fault });
+  const reportFault: FaultReporter = (fault, executionKey) => toParent({ kind: 'fault', fault, ...(executionKey ? { executionKey } : {}) });
   /** Test-only hook: a module whose `wrapSliceStore` replaces the store (the drill's broken-engine check). */
   const storeWrapper = process.env.CRONFENCE_SLICE_STORE_WRAPPER
     ? ((await import(pathToFileURL(process.env.CRONFENCE_SLICE_STORE_WRAPPER).href)) as { wrapSliceStore: (store: SliceStore) => SliceStore })
