@@ -17,9 +17,12 @@
  * A slice already RUNNING when the call is made completes under the old
  * definition (its claim came first).
  */
+import { JobNotFoundError } from './errors.ts';
 import type { JobSpec } from './job-spec.ts';
 import type { StoredJob } from './ports.ts';
+import { planAdvance, type AdvancePlan } from './advance-plan.ts';
 import { nextOccurrenceAtOrAfter, scheduleOf } from './schedule.ts';
+import { MAX_SLICES_PER_ADVANCE } from './slice-transitions.ts';
 import { shardOf } from './shard.ts';
 
 /** "Never fires again": stays out of every due window. */
@@ -114,4 +117,31 @@ function canonicalJson(value: unknown): string {
       ? Object.fromEntries(Object.entries(inner as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b)))
       : inner,
   );
+}
+
+/**
+ * Before a change ends a live definition, the occurrences it already had due
+ * but no scan has turned into slices yet (a job changed again within seconds
+ * of a resume, a put or a re-add, before the next scan): the repository
+ * advances the job over them first, the scanner's way, so the change's
+ * settle finds them pending and records them SKIPPED with its reason, instead
+ * of leaving due occurrences with no record at all. Undefined when nothing is
+ * due behind the job (the usual case: scans run ahead of time).
+ */
+export function planCatchUpBeforeChange(record: JobRecord | undefined, now: number): AdvancePlan | undefined {
+  if (record === undefined || isTombstone(record) || !record.enabled || record.nextFireAt >= now) return undefined;
+  return planAdvance({
+    schedule: scheduleOf(record),
+    nextFireAt: record.nextFireAt,
+    now,
+    lookaheadMs: 0,
+    catchUpWindowMs: record.policies.catchUpWindowMs,
+    limit: MAX_SLICES_PER_ADVANCE,
+  });
+}
+
+/** The live job a pause, resume or delete acts on. @throws {JobNotFoundError} */
+export function existingJob(id: string, record: JobRecord | undefined): StoredJob {
+  if (record === undefined || isTombstone(record)) throw new JobNotFoundError(id);
+  return record;
 }

@@ -6,11 +6,12 @@
  * settle-pending-slices.ts).
  */
 import type { Clock } from '../core/clock.ts';
-import { JobNotFoundError } from '../core/errors.ts';
 import {
+  existingJob,
   isTombstone,
   planDelete,
   planPause,
+  planCatchUpBeforeChange,
   planPut,
   planResume,
   type JobRecord,
@@ -20,8 +21,9 @@ import {
 import { parseJobSpec } from '../core/job-spec.ts';
 import type { LedgerRecord } from '../core/ledger.ts';
 import type { StoredJob } from '../core/ports.ts';
-import { SliceStatus, type Slice } from '../core/slice.ts';
+import { sweepAtFor, SliceStatus, type Slice } from '../core/slice.ts';
 import { maySettle } from '../core/slice-transitions.ts';
+import { InMemoryScheduleStore } from './memory-schedule-store.ts';
 import { toSlice, type MemoryTables } from './memory-tables.ts';
 
 export interface MemoryJobChange<T extends JobRecord = StoredJob> {
@@ -35,14 +37,18 @@ export class InMemoryJobRepository {
     private readonly tables: MemoryTables,
     private readonly clock: Clock,
     private readonly knownHandlers?: readonly string[],
-  ) {}
+  ) {
+    this.schedules = new InMemoryScheduleStore(tables);
+  }
+
+  private readonly schedules: InMemoryScheduleStore;
 
   /** @throws {InvalidJobSpecError} before anything is written. */
   async put(input: unknown): Promise<MemoryJobChange & { created: boolean }> {
     const spec = parseJobSpec(input, { knownHandlers: this.knownHandlers });
-    const previous = this.tables.jobs.get(spec.id);
-    const created = previous === undefined || isTombstone(previous);
-    const result = this.change(spec.id, (now) => planPut(spec, previous, now, this.tables.shardCount));
+    const before = this.tables.jobs.get(spec.id);
+    const created = before === undefined || isTombstone(before);
+    const result = await this.change(spec.id, (previous, now) => planPut(spec, previous, now, this.tables.shardCount));
     return { ...result, created };
   }
 
@@ -58,19 +64,19 @@ export class InMemoryJobRepository {
 
   /** @throws {JobNotFoundError} */
   async pause(id: string): Promise<MemoryJobChange> {
-    return this.change(id, (now) => planPause(this.existing(id), now));
+    return this.change(id, (previous, now) => planPause(existingJob(id, previous), now));
   }
 
   /** @throws {JobNotFoundError} */
   async resume(id: string): Promise<MemoryJobChange> {
-    return this.change(id, (now) => planResume(this.existing(id), now));
+    return this.change(id, (previous, now) => planResume(existingJob(id, previous), now));
   }
 
   /** @returns deleted: false when there was no such job. */
   async delete(id: string): Promise<{ deleted: boolean; skipped: number }> {
     const record = this.tables.jobs.get(id);
     if (record === undefined || isTombstone(record)) return { deleted: false, skipped: 0 };
-    const { skipped } = this.change(id, (now) => planDelete(record, now));
+    const { skipped } = await this.change(id, (previous, now) => planDelete(existingJob(id, previous), now));
     return { deleted: true, skipped };
   }
 
@@ -86,16 +92,39 @@ export class InMemoryJobRepository {
     return records.sort((a, b) => a.scheduledAt - b.scheduledAt).map((record) => structuredClone(record));
   }
 
-  /** Plan, write, settle; a plan of undefined changes nothing but still settles (as the DynamoDB repository does). */
-  private change<T extends JobRecord>(id: string, plan: (now: number) => LifecycleChange<T> | undefined): MemoryJobChange<T> {
+  /**
+   * Plan, write, settle; a plan of undefined changes nothing but still settles (as the DynamoDB repository does).
+   * A change that ends a definition first advances the job over its due, unsliced occurrences (the same catch-up).
+   */
+  private async change<T extends JobRecord>(
+    id: string,
+    plan: (previous: JobRecord | undefined, now: number) => LifecycleChange<T> | undefined,
+  ): Promise<MemoryJobChange<T>> {
     const now = this.clock.now();
-    const change = plan(now);
+    let change = plan(this.tables.jobs.get(id), now);
+    if (change !== undefined && (await this.catchUp(id, now))) change = plan(this.tables.jobs.get(id), now);
     if (change === undefined) {
       const job = this.tables.jobs.get(id) as T;
       return { job: structuredClone(job), skipped: this.settle(job, now, settleReasonOf(job)) };
     }
     this.tables.jobs.set(id, structuredClone(change.next));
     return { job: structuredClone(change.next), skipped: this.settle(change.next, now, change.settle) };
+  }
+
+  /** @returns whether the job was advanced. */
+  private async catchUp(id: string, now: number): Promise<boolean> {
+    let advanced = false;
+    for (let plan = planCatchUpBeforeChange(this.tables.jobs.get(id), now); plan !== undefined; plan = planCatchUpBeforeChange(this.tables.jobs.get(id), now)) {
+      const job = this.tables.jobs.get(id) as StoredJob;
+      const slices = plan.occurrences.map((scheduledAt) => ({
+        jobId: id,
+        scheduledAt,
+        sweepAt: sweepAtFor(SliceStatus.Enqueued, { scheduledAt, now, timeoutMs: job.policies.timeoutMs, graceMs: this.tables.sweepGraceMs }),
+      }));
+      await this.schedules.advance(job, slices, plan.nextFireAt, now, plan.missed);
+      advanced = true;
+    }
+    return advanced;
   }
 
   private settle(job: JobRecord, now: number, reason: SkipReason): number {
@@ -114,11 +143,6 @@ export class InMemoryJobRepository {
     return skipped;
   }
 
-  private existing(id: string): StoredJob {
-    const record = this.tables.jobs.get(id);
-    if (record === undefined || isTombstone(record)) throw new JobNotFoundError(id);
-    return record;
-  }
 }
 
 function settleReasonOf(job: JobRecord): SkipReason {

@@ -10,7 +10,7 @@ import type { JobSpecInput } from '../../lib/core/job-spec.ts';
 import { SliceStatus, type Slice } from '../../lib/core/slice.ts';
 import { createAwsClients, destroyAwsClients } from '../../lib/aws/clients.ts';
 import { JobRepository } from '../../lib/aws/dynamo/job-repository.ts';
-import { systemClock } from '../../lib/core/clock.ts';
+import { sleep, systemClock } from '../../lib/core/clock.ts';
 import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
 
 let installation: TestInstallation;
@@ -71,6 +71,21 @@ describe('job lifecycle', () => {
     } finally {
       destroyAwsClients(clients);
     }
+  });
+
+  it('a change before any scan took up the due occurrences records them: SKIPPED with its reason, not left without a slice', async () => {
+    const { job } = await jobs.put(spec('changed-before-scan', { schedule: '* * * * * *' }));
+    await sleep(2200);
+    const { skipped } = await jobs.pause('changed-before-scan');
+    const slices = await slicesOf('changed-before-scan');
+    // Two seconds of a per-second job were due; none was scanned.
+    expect(slices.length).toBeGreaterThanOrEqual(2);
+    expect(slices[0]?.scheduledAt).toBe(job.nextFireAt);
+    expect(skipped).toBe(slices.length);
+    for (const slice of slices) expect(slice).toMatchObject({ status: 'SKIPPED', skipReason: 'paused', generation: 1 });
+    // Nothing is left behind the job: resuming does not bring those instants back.
+    const resumed = await jobs.resume('changed-before-scan');
+    expect(resumed.job.nextFireAt).toBeGreaterThan(Math.max(...slices.map((slice) => slice.scheduledAt)));
   });
 
   it('resume puts a paused job back in the due index (it used to fail on the reserved word "shard")', async () => {

@@ -3,7 +3,9 @@
  * core/job-lifecycle.ts; here it becomes one write conditioned on the version
  * read (a racing scanner advance or update is never overwritten; a lost race
  * is retried from a fresh read), then a settle of the older generations'
- * pending slices (settle-pending-slices.ts).
+ * pending slices (settle-pending-slices.ts). A change that ends a definition
+ * with occurrences already due but not yet sliced first advances the job over
+ * them (advance-job.ts), so the settle records them too.
  *
  * A deleted job stays as a tombstone item (no due-index key, hidden from get
  * and list), so a job re-added under the same id continues its generation.
@@ -12,9 +14,11 @@ import { GetItemCommand, PutItemCommand, type DynamoDBClient } from '@aws-sdk/cl
 import type { Clock } from '../../core/clock.ts';
 import { JobNotFoundError, JobVersionConflictError } from '../../core/errors.ts';
 import {
+  existingJob,
   isTombstone,
   planDelete,
   planPause,
+  planCatchUpBeforeChange,
   planPut,
   planResume,
   type JobRecord,
@@ -25,7 +29,8 @@ import { parseJobSpec } from '../../core/job-spec.ts';
 import type { LedgerRecord } from '../../core/ledger.ts';
 import type { StoredJob } from '../../core/ports.ts';
 import { shardOf } from '../../core/shard.ts';
-import type { Slice } from '../../core/slice.ts';
+import { sweepAtFor, SliceStatus, type Slice } from '../../core/slice.ts';
+import { advanceJob } from './advance-job.ts';
 import type { CronfenceConfig } from '../config.ts';
 import { isConditionFailure, onTable } from './errors.ts';
 import { jobRecordItem, toJobRecord, toLedgerRecord, toSlice } from './items.ts';
@@ -34,7 +39,9 @@ import { settlePendingSlices } from './settle-pending-slices.ts';
 
 const VERSION_RETRIES = 5;
 
-type RepositoryConfig = Pick<CronfenceConfig, 'jobsTable' | 'slicesTable' | 'ledgerTable' | 'shardCount' | 'sliceRetentionMs'>;
+type RepositoryConfig = Pick<CronfenceConfig, 'jobsTable' | 'slicesTable' | 'ledgerTable' | 'shardCount' | 'sliceRetentionMs' | 'sweepGraceMs'>;
+/** Advances of one catch-up before a change (99 occurrences each): a per-second job's 10-minute catch-up window is 7. */
+const CATCH_UP_ADVANCES = 20;
 
 /** What a lifecycle operation did. */
 export interface JobChangeResult<T extends JobRecord = StoredJob> {
@@ -91,18 +98,18 @@ export class JobRepository {
 
   /** @throws {JobNotFoundError} */
   pause(id: string): Promise<JobChangeResult> {
-    return this.change(id, (previous, now) => planPause(existing(id, previous), now));
+    return this.change(id, (previous, now) => planPause(existingJob(id, previous), now));
   }
 
   /** @throws {JobNotFoundError} */
   resume(id: string): Promise<JobChangeResult> {
-    return this.change(id, (previous, now) => planResume(existing(id, previous), now));
+    return this.change(id, (previous, now) => planResume(existingJob(id, previous), now));
   }
 
   /** @returns deleted: false when there was no such job. */
   async delete(id: string): Promise<{ deleted: boolean; skipped: number }> {
     try {
-      const { skipped } = await this.change(id, (previous, now) => planDelete(existing(id, previous), now));
+      const { skipped } = await this.change(id, (previous, now) => planDelete(existingJob(id, previous), now));
       return { deleted: true, skipped };
     } catch (error) {
       if (error instanceof JobNotFoundError) return { deleted: false, skipped: 0 };
@@ -149,9 +156,13 @@ export class JobRepository {
     plan: (previous: JobRecord | undefined, now: number) => LifecycleChange<T> | undefined,
   ): Promise<JobChangeResult<T>> {
     for (let attempt = 1; ; attempt++) {
-      const previous = await this.read(id);
+      let previous = await this.read(id);
       const now = this.clock.now();
-      const change = plan(previous, now);
+      let change = plan(previous, now);
+      if (change !== undefined && planCatchUpBeforeChange(previous, now) !== undefined) {
+        previous = await this.catchUp(previous as StoredJob, now);
+        change = plan(previous, now);
+      }
       if (change === undefined) {
         const job = previous as T;
         return { job, skipped: await this.settle(job, now, settleReasonOf(job)) };
@@ -176,6 +187,24 @@ export class JobRepository {
     }
   }
 
+  /** Advances the job over its due, unsliced occurrences (planCatchUpBeforeChange); re-reads after a racing scanner. */
+  private async catchUp(job: StoredJob, now: number): Promise<JobRecord | undefined> {
+    let record: JobRecord | undefined = job;
+    for (let advances = 0; advances < CATCH_UP_ADVANCES; advances++) {
+      const plan = planCatchUpBeforeChange(record, now);
+      if (plan === undefined) return record;
+      const behind = record as StoredJob;
+      const slices = plan.occurrences.map((scheduledAt) => ({
+        jobId: behind.id,
+        scheduledAt,
+        sweepAt: sweepAtFor(SliceStatus.Enqueued, { scheduledAt, now, timeoutMs: behind.policies.timeoutMs, graceMs: this.config.sweepGraceMs }),
+      }));
+      const outcome = await advanceJob(this.dynamo, this.config, behind, slices, plan.nextFireAt, now, plan.missed);
+      record = outcome.kind === 'advanced' ? { ...behind, nextFireAt: plan.nextFireAt, version: behind.version + 1 } : await this.read(behind.id);
+    }
+    return record;
+  }
+
   private settle(job: JobRecord, now: number, reason: LifecycleChange['settle']): Promise<number> {
     if (job.generation <= 1) return Promise.resolve(0);
     return settlePendingSlices(this.dynamo, this.config.slicesTable, {
@@ -193,9 +222,4 @@ export class JobRepository {
 function settleReasonOf(job: JobRecord): SkipReason {
   if (isTombstone(job)) return 'deleted';
   return job.enabled ? 'superseded' : 'paused';
-}
-
-function existing(id: string, record: JobRecord | undefined): StoredJob {
-  if (record === undefined || isTombstone(record)) throw new JobNotFoundError(id);
-  return record;
 }
