@@ -100,6 +100,20 @@ describe('Scanner over the in-memory stores', () => {
     expect(created?.status).toBe('ENQUEUED');
   });
 
+  it('a change before any scan records the due occurrences SKIPPED with its reason (the in-memory repository too)', async () => {
+    const clock = new ManualClock(T0);
+    const engine = createMemoryEngine(clock);
+    await engine.register({ id: 'unscanned', schedule: '*/10 * * * * *' }, async () => {});
+    clock.set(T0 + 25_000);
+    await engine.jobs().delete('unscanned');
+    const rows = [...engine.tables.slices.values()].filter((row) => row.jobId === 'unscanned');
+    expect(rows.map((row) => [row.scheduledAt - T0, row.status, row.skipReason, row.generation])).toEqual([
+      [0, 'SKIPPED', 'deleted', 1],
+      [10_000, 'SKIPPED', 'deleted', 1],
+      [20_000, 'SKIPPED', 'deleted', 1],
+    ]);
+  });
+
   it('a message lost between scan and queue is re-sent by the sweep and still runs once', async () => {
     const clock = new ManualClock(T0);
     const engine = createMemoryEngine(clock);
