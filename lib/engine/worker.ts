@@ -26,6 +26,7 @@ import { decodeWorkMessage } from '../core/messages.ts';
 import type { BusinessWrite, DeadLetterSink, SliceStore, WorkQueue } from '../core/ports.ts';
 import {
   afterFailure,
+  isTakeover,
   LEASE_EXPIRY_MARGIN_MS,
   lostClaimAction,
   messageVisibilitySeconds,
@@ -142,7 +143,7 @@ export class Worker {
     );
     if (!claim.won) return this.standDown(claim.current, message);
     const slice = claim.slice;
-    this.emit('claimed', slice, { fence: slice.fence, attempt: slice.attempts });
+    this.emit('claimed', slice, { fence: slice.fence, attempt: slice.attempts, ...(isTakeover(slice) && { takeover: true }) });
     if (slice.attempts > slice.policies.maxAttempts) {
       return this.giveUp(slice, `gave up after ${slice.policies.maxAttempts} attempts (the last worker stopped renewing its lease)`);
     }
