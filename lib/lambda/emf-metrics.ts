@@ -94,7 +94,11 @@ export class EngineMetrics implements EventSink, LambdaMetrics {
 
   /** Writes what was recorded as one EMF line (Powertools splits at 100 metrics or values), if anything was. */
   flush(): void {
-    if (this.metrics.hasStoredMetrics()) this.metrics.publishStoredMetrics();
+    try {
+      if (this.metrics.hasStoredMetrics()) this.metrics.publishStoredMetrics();
+    } catch {
+      // Lost metrics must not fail the invocation: SQS would deliver the whole batch again.
+    }
   }
 
   flushAfter<A extends unknown[], R>(handler: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
@@ -108,7 +112,11 @@ export class EngineMetrics implements EventSink, LambdaMetrics {
   }
 
   private add(metric: EngineMetric, value: number): void {
-    this.metrics.addMetric(metric.name, metric.unit, value);
+    try {
+      this.metrics.addMetric(metric.name, metric.unit, value);
+    } catch {
+      // Called inside a commit and inside SDK requests too: an observer's failure must not change their outcome.
+    }
   }
 }
 
