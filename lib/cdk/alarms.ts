@@ -3,18 +3,18 @@
  * - dead-letter queue not empty (DEAD slices, poison and unreadable messages);
  * - age of the oldest work message;
  * - Lambda throttles (tick, scanner, worker) and DynamoDB throttled requests (each table);
- * - fenced-out commits and missed slices.
+ * - fenced-out writes and missed slices: the engine's own metrics, which the
+ *   Lambdas write through Powertools (scheduler-metrics.ts, the same
+ *   definitions the dashboard graphs).
  *
- * The last two come from the lifecycle events themselves: a rule on the
- * scheduler's bus copies `fenced_out`, `missed` and `dead` events into a log
- * group, and metric filters on that log group count them. That needs no
- * change to the handlers' logging and leaves an audit trail of exactly the
- * events an operator is paged for.
+ * A rule on the scheduler's bus also copies `fenced_out`, `missed` and `dead`
+ * events into a log group: an audit trail of exactly the events an operator
+ * is paged for.
  */
 import { ArnFormat, Duration, Names, Stack, type RemovalPolicy } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
-import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -23,19 +23,10 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { EVENT_SOURCE } from '../aws/schema.ts';
+import { deadLetterDepth, tableThrottles, type SchedulerMetrics } from './scheduler-metrics.ts';
 
 /** The lifecycle events copied to the audit log group. */
 export const AUDITED_EVENT_TYPES = ['fenced_out', 'missed', 'dead'] as const;
-
-/** The DynamoDB operations cronfence issues, for the throttle alarms. */
-const DYNAMO_OPERATIONS: readonly dynamodb.Operation[] = [
-  dynamodb.Operation.GET_ITEM,
-  dynamodb.Operation.PUT_ITEM,
-  dynamodb.Operation.UPDATE_ITEM,
-  dynamodb.Operation.DELETE_ITEM,
-  dynamodb.Operation.QUERY,
-  dynamodb.Operation.TRANSACT_WRITE_ITEMS,
-];
 
 export interface SchedulerAlarmsProps {
   readonly functions: Readonly<Record<'Tick' | 'Scanner' | 'Worker', lambda.IFunction>>;
@@ -44,7 +35,8 @@ export interface SchedulerAlarmsProps {
   readonly deadLetterQueue: sqs.IQueue;
   readonly bus: events.IEventBus;
   readonly oldestWorkMessageAge: Duration;
-  readonly metricNamespace?: string;
+  /** The engine's metrics (fenced-out, missed) of this installation. */
+  readonly metrics: SchedulerMetrics;
   readonly topic?: sns.ITopic;
   readonly removalPolicy: RemovalPolicy;
   readonly logRetention: logs.RetentionDays;
@@ -55,11 +47,9 @@ export class SchedulerAlarms extends Construct {
   readonly alarms: cloudwatch.Alarm[] = [];
   /** The log group the audited lifecycle events land in. */
   readonly lifecycleLog: logs.LogGroup;
-  readonly metricNamespace: string;
 
   constructor(scope: Construct, id: string, props: SchedulerAlarmsProps) {
     super(scope, id);
-    this.metricNamespace = props.metricNamespace ?? `Cronfence/${Stack.of(this).stackName}/${scope.node.id}`;
     this.lifecycleLog = this.auditLog(props);
     const add = (alarmId: string, metric: cloudwatch.IMetric, threshold: number, description: string): void => {
       const alarm = new cloudwatch.Alarm(this, alarmId, {
@@ -80,7 +70,7 @@ export class SchedulerAlarms extends Construct {
     const minute = Duration.minutes(1);
     add(
       'DeadLetters',
-      props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: minute, statistic: 'Maximum' }),
+      deadLetterDepth(props.deadLetterQueue, minute),
       1,
       'cronfence: the dead-letter queue holds messages (DEAD slices, poison or unreadable messages)',
     );
@@ -96,13 +86,13 @@ export class SchedulerAlarms extends Construct {
     for (const [name, table] of Object.entries(props.tables)) {
       add(
         `${name}TableThrottles`,
-        table.metricThrottledRequestsForOperations({ operations: [...DYNAMO_OPERATIONS], period: minute }),
+        tableThrottles(name, table, minute),
         1,
         `cronfence: requests to the ${name.toLowerCase()} table are throttled`,
       );
     }
-    add('FencedOut', this.lifecycleMetric('FencedOutCommits', 'fenced_out', '1'), 1, 'cronfence: a commit was refused by the fence (a worker lost its lease mid-run)');
-    add('MissedSlices', this.lifecycleMetric('MissedSlices', 'missed', '$.detail.count'), 1, 'cronfence: occurrences older than their catch-up window were recorded MISSED');
+    add('FencedOut', props.metrics.engine('fencedOut'), 1, 'cronfence: a write was refused by the fence (a worker lost its lease mid-run)');
+    add('MissedSlices', props.metrics.engine('missed'), 1, 'cronfence: occurrences older than their catch-up window were recorded MISSED');
   }
 
   private auditLog(props: SchedulerAlarmsProps): logs.LogGroup {
@@ -134,17 +124,5 @@ export class SchedulerAlarms extends Construct {
     });
     rule.addTarget({ bind: () => ({ arn: targetArn }) });
     return logGroup;
-  }
-
-  private lifecycleMetric(metricName: string, type: (typeof AUDITED_EVENT_TYPES)[number], value: string): cloudwatch.Metric {
-    const filter = new logs.MetricFilter(this, `${metricName}Filter`, {
-      logGroup: this.lifecycleLog,
-      filterPattern: logs.FilterPattern.stringValue('$.detail.type', '=', type),
-      metricNamespace: this.metricNamespace,
-      metricName,
-      metricValue: value,
-      defaultValue: 0,
-    });
-    return filter.metric({ period: Duration.minutes(1), statistic: 'Sum' });
   }
 }

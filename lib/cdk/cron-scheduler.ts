@@ -2,7 +2,7 @@
  * CronScheduler: a whole cronfence installation in one construct — the
  * tables and queues of lib/aws/schema.ts, the lifecycle bus, the per-minute
  * rule, the tick / scanner / worker Lambdas with their event sources and
- * least-privilege roles, alarms, and `addJob` for jobs declared in the stack.
+ * least-privilege roles, alarms, a dashboard, and `addJob` for jobs declared in the stack.
  *
  * ```ts
  * const scheduler = new CronScheduler(stack, 'Cron', { shardCount: 4 });
@@ -10,7 +10,7 @@
  * scheduler.grantCommit(reportsTable);
  * ```
  */
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -25,11 +25,14 @@ import { InvalidJobSpecError } from '../core/errors.ts';
 import { parseJobSpec, type JobSpec } from '../core/job-spec.ts';
 import { registry as defaultRegistry } from '../../functions/jobs/index.ts';
 import { SchedulerAlarms } from './alarms.ts';
+import { SchedulerDashboard } from './dashboard.ts';
 import { cronfenceFunction, ENTRIES, retentionDays } from './functions.ts';
 import { prepareJobsWorker } from './jobs-worker.ts';
 import { grantBusinessWrites, grantJobsResource, grantScanner, grantTick, grantWorker, type SchedulerResources } from './permissions.ts';
 import type { AddJobOptions, CronSchedulerProps } from './props.ts';
+import { SchedulerMetrics } from './scheduler-metrics.ts';
 import { effectiveVisibilitySeconds, queueProps, schemaTable } from './schema-resources.ts';
+import { DEFAULT_METRICS_NAMESPACE } from '../lambda/metric-names.ts';
 import { ScheduledJob } from './scheduled-job.ts';
 
 /** Room a worker invocation needs beyond a job's own timeout (early surfacing, claim, commit). */
@@ -50,6 +53,10 @@ export class CronScheduler extends Construct {
   readonly workerFunction: lambda.Function;
   /** Undefined when `alarms.enabled` is false. */
   readonly alarms?: SchedulerAlarms;
+  /** Undefined when `dashboard` is false. */
+  readonly dashboard?: SchedulerDashboard;
+  /** The engine's metrics as the Lambdas write them (namespace, `service` dimension), for your own alarms and widgets. */
+  readonly metrics: SchedulerMetrics;
   /** The configuration the Lambdas load, validated at synth. */
   readonly config: CronfenceConfig;
   /** Handler names jobs are checked against; undefined when unknown (custom `workerEntry` without `handlers`). */
@@ -94,7 +101,8 @@ export class CronScheduler extends Construct {
       bus: this.eventBus,
       encryptionKey,
     };
-    this.environment = { ...schedulerSettings(props), ...this.resourceEnvironment() };
+    this.metrics = new SchedulerMetrics(props.metrics?.namespace ?? DEFAULT_METRICS_NAMESPACE, props.metrics?.service ?? `${Stack.of(this).stackName}/${id}`);
+    this.environment = { ...schedulerSettings(props), ...this.resourceEnvironment(), ...this.metrics.environment() };
     // The same parser and ranges as a local run: a bad value fails the synth, naming the variable.
     this.config = loadConfig(this.environment);
     const common = { logRetentionDays, removalPolicy };
@@ -157,10 +165,20 @@ export class CronScheduler extends Construct {
         deadLetterQueue,
         bus: this.eventBus,
         oldestWorkMessageAge: props.alarms?.oldestWorkMessageAge ?? Duration.minutes(15),
-        metricNamespace: props.alarms?.metricNamespace,
+        metrics: this.metrics,
         topic: props.alarms?.topic,
         removalPolicy,
         logRetention: retentionDays(logRetentionDays),
+      });
+    }
+    if (props.dashboard !== false) {
+      const options = typeof props.dashboard === 'object' ? props.dashboard : {};
+      this.dashboard = new SchedulerDashboard(this, 'Dashboard', {
+        ...options,
+        metrics: this.metrics,
+        functions: { Tick: this.tickFunction, Scanner: this.scannerFunction, Worker: this.workerFunction },
+        tables: { Jobs: this.jobsTable, Slices: this.slicesTable, Ledger: this.ledgerTable },
+        deadLetterQueue,
       });
     }
   }

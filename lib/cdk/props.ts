@@ -20,8 +20,21 @@ export interface CronSchedulerAlarmProps {
    * @default Duration.minutes(15)
    */
   readonly oldestWorkMessageAge?: Duration;
-  /** Namespace of the fenced-out and missed metrics. @default `Cronfence/<stack name>/<construct id>` */
-  readonly metricNamespace?: string;
+}
+
+/** Where the Lambdas write the engine's metrics (Powertools EMF; names and units in docs/cdk.md). */
+export interface CronSchedulerMetricsProps {
+  /** CloudWatch namespace. @default 'Cronfence' */
+  readonly namespace?: string;
+  /** Value of the one dimension, `service`, that tells installations in an account apart. @default `<stack name>/<construct id>` */
+  readonly service?: string;
+}
+
+export interface CronSchedulerDashboardProps {
+  /** @default a name CloudFormation generates */
+  readonly dashboardName?: string;
+  /** Period of each graphed data point. @default Duration.minutes(5) */
+  readonly period?: Duration;
 }
 
 export interface CronSchedulerBatchProps {
@@ -58,6 +71,10 @@ export interface CronSchedulerProps {
   readonly encryptionKey?: kms.IKey;
   /** @default alarms on, no SNS topic */
   readonly alarms?: CronSchedulerAlarmProps;
+  /** @default namespace `Cronfence`, service `<stack name>/<construct id>` */
+  readonly metrics?: CronSchedulerMetricsProps;
+  /** A CloudWatch dashboard of the installation; `false` for none. @default true */
+  readonly dashboard?: boolean | CronSchedulerDashboardProps;
   /**
    * Your jobs module (absolute, or relative to the current directory), e.g.
    * `path.join(__dirname, '../src/cron-jobs.ts')`: it exports `defineJob`

@@ -32,6 +32,8 @@ export interface LifecycleEvent {
   /** ISO 8601 UTC, millisecond precision, by the emitting process's clock. */
   readonly at: string;
   readonly attempt?: number;
+  /** `claimed`: true when this claim took the slice over from a holder whose lease lapsed (a failover). */
+  readonly takeover?: boolean;
   /** `started`: handler start minus scheduled time. */
   readonly startLagMs?: number;
   /** `committed`, `failed`: handler run time. */

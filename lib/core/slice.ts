@@ -50,6 +50,8 @@ export interface Slice extends SliceKey {
   readonly leaseReceiveCount?: number;
   /** Claims so far, including takeovers after a crash. */
   readonly attempts: number;
+  /** The status the current claim took the slice from: RUNNING is a takeover from a holder whose lease lapsed. */
+  readonly claimedFrom?: SliceStatus;
   readonly handler: string;
   readonly policies: JobPolicies;
   readonly payload?: Record<string, unknown>;
@@ -80,6 +82,11 @@ export interface Slice extends SliceKey {
  */
 export const MAX_CLOCK_SKEW_MS = 2000;
 export const LEASE_EXPIRY_MARGIN_MS = 2 * MAX_CLOCK_SKEW_MS;
+
+/** Did this claim take the slice from another holder (a failover), rather than start a first attempt or a due retry? */
+export function isTakeover(slice: Pick<Slice, 'claimedFrom'>): boolean {
+  return slice.claimedFrom === SliceStatus.Running;
+}
 
 export function isFinal(status: SliceStatus): boolean {
   return FINAL_STATUSES.includes(status);

@@ -26,6 +26,7 @@ import { decodeWorkMessage } from '../core/messages.ts';
 import type { BusinessWrite, DeadLetterSink, SliceStore, WorkQueue } from '../core/ports.ts';
 import {
   afterFailure,
+  isTakeover,
   LEASE_EXPIRY_MARGIN_MS,
   lostClaimAction,
   messageVisibilitySeconds,
@@ -144,7 +145,7 @@ export class Worker {
     const slice = claim.slice;
     // Judged before any hide below, which a message already handed to a standby would not undo.
     const overtakeable = clock.now() - hiddenAt > visibilityMs - slice.policies.heartbeatMs;
-    this.emit('claimed', slice, { fence: slice.fence, attempt: slice.attempts, ...(overtakeable ? { overtakeable } : {}) });
+    this.emit('claimed', slice, { fence: slice.fence, attempt: slice.attempts, ...(overtakeable ? { overtakeable } : {}), ...(isTakeover(slice) && { takeover: true }) });
     if (slice.attempts > slice.policies.maxAttempts) {
       return this.giveUp(slice, `gave up after ${slice.policies.maxAttempts} attempts (the last worker stopped renewing its lease)`);
     }

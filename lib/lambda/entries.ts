@@ -14,13 +14,14 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import type { HandlerRegistry } from '../engine/define-job.ts';
 import { createScannerHandler, createTickHandler, createWorkerHandler, type SqsHandler } from '../runtime/handlers.ts';
 import { createRuntime, type Runtime } from '../runtime/wiring.ts';
+import { lambdaMetrics, type LambdaMetrics } from './emf-metrics.ts';
 import { jobsFromModule, type JobsModuleExports } from './jobs-module.ts';
 
 /** How long one scan may take before it re-queues the rest of its shard. */
 const DEFAULT_SCAN_BUDGET_MS = 20_000;
 
-function productionRuntime(log: Logger): Runtime {
-  return createRuntime({ onError: (error, context) => log.error(context, { error: String(error) }) });
+function productionRuntime(log: Logger, metrics: LambdaMetrics): Runtime {
+  return createRuntime({ onError: (error, context) => log.error(context, { error: String(error) }), ...metrics.runtimeOptions() });
 }
 
 /** This invocation environment's worker or scanner id (a Lambda's log stream is one sandbox). */
@@ -36,17 +37,20 @@ function instanceId(role: string): string {
 export function createJobsWorker(jobs: JobsModuleExports | HandlerRegistry, options: { serviceName?: string } = {}): SqsHandler {
   const { registry } = jobsFromModule(jobs);
   const log = new Logger({ serviceName: options.serviceName ?? 'cronfence-worker' });
-  return createWorkerHandler(productionRuntime(log), instanceId('worker'), registry, log);
+  const metrics = lambdaMetrics();
+  return metrics.flushAfter(createWorkerHandler(productionRuntime(log, metrics), instanceId('worker'), registry, log));
 }
 
 /** The scanner Lambda. `CRONFENCE_SCAN_BUDGET_MS` (default 20000) bounds one scan. */
 export function createScanner(): SqsHandler {
   const log = new Logger({ serviceName: 'cronfence-scanner' });
   const budget = Number(process.env.CRONFENCE_SCAN_BUDGET_MS ?? DEFAULT_SCAN_BUDGET_MS);
-  return createScannerHandler(productionRuntime(log), instanceId('scanner'), log, { scanBudgetMs: budget });
+  const metrics = lambdaMetrics();
+  return metrics.flushAfter(createScannerHandler(productionRuntime(log, metrics), instanceId('scanner'), log, { scanBudgetMs: budget }));
 }
 
 /** The tick Lambda (the per-minute rule's target). */
 export function createTick(): () => Promise<{ shards: number }> {
-  return createTickHandler(createRuntime());
+  const metrics = lambdaMetrics();
+  return metrics.flushAfter(createTickHandler(createRuntime(metrics.runtimeOptions())));
 }

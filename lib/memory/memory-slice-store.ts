@@ -43,6 +43,7 @@ export class InMemorySliceStore implements SliceStore {
     if (row === undefined) return { won: false, current: undefined };
     // One call is one request here, so a resent request (isOwnClaimResent) cannot occur.
     if (!isClaimable(row, now, messageId, token, receiveCount)) return { won: false, current: toSlice(row) };
+    row.claimedFrom = row.status;
     row.status = SliceStatus.Running;
     row.fence += 1;
     row.owner = owner;

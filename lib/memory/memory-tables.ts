@@ -92,6 +92,7 @@ export function toSlice(row: SliceRow): Slice {
     leaseReceiveCount: row.leaseReceiveCount,
     claimToken: row.claimToken,
     attempts: row.attempts,
+    claimedFrom: row.claimedFrom,
     handler: row.handler,
     policies: row.policies,
     payload: row.payload,

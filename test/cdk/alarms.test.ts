@@ -3,6 +3,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { describe, expect, it } from 'vitest';
 import { CronScheduler } from '../../lib/cdk/cron-scheduler.ts';
+import { DEFAULT_METRICS_NAMESPACE, ENGINE_METRICS, SERVICE_DIMENSION } from '../../lib/lambda/metric-names.ts';
 import { logicalIdOf, resourcesOf, synthScheduler, testApp } from './synth.ts';
 
 const stack = new Stack(testApp(), 'Alarmed');
@@ -38,18 +39,10 @@ describe('alarms', () => {
     expect(JSON.stringify(tableThrottles[0]?.Metrics)).toContain('TransactWriteItems');
   });
 
-  it('counts fenced-out commits and missed slices from the lifecycle events on the bus', () => {
+  it('copies fenced_out, missed and dead events from the bus into the audit log group', () => {
     template.hasResourceProperties('AWS::Events::Rule', {
       EventBusName: { Ref: logicalIdOf(scheduler.eventBus) },
       EventPattern: { source: ['cronfence'], 'detail-type': ['fenced_out', 'missed', 'dead'] },
-    });
-    template.hasResourceProperties('AWS::Logs::MetricFilter', {
-      FilterPattern: '{ $.detail.type = "fenced_out" }',
-      MetricTransformations: [Match.objectLike({ MetricName: 'FencedOutCommits', MetricValue: '1' })],
-    });
-    template.hasResourceProperties('AWS::Logs::MetricFilter', {
-      FilterPattern: '{ $.detail.type = "missed" }',
-      MetricTransformations: [Match.objectLike({ MetricName: 'MissedSlices', MetricValue: '$.detail.count' })],
     });
     // The policy document is a Fn::Join (it names the log group's ARN): check its text.
     const policy = JSON.stringify(Object.values(resourcesOf(template, 'AWS::Logs::ResourcePolicy'))[0]?.Properties?.PolicyDocument);
@@ -60,7 +53,28 @@ describe('alarms', () => {
     const target = JSON.stringify(auditRule?.Properties?.Targets);
     expect(target).toContain(':log-group:');
     expect(target).toContain(JSON.stringify({ Ref: logicalIdOf(scheduler.alarms?.lifecycleLog as never) }));
-    expect(alarms.filter((a) => a.MetricName === 'FencedOutCommits' || a.MetricName === 'MissedSlices')).toHaveLength(2);
+  });
+
+  it('alarms on fenced-out writes and missed slices from the metrics the Lambdas write (no metric filter counts them twice)', () => {
+    for (const metric of [ENGINE_METRICS.fencedOut, ENGINE_METRICS.missed]) {
+      template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        Namespace: DEFAULT_METRICS_NAMESPACE,
+        MetricName: metric.name,
+        Dimensions: [{ Name: SERVICE_DIMENSION, Value: 'Alarmed/Cron' }],
+        Statistic: 'Sum',
+        Period: 60,
+        Threshold: 1,
+      });
+    }
+    template.resourceCountIs('AWS::Logs::MetricFilter', 0);
+    // Each function is told the same namespace and service, so what it writes is what the alarms watch.
+    for (const fn of [scheduler.tickFunction, scheduler.scannerFunction, scheduler.workerFunction]) {
+      template.hasResourceProperties('AWS::Lambda::Function', {
+        FunctionName: Match.absent(),
+        Environment: { Variables: Match.objectLike({ POWERTOOLS_METRICS_NAMESPACE: 'Cronfence', POWERTOOLS_SERVICE_NAME: 'Alarmed/Cron' }) },
+        Description: Match.stringLikeRegexp(`^cronfence ${fn.node.id.toLowerCase()}`),
+      });
+    }
   });
 
   it('notifies the topic from every alarm', () => {
@@ -71,6 +85,6 @@ describe('alarms', () => {
   it('creates none when disabled', () => {
     const { template: quiet } = synthScheduler({ alarms: { enabled: false } });
     quiet.resourceCountIs('AWS::CloudWatch::Alarm', 0);
-    quiet.resourceCountIs('AWS::Logs::MetricFilter', 0);
+    quiet.resourceCountIs('AWS::Logs::ResourcePolicy', 0);
   });
 });

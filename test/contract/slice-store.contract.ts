@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FencedOutError, LeaseLostError, MissingResourceError, OutcomeOnRecordError, TooManyWritesError } from '../../lib/core/errors.ts';
 import type { BusinessWrite } from '../../lib/core/ports.ts';
-import { LEASE_EXPIRY_MARGIN_MS } from '../../lib/core/slice.ts';
+import { isTakeover, LEASE_EXPIRY_MARGIN_MS } from '../../lib/core/slice.ts';
 import { MAX_BUSINESS_WRITES_PER_COMMIT, MAX_ERROR_CHARS } from '../../lib/core/slice-transitions.ts';
 import { CaseSpace, claimed, enqueued, FAST_POLICIES, sweepableOf, type ContractFactory, type ContractInstallation } from './contract-fixture.ts';
 
@@ -31,7 +31,9 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
         expect(claim.won).toBe(true);
         expect(await store.slices.get(keys[0]!)).toMatchObject({
           status: 'RUNNING', fence: 1, attempts: 1, owner: 'worker-a', leaseExpiresAt: t + 250 + LEASE, leaseMessageId: 'message-a', startedAt: t + 250,
+          claimedFrom: 'ENQUEUED',
         });
+        expect(claim.won && claim.slice.claimedFrom).toBe('ENQUEUED');
         const sweepAt = t + 250 + FAST_POLICIES.timeoutMs + store.sweepGraceMs;
         expect(await sweepableOf(store, keys[0]!.jobId, sweepAt - 1)).toEqual([]);
         expect(await sweepableOf(store, keys[0]!.jobId, sweepAt)).toEqual([{ scheduledAt: t, sweepAt, status: 'RUNNING' }]);
@@ -46,7 +48,8 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
         const due = await store.slices.claim(key, 'worker-b', t + 2000, 'message-a');
         expect(due.won).toBe(true);
         const stored = await store.slices.get(key);
-        expect(stored).toMatchObject({ status: 'RUNNING', fence: 2, attempts: 2, owner: 'worker-b', lastError: 'boom', leaseExpiresAt: t + 2000 + LEASE });
+        expect(stored).toMatchObject({ status: 'RUNNING', fence: 2, attempts: 2, owner: 'worker-b', lastError: 'boom', leaseExpiresAt: t + 2000 + LEASE, claimedFrom: 'FAILED' });
+        expect(due.won && isTakeover(due.slice)).toBe(false);
         expect(stored?.nextAttemptAt).toBeUndefined();
       });
 
@@ -58,7 +61,8 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
         expect(atMargin).toMatchObject({ won: false, current: { owner: 'worker-a', fence: 1, leaseExpiresAt: expiry } });
         const past = await store.slices.claim(key, 'worker-b', expiry + LEASE_EXPIRY_MARGIN_MS + 1, 'message-b');
         expect(past.won).toBe(true);
-        expect(await store.slices.get(key)).toMatchObject({ owner: 'worker-b', fence: 2, attempts: 2, leaseMessageId: 'message-b' });
+        expect(past.won && isTakeover(past.slice)).toBe(true);
+        expect(await store.slices.get(key)).toMatchObject({ owner: 'worker-b', fence: 2, attempts: 2, leaseMessageId: 'message-b', claimedFrom: 'RUNNING' });
       });
 
       it('an expired lease admits a claim with no message id past the margin, and drops the old message id', async () => {
@@ -76,6 +80,7 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
         const { key } = await claimed(store, space.jobId('own-message'), t, 'worker-a', 'message-a');
         const back = await store.slices.claim(key, 'worker-b', t + 1, 'message-a');
         expect(back.won).toBe(true);
+        expect(back.won && isTakeover(back.slice)).toBe(true);
         expect(await store.slices.get(key)).toMatchObject({ owner: 'worker-b', fence: 2, leaseMessageId: 'message-a' });
       });
 

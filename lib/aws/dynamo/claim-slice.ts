@@ -5,7 +5,7 @@
  * Condition: EXISTS AND (FIRST_ATTEMPT OR RETRY_DUE OR (TAKEOVER AND NOT_THIS_CLAIM)),
  *            where TAKEOVER is LEASE_LONG_EXPIRED or (HOLDERS_MESSAGE_BACK AND LATER_DELIVERY) —
  *            the same rule as `isClaimable` in core/slice.ts.
- * Effect:    status = RUNNING, fence = fence + 1, owner = me,
+ * Effect:    claimedFrom = the status before (RUNNING: a takeover), status = RUNNING, fence = fence + 1, owner = me,
  *            leaseExpiresAt = now + leaseMs, sweepAt = now + claimSweepMs,
  *            attempts = attempts + 1, leaseMessageId and leaseReceiveCount = the
  *            message and delivery claimed with, claimToken = this request's token. (leaseMs and
@@ -60,7 +60,9 @@ export async function claimSlice(
           TableName: tableName,
           Key: sliceKeyItem(key),
           UpdateExpression: [
-            'SET #status = :running',
+            // Operands read the item as it was before this update: the status the claim took it from.
+            'SET claimedFrom = #status',
+            '#status = :running',
             'fence = fence + :one',
             '#owner = :owner',
             'leaseExpiresAt = leaseMs + :now',

@@ -38,6 +38,7 @@ export function toSlice(item: Item): Slice {
     claimToken: raw.claimToken as string | undefined,
     leaseReceiveCount: raw.leaseReceiveCount as number | undefined,
     attempts: raw.attempts as number,
+    claimedFrom: raw.claimedFrom as SliceStatus | undefined,
     handler: raw.handler as string,
     policies: raw.policies as JobPolicies,
     payload: raw.payload as Record<string, unknown> | undefined,
