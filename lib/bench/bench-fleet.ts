@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { LifecycleEvent } from '../core/events.ts';
 import type { ScanReport } from '../engine/scanner.ts';
-import { addSnapshots, emptySnapshot, type MeterSnapshot } from './capacity-meter.ts';
+import { addSnapshots, emptySnapshot, type MeterSnapshot } from '../local/request-meter.ts';
 
 const ENTRY = fileURLToPath(new URL('./bench-replica.ts', import.meta.url));
 const STOP_GRACE_MS = 8000;

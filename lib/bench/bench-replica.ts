@@ -1,6 +1,6 @@
 /**
  * One bench replica: a separate OS process running the scanner or worker
- * Lambda handler behind an SQS poller, as lib/runtime/replica.ts does, with
+ * Lambda handler behind an SQS poller, as lib/local/replica.ts does, with
  * a CapacityMeter on its clients. It answers `{ kind: 'meter' }` with its
  * meter snapshot, and reports each lifecycle event and each scan report.
  *
@@ -9,12 +9,12 @@
 import type { EventSink, LifecycleEvent } from '../core/events.ts';
 import { HandlerRegistry } from '../engine/define-job.ts';
 import { queueUrl } from '../aws/sqs/queue-urls.ts';
-import { createScannerHandler, createWorkerHandler, type HandlerLog } from '../runtime/handlers.ts';
-import { replicaArgs, runUntilStopped, toParent } from '../runtime/replica-process.ts';
-import { SqsPoller } from '../runtime/sqs-poller.ts';
-import { createRuntime } from '../runtime/wiring.ts';
+import { createScannerHandler, createWorkerHandler, type HandlerLog } from '../lambda/handlers.ts';
+import { replicaArgs, runUntilStopped, toParent } from '../local/replica-process.ts';
+import { SqsPoller } from '../local/sqs-poller.ts';
+import { createRuntime } from '../lambda/wiring.ts';
 import { BENCH_HANDLERS } from './bench-jobs.ts';
-import { CapacityMeter } from './capacity-meter.ts';
+import { CapacityMeter } from '../local/request-meter.ts';
 
 const { role, id } = replicaArgs('bench-replica.ts');
 // Only what the bench measures crosses the pipe: claimed events would double the IPC traffic for nothing.

@@ -16,10 +16,10 @@ import { distribution } from '../core/stats.ts';
 import { tick } from '../engine/ticker.ts';
 import { bootstrap } from '../aws/bootstrap.ts';
 import { destroyAwsClients } from '../aws/clients.ts';
-import { createRuntime, type Runtime } from '../runtime/wiring.ts';
+import { createRuntime, type Runtime } from '../lambda/wiring.ts';
 import { BenchFleet } from './bench-fleet.ts';
 import { BENCH_HOLD, BENCH_NOOP } from './bench-jobs.ts';
-import { addSnapshots, subtractSnapshots, type MeterSnapshot } from './capacity-meter.ts';
+import { addSnapshots, subtractSnapshots, type MeterSnapshot } from '../local/request-meter.ts';
 import { round } from './density.ts';
 import { dailyJobAt, registerSchedules } from './register-schedules.ts';
 

@@ -10,9 +10,9 @@ import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { bootstrap } from '../aws/bootstrap.ts';
 import { destroyAwsClients } from '../aws/clients.ts';
-import { createRuntime } from '../runtime/wiring.ts';
+import { createRuntime } from '../lambda/wiring.ts';
 import { BENCH_NOOP } from './bench-jobs.ts';
-import { sumValues } from './capacity-meter.ts';
+import { sumValues } from '../local/request-meter.ts';
 import { dailyJobAt, registerSchedules } from './register-schedules.ts';
 import type { ScanProbeResult } from './scan-probe.ts';
 

@@ -8,8 +8,8 @@
  */
 import { destroyAwsClients } from '../aws/clients.ts';
 import type { ScanReport } from '../engine/scanner.ts';
-import { createRuntime } from '../runtime/wiring.ts';
-import { CapacityMeter, type MeterSnapshot } from './capacity-meter.ts';
+import { createRuntime } from '../lambda/wiring.ts';
+import { CapacityMeter, type MeterSnapshot } from '../local/request-meter.ts';
 
 export interface ScanProbeResult {
   readonly shards: { shard: number; ms: number; report: ScanReport }[];

@@ -4,7 +4,7 @@
  * (its skew from the drill's clock), so the checker can put every timestamp
  * on one clock.
  */
-import type { Replica, ReplicaRole } from '../runtime/fleet.ts';
+import type { Replica, ReplicaRole } from '../local/fleet.ts';
 import { FAULT_KINDS, type FaultKind } from './config.ts';
 import type { InjectedProcessFault, ObservedEvent, ObservedRenewal } from './observed.ts';
 

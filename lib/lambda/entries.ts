@@ -12,8 +12,8 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { HandlerRegistry } from '../engine/define-job.ts';
-import { createScannerHandler, createTickHandler, createWorkerHandler, type SqsHandler } from '../runtime/handlers.ts';
-import { createRuntime, type Runtime } from '../runtime/wiring.ts';
+import { createScannerHandler, createTickHandler, createWorkerHandler, type SqsHandler } from './handlers.ts';
+import { createRuntime, type Runtime } from './wiring.ts';
 import { jobsFromModule, type JobsModuleExports } from './jobs-module.ts';
 
 /** How long one scan may take before it re-queues the rest of its shard. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CapacityMeter } from '../../lib/bench/capacity-meter.ts';
+import { CapacityMeter } from '../../lib/local/request-meter.ts';
 import {
   indexWritesForPut,
   indexWritesForUpdate,
@@ -9,7 +9,7 @@ import {
   updatedAttributes,
   writeRequestUnits,
   type IndexShape,
-} from '../../lib/bench/request-units.ts';
+} from '../../lib/local/request-units.ts';
 
 const SWEEP: IndexShape = { indexName: 'sweep', keyAttributes: ['sweepShard', 'sweepAt'], projected: ['status', 'scanId'] };
 

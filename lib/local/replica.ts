@@ -2,7 +2,7 @@
  * One local replica: a separate OS process running the scanner or worker
  * Lambda handler behind an SQS poller, so that killing it is a real kill.
  *
- *   node --import tsx lib/runtime/replica.ts worker|scanner <id> [--jobs <module>]
+ *   node --import tsx lib/local/replica.ts worker|scanner <id> [--jobs <module>]
  *
  * A worker runs the handlers of the jobs module given with `--jobs` (a user's
  * `cronfence dev --jobs`), else the example handlers. The module is loaded
@@ -33,13 +33,13 @@ import { chaosSliceStore, chaosWorkQueue, type FaultReporter } from '../chaos/ch
 import { chaosConfigFromEnv } from '../chaos/config.ts';
 import { SeededRandom } from '../chaos/random.ts';
 import type { HandlerRegistry } from '../engine/define-job.ts';
-import { registry as exampleRegistry } from '../../functions/jobs/index.ts';
+import { registry as exampleRegistry } from '../example-jobs/index.ts';
 import { jobsFromModule, type JobsModuleExports } from '../lambda/jobs-module.ts';
-import { BUILD } from '../package-files.ts';
-import { createScannerHandler, createWorkerHandler } from './handlers.ts';
+import { BUILD } from '../package/package-files.ts';
+import { createScannerHandler, createWorkerHandler } from '../lambda/handlers.ts';
 import { replicaArgs, runUntilStopped, toParent } from './replica-process.ts';
 import { SqsPoller } from './sqs-poller.ts';
-import { createRuntime } from './wiring.ts';
+import { createRuntime } from '../lambda/wiring.ts';
 
 async function main(): Promise<never> {
   const { role, id, jobsModule } = replicaArgs('replica.ts');

@@ -15,13 +15,13 @@ import path from 'node:path';
 import { CronfenceError } from '../core/errors.ts';
 import { tick } from '../engine/ticker.ts';
 import { destroyAwsClients } from '../aws/clients.ts';
-import { describeJobsModule, type JobsModuleDescription } from '../lambda/describe-jobs-module.ts';
-import { PACKAGE_ROOT } from '../package-files.ts';
+import { describeJobsModule, type JobsModuleDescription } from '../package/describe-jobs-module.ts';
+import { PACKAGE_ROOT } from '../package/package-files.ts';
 import { DevReport, type DevSummary } from './dev-report.ts';
 import { prepareDevEnvironment, prepareModuleEnvironment, registerExampleJobs, registerModuleJobs } from './dev-setup.ts';
 import { emulatorProfile, ensureAwsEndpoint } from './emulator.ts';
 import { ReplicaFleet } from './fleet.ts';
-import { createRuntime, type Runtime } from './wiring.ts';
+import { createRuntime, type Runtime } from '../lambda/wiring.ts';
 
 export type { DevJobSummary, DevSummary } from './dev-report.ts';
 

@@ -1,5 +1,5 @@
 /**
- * The process shell every forked replica shares (lib/runtime/replica.ts, the
+ * The process shell every forked replica shares (lib/local/replica.ts, the
  * bench's replica): its role and id from argv, messages to the parent over
  * IPC, and a poller run until a signal or the parent's disappearance stops it.
  */

@@ -6,8 +6,8 @@ import { executionKey } from '../core/execution-key.ts';
 import type { LifecycleEvent } from '../core/events.ts';
 import { distribution } from '../core/stats.ts';
 import type { RequestCounts } from '../aws/request-counter.ts';
-import { formatOutcome, isOutcome, ms, table } from '../cli/format.ts';
-import type { Runtime } from './wiring.ts';
+import { formatOutcome, isOutcome, ms, table } from './format.ts';
+import type { Runtime } from '../lambda/wiring.ts';
 
 export interface DevJobSummary {
   readonly jobId: string;

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, openSync, closeSync, readFileSync } from 'node:f
 import path from 'node:path';
 import type { LifecycleEvent } from '../core/events.ts';
 import { addCounts, type RequestCounts } from '../aws/request-counter.ts';
-import { BUILD, packageFile } from '../package-files.ts';
+import { BUILD, packageFile } from '../package/package-files.ts';
 import type { ReplicaRole } from './replica-process.ts';
 
 export type { ReplicaRole };
@@ -36,7 +36,7 @@ export interface FleetOptions {
 }
 
 /** This build's replica entry (the source through tsx, or the compiled one). */
-const REPLICA_ENTRY = packageFile('lib/runtime/replica.ts');
+const REPLICA_ENTRY = packageFile('lib/local/replica.ts');
 const STOP_GRACE_MS = 8000;
 
 const FORMAT_BY_EXTENSION: Record<string, 'esm' | 'cjs' | undefined> = { '.mts': 'esm', '.mjs': 'esm', '.cts': 'cjs', '.cjs': 'cjs' };
@@ -58,7 +58,7 @@ export function moduleFormat(file: string): 'esm' | 'cjs' {
  * this build's. From the sources there is only the one.
  */
 function replicaEntry(jobsModule: string | undefined): string {
-  if (jobsModule && BUILD !== 'source' && moduleFormat(jobsModule) === 'cjs') return packageFile('lib/runtime/replica.ts', 'cjs');
+  if (jobsModule && BUILD !== 'source' && moduleFormat(jobsModule) === 'cjs') return packageFile('lib/local/replica.ts', 'cjs');
   return REPLICA_ENTRY;
 }
 
