@@ -111,7 +111,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     CRONFENCE_PREFIX: `${base}-${part}`,
     CRONFENCE_SHARDS: String(sizes.shards),
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-    CRONFENCE_BENCH_WORKER_BATCHES: String(sizes.workerBatches),
+    CRONFENCE_WORKER_BATCHES: String(sizes.workerBatches),
   });
   mkdirSync(options.outDir, { recursive: true });
   const clients = createAwsClients();

@@ -4,7 +4,7 @@
  * (its skew from the drill's clock), so the checker can put every timestamp
  * on one clock.
  */
-import type { Replica, ReplicaRole } from '../local/fleet.ts';
+import type { Replica, ReplicaReport, ReplicaRole } from '../local/fleet.ts';
 import { FAULT_KINDS, type FaultKind } from './config.ts';
 import type { InjectedProcessFault, ObservedEvent, ObservedRenewal } from './observed.ts';
 
@@ -37,11 +37,12 @@ export class HistoryRecorder {
     if (event.type === 'committed') this.committed++;
   }
 
-  message(message: { kind: string; fault?: string; executionKey?: string; fence?: number; at?: number }, replica: Replica): void {
-    if (message.kind === 'fault' && message.fault && message.fault in this.faults) this.faults[message.fault as FaultKind]++;
-    if (message.kind === 'renewed' && message.executionKey && message.fence !== undefined && message.at !== undefined) {
-      this.renewals.push({ replica: replica.id, offsetMs: this.offsets.get(replica.id) ?? 0, executionKey: message.executionKey, fence: message.fence, at: message.at });
+  report(report: ReplicaReport, replica: Replica): void {
+    if (report.kind === 'fault') {
+      if (report.fault in this.faults) this.faults[report.fault as FaultKind]++;
+      return;
     }
+    this.renewals.push({ replica: replica.id, offsetMs: this.offsets.get(replica.id) ?? 0, executionKey: report.executionKey, fence: report.fence, at: report.at });
   }
 
   processFault(fault: InjectedProcessFault): void {

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Command, Option } from 'commander';
 import { CronfenceError } from '../core/errors.ts';
 import { bootstrap } from '../aws/bootstrap.ts';
+import { localConfig } from '../aws/config.ts';
 import { tick } from '../engine/ticker.ts';
 import { registry } from '../example-jobs/index.ts';
 import { PACKAGE_ROOT } from '../package/package-files.ts';
@@ -17,7 +18,7 @@ import { jobsCommand, parseInteger } from './jobs-command.ts';
 import { runsCommand } from './runs-command.ts';
 import { verifyCommand } from './verify-command.ts';
 
-const stateDir = path.resolve(process.env.CRONFENCE_STATE_DIR ?? '.cronfence');
+const stateDir = path.resolve(localConfig().stateDir);
 const write = (line: string): void => void process.stdout.write(`${line}\n`);
 
 let runtime: Runtime | undefined;

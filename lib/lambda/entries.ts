@@ -16,9 +16,6 @@ import { createScannerHandler, createTickHandler, createWorkerHandler, type SqsH
 import { createRuntime, type Runtime } from './wiring.ts';
 import { jobsFromModule, type JobsModuleExports } from './jobs-module.ts';
 
-/** How long one scan may take before it re-queues the rest of its shard. */
-const DEFAULT_SCAN_BUDGET_MS = 20_000;
-
 function productionRuntime(log: Logger): Runtime {
   return createRuntime({ onError: (error, context) => log.error(context, { error: String(error) }) });
 }
@@ -42,8 +39,8 @@ export function createJobsWorker(jobs: JobsModuleExports | HandlerRegistry, opti
 /** The scanner Lambda. `CRONFENCE_SCAN_BUDGET_MS` (default 20000) bounds one scan. */
 export function createScanner(): SqsHandler {
   const log = new Logger({ serviceName: 'cronfence-scanner' });
-  const budget = Number(process.env.CRONFENCE_SCAN_BUDGET_MS ?? DEFAULT_SCAN_BUDGET_MS);
-  return createScannerHandler(productionRuntime(log), instanceId('scanner'), log, { scanBudgetMs: budget });
+  const runtime = productionRuntime(log);
+  return createScannerHandler(runtime, instanceId('scanner'), log, { scanBudgetMs: runtime.config.scanBudgetMs });
 }
 
 /** The tick Lambda (the per-minute rule's target). */

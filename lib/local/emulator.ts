@@ -29,6 +29,7 @@ import {
   spawnEmulatorChild,
   waitUntilAnswering,
 } from './emulator-child.ts';
+import { localConfig } from '../aws/config.ts';
 import { startLocalStack } from './localstack.ts';
 
 export { EmulatorSetupError, EmulatorStartError };
@@ -208,7 +209,7 @@ export async function ensureAwsEndpoint(opts: EmulatorOptions = {}): Promise<Aws
     return { endpoint: existing, endpointEnv: endpointVariables(), stop: async () => {} };
   }
 
-  const { env, stops } = await startProfile(emulatorProfile(process.env.CRONFENCE_EMULATOR), opts);
+  const { env, stops } = await startProfile(emulatorProfile(localConfig().emulator), opts);
   const setByUs: Record<string, string> = { ...env };
   for (const [name, value] of Object.entries(ENV_DEFAULTS)) {
     if (!process.env[name]) setByUs[name] = value;

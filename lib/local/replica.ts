@@ -1,87 +1,89 @@
 /**
  * One local replica: a separate OS process running the scanner or worker
  * Lambda handler behind an SQS poller, so that killing it is a real kill.
+ * Every replica entry module calls runReplica with what differs between
+ * them (the handlers, faults wrapped around the ports, the events that go
+ * to the parent): lib/local/dev-replica.ts for `cronfence dev`,
+ * lib/chaos/chaos-replica-entry.ts for the drill, lib/bench/bench-replica.ts
+ * for the bench. The fleet (fleet.ts) forks the entry it is given:
  *
- *   node --import tsx lib/local/replica.ts worker|scanner <id> [--jobs <module>]
+ *   node --import tsx <entry> worker|scanner <id> [--jobs <module>]
  *
- * A worker runs the handlers of the jobs module given with `--jobs` (a user's
- * `cronfence dev --jobs`), else the example handlers. The module is loaded
- * by this build's own module system (`require` in the CommonJS build, which
- * the fleet picks for a CommonJS module; `import` otherwise), so the module
- * and the engine share one copy of cronfence.
- *
- * Lifecycle events go to the parent over IPC (or stdout as JSON lines when
- * run alone); logs go to stdout through Powertools' logger. Under the chaos
- * drill (CRONFENCE_CHAOS set) the replica skews its clock, wraps its ports
- * and its SDK clients with the faults it was given, and reports each fault
- * and lease renewal.
+ * The replica reports to its parent by typed IPC messages
+ * (replica-messages.ts), or writes its lifecycle events to stdout as JSON
+ * lines when run alone; its logs go to stdout through Powertools' logger.
+ * Its request meter is sent on request and as it exits.
  */
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { Logger } from '@aws-lambda-powertools/logger';
-import { OffsetClock, systemClock } from '../core/clock.ts';
 import type { EventSink, LifecycleEvent } from '../core/events.ts';
-import { executionKey } from '../core/execution-key.ts';
-import type { SliceStore } from '../core/ports.ts';
-import { createAwsClients } from '../aws/clients.ts';
-import { RequestCounter } from '../aws/request-counter.ts';
 import { queueUrl } from '../aws/sqs/queue-urls.ts';
-import { HangServer, injectClientFaults } from '../chaos/chaos-clients.ts';
-import { chaosHandlers } from '../chaos/chaos-jobs.ts';
-import { chaosSliceStore, chaosWorkQueue, type FaultReporter } from '../chaos/chaos-ports.ts';
-import { chaosConfigFromEnv } from '../chaos/config.ts';
-import { SeededRandom } from '../chaos/random.ts';
+import { localConfig } from '../aws/config.ts';
 import type { HandlerRegistry } from '../engine/define-job.ts';
-import { registry as exampleRegistry } from '../example-jobs/index.ts';
-import { jobsFromModule, type JobsModuleExports } from '../lambda/jobs-module.ts';
-import { BUILD } from '../package/package-files.ts';
 import { createScannerHandler, createWorkerHandler } from '../lambda/handlers.ts';
-import { replicaArgs, runUntilStopped, toParent } from './replica-process.ts';
+import { createRuntime, type RuntimeOptions } from '../lambda/wiring.ts';
+import type { ParentMessage, ReplicaMessage, ReplicaRole } from './replica-messages.ts';
+import { RequestMeter } from './request-meter.ts';
 import { SqsPoller } from './sqs-poller.ts';
-import { createRuntime } from '../lambda/wiring.ts';
 
-async function main(): Promise<never> {
-  const { role, id, jobsModule } = replicaArgs('replica.ts');
+export interface ReplicaArgs {
+  readonly role: ReplicaRole;
+  readonly id: string;
+  /** `--jobs <module>`: the user's jobs module (`cronfence dev --jobs`). */
+  readonly jobsModule?: string;
+}
+
+/** What a replica entry decides. */
+export interface ReplicaPlan {
+  /** The handlers a worker runs. */
+  readonly handlers: HandlerRegistry;
+  /** Clients, clock and port wrappers (the chaos replica's faults). */
+  readonly runtime?: Pick<RuntimeOptions, 'clients' | 'clock' | 'wrapSlices' | 'wrapWorkQueue' | 'onLeaseRenewed'>;
+  /** Which lifecycle events go to the parent. @default all of them */
+  readonly forwards?: (event: LifecycleEvent) => boolean;
+}
+
+/** An entry's plan, given its arguments and the channel to its parent. */
+export type ReplicaSetup = (args: ReplicaArgs, toParent: (message: ReplicaMessage) => void) => ReplicaPlan | Promise<ReplicaPlan>;
+
+/** After a stop, in-flight work gets this long; a handler stuck on a dead emulator must not keep the process alive. */
+const STOP_GRACE_MS = 15_000;
+/** Scan batches in flight per scanner replica. */
+const SCANNER_BATCHES = 2;
+
+/**
+ * Runs the replica until SIGTERM, SIGINT or the parent's disconnect; a
+ * replica that fails to start exits 1 with its error on stderr. (Not a
+ * top-level await in the entries: the CommonJS build has none.)
+ */
+export function startReplica(entry: string, setup: ReplicaSetup): void {
+  runReplica(entry, setup).catch((error: unknown) => {
+    process.stderr.write(`replica failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  });
+}
+
+async function runReplica(entry: string, setup: ReplicaSetup): Promise<never> {
+  const args = replicaArgs(entry);
+  const plan = await setup(args, toParent);
+  const { role, id } = args;
+  const forwards = plan.forwards ?? (() => true);
   const events: EventSink = {
     emit(event: LifecycleEvent) {
+      if (!forwards(event)) return;
       if (process.send) toParent({ kind: 'event', event });
       else process.stdout.write(`${JSON.stringify(event)}\n`);
     },
   };
-
-  const chaos = chaosConfigFromEnv();
-  const random = new SeededRandom((chaos?.seed ?? 0) ^ hash(id));
-  const reportFault: FaultReporter = (fault) => toParent({ kind: 'fault', fault });
-  /** Test-only hook: a module whose `wrapSliceStore` replaces the store (the drill's broken-engine check). */
-  const storeWrapper = process.env.CRONFENCE_SLICE_STORE_WRAPPER
-    ? ((await import(pathToFileURL(process.env.CRONFENCE_SLICE_STORE_WRAPPER).href)) as { wrapSliceStore: (store: SliceStore) => SliceStore })
-    : undefined;
-
   const log = new Logger({ serviceName: `cronfence-${role}`, persistentKeys: { replica: id } });
-  const clients = createAwsClients();
-  if (chaos) {
-    const hangServer = chaos.hangRate > 0 ? await new HangServer().start() : undefined;
-    injectClientFaults(clients, { config: chaos, random, report: reportFault, hangServer });
-  }
-  const runtime = createRuntime({
-    clients,
-    clock: chaos?.clockOffsetMs ? new OffsetClock(chaos.clockOffsetMs) : systemClock,
-    sinks: [events],
-    onError: (error, context) => log.warn(context, { error: String(error) }),
-    wrapSlices: (store) => {
-      const inner = storeWrapper ? storeWrapper.wrapSliceStore(store) : store;
-      return chaos ? chaosSliceStore(inner, chaos, random, reportFault) : inner;
-    },
-    wrapWorkQueue: (queue) => (chaos ? chaosWorkQueue(queue, chaos, random, reportFault) : queue),
-    onLeaseRenewed: chaos ? (slice, fence, at) => toParent({ kind: 'renewed', executionKey: executionKey(slice.jobId, slice.scheduledAt), fence, at }) : undefined,
+  const runtime = createRuntime({ ...plan.runtime, sinks: [events], onError: (error, context) => log.warn(context, { error: String(error) }) });
+  const meter = new RequestMeter(runtime.config).attach(runtime.clients);
+  process.on('message', (message: ParentMessage) => {
+    if (message.kind === 'meter') toParent({ kind: 'meter', snapshot: meter.snapshot(), final: false });
   });
-  const registry: HandlerRegistry = jobsModule ? jobsFromModule(await loadModule(jobsModule), jobsModule).registry : exampleRegistry;
-  if (chaos) for (const handler of chaosHandlers(runtime.config.prefix, random, true)) registry.register(handler);
-
-  const requests = new RequestCounter().attach(runtime.clients);
   const handler =
-    role === 'worker' ? createWorkerHandler(runtime, id, registry, log) : createScannerHandler(runtime, id, log, { scanBudgetMs: 20_000 });
+    role === 'worker'
+      ? createWorkerHandler(runtime, id, plan.handlers, log)
+      : createScannerHandler(runtime, id, log, { scanBudgetMs: runtime.config.scanBudgetMs, onScan: (report) => toParent({ kind: 'scan', report, at: runtime.clock.now() }) });
   const url = await queueUrl(runtime.clients.sqs, role === 'worker' ? runtime.config.workQueueName : runtime.config.scanQueueName);
   const poller = new SqsPoller({
     sqs: runtime.clients.sqs,
@@ -90,29 +92,45 @@ async function main(): Promise<never> {
     // Several batches in flight, as several Lambda instances would have (a slow handler must not starve receives),
     // but bounded, as the event source's maximum concurrency bounds them: unbounded, a burst of claims queues
     // behind a slow table and every lease in the queue runs out together.
-    maxConcurrentBatches: role === 'worker' ? 16 : 2,
+    maxConcurrentBatches: role === 'worker' ? localConfig().workerBatches : SCANNER_BATCHES,
     onError: (error) => log.warn('poll failed', { error: String(error) }),
   });
-
   toParent({ kind: 'ready', role, id });
-  // Report this replica's AWS requests as it leaves.
-  return runUntilStopped(poller, () => runtime.bus.flush(), () => ({ kind: 'requests', counts: requests.counts }));
+  return runUntilStopped(poller, () => runtime.bus.flush(), () => ({ kind: 'meter', snapshot: meter.snapshot(), final: true }));
 }
 
-/** `require` in the CommonJS build (tsx's loader, from the fork's --import, handles .ts there too), `import` otherwise. */
-async function loadModule(file: string): Promise<JobsModuleExports> {
-  const absolute = path.resolve(file);
-  if (BUILD === 'cjs') return createRequire(import.meta.url)(absolute) as JobsModuleExports;
-  return (await import(pathToFileURL(absolute).href)) as JobsModuleExports;
+/** `<entry> worker|scanner <id> [--jobs <module>]`; exits 2 with the usage line otherwise. */
+function replicaArgs(entry: string): ReplicaArgs {
+  const [role, id, flag, jobsModule, ...rest] = process.argv.slice(2);
+  const jobsOk = flag === undefined || (flag === '--jobs' && jobsModule !== undefined && rest.length === 0);
+  if ((role !== 'worker' && role !== 'scanner') || !id || !jobsOk) {
+    process.stderr.write(`usage: ${entry} worker|scanner <id> [--jobs <module>]\n`);
+    process.exit(2);
+  }
+  return { role, id, ...(jobsModule !== undefined && { jobsModule }) };
 }
 
-function hash(text: string): number {
-  let h = 0;
-  for (let i = 0; i < text.length; i++) h = (Math.imul(h, 31) + text.charCodeAt(i)) >>> 0;
-  return h;
+function toParent(message: ReplicaMessage): void {
+  if (process.send && process.connected) process.send(message);
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`replica failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  process.exit(1);
-});
+/**
+ * Polls until SIGTERM, SIGINT or the parent's disconnect (a drill, `cronfence
+ * dev` or the bench gone: nobody would collect this replica's reports or stop
+ * it), lets `beforeExit` run, then sends `last()` to the parent, if there is
+ * one, and exits once it is out.
+ */
+async function runUntilStopped(poller: SqsPoller, beforeExit: () => Promise<void>, last: () => ReplicaMessage): Promise<never> {
+  const stop = (): void => {
+    poller.stop();
+    setTimeout(() => process.exit(1), STOP_GRACE_MS).unref();
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  process.on('disconnect', stop);
+  await poller.run();
+  await beforeExit();
+  if (process.send && process.connected) process.send(last(), () => process.exit(0));
+  else process.exit(0);
+  return new Promise<never>(() => {});
+}

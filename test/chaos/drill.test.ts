@@ -25,7 +25,7 @@ import { verifyDrillInstallation } from '../support/verify-drill.ts';
 /** Every fault kind but the two the note above explains. */
 const CI_DRILL_FAULTS = FAULT_KINDS.filter((kind) => kind !== 'throttle' && kind !== 'hang');
 
-const UNFENCED_STORE = fileURLToPath(new URL('../support/unfenced-slice-store.ts', import.meta.url));
+const UNFENCED_REPLICA = fileURLToPath(new URL('../support/unfenced-replica.ts', import.meta.url));
 
 describe('chaos drill', () => {
   it('holds every invariant under kills, pauses, scanner kills, duplicates, delays, drops, skew, lost commit replies, slow handlers, lifecycle changes and late duplicates', { timeout: 300_000 }, async () => {
@@ -70,7 +70,7 @@ describe('chaos drill', () => {
       seed: 11,
       faults: ['pause', 'slowHandler'],
       outDir: mkdtempSync(path.join(tmpdir(), 'cronfence-chaos-broken-')),
-      replicaEnv: { CRONFENCE_SLICE_STORE_WRAPPER: UNFENCED_STORE },
+      replicaEntry: UNFENCED_REPLICA,
     });
     expect(report.faults.pause).toBeGreaterThan(0);
     expect(report.duplicates + report.zombieCommitsAccepted).toBeGreaterThan(0);
