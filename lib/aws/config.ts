@@ -30,20 +30,22 @@ const whole = (fallback: number, min: number, max: number) =>
   z.preprocess(unset, z.coerce.number({ error: `must be a whole number from ${min} to ${max}` }).int(`must be a whole number from ${min} to ${max}`).min(min, `must be a whole number from ${min} to ${max}`).max(max, `must be a whole number from ${min} to ${max}`).default(fallback));
 
 const DAY_MS = 86_400_000;
+/** A default resource name, as the table shows it. */
+const named = (logical: string): string => `\`<prefix>-${logical}\``;
 
 /** Every variable: its parser and its documentation row. */
 const VARIABLES = {
   CRONFENCE_PREFIX: [text(), { scope: 'runtime', default: 'cronfence', description: 'Prefix of every resource name below that is not set itself (`<prefix>-jobs`, ...).' }],
-  CRONFENCE_JOBS_TABLE: [text(), { scope: 'runtime', default: '`<prefix>-jobs`', description: 'The jobs table (set by the construct).' }],
-  CRONFENCE_SLICES_TABLE: [text(), { scope: 'runtime', default: '`<prefix>-slices`', description: 'The slices table (set by the construct).' }],
-  CRONFENCE_LEDGER_TABLE: [text(), { scope: 'runtime', default: '`<prefix>-ledger`', description: 'The ledger table (set by the construct).' }],
-  CRONFENCE_WORK_QUEUE: [text(), { scope: 'runtime', default: '`<prefix>-work`', description: 'The work queue\'s name.' }],
-  CRONFENCE_SCAN_QUEUE: [text(), { scope: 'runtime', default: '`<prefix>-scan`', description: 'The scan queue\'s name.' }],
-  CRONFENCE_DEAD_LETTER_QUEUE: [text(), { scope: 'runtime', default: '`<prefix>-dead-letters`', description: 'The dead-letter queue\'s name.' }],
+  CRONFENCE_JOBS_TABLE: [text(), { scope: 'runtime', default: named(JOBS_TABLE.logicalName), description: 'The jobs table (set by the construct).' }],
+  CRONFENCE_SLICES_TABLE: [text(), { scope: 'runtime', default: named(SLICES_TABLE.logicalName), description: 'The slices table (set by the construct).' }],
+  CRONFENCE_LEDGER_TABLE: [text(), { scope: 'runtime', default: named(LEDGER_TABLE.logicalName), description: 'The ledger table (set by the construct).' }],
+  CRONFENCE_WORK_QUEUE: [text(), { scope: 'runtime', default: named(WORK_QUEUE.logicalName), description: 'The work queue\'s name.' }],
+  CRONFENCE_SCAN_QUEUE: [text(), { scope: 'runtime', default: named(SCAN_QUEUE.logicalName), description: 'The scan queue\'s name.' }],
+  CRONFENCE_DEAD_LETTER_QUEUE: [text(), { scope: 'runtime', default: named(DEAD_LETTER_QUEUE.logicalName), description: 'The dead-letter queue\'s name.' }],
   CRONFENCE_WORK_QUEUE_URL: [text(), { scope: 'runtime', default: 'looked up by name', description: 'The work queue\'s URL (set by the construct: saves a GetQueueUrl per cold start).' }],
   CRONFENCE_SCAN_QUEUE_URL: [text(), { scope: 'runtime', default: 'looked up by name', description: 'The scan queue\'s URL (set by the construct).' }],
   CRONFENCE_DEAD_LETTER_QUEUE_URL: [text(), { scope: 'runtime', default: 'looked up by name', description: 'The dead-letter queue\'s URL (set by the construct).' }],
-  CRONFENCE_EVENT_BUS: [text(), { scope: 'runtime', default: '`<prefix>-events`', description: 'The EventBridge bus lifecycle events go to.' }],
+  CRONFENCE_EVENT_BUS: [text(), { scope: 'runtime', default: named(EVENT_BUS_LOGICAL_NAME), description: 'The EventBridge bus lifecycle events go to.' }],
   CRONFENCE_SHARDS: [whole(8, 1, 10_000), { scope: 'runtime', default: '8', description: 'Shards of the schedule index; the tick queues one scan per shard (1 to 10000).' }],
   CRONFENCE_LOOKAHEAD_MS: [whole(120_000, 10_000, 900_000), { scope: 'runtime', default: '120000', description: 'How far ahead a scan creates slices; must exceed the tick interval (10000 to 900000).' }],
   CRONFENCE_SWEEP_GRACE_MS: [whole(30_000, 1000, 3_600_000), { scope: 'runtime', default: '30000', description: 'Slack past a slice\'s due time before the sweep re-sends it (1000 to 3600000).' }],
