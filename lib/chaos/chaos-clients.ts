@@ -27,6 +27,7 @@ import {
 import { RequestThrottled, SQSServiceException } from '@aws-sdk/client-sqs';
 import type { FinalizeRequestMiddleware, HttpRequest, MiddlewareStack } from '@smithy/types';
 import type { AwsClients } from '../aws/clients.ts';
+import { executionKey } from '../core/execution-key.ts';
 import type { ReplicaChaosConfig } from './config.ts';
 import type { FaultReporter } from './chaos-ports.ts';
 import type { SeededRandom } from './random.ts';
@@ -95,7 +96,7 @@ function clientFaults(service: Service, options: ClientFaultOptions): FinalizeRe
     if (!refusals.has(context)) {
       const throttled = random.chance(config.throttleRate);
       refusals.set(context, throttled ? random.pick([1, 1, 1, 2, 2, 3]) : 0);
-      if (throttled) report('throttle');
+      if (throttled) report('throttle', sliceNamedBy(args.input));
     }
     const left = refusals.get(context) ?? 0;
     if (left > 0) {
@@ -103,12 +104,22 @@ function clientFaults(service: Service, options: ClientFaultOptions): FinalizeRe
       throw refusal(service, command, args.request as HttpRequest, random);
     }
     if (options.hangServer && random.chance(config.hangRate)) {
-      report('hang');
+      report('hang', sliceNamedBy(args.input));
       return next({ ...args, request: toHangServer(args.request as HttpRequest, options.hangServer.port) });
     }
     return next(args);
   };
 }
+
+/** The execution key of the slice a DynamoDB request reads or writes, if any (the checker ties the fault to its slice). */
+function sliceNamedBy(input: unknown): string | undefined {
+  const request = input as { Key?: KeyAttributes; TransactItems?: Record<string, { Key?: KeyAttributes } | undefined>[] };
+  const keys = [request.Key, ...(request.TransactItems ?? []).flatMap((item) => Object.values(item).map((part) => part?.Key))];
+  const slice = keys.find((key) => key?.jobId?.S !== undefined && key.scheduledAt?.N !== undefined);
+  return slice ? executionKey(slice.jobId!.S!, Number(slice.scheduledAt!.N)) : undefined;
+}
+
+type KeyAttributes = { readonly jobId?: { readonly S?: string }; readonly scheduledAt?: { readonly N?: string } };
 
 /** A copy of the request addressed to the hang server (the SDK reuses the original for its next try). */
 function toHangServer(request: HttpRequest, port: number): HttpRequest {

@@ -91,7 +91,7 @@ export async function runDrill(options: DrillOptions): Promise<ChaosReport> {
     logFile: path.join(options.outDir, 'replicas.log'),
     env,
     onEvent: (event, replica) => recorder.event(event, replica),
-    onReport: (report, replica) => recorder.report(report, replica),
+    onReport: (report, replica) => recorder.report(report, replica, clock.now()),
   });
   const progress = (phase: DrillProgress['phase'], since: number): void =>
     options.onProgress?.({ phase, elapsedSeconds: Math.round((clock.now() - since) / 1000), committed: recorder.committed, faults: recorder.totalFaults() });
@@ -185,8 +185,8 @@ async function readAndCheck(
     readEffects(runtime, prefix),
     readDeadLetters(runtime),
   ]);
-  const { events, renewals, processFaults } = recorder;
-  return checkHistory({ events, renewals, processFaults, slices, ledger, effects, deadLetters, expected });
+  const { events, renewals, processFaults, clientFaults } = recorder;
+  return checkHistory({ events, renewals, processFaults, clientFaults, slices, ledger, effects, deadLetters, expected });
 }
 
 function writeOutputs(

@@ -10,11 +10,11 @@ import type { LedgerRecord } from '../core/ledger.ts';
 import { SliceStatus, type Slice } from '../core/slice.ts';
 import { distribution, type Distribution } from '../core/stats.ts';
 import type { ExpectedOccurrence } from './expected.ts';
-import { eventTime, groupBy, type DeadLetterEntry, type InjectedProcessFault, type ObservedEvent, type ObservedRenewal } from './observed.ts';
+import { eventTime, groupBy, type DeadLetterEntry, type InjectedClientFault, type InjectedProcessFault, type ObservedEvent, type ObservedRenewal } from './observed.ts';
 import { committedThenDead, succeededWithoutWrites, type Effect } from './outcomes.ts';
-import { findDisplacements, findFailovers, findOverlaps, type Displacement, type Failover, type Overlap } from './takeovers.ts';
+import { findDisplacements, findFailovers, findOvertakenClaims, findOverlaps, type Displacement, type Failover, type Overlap } from './takeovers.ts';
 
-export type { DeadLetterEntry, InjectedProcessFault, ObservedEvent, ObservedRenewal } from './observed.ts';
+export type { DeadLetterEntry, InjectedClientFault, InjectedProcessFault, ObservedEvent, ObservedRenewal } from './observed.ts';
 export type { Effect } from './outcomes.ts';
 export type { Displacement, Failover, Overlap } from './takeovers.ts';
 
@@ -22,6 +22,8 @@ export interface HistoryInput {
   readonly events: readonly ObservedEvent[];
   readonly renewals: readonly ObservedRenewal[];
   readonly processFaults: readonly InjectedProcessFault[];
+  /** Throttled and hung requests; a failover whose path met one is reported apart (`slowedBy`). */
+  readonly clientFaults?: readonly InjectedClientFault[];
   readonly slices: readonly Slice[];
   readonly ledger: readonly LedgerRecord[];
   readonly effects: readonly Effect[];
@@ -49,7 +51,12 @@ export interface HistoryVerdict {
   /** SKIPPED slices that ended so because a change superseded their definition (not missed). */
   readonly skippedByChange: number;
   readonly failovers: Failover[];
+  /** Failovers whose path met no injected AWS fault: the invariant's bound applies to these. */
   readonly failover: Distribution;
+  /** Failovers whose victim's or standby's requests on that slice (or the standby's SQS ones) were throttled or hung. */
+  readonly failoverSlowedByAws: Distribution;
+  /** Claims that returned after their message surfaced again and stood down unstarted, a standby having claimed first. */
+  readonly overtakenClaims: number;
   readonly startLag: Distribution;
   readonly finalStates: Record<string, number>;
 }
@@ -87,7 +94,8 @@ export function checkHistory(input: HistoryInput): HistoryVerdict {
     if (new Set(fences).size !== fences.length || Math.max(0, ...fences) > stored) fenceViolations.push(key);
   }
 
-  const failovers = findFailovers(input.processFaults, input.renewals, claimsOf, byKey);
+  const failovers = findFailovers(input.processFaults, input.renewals, claimsOf, byKey, input.clientFaults ?? []);
+  const unhindered = failovers.filter((failover) => failover.slowedBy === undefined);
   const startLags = input.events
     .filter((observed) => observed.event.type === 'started')
     .map((observed) => eventTime(observed) - Date.parse(observed.event.scheduledAt));
@@ -109,7 +117,9 @@ export function checkHistory(input: HistoryInput): HistoryVerdict {
     succeededWithoutWrites: succeededWithoutWrites(records),
     skippedByChange: finished.filter(({ verdict }) => verdict === 'skippedByChange').length,
     failovers,
-    failover: distribution(failovers.map((failover) => failover.latencyMs)),
+    failover: distribution(unhindered.map((failover) => failover.latencyMs)),
+    failoverSlowedByAws: distribution(failovers.filter((failover) => failover.slowedBy !== undefined).map((failover) => failover.latencyMs)),
+    overtakenClaims: findOvertakenClaims(byKey).length,
     startLag: distribution(startLags),
     finalStates,
   };

@@ -31,6 +31,15 @@ export interface InjectedProcessFault {
   readonly until?: number;
 }
 
+/** A throttled or hung AWS request a replica's client injected, on the drill's clock (when the parent heard of it). */
+export interface InjectedClientFault {
+  readonly kind: 'throttle' | 'hang';
+  readonly replica: string;
+  readonly at: number;
+  /** The slice the request was about, when it named one (DynamoDB); SQS requests name none. */
+  readonly executionKey?: string;
+}
+
 /** One record found on the dead-letter queue, by the slice it names. */
 export interface DeadLetterEntry {
   readonly executionKey: string;

@@ -6,12 +6,13 @@
  */
 import type { Replica, ReplicaReport, ReplicaRole } from '../local/fleet.ts';
 import { FAULT_KINDS, type FaultKind } from './config.ts';
-import type { InjectedProcessFault, ObservedEvent, ObservedRenewal } from './observed.ts';
+import type { InjectedClientFault, InjectedProcessFault, ObservedEvent, ObservedRenewal } from './observed.ts';
 
 export class HistoryRecorder {
   readonly events: ObservedEvent[] = [];
   readonly renewals: ObservedRenewal[] = [];
   readonly processFaults: InjectedProcessFault[] = [];
+  readonly clientFaults: InjectedClientFault[] = [];
   /** Each replica's clock minus the drill's, ms. */
   readonly offsets = new Map<string, number>();
   readonly paused = new Set<string>();
@@ -37,9 +38,12 @@ export class HistoryRecorder {
     if (event.type === 'committed') this.committed++;
   }
 
-  report(report: ReplicaReport, replica: Replica): void {
+  report(report: ReplicaReport, replica: Replica, now: number): void {
     if (report.kind === 'fault') {
       if (report.fault in this.faults) this.faults[report.fault as FaultKind]++;
+      if (report.fault === 'throttle' || report.fault === 'hang') {
+        this.clientFaults.push({ kind: report.fault, replica: replica.id, at: now, ...(report.executionKey ? { executionKey: report.executionKey } : {}) });
+      }
       return;
     }
     this.renewals.push({ replica: replica.id, offsetMs: this.offsets.get(replica.id) ?? 0, executionKey: report.executionKey, fence: report.fence, at: report.at });

@@ -41,7 +41,12 @@ export interface ChaosReport {
   readonly succeededWithoutWrites: number;
   /** Expected occurrences that ended SKIPPED because a lifecycle change came while they were pending. */
   readonly skippedByChange: number;
+  /** Failovers whose path met no injected AWS fault; the 5 s bound applies to these. */
   readonly failover: { p50Ms: number; p99Ms: number; maxMs: number; count: number };
+  /** Failovers slowed by a throttled or hung request on their path (reported, not bounded). */
+  readonly failoverSlowedByAws: { p50Ms: number; maxMs: number; count: number };
+  /** Claims that returned after their message surfaced again and stood down unstarted: a standby claimed first. */
+  readonly overtakenClaims: number;
   readonly startLag: { p50Ms: number; p99Ms: number; maxMs: number };
   readonly faults: Record<FaultKind, number>;
   /** AWS requests of the replicas that stopped cleanly (a killed replica reports none), by service.Operation. */
@@ -56,7 +61,7 @@ export interface ChaosReport {
     healthyHoldersDisplaced: { executionKey: string; holder: string; holderFence: number; standby: string; silenceMs: number }[];
     committedThenDead: string[];
     succeededWithoutWrites: string[];
-    slowestFailovers: { executionKey: string; victim: string; standby: string; fault: string; latencyMs: number }[];
+    slowestFailovers: { executionKey: string; victim: string; standby: string; fault: string; latencyMs: number; slowedBy?: string }[];
   };
 }
 
@@ -103,6 +108,8 @@ export function buildReport(input: ReportInput): ChaosReport {
     succeededWithoutWrites: verdict.succeededWithoutWrites.length,
     skippedByChange: verdict.skippedByChange,
     failover: { p50Ms: round(verdict.failover.p50), p99Ms: round(verdict.failover.p99), maxMs: round(verdict.failover.max), count: verdict.failover.count },
+    failoverSlowedByAws: { p50Ms: round(verdict.failoverSlowedByAws.p50), maxMs: round(verdict.failoverSlowedByAws.max), count: verdict.failoverSlowedByAws.count },
+    overtakenClaims: verdict.overtakenClaims,
     startLag: { p50Ms: round(verdict.startLag.p50), p99Ms: round(verdict.startLag.p99), maxMs: round(verdict.startLag.max) },
     faults: input.faults,
     requests: input.requests,
@@ -119,7 +126,7 @@ export function buildReport(input: ReportInput): ChaosReport {
       slowestFailovers: [...verdict.failovers]
         .sort((a, b) => b.latencyMs - a.latencyMs)
         .slice(0, 5)
-        .map(({ executionKey, victim, standby, fault, latencyMs }) => ({ executionKey, victim, standby, fault, latencyMs: Math.round(latencyMs) })),
+        .map(({ executionKey, victim, standby, fault, latencyMs, slowedBy }) => ({ executionKey, victim, standby, fault, latencyMs: Math.round(latencyMs), ...(slowedBy ? { slowedBy } : {}) })),
     },
   };
   return { ...report, violations: violations(report) };

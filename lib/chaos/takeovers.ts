@@ -6,7 +6,7 @@
  */
 import type { LifecycleEventType } from '../core/events.ts';
 import type { ProcessFaultKind } from './fault-plan.ts';
-import { eventTime, groupBy, realTime, type InjectedProcessFault, type ObservedEvent, type ObservedRenewal } from './observed.ts';
+import { eventTime, groupBy, realTime, type InjectedClientFault, type InjectedProcessFault, type ObservedEvent, type ObservedRenewal } from './observed.ts';
 
 export interface Failover {
   readonly executionKey: string;
@@ -17,6 +17,11 @@ export interface Failover {
   readonly lastHeartbeatAt: number;
   readonly takeoverAt: number;
   readonly latencyMs: number;
+  /**
+   * An injected AWS fault on the way: a request about this slice throttled or hung (a claim that hung waits out
+   * the 3 s request timeout), or the standby's own SQS request hung, between the last heartbeat and the takeover.
+   */
+  readonly slowedBy?: InjectedClientFault['kind'];
 }
 
 export interface Overlap {
@@ -74,6 +79,7 @@ export function findFailovers(
   renewals: readonly ObservedRenewal[],
   claimsOf: ClaimsOf,
   byKey: Map<string, ObservedEvent[]>,
+  clientFaults: readonly InjectedClientFault[] = [],
 ): Failover[] {
   const failovers: Failover[] = [];
   for (const fault of processFaults) {
@@ -100,14 +106,22 @@ export function findFailovers(
         .map((renewal) => realTime(renewal, renewal.at))
         .filter((at) => at <= fault.at);
       const lastHeartbeatAt = Math.max(eventTime(claim), ...heartbeats);
+      const takeoverAt = eventTime(takeover);
+      const slowedBy = clientFaults.find(
+        (injected) =>
+          injected.at >= lastHeartbeatAt &&
+          injected.at <= takeoverAt &&
+          (injected.executionKey === key || (injected.executionKey === undefined && injected.kind === 'hang' && injected.replica === takeover.replica)),
+      )?.kind;
       failovers.push({
         executionKey: key,
         victim: fault.replica,
         standby: takeover.replica,
         fault: fault.kind,
         lastHeartbeatAt,
-        takeoverAt: eventTime(takeover),
-        latencyMs: eventTime(takeover) - lastHeartbeatAt,
+        takeoverAt,
+        latencyMs: takeoverAt - lastHeartbeatAt,
+        ...(slowedBy ? { slowedBy } : {}),
       });
     }
   }
@@ -167,6 +181,7 @@ export function findDisplacements(
       if (ended) continue;
       const renewedAt = (renewalsOf.get(`${key}#${holder.event.fence}#${holder.replica}`) ?? []).map((r) => realTime(r, r.at)).filter((at) => at <= takeoverAt);
       const lastRenewalAt = Math.max(eventTime(holder), ...renewedAt);
+      if (renewedAt.length === 0 && wasOvertaken(holder, events)) continue;
       const stopped = (faultsOf.get(holder.replica) ?? []).some((fault) => fault.at <= takeoverAt && (fault.until ?? Number.POSITIVE_INFINITY) >= lastRenewalAt);
       const silenceMs = takeoverAt - lastRenewalAt;
       if (stopped || silenceMs >= (renewedAt.length > 0 ? bounds.minSilenceMs : bounds.heartbeatMs)) continue;
@@ -174,4 +189,30 @@ export function findDisplacements(
     }
   }
   return displacements;
+}
+
+/**
+ * A claim that returned after its message surfaced again and never started
+ * its handler: the worker waits for its first renewal before starting such a
+ * claim, so a standby's later delivery that claimed first leaves one handler
+ * running, not two (lib/engine/worker.ts). Not a displacement of a healthy
+ * holder; counted apart.
+ */
+function wasOvertaken(holder: ObservedEvent, events: readonly ObservedEvent[]): boolean {
+  return (
+    holder.event.overtakeable === true &&
+    !events.some((o) => o.replica === holder.replica && o.event.fence === holder.event.fence && o.event.type === 'started')
+  );
+}
+
+/** Claims that stood down unstarted because a standby's later delivery claimed first (see `wasOvertaken`). */
+export function findOvertakenClaims(byKey: Map<string, ObservedEvent[]>): ObservedEvent[] {
+  return [...byKey.values()].flatMap((events) =>
+    events.filter(
+      (o) =>
+        o.event.type === 'claimed' &&
+        wasOvertaken(o, events) &&
+        events.some((other) => other.event.type === 'claimed' && other.event.fence > o.event.fence),
+    ),
+  );
 }

@@ -53,6 +53,7 @@ export interface ExpectedRequest {
 export function checkExpected(jobs: readonly JobRecord[], slices: ReadonlyMap<string, Slice>, request: ExpectedRequest): ExpectedResult {
   const counts: ExpectedCounts = { occurrences: 0, final: { SUCCEEDED: 0, DEAD: 0, SKIPPED: 0, MISSED: 0 }, pending: 0, stuck: 0, missing: 0 };
   const result: ExpectedResult = { counts, windows: new Map(), capped: [], notes: [], missing: [] };
+  const missedRanges = missedRangesByJob(slices);
   for (const job of jobs) {
     if (isTombstone(job) || !job.enabled) continue;
     const from = Math.max(request.since, job.updatedAt);
@@ -68,7 +69,9 @@ export function checkExpected(jobs: readonly JobRecord[], slices: ReadonlyMap<st
     result.windows.set(job.id, { from, until: Math.max(from, request.expectedUntil), count: Math.min(request.cap, occurrences.length), capped });
     for (const at of occurrences.slice(0, request.cap)) {
       const key = executionKey(job.id, at);
-      const state = occurrenceState(job, slices.get(key), request.now, request.graceMs);
+      const state = inMissedRange(missedRanges.get(job.id), job.generation, at)
+        ? ({ kind: 'final', status: 'MISSED' } as const)
+        : occurrenceState(job, slices.get(key), request.now, request.graceMs);
       counts.occurrences++;
       if (state.kind === 'final') counts.final[state.status]++;
       else counts[state.kind]++;
@@ -76,6 +79,21 @@ export function checkExpected(jobs: readonly JobRecord[], slices: ReadonlyMap<st
     }
   }
   return result;
+}
+
+/** MISSED items that stand for a range (`missedUntil`), by job. */
+function missedRangesByJob(slices: ReadonlyMap<string, Slice>): Map<string, Slice[]> {
+  const ranges = new Map<string, Slice[]>();
+  for (const slice of slices.values()) {
+    if (slice.status !== SliceStatus.Missed || slice.missedUntil === undefined) continue;
+    ranges.set(slice.jobId, [...(ranges.get(slice.jobId) ?? []), slice]);
+  }
+  return ranges;
+}
+
+/** Recorded MISSED by the current generation's range: final, not missing (its own slot has no slice). */
+function inMissedRange(ranges: readonly Slice[] | undefined, generation: number, at: number): boolean {
+  return (ranges ?? []).some((range) => range.generation === generation && range.scheduledAt <= at && at < (range.missedUntil ?? 0));
 }
 
 type OccurrenceState =

@@ -40,6 +40,11 @@ export interface LifecycleEvent {
   readonly retryAt?: string;
   /** `missed`: how many occurrences this event stands for (from `scheduledAt` on). */
   readonly count?: number;
+  /**
+   * `claimed`: the claim returned when its message may already have surfaced again, so a standby may take it
+   * over before its first renewal; the handler starts only after that renewal holds (docs/architecture.md).
+   */
+  readonly overtakeable?: boolean;
   readonly error?: string;
 }
 

@@ -2,6 +2,7 @@
  * The engine's view of the outside world. The engine depends only on these
  * interfaces; lib/aws/ implements them over DynamoDB, SQS and EventBridge.
  */
+import type { MissedRange } from './advance-plan.ts';
 import type { JobSpec } from './job-spec.ts';
 import type { LedgerRecord } from './ledger.ts';
 import type { Slice, SliceKey, SliceStatus } from './slice.ts';
@@ -105,10 +106,11 @@ export interface ScheduleStore {
   /** Enabled jobs of `shard` with `nextFireAt < untilMs`, oldest first. */
   queryDue(shard: number, untilMs: number, limit: number): Promise<StoredJob[]>;
   /**
-   * In one transaction: create each slice (if absent) and move the job to
-   * `nextFireAt`, on condition that its version is still `job.version`.
+   * In one transaction: create each slice (if absent), record `missed` (one
+   * MISSED item for the whole range, at its first occurrence) and move the job
+   * to `nextFireAt`, on condition that its version is still `job.version`.
    */
-  advance(job: StoredJob, slices: readonly NewSlice[], nextFireAt: number, now: number): Promise<AdvanceOutcome>;
+  advance(job: StoredJob, slices: readonly NewSlice[], nextFireAt: number, now: number, missed?: MissedRange): Promise<AdvanceOutcome>;
 }
 
 export interface WorkMessage extends SliceKey {

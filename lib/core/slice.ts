@@ -58,6 +58,13 @@ export interface Slice extends SliceKey {
   readonly generation: number;
   /** SKIPPED: why it did not run. */
   readonly skipReason?: string;
+  /**
+   * MISSED: one item stands for every occurrence of its generation from its `scheduledAt` to this instant
+   * (exclusive), older than the catch-up window when a scanner came back (lib/core/advance-plan.ts).
+   */
+  readonly missedUntil?: number;
+  /** MISSED: how many occurrences that range holds (capped, see MISSED_COUNT_CAP). */
+  readonly missedCount?: number;
   readonly nextAttemptAt?: number;
   readonly lastError?: string;
   readonly createdAt: number;

@@ -22,6 +22,11 @@ export interface LeaseKeeperOptions {
   readonly claimedAt: number;
   /** When the message was last made invisible before the lease began (its receipt, or an extension during the claim). @default claimedAt */
   readonly hiddenAt?: number;
+  /**
+   * The claim returned when its message may already have surfaced again: a standby given it may claim on the
+   * holder's-message-back rule before this lease is renewed. The first renewal is sent at once and disarms that rule.
+   */
+  readonly overtakeable?: boolean;
 }
 
 export class LeaseKeeper {
@@ -34,6 +39,7 @@ export class LeaseKeeper {
   /** The holder's-message-back takeover was disarmed: the message may surface while this holder still renews. */
   private disarmed = false;
   private loop: Promise<void> | undefined;
+  private confirm: { resolve: () => void; promise: Promise<void> } | undefined;
 
   constructor(
     private readonly slices: SliceStore,
@@ -56,6 +62,17 @@ export class LeaseKeeper {
     return this.controller.signal.aborted;
   }
 
+  /** Resolves once a renewal held (never, if the lease is lost first: race it against `signal`). */
+  get confirmed(): Promise<void> {
+    if (!this.confirm) {
+      let resolve = (): void => {};
+      const promise = new Promise<void>((settle) => (resolve = settle));
+      this.confirm = { resolve, promise };
+      if (this.lastRenewedAt > this.options.claimedAt) resolve();
+    }
+    return this.confirm.promise;
+  }
+
   start(): void {
     this.loop ??= this.run();
   }
@@ -69,7 +86,7 @@ export class LeaseKeeper {
     const { key, fence, leaseMs, heartbeatMs } = this.options;
     // The lease was set when the claim was sent: after a slow claim, the first renewal is due sooner (at once, if
     // the claim took a whole heartbeat), or a lease born nearly expired would lapse before it.
-    let wait = Math.max(0, heartbeatMs - (this.clock.now() - this.options.claimedAt));
+    let wait = this.options.overtakeable ? 0 : Math.max(0, heartbeatMs - (this.clock.now() - this.options.claimedAt));
     while (!this.stopped.signal.aborted && !this.lost) {
       try {
         await sleep(wait, this.stopped.signal);
@@ -81,6 +98,7 @@ export class LeaseKeeper {
       try {
         await this.renewWithinLease(now);
         this.lastRenewedAt = now;
+        this.confirm?.resolve();
         this.onRenewed(now);
         // Only after the renewal held: a zombie's hide would keep the message (which its standby may now hold
         // too) hidden for another visibility timeout after the standby itself dies (seen: 5.2 s failovers).
@@ -126,7 +144,8 @@ export class LeaseKeeper {
     const { key, fence, leaseMs } = this.options;
     // The message may surface before the next heartbeat (extensions failing or hung): then a standby given it would
     // take over a holder that still renews. This renewal disarms that takeover; failover falls back to the lease.
-    const disarm = !this.disarmed && now - this.lastHiddenAt > this.options.visibilitySeconds * 1000 - this.options.heartbeatMs;
+    const mayBeVisible = this.options.overtakeable || now - this.lastHiddenAt > this.options.visibilitySeconds * 1000 - this.options.heartbeatMs;
+    const disarm = !this.disarmed && mayBeVisible;
     const renewal = this.slices.renew(key, fence, now, leaseMs, disarm).then(() => {
       if (disarm) this.disarmed = true;
     });

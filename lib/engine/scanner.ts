@@ -146,14 +146,14 @@ export class Scanner {
       scanId,
       sweepAt: sweepAtFor(SliceStatus.Enqueued, { scheduledAt, now, timeoutMs: job.policies.timeoutMs, graceMs: this.deps.sweepGraceMs }),
     }));
-    const outcome = await this.deps.schedules.advance(job, slices, nextFireAt, now);
+    const outcome = await this.deps.schedules.advance(job, slices, nextFireAt, now, plan.missed);
     if (outcome.kind === 'conflict') {
       report.conflicts++;
       return undefined;
     }
     if (plan.missed) {
-      // Downtime longer than the catch-up window: older occurrences are reported, not run. Only the scanner whose
-      // advance won reports them, so two racing scanners do not both.
+      // Downtime longer than the catch-up window: older occurrences are recorded MISSED (one item for the range, in
+      // the advance's transaction) and reported, not run. Only the scanner whose advance won reports them.
       report.missed += plan.missed.count;
       this.deps.events.emit(
         lifecycleEvent('missed', { jobId: job.id, scheduledAt: plan.missed.from }, now, { fence: 0, worker: this.deps.scannerId, count: plan.missed.count }),

@@ -37,7 +37,7 @@ import {
 import type { HandlerRegistry, JobContext, JobHandler } from './define-job.ts';
 import { AttemptCommit } from './attempt-commit.ts';
 import { keepHidden } from './keep-hidden.ts';
-import { LeaseKeeper } from './lease-keeper.ts';
+import { LeaseKeeper, type LeaseKeeperOptions } from './lease-keeper.ts';
 
 export type Disposition = 'delete' | 'keep';
 
@@ -142,7 +142,9 @@ export class Worker {
     );
     if (!claim.won) return this.standDown(claim.current, message);
     const slice = claim.slice;
-    this.emit('claimed', slice, { fence: slice.fence, attempt: slice.attempts });
+    // Judged before any hide below, which a message already handed to a standby would not undo.
+    const overtakeable = clock.now() - hiddenAt > visibilityMs - slice.policies.heartbeatMs;
+    this.emit('claimed', slice, { fence: slice.fence, attempt: slice.attempts, ...(overtakeable ? { overtakeable } : {}) });
     if (slice.attempts > slice.policies.maxAttempts) {
       return this.giveUp(slice, `gave up after ${slice.policies.maxAttempts} attempts (the last worker stopped renewing its lease)`);
     }
@@ -155,7 +157,7 @@ export class Worker {
     }
     const handler = this.deps.handlers.get(slice.handler);
     if (!handler) return this.afterError(slice, new Error(`no handler named ${JSON.stringify(slice.handler)} in this worker`), message.receiptHandle);
-    return this.execute(slice, handler, message.receiptHandle, now, hiddenAt);
+    return this.execute(slice, handler, message.receiptHandle, { claimedAt: now, hiddenAt, overtakeable });
   }
 
   private async standDown(current: Slice | undefined, message: ReceivedMessage): Promise<Disposition> {
@@ -168,7 +170,12 @@ export class Worker {
     return 'keep';
   }
 
-  private async execute(slice: Slice, handler: JobHandler, receiptHandle: string, claimedAt: number, hiddenAt: number): Promise<Disposition> {
+  private async execute(
+    slice: Slice,
+    handler: JobHandler,
+    receiptHandle: string,
+    claim: Pick<LeaseKeeperOptions, 'claimedAt' | 'hiddenAt' | 'overtakeable'>,
+  ): Promise<Disposition> {
     const { clock, slices } = this.deps;
     const key: SliceKey = { jobId: slice.jobId, scheduledAt: slice.scheduledAt };
     const lease = new LeaseKeeper(
@@ -182,8 +189,7 @@ export class Worker {
         heartbeatMs: slice.policies.heartbeatMs,
         visibilitySeconds: messageVisibilitySeconds(slice.policies),
         receiptHandle,
-        claimedAt,
-        hiddenAt,
+        ...claim,
       },
       (error) => this.deps.onError?.(error, 'lease renewal'),
       (at) => this.deps.onLeaseRenewed?.(key, slice.fence, at),
@@ -196,6 +202,9 @@ export class Worker {
     );
     const startedAt = { at: 0 };
     try {
+      // A claim its message may have outrun: a standby given the message may have claimed since. Start only on a lease
+      // a renewal confirmed, so two handlers never run; if the standby won, this one stands down unstarted.
+      if (claim.overtakeable) await Promise.race([lease.confirmed, rejectOnAbort(signal, slice)]);
       await sleep(slice.scheduledAt - clock.now(), signal);
       startedAt.at = clock.now();
       this.emit('started', slice, { fence: slice.fence, attempt: slice.attempts, startLagMs: startedAt.at - slice.scheduledAt });

@@ -18,8 +18,8 @@ export type ReplicaMessage =
   | { readonly kind: 'event'; readonly event: LifecycleEvent }
   /** A scanner finished one scan of a shard; `at` is its clock then. */
   | { readonly kind: 'scan'; readonly report: ScanReport; readonly at: number }
-  /** The chaos replica injected a fault into itself. */
-  | { readonly kind: 'fault'; readonly fault: string }
+  /** The chaos replica injected a fault into itself (into a request for this slice, when it knows one). */
+  | { readonly kind: 'fault'; readonly fault: string; readonly executionKey?: string }
   /** A worker renewed a lease (the chaos drill checks renewals against fences). */
   | { readonly kind: 'renewed'; readonly executionKey: string; readonly fence: number; readonly at: number }
   /** Its request meter: on the parent's request, and once more (`final`) as it exits. */

@@ -6,6 +6,7 @@
  * exist; one in-memory call sees them all at once, so it creates the rest
  * in the same step, which is where that retry ends up.
  */
+import type { MissedRange } from '../core/advance-plan.ts';
 import { isTombstone } from '../core/job-lifecycle.ts';
 import type { AdvanceOutcome, NewSlice, ScheduleStore, StoredJob } from '../core/ports.ts';
 import { SliceStatus, type SliceKey } from '../core/slice.ts';
@@ -25,7 +26,7 @@ export class InMemoryScheduleStore implements ScheduleStore {
     return due.sort((a, b) => a.nextFireAt - b.nextFireAt).slice(0, limit);
   }
 
-  async advance(job: StoredJob, slices: readonly NewSlice[], nextFireAt: number, now: number): Promise<AdvanceOutcome> {
+  async advance(job: StoredJob, slices: readonly NewSlice[], nextFireAt: number, now: number, missed?: MissedRange): Promise<AdvanceOutcome> {
     if (slices.length > MAX_SLICES_PER_ADVANCE) throw new RangeError(`at most ${MAX_SLICES_PER_ADVANCE} slices per advance`);
     const record = this.tables.jobs.get(job.id);
     const stored = isTombstone(record) ? undefined : record;
@@ -38,6 +39,11 @@ export class InMemoryScheduleStore implements ScheduleStore {
       this.tables.slices.set(id, this.newRow(job, slice, now, previous));
       created.push({ jobId: slice.jobId, scheduledAt: slice.scheduledAt });
     }
+    if (missed) {
+      const id = sliceId({ jobId: job.id, scheduledAt: missed.from });
+      const previous = this.tables.slices.get(id);
+      if (mayCreateSlice(previous, job.generation)) this.tables.slices.set(id, this.missedRow(job, missed, now, previous));
+    }
     this.tables.jobs.set(job.id, { ...stored, nextFireAt, version: stored.version + 1 });
     return { kind: 'advanced', created };
   }
@@ -48,6 +54,28 @@ export class InMemoryScheduleStore implements ScheduleStore {
    * owner, error and skip reason are gone. (Like the DynamoDB write, it keeps
    * an older claim's claimToken: every claim brings a fresh one.)
    */
+  /** The MISSED record of a range, as lib/aws/dynamo/advance-job.ts writes it. */
+  private missedRow(job: StoredJob, missed: MissedRange, now: number, previous: SliceRow | undefined): SliceRow {
+    return {
+      jobId: job.id,
+      scheduledAt: missed.from,
+      status: SliceStatus.Missed,
+      fence: previous?.fence ?? 0,
+      attempts: 0,
+      generation: job.generation,
+      handler: job.handler,
+      policies: structuredClone(job.policies),
+      shard: job.shard,
+      leaseMs: job.policies.leaseMs,
+      claimSweepMs: job.policies.timeoutMs + this.tables.sweepGraceMs,
+      missedUntil: missed.to,
+      missedCount: missed.count,
+      finishedAt: now,
+      createdAt: now,
+      claimToken: previous?.claimToken,
+    };
+  }
+
   private newRow(job: StoredJob, slice: NewSlice, now: number, previous: SliceRow | undefined): SliceRow {
     return {
       jobId: slice.jobId,

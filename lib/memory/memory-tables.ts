@@ -98,6 +98,8 @@ export function toSlice(row: SliceRow): Slice {
     shard: row.shard,
     generation: row.generation ?? 0,
     skipReason: row.skipReason,
+    missedUntil: row.missedUntil,
+    missedCount: row.missedCount,
     nextAttemptAt: row.nextAttemptAt,
     lastError: row.lastError,
     createdAt: row.createdAt,

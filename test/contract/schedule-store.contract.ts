@@ -36,6 +36,38 @@ export function scheduleStoreContract(label: string, factory: ContractFactory): 
         expect(await store.dueJob(id)).toMatchObject({ nextFireAt: t + 3000, version: job.version + 1 });
       });
 
+      it('records a missed range as one MISSED item at its first occurrence, in the same transaction; a conflict records none', async () => {
+        const t = space.instant();
+        const id = space.jobId('advance-missed');
+        const job = await store.putJob(spec(id));
+        const missed = { from: t - 600_000, to: t - 60_000, count: 540 };
+        const stale = { ...job, version: job.version + 7 };
+        expect(await store.schedules.advance(stale, [at(id, t)], t + 1000, t, missed)).toEqual({ kind: 'conflict' });
+        expect(await store.slices.get({ jobId: id, scheduledAt: missed.from })).toBeUndefined();
+        const outcome = await store.schedules.advance(job, [at(id, t)], t + 1000, t, missed);
+        expect(outcome).toEqual({ kind: 'advanced', created: [{ jobId: id, scheduledAt: t }] });
+        expect(await store.slices.get({ jobId: id, scheduledAt: missed.from })).toMatchObject({
+          status: 'MISSED',
+          missedUntil: missed.to,
+          missedCount: 540,
+          generation: job.generation,
+          finishedAt: t,
+          fence: 0,
+        });
+        expect(await store.dueJob(id)).toMatchObject({ nextFireAt: t + 1000, version: job.version + 1 });
+      });
+
+      it('a missed range whose first instant an older generation ran leaves that slice as it is and still advances', async () => {
+        const t = space.instant();
+        const id = space.jobId('advance-missed-run');
+        const { keys } = await enqueued(store, id, [t - 600_000], t - 700_000);
+        expect((await store.slices.claim(keys[0]!, 'worker-a', t - 600_000, 'message-a')).won).toBe(true);
+        const job = (await store.dueJob(id))!;
+        const outcome = await store.schedules.advance(job, [at(id, t)], t + 1000, t, { from: t - 600_000, to: t - 60_000, count: 540 });
+        expect(outcome).toEqual({ kind: 'advanced', created: [{ jobId: id, scheduledAt: t }] });
+        expect(await store.slices.get(keys[0]!)).toMatchObject({ status: 'RUNNING', owner: 'worker-a' });
+      });
+
       it('instants that already exist are left as they are; the rest are created and the job moves on', async () => {
         const t = space.instant();
         const id = space.jobId('advance-existing');

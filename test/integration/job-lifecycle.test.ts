@@ -8,7 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobNotFoundError } from '../../lib/core/errors.ts';
 import type { JobSpecInput } from '../../lib/core/job-spec.ts';
 import { SliceStatus, type Slice } from '../../lib/core/slice.ts';
-import type { JobRepository } from '../../lib/aws/dynamo/job-repository.ts';
+import { createAwsClients, destroyAwsClients } from '../../lib/aws/clients.ts';
+import { JobRepository } from '../../lib/aws/dynamo/job-repository.ts';
+import { systemClock } from '../../lib/core/clock.ts';
 import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
 
 let installation: TestInstallation;
@@ -44,6 +46,33 @@ async function runnable(id: string): Promise<number[]> {
 }
 
 describe('job lifecycle', () => {
+  it('a create whose reply was lost, sent again by the SDK, still reports created (seen on a cold emulator: "Created: false")', async () => {
+    const clients = createAwsClients();
+    let dropped = 0;
+    let puts = 0;
+    // Below the SDK's retry step: the first PutItem lands, then its reply is lost as a timeout the SDK retries.
+    clients.dynamo.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'PutItemCommand') puts++;
+        const output = await next(args);
+        // The resend meets the landed item's condition (attribute_not_exists) and never gets here.
+        if (context.commandName === 'PutItemCommand' && dropped++ === 0) throw Object.assign(new Error('reply lost (test)'), { name: 'TimeoutError', $metadata: {} });
+        return output;
+      },
+      { step: 'finalizeRequest', priority: 'low', name: 'dropFirstPutReply' },
+    );
+    try {
+      const repository = new JobRepository(clients.dynamo, installation.runtime.config, systemClock);
+      const { job, created } = await repository.put(spec('lost-reply'));
+      expect({ dropped, puts }).toEqual({ dropped: 1, puts: 2 });
+      expect(created).toBe(true);
+      expect(job).toMatchObject({ id: 'lost-reply', version: 1, generation: 1 });
+      expect(await repository.put(spec('lost-reply', { schedule: '*/7 * * * * *' }))).toMatchObject({ created: false, job: { version: 2 } });
+    } finally {
+      destroyAwsClients(clients);
+    }
+  });
+
   it('resume puts a paused job back in the due index (it used to fail on the reserved word "shard")', async () => {
     await jobs.put(spec('resume-me'));
     await jobs.pause('resume-me');

@@ -36,14 +36,14 @@ describe('chaos drill on the LocalStack profile', () => {
       jobs: 80,
       durationSeconds: 60,
       seed: 7,
-      // The same fault set as test/chaos/drill.test.ts, for the reason given there.
-      faults: FAULT_KINDS.filter((kind) => kind !== 'throttle' && kind !== 'hang'),
+      faults: FAULT_KINDS,
       outDir: mkdtempSync(path.join(tmpdir(), 'cronfence-chaos-localstack-')),
     });
-    const { failover, startLag } = report;
+    const { failover, failoverSlowedByAws, startLag } = report;
     console.log(
       `LocalStack drill: failover p50 ${failover.p50Ms} / max ${failover.maxMs} ms (n=${failover.count}; goal ${FAILOVER_GOAL_MS}, LocalStack bound ${LOCALSTACK_FAILOVER_BOUND_MS}), ` +
-        `start lag p50 ${startLag.p50Ms} / p99 ${startLag.p99Ms} ms`,
+        `slowed by a throttled or hung request max ${failoverSlowedByAws.maxMs} ms (n=${failoverSlowedByAws.count}), start lag p50 ${startLag.p50Ms} / p99 ${startLag.p99Ms} ms; ` +
+        `slowest: ${JSON.stringify(report.examples.slowestFailovers)}`,
     );
     expect(report.expectedOccurrences).toBeGreaterThan(100);
     expect(report.faults.kill + report.faults.pause).toBeGreaterThan(0);
@@ -52,10 +52,11 @@ describe('chaos drill on the LocalStack profile', () => {
     expect(report.missed).toBe(0);
     expect(report.zombieCommitsAccepted).toBe(0);
     expect(report.fenceViolations).toBe(0);
+    expect(report.healthyHoldersDisplaced).toBe(0);
+    expect(report.committedThenDead).toBe(0);
+    expect(report.succeededWithoutWrites).toBe(0);
     expect(failover.count).toBeGreaterThan(0);
-    // Failover is printed above, not bounded here for now: after the takeover rules changed (a later delivery of the
-    // holder's message, and a renewal that disarms that takeover when extensions fail), one CI run on this profile
-    // saw 18 s against the 9 s bound while moto's drill held 5 s. Not yet explained: see the session note.
+    expect(failover.maxMs).toBeLessThan(LOCALSTACK_FAILOVER_BOUND_MS);
     // lib/chaos/report.ts words the failover violation "failover max N ms is not under 5000 ms".
     expect(report.violations.filter((violation) => !violation.startsWith('failover max '))).toEqual([]);
   });

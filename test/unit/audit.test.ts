@@ -166,6 +166,17 @@ describe('auditHistory', () => {
     expect(report.missed).toEqual(['every-minute:2026-05-01T12:00:00Z']);
   });
 
+  it('counts occurrences a MISSED range item covers (the scanner writes one per outage) as MISSED, not missing', () => {
+    const { slices, ledger } = cleanRun('every-minute', 8);
+    const range = slice('every-minute', T0 - 60 * SEC, 'MISSED', { missedUntil: T0 + 5 * 60 * SEC, missedCount: 6, fence: 0, owner: undefined, startedAt: undefined });
+    const report = audit({ slices: [range, ...slices.slice(5)], ledger: ledger.slice(5) });
+    expect(report.violations).toEqual([]);
+    expect(report.expected.final).toEqual({ SUCCEEDED: 3, DEAD: 0, SKIPPED: 0, MISSED: 5 });
+    // An older generation's range does not cover the current one's occurrences.
+    const older = audit({ jobs: [job({ generation: 2 })], slices: [{ ...range, generation: 1 }, ...slices.slice(5).map((s) => ({ ...s, generation: 2 }))], ledger: ledger.slice(5) });
+    expect(kinds(older)).toHaveLength(5);
+  });
+
   it('finds SKIPPED without a reason', () => {
     const { slices, ledger } = cleanRun('every-minute', 8);
     slices[3] = { ...(slices[3] as Slice), status: 'SKIPPED', skipReason: undefined };

@@ -143,6 +143,54 @@ describe('healthy holders displaced', () => {
     const neverRenewed = checkHistory({ ...empty, events: [observed('claimed', 'holder', T0, 1), observed('claimed', 'standby', T0 + 2990, 2)] });
     for (const verdict of [silent, killed, paused, failed, ownReclaim, gaveUp, neverRenewed]) expect(verdict.healthyHoldersDisplaced).toEqual([]);
   });
+
+  it('counts a claim its message outran, overtaken before it started, apart; once it started or renewed, a takeover is a displacement', () => {
+    const overtakeable = (event: ObservedEvent): ObservedEvent => ({ ...event, event: { ...event.event, overtakeable: true } });
+    const slowClaim = overtakeable(observed('claimed', 'holder', T0, 1));
+    const overtaken = checkHistory({ ...empty, events: [slowClaim, observed('claimed', 'standby', T0 + 200, 2), observed('fenced_out', 'holder', T0 + 300, 1)] });
+    expect(overtaken.healthyHoldersDisplaced).toEqual([]);
+    expect(overtaken.overtakenClaims).toBe(1);
+    const started = checkHistory({ ...empty, events: [slowClaim, observed('started', 'holder', T0 + 100, 1), observed('claimed', 'standby', T0 + 200, 2)] });
+    expect(started.healthyHoldersDisplaced).toHaveLength(1);
+    expect(started.overtakenClaims).toBe(0);
+    const renewed = checkHistory({ ...empty, events: [slowClaim, observed('claimed', 'standby', T0 + 1500, 2)], renewals: [renewal('holder', 1, T0 + 1000)] });
+    expect(renewed.healthyHoldersDisplaced).toHaveLength(1);
+    const fastClaim = checkHistory({ ...empty, events: [observed('claimed', 'holder', T0, 1), observed('claimed', 'standby', T0 + 200, 2), observed('fenced_out', 'holder', T0 + 300, 1)] });
+    expect(fastClaim.healthyHoldersDisplaced).toHaveLength(1);
+  });
+});
+
+describe('failovers slowed by injected AWS faults', () => {
+  const KEY = executionKey('job', T0);
+  const killedHolder = {
+    ...empty,
+    events: [observed('claimed', 'victim', T0, 1), observed('claimed', 'standby', T0 + 6000, 2)],
+    processFaults: [{ kind: 'kill' as const, replica: 'victim', at: T0 + 500 }],
+  };
+
+  it('reports a failover apart when a request about its slice, or the standby’s SQS request, was throttled or hung on the way', () => {
+    const hungClaim = checkHistory({ ...killedHolder, clientFaults: [{ kind: 'hang', replica: 'standby', at: T0 + 3000, executionKey: KEY }] });
+    expect(hungClaim.failovers).toMatchObject([{ latencyMs: 6000, slowedBy: 'hang' }]);
+    expect(hungClaim.failover.count).toBe(0);
+    expect(hungClaim.failoverSlowedByAws).toMatchObject({ count: 1, max: 6000 });
+    const hungReceive = checkHistory({ ...killedHolder, clientFaults: [{ kind: 'hang', replica: 'standby', at: T0 + 2000 }] });
+    expect(hungReceive.failovers[0]?.slowedBy).toBe('hang');
+  });
+
+  it('bounds a failover whose faults were elsewhere: another slice, another replica’s SQS request, or outside the window', () => {
+    const elsewhere = checkHistory({
+      ...killedHolder,
+      clientFaults: [
+        { kind: 'hang', replica: 'standby', at: T0 + 3000, executionKey: executionKey('other', T0) },
+        { kind: 'throttle', replica: 'third', at: T0 + 3000 },
+        { kind: 'hang', replica: 'third', at: T0 + 3000 },
+        { kind: 'hang', replica: 'standby', at: T0 + 6500, executionKey: KEY },
+      ],
+    });
+    expect(elsewhere.failovers[0]?.slowedBy).toBeUndefined();
+    expect(elsewhere.failover).toMatchObject({ count: 1, max: 6000 });
+    expect(elsewhere.failoverSlowedByAws.count).toBe(0);
+  });
 });
 
 describe('committed then dead, and SUCCEEDED without writes', () => {

@@ -82,6 +82,24 @@ describe('Scanner over the in-memory stores', () => {
     for (const job of JOBS) expect((await engine.jobs().slicesOf(job.id, 0)).every((slice) => slice.scheduledAt >= T0)).toBe(true);
   });
 
+  it('after an outage longer than the catch-up window: one MISSED item for the range, one event, the window caught up', async () => {
+    const clock = new ManualClock(T0);
+    const engine = createMemoryEngine(clock);
+    await engine.register({ id: 'outage', schedule: '*/10 * * * * *', policies: { catchUpWindowMs: 60_000 } }, async () => {});
+    const scanner = engine.scanner('scanner-a', { lookaheadMs: LOOKAHEAD_MS });
+    await scanner.scanShard(0);
+    // Down for 10 minutes: the job's nextFireAt is T0 + 30 s; everything before T0 + 9 min is older than the window.
+    clock.set(T0 + 10 * 60_000);
+    const report = await scanner.scanShard(0);
+    expect(report.missed).toBe(51);
+    const range = await engine.slices.get({ jobId: 'outage', scheduledAt: T0 + 30_000 });
+    expect(range).toMatchObject({ status: 'MISSED', missedUntil: T0 + 9 * 60_000, missedCount: 51, finishedAt: T0 + 10 * 60_000 });
+    expect(engine.events.ofType('missed')).toMatchObject([{ scheduledAt: isoSecond(T0 + 30_000), count: 51 }]);
+    // The catch-up window's six occurrences and the lookahead's three were created, not missed.
+    const created = await engine.slices.get({ jobId: 'outage', scheduledAt: T0 + 9 * 60_000 });
+    expect(created?.status).toBe('ENQUEUED');
+  });
+
   it('a message lost between scan and queue is re-sent by the sweep and still runs once', async () => {
     const clock = new ManualClock(T0);
     const engine = createMemoryEngine(clock);

@@ -112,6 +112,72 @@ describe('Worker over the in-memory stores', () => {
     expect(await engine.slices.getLedger(key)).toMatchObject({ fence: 2, owner: 'standby', outcome: 'SUCCEEDED' });
   });
 
+  it('a claim that returns after its message surfaced again starts only on a renewed lease; overtaken, it stands down unstarted', async () => {
+    const queueClock = new ManualClock(T0);
+    const engine = createMemoryEngine(queueClock);
+    const runs: string[] = [];
+    const release = gate();
+    const job = await engine.register({ id: 'slow-claim', policies: FAST }, async (ctx) => {
+      runs.push(ctx.worker);
+      await held(ctx, release.opened);
+    });
+    const key = await engine.enqueue(job, T0);
+    // The holder's claim is applied at once but its reply is slow (a throttled or hung extension, a slow network).
+    const applied = gate();
+    const replied = gate();
+    const slowReply = Object.assign(Object.create(engine.slices) as typeof engine.slices, {
+      claim: async (...args: Parameters<typeof engine.slices.claim>) => {
+        const outcome = await engine.slices.claim(...args);
+        applied.open();
+        await replied.opened;
+        return outcome;
+      },
+    });
+    const [original] = engine.workQueue.receive();
+    const holder = engine.deliver(engine.worker('slow-claimer', { slices: slowReply }), original!);
+    await applied.opened;
+    // Meanwhile its message surfaced (the queue's 3 s visibility passed) and a standby's later delivery takes over.
+    queueClock.advance(3500);
+    const [redelivered] = engine.workQueue.receive();
+    expect(redelivered!.receiveCount).toBe(2);
+    const standby = engine.deliver(engine.worker('standby'), redelivered!);
+    await engine.nextEvent((event) => event.type === 'started' && event.worker === 'standby');
+    replied.open();
+    expect(await holder).toBe('keep');
+    expect(engine.events.events.filter((event) => event.worker === 'slow-claimer').map((event) => event.type)).toEqual(['claimed', 'fenced_out']);
+    expect(engine.events.ofType('claimed').find((event) => event.worker === 'slow-claimer')).toMatchObject({ fence: 1, overtakeable: true });
+    release.open();
+    expect(await standby).toBe('delete');
+    expect(runs).toEqual(['standby']);
+    expect(await engine.slices.getLedger(key)).toMatchObject({ fence: 2, owner: 'standby', outcome: 'SUCCEEDED' });
+  });
+
+  it('a slow claim nobody overtook runs once its first renewal holds', async () => {
+    const queueClock = new ManualClock(T0);
+    const engine = createMemoryEngine(queueClock);
+    const runs: string[] = [];
+    const job = await engine.register({ id: 'slow-alone', policies: FAST }, async (ctx) => {
+      runs.push(ctx.worker);
+    });
+    const key = await engine.enqueue(job, T0);
+    const replied = gate();
+    const slowReply = Object.assign(Object.create(engine.slices) as typeof engine.slices, {
+      claim: async (...args: Parameters<typeof engine.slices.claim>) => {
+        const outcome = await engine.slices.claim(...args);
+        await replied.opened;
+        return outcome;
+      },
+    });
+    const [original] = engine.workQueue.receive();
+    const holder = engine.deliver(engine.worker('slow-claimer', { slices: slowReply }), original!);
+    queueClock.advance(3500);
+    replied.open();
+    expect(await holder).toBe('delete');
+    expect(runs).toEqual(['slow-claimer']);
+    expect(engine.events.events.map((event) => event.type)).toEqual(['claimed', 'started', 'committed']);
+    expect(await engine.slices.get(key)).toMatchObject({ status: 'SUCCEEDED', fence: 1 });
+  });
+
   it('a failed attempt backs off: the message stays hidden until the retry is due, and the ceiling doubles', async () => {
     const clock = new ManualClock(T0);
     const engine = createMemoryEngine(clock);

@@ -11,7 +11,11 @@
  *                       handler, policies and payload copied on (a worker needs
  *                       only the key); the fence is kept (it only ever grows),
  *                       the last run's lease, owner and error are removed
- *   [n]      jobs[jobId]
+ *   [n]      slices[jobId, first missed T], when the scan found occurrences
+ *            older than the catch-up window: MISSED, with missedUntil and
+ *            missedCount, for the whole range (same condition as a slice;
+ *            an instant an older generation ran is left as it is)
+ *   [n or n+1] jobs[jobId]
  *            Condition: version = the version read AND the job is still enabled
  *                       (`mayAdvanceJob`)
  *            Effect:    nextFireAt = first occurrence after the window, version + 1
@@ -25,8 +29,9 @@
 import { TransactWriteItemsCommand, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { sleep } from '../../core/clock.ts';
 import { CronfenceError, StoreBusyError } from '../../core/errors.ts';
+import type { MissedRange } from '../../core/advance-plan.ts';
 import type { AdvanceOutcome, NewSlice, StoredJob } from '../../core/ports.ts';
-import { SliceStatus } from '../../core/slice.ts';
+import { SliceStatus, type SliceKey } from '../../core/slice.ts';
 import { cancellationCodes, isBusyCancellation, isBusyRefusal, onTables } from './errors.ts';
 import { sliceKeyItem, toItem } from './items.ts';
 
@@ -46,12 +51,18 @@ export async function advanceJob(
   slices: readonly NewSlice[],
   nextFireAt: number,
   now: number,
+  missed?: MissedRange,
 ): Promise<AdvanceOutcome> {
   if (slices.length > MAX_SLICES_PER_ADVANCE) throw new RangeError(`at most ${MAX_SLICES_PER_ADVANCE} slices per advance`);
   let pending = [...slices];
+  let missedPending = missed;
   let existingRetried = false;
   for (let busyTries = 1; ; ) {
-    const items: TransactWriteItem[] = [...pending.map((slice) => slicePut(tables, job, slice, now)), jobUpdate(tables.jobsTable, job, nextFireAt)];
+    const items: TransactWriteItem[] = [
+      ...pending.map((slice) => slicePut(tables, job, slice, now)),
+      ...(missedPending ? [missedPut(tables, job, missedPending, now)] : []),
+      jobUpdate(tables.jobsTable, job, nextFireAt),
+    ];
     try {
       await onTables(dynamo, { cronfence: [tables.slicesTable, tables.jobsTable] }, () => dynamo.send(new TransactWriteItemsCommand({ TransactItems: items })));
       return { kind: 'advanced', created: pending.map(({ jobId, scheduledAt }) => ({ jobId, scheduledAt })) };
@@ -66,11 +77,14 @@ export async function advanceJob(
       }
       const rejected = codes.find((code) => code !== undefined && code !== 'ConditionalCheckFailed');
       if (rejected !== undefined) throw new CronfenceError(`advance of job ${JSON.stringify(job.id)} rejected (${rejected})`, { cause: error });
-      if (codes[pending.length] !== undefined) return { kind: 'conflict' };
+      const missedIndex = missedPending ? pending.length : undefined;
+      if (codes[items.length - 1] !== undefined) return { kind: 'conflict' };
       const existing = new Set(codes.flatMap((code, index) => (code === 'ConditionalCheckFailed' && index < pending.length ? [index] : [])));
-      if (existing.size === 0 || existingRetried) return { kind: 'conflict' };
+      const missedExists = missedIndex !== undefined && codes[missedIndex] === 'ConditionalCheckFailed';
+      if ((existing.size === 0 && !missedExists) || existingRetried) return { kind: 'conflict' };
       existingRetried = true;
       pending = pending.filter((_, index) => !existing.has(index));
+      if (missedExists) missedPending = undefined;
     }
   }
 }
@@ -86,7 +100,7 @@ const OLDER_GENERATION_UNRUN =
 const LAST_RUN_FIELDS = ['#owner', 'leaseExpiresAt', 'leaseMessageId', 'nextAttemptAt', 'lastError', 'startedAt', 'finishedAt', 'expiresAt', 'skipReason'];
 
 function slicePut(tables: AdvanceTables, job: StoredJob, slice: NewSlice, now: number): TransactWriteItem {
-  const fields: Record<string, unknown> = {
+  return recreatableSliceUpdate(tables, slice, {
     status: SliceStatus.Enqueued,
     attempts: 0,
     generation: job.generation,
@@ -100,17 +114,48 @@ function slicePut(tables: AdvanceTables, job: StoredJob, slice: NewSlice, now: n
     sweepAt: slice.sweepAt,
     scanId: slice.scanId,
     createdAt: now,
-  };
+  });
+}
+
+/** The MISSED record of a range (lib/core/slice.ts missedUntil): final, so it leaves the sweep index. */
+function missedPut(tables: AdvanceTables, job: StoredJob, missed: MissedRange, now: number): TransactWriteItem {
+  return recreatableSliceUpdate(tables, { jobId: job.id, scheduledAt: missed.from }, {
+    status: SliceStatus.Missed,
+    attempts: 0,
+    generation: job.generation,
+    handler: job.handler,
+    policies: job.policies,
+    payload: undefined,
+    shard: job.shard,
+    leaseMs: job.policies.leaseMs,
+    claimSweepMs: job.policies.timeoutMs + tables.sweepGraceMs,
+    sweepShard: undefined,
+    sweepAt: undefined,
+    scanId: undefined,
+    missedUntil: missed.to,
+    missedCount: missed.count,
+    finishedAt: now,
+    createdAt: now,
+  });
+}
+
+/**
+ * Writes `fields` (an undefined one is removed) on an instant that has no
+ * slice or only an older generation's unrun one; the fence is kept (it only
+ * ever grows), the last run's lease, owner and error are removed.
+ */
+function recreatableSliceUpdate(tables: AdvanceTables, key: SliceKey, fields: Record<string, unknown>): TransactWriteItem {
   const present = Object.entries(fields).filter(([, value]) => value !== undefined);
   const absent = Object.keys(fields).filter((name) => fields[name] === undefined);
+  const lastRun = LAST_RUN_FIELDS.filter((name) => !(name.replace('#', '') in fields));
   const values = toItem(Object.fromEntries(present.map(([name, value]) => [`:${name}`, value])));
   return {
     Update: {
       TableName: tables.slicesTable,
-      Key: sliceKeyItem(slice),
+      Key: sliceKeyItem(key),
       UpdateExpression:
         `SET ${present.map(([name]) => `#${name} = :${name}`).join(', ')}, fence = if_not_exists(fence, :zero)` +
-        ` REMOVE ${[...LAST_RUN_FIELDS, ...absent.map((name) => `#${name}`)].join(', ')}`,
+        ` REMOVE ${[...lastRun, ...absent.map((name) => `#${name}`)].join(', ')}`,
       ConditionExpression: `${NEW_SLICE} OR ${OLDER_GENERATION_UNRUN}`,
       ExpressionAttributeNames: {
         '#owner': 'owner',

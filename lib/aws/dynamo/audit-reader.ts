@@ -7,7 +7,8 @@
  *   2. ledger: a Scan filtered by scheduledAt in [since, until) (the ledger is
  *      keyed by execution key alone, so this reads the whole table: O(table));
  *   3. slices: one Query per job id (jobs, tombstones, and any job id the
- *      ledger names) over scheduledAt in [since, until);
+ *      ledger names) over scheduledAt in [since, until); and the job's last
+ *      slice before `since`, when it is a MISSED range reaching into the window;
  *   4. confirm: a SUCCEEDED or DEAD slice whose record step 2 did not see gets
  *      a GetItem of its ledger record.
  * The order is what makes a live installation safe to audit: a commit writes
@@ -150,13 +151,28 @@ async function readLedger(dynamo: DynamoDBClient, ledgerTable: string, request: 
 }
 
 async function readSlices(dynamo: DynamoDBClient, slicesTable: string, jobId: string, request: AuditReadRequest): Promise<Slice[]> {
-  const items = await queryAll(dynamo, {
-    TableName: slicesTable,
-    KeyConditionExpression: 'jobId = :job AND scheduledAt BETWEEN :since AND :last',
-    ExpressionAttributeValues: { ':job': { S: jobId }, ':since': { N: String(request.since) }, ':last': { N: String(request.until - 1) } },
-    ConsistentRead: true,
-  });
-  return items.map(toSlice);
+  const [items, before] = await Promise.all([
+    queryAll(dynamo, {
+      TableName: slicesTable,
+      KeyConditionExpression: 'jobId = :job AND scheduledAt BETWEEN :since AND :last',
+      ExpressionAttributeValues: { ':job': { S: jobId }, ':since': { N: String(request.since) }, ':last': { N: String(request.until - 1) } },
+      ConsistentRead: true,
+    }),
+    // A MISSED range is one item at its first occurrence: one that began before the window still covers part of it.
+    queryAll(
+      dynamo,
+      {
+        TableName: slicesTable,
+        KeyConditionExpression: 'jobId = :job AND scheduledAt < :since',
+        ExpressionAttributeValues: { ':job': { S: jobId }, ':since': { N: String(request.since) } },
+        ScanIndexForward: false,
+        ConsistentRead: true,
+      },
+      1,
+    ),
+  ]);
+  const reaching = before.map(toSlice).filter((slice) => slice.status === SliceStatus.Missed && (slice.missedUntil ?? 0) > request.since);
+  return [...reaching, ...items.map(toSlice)];
 }
 
 /** Ledger records of slices that reached SUCCEEDED or DEAD after the ledger scan passed them by. */

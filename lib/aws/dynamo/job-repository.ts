@@ -57,11 +57,15 @@ export class JobRepository {
    */
   async put(input: unknown): Promise<JobChangeResult & { created: boolean }> {
     const spec = parseJobSpec(input, { knownHandlers: this.knownHandlers });
-    let created = false;
+    let firstPlan: { absent: boolean; generation: number | undefined } | undefined;
     const result = await this.change(spec.id, (previous, now) => {
-      created = previous === undefined || isTombstone(previous);
-      return planPut(spec, previous, now, this.config.shardCount);
+      const plan = planPut(spec, previous, now, this.config.shardCount);
+      firstPlan ??= { absent: previous === undefined || isTombstone(previous), generation: plan?.next.generation };
+      return plan;
     });
+    // Judged from the first read: a create whose reply was lost lands before the SDK sends it again, and the
+    // resend then finds this very item (same generation), not someone else's.
+    const created = firstPlan?.absent === true && result.job.generation === firstPlan.generation;
     return { ...result, created };
   }
 
