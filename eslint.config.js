@@ -2,6 +2,52 @@ import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
+/**
+ * The layering, bottom to top: each folder and the folders it may import
+ * (README.md, "Layout"). What ships to Lambda and into a user's stack (core,
+ * engine, aws, lambda, cdk) imports nothing that runs only on a laptop
+ * (local) or measures (chaos, bench); nothing in lib/ imports functions/,
+ * app/, examples/, scripts/ or test/. test/unit/folder-cycles.test.ts checks
+ * the folder graph for cycles as well.
+ */
+const LAYERS = {
+  'lib/core': [],
+  'lib/engine': ['lib/core'],
+  'lib/memory': ['lib/core'],
+  'lib/aws': ['lib/core'],
+  'lib/lambda': ['lib/core', 'lib/engine', 'lib/aws'],
+  'lib/package': ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda'],
+  'lib/example-jobs': ['lib/core', 'lib/engine', 'lib/aws'],
+  'lib/cdk': ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda', 'lib/package', 'lib/example-jobs'],
+  'lib/local': ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda', 'lib/package', 'lib/example-jobs'],
+  'lib/testing': ['lib/core', 'lib/engine', 'lib/aws', 'lib/memory', 'lib/lambda', 'lib/package', 'lib/local'],
+  'lib/chaos': ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda', 'lib/package', 'lib/local'],
+  'lib/bench': ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda', 'lib/package', 'lib/local'],
+  'lib/cli': ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda', 'lib/package', 'lib/example-jobs', 'lib/local', 'lib/chaos', 'lib/bench'],
+  // The package's main entry (`cronfence`): what a jobs module imports.
+  'lib/index.ts': ['lib/core', 'lib/engine', 'lib/lambda'],
+  functions: ['lib/lambda', 'lib/example-jobs'],
+  app: ['lib/cdk', 'lib/example-jobs'],
+};
+/** The pure core, the engine and the in-memory stores reach AWS only through ports (lib/core/ports.ts). */
+const NO_AWS_SDK = ['lib/core', 'lib/engine', 'lib/memory'];
+const OUTSIDE_LIB = ['functions', 'app', 'examples', 'scripts', 'test', 'bin'];
+
+function layeringRules() {
+  const libFolders = Object.keys(LAYERS).filter((folder) => folder.startsWith('lib/') && !folder.endsWith('.ts'));
+  return Object.entries(LAYERS).map(([folder, allowed]) => {
+    const forbidden = [...libFolders, ...OUTSIDE_LIB.map((name) => `lib/../${name}`)].filter((other) => other !== folder && !allowed.includes(other));
+    const patterns = forbidden.map((other) => ({
+      // A relative import whose path goes through the other folder (`../local/fleet.ts`, `../../functions/worker.ts`).
+      regex: `^\\.\\.?/(.*/)?${other.split('/').at(-1)}/`,
+      message: `${folder} may import only ${allowed.join(', ') || 'its own files'} (README.md, "Layout"); not ${other.replace('lib/../', '')}.`,
+    }));
+    if (folder.startsWith('lib/') && !folder.endsWith('.ts')) patterns.push({ regex: '^(\\.\\./)+index\\.ts$', message: 'lib/index.ts is the package entry; import the module itself.' });
+    if (NO_AWS_SDK.includes(folder)) patterns.push({ group: ['@aws-sdk/*'], message: 'The core and engine reach AWS only through ports; adapters live in lib/aws/.' });
+    return { files: [folder.endsWith('.ts') ? folder : `${folder}/**/*.ts`], rules: { 'no-restricted-imports': ['error', { patterns }] } };
+  });
+}
+
 export default tseslint.config(
   { ignores: ['node_modules/**', '.venv-emulator/**', '.venv-localstack/**', '.localstack/**', '**/cdk.out/**', '.cronfence/**', 'dist/**', '*.tgz'] },
   js.configs.recommended,
@@ -12,22 +58,7 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
-  {
-    // The pure core and the engine talk to AWS only through ports (lib/core/ports.ts); the in-memory
-    // stores implement those ports without AWS, so a unit test (or cronfence/testing) never loads the SDK.
-    files: ['lib/core/**/*.ts', 'lib/engine/**/*.ts', 'lib/memory/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            { group: ['@aws-sdk/*'], message: 'The core and engine reach AWS only through ports; adapters live in lib/aws/.' },
-            { group: ['**/aws/*', '**/runtime/*', '**/cli/*'], message: 'The core and engine depend on ports, not adapters.' },
-          ],
-        },
-      ],
-    },
-  },
+  ...layeringRules(),
   {
     files: ['test/**/*.ts'],
     rules: {

@@ -20,7 +20,7 @@ import {
   UpdateItemCommand,
   waitUntilTableExists,
 } from '@aws-sdk/client-dynamodb';
-import { startEmulator, type RunningEmulator } from '../lib/runtime/emulator.ts';
+import { startEmulator, type RunningEmulator } from '../lib/local/emulator.ts';
 
 const { values } = parseArgs({
   options: {

@@ -36,7 +36,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { distribution } from '../lib/core/stats.ts';
 import { createAwsClients, destroyAwsClients } from '../lib/aws/clients.ts';
-import { ensureAwsEndpoint } from '../lib/runtime/emulator.ts';
+import { ensureAwsEndpoint } from '../lib/local/emulator.ts';
 
 const { values } = parseArgs({
   options: { rounds: { type: 'string', default: '10' }, json: { type: 'boolean', default: false }, 'orphan-poll': { type: 'string' } },
@@ -45,7 +45,7 @@ if (values['orphan-poll']) {
   // The child of orphanedPollRound: endpoints come from the parent's environment.
   const { SQSClient } = await import('@aws-sdk/client-sqs');
   const client = new SQSClient({ region: process.env.AWS_REGION ?? 'us-east-1' });
-  // 2 s, as the local poller's (lib/runtime/sqs-poller.ts): how long a killed replica's poll lingers.
+  // 2 s, as the local poller's (lib/local/sqs-poller.ts): how long a killed replica's poll lingers.
   const polling = client.send(new ReceiveMessageCommand({ QueueUrl: values['orphan-poll'], WaitTimeSeconds: 2 }));
   process.send?.('polling');
   await polling;

@@ -16,12 +16,16 @@ import { distribution } from '../core/stats.ts';
 import { tick } from '../engine/ticker.ts';
 import { bootstrap } from '../aws/bootstrap.ts';
 import { destroyAwsClients } from '../aws/clients.ts';
-import { createRuntime, type Runtime } from '../runtime/wiring.ts';
-import { BenchFleet } from './bench-fleet.ts';
+import { createRuntime, type Runtime } from '../lambda/wiring.ts';
+import { ReplicaFleet } from '../local/fleet.ts';
+import { addSnapshots, subtractSnapshots, type MeterSnapshot } from '../local/request-meter.ts';
+import { packageFile } from '../package/package-files.ts';
 import { BENCH_HOLD, BENCH_NOOP } from './bench-jobs.ts';
-import { addSnapshots, subtractSnapshots, type MeterSnapshot } from './capacity-meter.ts';
 import { round } from './density.ts';
 import { dailyJobAt, registerSchedules } from './register-schedules.ts';
+
+/** The bench's replica entry, of this build (the source, or the compiled one). */
+const BENCH_REPLICA = packageFile('lib/bench/bench-replica.ts');
 
 export class BurstTimeoutError extends Error {
   override name = 'BurstTimeoutError';
@@ -87,7 +91,8 @@ export async function runBurst(options: BurstOptions): Promise<BurstResult> {
       if (event.startLagMs !== undefined && event.jobId.startsWith('burst-')) lags.push(event.startLagMs);
     } else if (event.type === 'committed') committed.set(event.executionKey, Date.parse(event.at));
   };
-  const fleet = new BenchFleet({
+  const fleet = new ReplicaFleet({
+    entry: BENCH_REPLICA,
     env: options.env,
     logFile: path.join(options.logDir, 'replicas.log'),
     onEvent,
@@ -98,7 +103,7 @@ export async function runBurst(options: BurstOptions): Promise<BurstResult> {
     options.onProgress('burst: starting replicas', 0, options.slices);
     for (let i = 1; i <= options.scanners; i++) fleet.spawn('scanner', `scanner-${i}`);
     for (let i = 1; i <= options.workers; i++) fleet.spawn('worker', `worker-${i}`);
-    await fleet.ready();
+    await fleet.whenReady();
 
     // Heartbeats first, on an idle fleet: after the burst, its stragglers would be counted with them.
     const heartbeatRounds: HeartbeatRound[] = [];
@@ -170,14 +175,14 @@ export async function runBurst(options: BurstOptions): Promise<BurstResult> {
       heartbeatRounds,
     };
   } finally {
-    await fleet.stop();
+    await fleet.stopAll();
     destroyAwsClients(runtime.clients);
   }
 }
 
 async function heartbeatRound(
   runtime: Runtime,
-  fleet: BenchFleet,
+  fleet: ReplicaFleet,
   committed: Map<string, number>,
   jobs: number,
   holdMs: number,

@@ -8,7 +8,7 @@
  * for the job plus the wait for its second (a message surfaces in the
  * second before the slice's second: half a second on average).
  */
-import { sumValues } from './capacity-meter.ts';
+import { sumValues } from '../local/request-meter.ts';
 import { CONSTRUCT_LAMBDA_MEMORY_MB, PRICE_TABLE, type PriceTable } from './price-table.ts';
 import type { PerExecution } from './per-execution.ts';
 

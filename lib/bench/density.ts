@@ -7,16 +7,16 @@
  * count, not N, and so should the scanner's memory.
  */
 import { fork } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { bootstrap } from '../aws/bootstrap.ts';
 import { destroyAwsClients } from '../aws/clients.ts';
-import { createRuntime } from '../runtime/wiring.ts';
+import { createRuntime } from '../lambda/wiring.ts';
+import { packageFile } from '../package/package-files.ts';
 import { BENCH_NOOP } from './bench-jobs.ts';
-import { sumValues } from './capacity-meter.ts';
+import { sumValues } from '../local/request-meter.ts';
 import { dailyJobAt, registerSchedules } from './register-schedules.ts';
 import type { ScanProbeResult } from './scan-probe.ts';
 
-const PROBE_ENTRY = fileURLToPath(new URL('./scan-probe.ts', import.meta.url));
+const PROBE_ENTRY = packageFile('lib/bench/scan-probe.ts');
 const HOUR_MS = 3_600_000;
 /** Due schedules fire this far after registration: inside the 120 s lookahead, after the scan starts. */
 const DUE_IN_MS = 30_000;

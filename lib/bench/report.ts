@@ -3,7 +3,7 @@
  * docs/bench.md: keep fields additive), the targets of issue 5 checked
  * against it, and its terminal rendering.
  */
-import { table } from '../cli/format.ts';
+import { table } from '../local/format.ts';
 import type { BurstResult, HeartbeatRound } from './burst.ts';
 import type { BenchSizes, CapacityPlanReport } from './run-bench.ts';
 import type { CeilingResult } from './ceiling.ts';

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createAwsClients, destroyAwsClients } from '../aws/clients.ts';
-import { ensureAwsEndpoint } from '../runtime/emulator.ts';
+import { ensureAwsEndpoint } from '../local/emulator.ts';
 import { runBurst } from './burst.ts';
 import { planThroughput, preEnqueueLookaheadMs, ON_DEMAND_INITIAL_WRU_PER_SECOND, WARM_WRU_PER_SECOND, type SliceWriteMix, type ThroughputPlan } from './capacity-plan.ts';
 import { measureCeiling } from './ceiling.ts';
@@ -111,7 +111,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     CRONFENCE_PREFIX: `${base}-${part}`,
     CRONFENCE_SHARDS: String(sizes.shards),
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-    CRONFENCE_BENCH_WORKER_BATCHES: String(sizes.workerBatches),
+    CRONFENCE_WORKER_BATCHES: String(sizes.workerBatches),
   });
   mkdirSync(options.outDir, { recursive: true });
   const clients = createAwsClients();

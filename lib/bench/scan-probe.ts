@@ -8,8 +8,8 @@
  */
 import { destroyAwsClients } from '../aws/clients.ts';
 import type { ScanReport } from '../engine/scanner.ts';
-import { createRuntime } from '../runtime/wiring.ts';
-import { CapacityMeter, type MeterSnapshot } from './capacity-meter.ts';
+import { createRuntime } from '../lambda/wiring.ts';
+import { RequestMeter, type MeterSnapshot } from '../local/request-meter.ts';
 
 export interface ScanProbeResult {
   readonly shards: { shard: number; ms: number; report: ScanReport }[];
@@ -22,10 +22,10 @@ export interface ScanProbeResult {
   readonly peakHeapUsedBytes: number;
 }
 
-const isChild = process.argv[1]?.endsWith('scan-probe.ts') && typeof process.send === 'function';
+const isChild = /scan-probe\.[jt]s$/.test(process.argv[1] ?? '') && typeof process.send === 'function';
 if (isChild) {
   const runtime = createRuntime();
-  const meter = new CapacityMeter(runtime.config).attach(runtime.clients);
+  const meter = new RequestMeter(runtime.config).attach(runtime.clients);
   const scanner = runtime.scanner('bench-scan-probe');
   global.gc?.();
   const rssBeforeBytes = process.memoryUsage().rss;

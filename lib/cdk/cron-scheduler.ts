@@ -23,7 +23,7 @@ import { loadConfig, type CronfenceConfig } from '../aws/config.ts';
 import { DEAD_LETTER_QUEUE, JOBS_TABLE, LEDGER_TABLE, SCAN_QUEUE, SLICES_TABLE, WORK_QUEUE } from '../aws/schema.ts';
 import { InvalidJobSpecError } from '../core/errors.ts';
 import { parseJobSpec, type JobSpec } from '../core/job-spec.ts';
-import { registry as defaultRegistry } from '../../functions/jobs/index.ts';
+import { registry as defaultRegistry } from '../example-jobs/index.ts';
 import { SchedulerAlarms } from './alarms.ts';
 import { SchedulerDashboard } from './dashboard.ts';
 import { cronfenceFunction, ENTRIES, retentionDays } from './functions.ts';

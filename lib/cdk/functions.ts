@@ -10,7 +10,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { BUILD, PACKAGE_ROOT, packageFile } from '../package-files.ts';
+import { BUILD, PACKAGE_ROOT, packageFile } from '../package/package-files.ts';
 
 export { PACKAGE_ROOT };
 

@@ -13,8 +13,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { InvalidJobSpecError } from '../core/errors.ts';
-import { describeJobsModule } from '../lambda/describe-jobs-module.ts';
-import { packageFile } from '../package-files.ts';
+import { describeJobsModule } from '../package/describe-jobs-module.ts';
+import { packageFile } from '../package/package-files.ts';
 import { LAMBDA_BUILD } from './functions.ts';
 
 const LOCK_FILES = ['package-lock.json', 'yarn.lock', 'pnpm-lock.yaml', 'bun.lockb', 'bun.lock'];

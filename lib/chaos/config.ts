@@ -2,6 +2,8 @@
  * The faults a chaos replica injects into itself, passed from the drill to
  * each replica process through one environment variable.
  */
+import { localConfig } from '../aws/config.ts';
+
 export const FAULT_KINDS = [
   'kill',
   'pause',
@@ -47,8 +49,8 @@ export function encodeChaosConfig(config: ReplicaChaosConfig): string {
   return JSON.stringify(config);
 }
 
-export function chaosConfigFromEnv(env: Record<string, string | undefined> = process.env): ReplicaChaosConfig | undefined {
-  const raw = env[CHAOS_ENV];
+export function chaosConfigFromEnv(env?: Record<string, string | undefined>): ReplicaChaosConfig | undefined {
+  const raw = localConfig(env).chaos;
   return raw ? (JSON.parse(raw) as ReplicaChaosConfig) : undefined;
 }
 

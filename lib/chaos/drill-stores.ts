@@ -16,7 +16,7 @@ import type { JobRecord } from '../core/job-lifecycle.ts';
 import type { LedgerRecord } from '../core/ledger.ts';
 import { decodeWorkMessage } from '../core/messages.ts';
 import type { Slice } from '../core/slice.ts';
-import type { Runtime } from '../runtime/wiring.ts';
+import type { Runtime } from '../lambda/wiring.ts';
 import { EFFECTS_TABLE, effectsTableName } from './chaos-jobs.ts';
 import type { DeadLetterEntry } from './observed.ts';
 import type { Effect } from './outcomes.ts';

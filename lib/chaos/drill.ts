@@ -13,9 +13,10 @@ import { destroyAwsClients } from '../aws/clients.ts';
 import { OffsetClock, systemClock, type Clock } from '../core/clock.ts';
 import type { JobSpecInput } from '../core/job-spec.ts';
 import { tick } from '../engine/ticker.ts';
-import { ensureAwsEndpoint } from '../runtime/emulator.ts';
-import { ReplicaFleet, type Replica, type ReplicaRole } from '../runtime/fleet.ts';
-import { createRuntime, type Runtime } from '../runtime/wiring.ts';
+import { ensureAwsEndpoint } from '../local/emulator.ts';
+import { ReplicaFleet, type Replica, type ReplicaRole } from '../local/fleet.ts';
+import { createRuntime, type Runtime } from '../lambda/wiring.ts';
+import { packageFile } from '../package/package-files.ts';
 import { chaosJobs, isFastSchedule } from './chaos-jobs.ts';
 import { CHAOS_ENV, DEFAULT_FAULT_RATES, encodeChaosConfig, type FaultKind, type FaultRates, type ReplicaChaosConfig } from './config.ts';
 import { drainWindow, prepareStores, readDeadLetters, readEffects, readJobRecord, readLedger, readSlices, sleepUntil } from './drill-stores.ts';
@@ -42,8 +43,11 @@ export interface DrillOptions {
   readonly outDir: string;
   /** Offset every clock so the window crosses this DST transition of America/New_York. */
   readonly dst?: DstMode;
-  /** Extra environment for every replica (the broken-engine test's store wrapper). */
-  readonly replicaEnv?: Record<string, string>;
+  /**
+   * The replica entry module to fork (the broken-engine test's own, which
+   * runs chaosReplica with a store of its own). @default lib/chaos/chaos-replica-entry.ts
+   */
+  readonly replicaEntry?: string;
   readonly onProgress?: (progress: DrillProgress) => void;
 }
 
@@ -54,6 +58,8 @@ export interface DrillProgress {
   readonly faults: number;
 }
 
+/** The replica the drill forks, of this build (the source, or the compiled one). */
+const CHAOS_REPLICA = packageFile('lib/chaos/chaos-replica-entry.ts');
 const LEASE_MS = 4000;
 const TICK_MS = 5000;
 const DRAIN_TIMEOUT_MS = 90_000;
@@ -71,7 +77,7 @@ const REPLICA_ENV = {
 export async function runDrill(options: DrillOptions): Promise<ChaosReport> {
   const endpoint = await ensureAwsEndpoint();
   const prefix = `chaos${options.seed}-${randomUUID().slice(0, 6)}`;
-  const env = { ...process.env, ...REPLICA_ENV, ...options.replicaEnv, CRONFENCE_PREFIX: prefix };
+  const env = { ...process.env, ...REPLICA_ENV, CRONFENCE_PREFIX: prefix };
   // DST mode: the drill's clock and every replica's run `dstOffsetMs` ahead (or behind) of real time.
   const dstOffsetMs = options.dst ? dstClockOffsetMs(options.dst, Date.now(), options.durationSeconds * 1000, SETUP_ESTIMATE_MS) : 0;
   const clock: Clock = dstOffsetMs !== 0 ? new OffsetClock(dstOffsetMs) : systemClock;
@@ -81,10 +87,11 @@ export async function runDrill(options: DrillOptions): Promise<ChaosReport> {
   const rates: FaultRates = { ...DEFAULT_FAULT_RATES, ...options.rates };
   const recorder = new HistoryRecorder();
   const fleet = new ReplicaFleet({
+    entry: options.replicaEntry ?? CHAOS_REPLICA,
     logFile: path.join(options.outDir, 'replicas.log'),
     env,
     onEvent: (event, replica) => recorder.event(event, replica),
-    onMessage: (message, replica) => recorder.message(message, replica, clock.now()),
+    onReport: (report, replica) => recorder.report(report, replica, clock.now()),
   });
   const progress = (phase: DrillProgress['phase'], since: number): void =>
     options.onProgress?.({ phase, elapsedSeconds: Math.round((clock.now() - since) / 1000), committed: recorder.committed, faults: recorder.totalFaults() });

@@ -4,7 +4,7 @@
  * (its skew from the drill's clock), so the checker can put every timestamp
  * on one clock.
  */
-import type { Replica, ReplicaRole } from '../runtime/fleet.ts';
+import type { Replica, ReplicaReport, ReplicaRole } from '../local/fleet.ts';
 import { FAULT_KINDS, type FaultKind } from './config.ts';
 import type { InjectedClientFault, InjectedProcessFault, ObservedEvent, ObservedRenewal } from './observed.ts';
 
@@ -38,14 +38,15 @@ export class HistoryRecorder {
     if (event.type === 'committed') this.committed++;
   }
 
-  message(message: { kind: string; fault?: string; executionKey?: string; fence?: number; at?: number }, replica: Replica, now: number): void {
-    if (message.kind === 'fault' && message.fault && message.fault in this.faults) this.faults[message.fault as FaultKind]++;
-    if (message.kind === 'fault' && (message.fault === 'throttle' || message.fault === 'hang')) {
-      this.clientFaults.push({ kind: message.fault, replica: replica.id, at: now, ...(message.executionKey ? { executionKey: message.executionKey } : {}) });
+  report(report: ReplicaReport, replica: Replica, now: number): void {
+    if (report.kind === 'fault') {
+      if (report.fault in this.faults) this.faults[report.fault as FaultKind]++;
+      if (report.fault === 'throttle' || report.fault === 'hang') {
+        this.clientFaults.push({ kind: report.fault, replica: replica.id, at: now, ...(report.executionKey ? { executionKey: report.executionKey } : {}) });
+      }
+      return;
     }
-    if (message.kind === 'renewed' && message.executionKey && message.fence !== undefined && message.at !== undefined) {
-      this.renewals.push({ replica: replica.id, offsetMs: this.offsets.get(replica.id) ?? 0, executionKey: message.executionKey, fence: message.fence, at: message.at });
-    }
+    this.renewals.push({ replica: replica.id, offsetMs: this.offsets.get(replica.id) ?? 0, executionKey: report.executionKey, fence: report.fence, at: report.at });
   }
 
   processFault(fault: InjectedProcessFault): void {

@@ -6,7 +6,7 @@ import { DEFAULT_FAULT_RATES, FAULT_KINDS, parseFaultList, parseFaultRates, type
 import { runDrill, type DrillProgress } from '../chaos/drill.ts';
 import { DST_MODES, parseDstMode, type DstMode } from '../chaos/dst.ts';
 import type { ChaosReport } from '../chaos/report.ts';
-import { table } from './format.ts';
+import { table } from '../local/format.ts';
 import { parseInteger } from './jobs-command.ts';
 
 export function chaosCommand(write: (line: string) => void): Command {

@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { describeJobsModule } from '../lambda/describe-jobs-module.ts';
+import { describeJobsModule } from '../package/describe-jobs-module.ts';
 
 interface DevState {
   readonly endpoint?: string;

@@ -2,10 +2,10 @@
 import { Command, InvalidArgumentError } from 'commander';
 import type { StoredJob } from '../core/ports.ts';
 import { isoSecond } from '../core/execution-key.ts';
-import { registry } from '../../functions/jobs/index.ts';
+import { registry } from '../example-jobs/index.ts';
 import type { JobRepository } from '../aws/dynamo/job-repository.ts';
-import { describeJobsModule } from '../lambda/describe-jobs-module.ts';
-import { table } from './format.ts';
+import { describeJobsModule } from '../package/describe-jobs-module.ts';
+import { table } from '../local/format.ts';
 
 /**
  * @param repository the job repository, checking handler names against `knownHandlers` when given

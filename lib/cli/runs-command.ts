@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import { executionKey, isoSecond } from '../core/execution-key.ts';
 import type { JobRepository } from '../aws/dynamo/job-repository.ts';
-import { table } from './format.ts';
+import { table } from '../local/format.ts';
 import { parseTimeAgo } from './time-flags.ts';
 
 export function runsCommand(repository: () => JobRepository, write: (line: string) => void): Command {

@@ -1,6 +1,6 @@
 /** The human summary of `cronfence verify` (its `--json` is the AuditReport itself: docs/verify.md). */
 import type { AuditReport } from '../core/audit.ts';
-import { table } from './format.ts';
+import { table } from '../local/format.ts';
 
 /** Lines of each list shown; `--json` lists everything. */
 const SHOWN = 20;

@@ -12,13 +12,10 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { HandlerRegistry } from '../engine/define-job.ts';
-import { createScannerHandler, createTickHandler, createWorkerHandler, type SqsHandler } from '../runtime/handlers.ts';
-import { createRuntime, type Runtime } from '../runtime/wiring.ts';
+import { createScannerHandler, createTickHandler, createWorkerHandler, type SqsHandler } from './handlers.ts';
+import { createRuntime, type Runtime } from './wiring.ts';
 import { lambdaMetrics, type LambdaMetrics } from './emf-metrics.ts';
 import { jobsFromModule, type JobsModuleExports } from './jobs-module.ts';
-
-/** How long one scan may take before it re-queues the rest of its shard. */
-const DEFAULT_SCAN_BUDGET_MS = 20_000;
 
 function productionRuntime(log: Logger, metrics: LambdaMetrics): Runtime {
   return createRuntime({ onError: (error, context) => log.error(context, { error: String(error) }), ...metrics.runtimeOptions() });
@@ -44,9 +41,9 @@ export function createJobsWorker(jobs: JobsModuleExports | HandlerRegistry, opti
 /** The scanner Lambda. `CRONFENCE_SCAN_BUDGET_MS` (default 20000) bounds one scan. */
 export function createScanner(): SqsHandler {
   const log = new Logger({ serviceName: 'cronfence-scanner' });
-  const budget = Number(process.env.CRONFENCE_SCAN_BUDGET_MS ?? DEFAULT_SCAN_BUDGET_MS);
   const metrics = lambdaMetrics();
-  return metrics.flushAfter(createScannerHandler(productionRuntime(log, metrics), instanceId('scanner'), log, { scanBudgetMs: budget }));
+  const runtime = productionRuntime(log, metrics);
+  return metrics.flushAfter(createScannerHandler(runtime, instanceId('scanner'), log, { scanBudgetMs: runtime.config.scanBudgetMs }));
 }
 
 /** The tick Lambda (the per-minute rule's target). */

@@ -13,6 +13,6 @@ export {
   type HandlerLog,
   type ScannerHandlerOptions,
   type SqsHandler,
-} from '../runtime/handlers.ts';
-export { createRuntime, type Runtime, type RuntimeOptions } from '../runtime/wiring.ts';
+} from './handlers.ts';
+export { createRuntime, type Runtime, type RuntimeOptions } from './wiring.ts';
 export { loadConfig, type CronfenceConfig } from '../aws/config.ts';

@@ -13,9 +13,9 @@ import { bootstrap, createTableInput } from '../aws/bootstrap.ts';
 import { createAwsClients, destroyAwsClients, type AwsClients } from '../aws/clients.ts';
 import type { HandlerRegistry } from '../engine/define-job.ts';
 import { jobsFromModule, tableDefinition, type JobsModule, type JobsModuleExports, type LocalTable } from '../lambda/jobs-module.ts';
-import { PACKAGE_ROOT } from '../package-files.ts';
-import { ensureAwsEndpoint, type AwsEndpoint } from '../runtime/emulator.ts';
-import { createRuntime, type Runtime } from '../runtime/wiring.ts';
+import { PACKAGE_ROOT } from '../package/package-files.ts';
+import { ensureAwsEndpoint, type AwsEndpoint } from '../local/emulator.ts';
+import { createRuntime, type Runtime } from '../lambda/wiring.ts';
 import type { JobSpecInput } from '../core/job-spec.ts';
 import { runSlice, runSliceWithTakeover, type RunSliceOptions, type SliceRun, type TakeoverOptions, type TakeoverRun } from './run-slice.ts';
 

@@ -17,4 +17,4 @@ export { CronfenceTest, startCronfenceTest, type CronfenceTestOptions } from './
 export type { AttemptReport, RunSliceOptions, SliceRun, TakeoverOptions, TakeoverRun } from './run-slice.ts';
 export type { CommitRecord, HandlerEnd } from './observe.ts';
 export type { LocalTable } from '../lambda/jobs-module.ts';
-export { EmulatorSetupError, EmulatorStartError } from '../runtime/emulator.ts';
+export { EmulatorSetupError, EmulatorStartError } from '../local/emulator.ts';

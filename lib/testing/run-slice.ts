@@ -22,7 +22,7 @@ import type { BusinessWrite } from '../core/ports.ts';
 import type { LedgerRecord } from '../core/ledger.ts';
 import { LEASE_EXPIRY_MARGIN_MS, type Slice, type SliceKey } from '../core/slice.ts';
 import type { JobsModule } from '../lambda/jobs-module.ts';
-import { createRuntime, type Runtime } from '../runtime/wiring.ts';
+import { createRuntime, type Runtime } from '../lambda/wiring.ts';
 import { RunObserver, type HandlerEnd } from './observe.ts';
 import { deleteMessage, sendAndReceive } from './work-messages.ts';
 

@@ -9,7 +9,7 @@ import { queueUrl } from '../aws/sqs/queue-urls.ts';
 import { decodeWorkMessage } from '../core/messages.ts';
 import type { SliceKey } from '../core/slice.ts';
 import { isFinal } from '../core/slice.ts';
-import type { Runtime } from '../runtime/wiring.ts';
+import type { Runtime } from '../lambda/wiring.ts';
 
 const RECEIVE_TIMEOUT_MS = 15_000;
 

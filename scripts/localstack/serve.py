@@ -3,7 +3,7 @@
 Usage: .venv-localstack/bin/python serve.py [--exit-on-stdin-eof]
 
 The configuration (GATEWAY_LISTEN, SERVICES, FILESYSTEM_ROOT, ...) comes from
-the environment, set by lib/runtime/localstack.ts. This wrapper only adds
+the environment, set by lib/local/localstack.ts. This wrapper only adds
 what `python -m localstack.runtime.main` lacks: with --exit-on-stdin-eof it
 shuts LocalStack down when its stdin pipe closes, i.e. when the parent died,
 however it died (the moto wrapper scripts/emulator/serve.py does the same).

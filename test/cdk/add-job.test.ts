@@ -3,10 +3,10 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { InvalidJobSpecError } from '../../lib/core/errors.ts';
 import { DEFAULT_POLICIES } from '../../lib/core/job-spec.ts';
-import { SettlementStack } from '../../lib/cdk/examples/settlement-stack.ts';
+import { SettlementStack } from '../../app/settlement-stack.ts';
 import { JOB_RESOURCE_TYPE } from '../../lib/cdk/scheduled-job.ts';
 import { defineJob } from '../../lib/engine/define-job.ts';
-import { registry } from '../../functions/jobs/index.ts';
+import { registry } from '../../lib/example-jobs/index.ts';
 import { resourcesOf, synthScheduler, testApp } from './synth.ts';
 
 function invalid(run: () => unknown): InvalidJobSpecError {

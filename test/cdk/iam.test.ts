@@ -5,7 +5,7 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { CronScheduler } from '../../lib/cdk/cron-scheduler.ts';
-import { SettlementStack } from '../../lib/cdk/examples/settlement-stack.ts';
+import { SettlementStack } from '../../app/settlement-stack.ts';
 import { logicalIdOf, resourcesOf, testApp } from './synth.ts';
 
 interface Statement {

@@ -8,7 +8,7 @@ import { JobRepository } from '../../lib/aws/dynamo/job-repository.ts';
 import { systemClock } from '../../lib/core/clock.ts';
 import { InvalidJobSpecError } from '../../lib/core/errors.ts';
 import { JOB_RESOURCE_TYPE } from '../../lib/cdk/scheduled-job.ts';
-import { onJobEvent, type RepositoryFactory } from '../../functions/jobs-resource.ts';
+import { onJobEvent, type RepositoryFactory } from '../../lib/lambda/jobs-resource.ts';
 import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
 import { resourcesOf, synthScheduler } from './synth.ts';
 

@@ -7,7 +7,7 @@
 import { DynamoDBClient, PutItemCommand, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cancellationCodes } from '../../lib/aws/dynamo/errors.ts';
-import { RequestCounter } from '../../lib/aws/request-counter.ts';
+import { RequestMeter as RequestCounter } from '../../lib/local/request-meter.ts';
 import { createAwsClients, destroyAwsClients, type AwsClients } from '../../lib/aws/clients.ts';
 import { HangServer, injectClientFaults } from '../../lib/chaos/chaos-clients.ts';
 import type { FaultKind } from '../../lib/chaos/config.ts';

@@ -19,7 +19,7 @@ import { awsEndpoint } from '../support/aws-endpoint.ts';
 import { verifyDrillInstallation } from '../support/verify-drill.ts';
 
 
-const UNFENCED_STORE = fileURLToPath(new URL('../support/unfenced-slice-store.ts', import.meta.url));
+const UNFENCED_REPLICA = fileURLToPath(new URL('../support/unfenced-replica.ts', import.meta.url));
 
 describe('chaos drill', () => {
   it('holds every invariant under kills, pauses, scanner kills, duplicates, delays, drops, skew, lost commit replies, slow handlers, lifecycle changes, late duplicates, throttling and hung requests', { timeout: 300_000 }, async () => {
@@ -66,7 +66,7 @@ describe('chaos drill', () => {
       seed: 11,
       faults: ['pause', 'slowHandler'],
       outDir: mkdtempSync(path.join(tmpdir(), 'cronfence-chaos-broken-')),
-      replicaEnv: { CRONFENCE_SLICE_STORE_WRAPPER: UNFENCED_STORE },
+      replicaEntry: UNFENCED_REPLICA,
     });
     expect(report.faults.pause).toBeGreaterThan(0);
     expect(report.duplicates + report.zombieCommitsAccepted).toBeGreaterThan(0);

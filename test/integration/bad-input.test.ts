@@ -11,8 +11,8 @@ import { executionKey } from '../../lib/core/execution-key.ts';
 import { MAX_PAYLOAD_BYTES, type JobSpecInput } from '../../lib/core/job-spec.ts';
 import { SliceStatus } from '../../lib/core/slice.ts';
 import { defineJob, HandlerRegistry } from '../../lib/engine/define-job.ts';
-import { createWorkerHandler, type HandlerLog } from '../../lib/runtime/handlers.ts';
-import { createRuntime } from '../../lib/runtime/wiring.ts';
+import { createWorkerHandler, type HandlerLog } from '../../lib/lambda/handlers.ts';
+import { createRuntime } from '../../lib/lambda/wiring.ts';
 import { createTestInstallation, eventually, type TestInstallation } from '../support/harness.ts';
 import { enqueuedSlice, wholeSecond } from '../support/slices.ts';
 

@@ -4,8 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineJob, HandlerRegistry } from '../../lib/engine/define-job.ts';
-import { createWorkerHandler } from '../../lib/runtime/handlers.ts';
-import { SqsPoller } from '../../lib/runtime/sqs-poller.ts';
+import { createWorkerHandler } from '../../lib/lambda/handlers.ts';
+import { SqsPoller } from '../../lib/local/sqs-poller.ts';
 import { createTestInstallation, eventually, type TestInstallation } from '../support/harness.ts';
 import { businessRows, createBusinessTable } from '../support/business-table.ts';
 import { enqueuedSlice, wholeSecond } from '../support/slices.ts';

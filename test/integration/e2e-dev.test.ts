@@ -16,7 +16,7 @@ import { CronExpressionParser } from 'cron-parser';
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { LedgerRecord } from '../../lib/core/ledger.ts';
-import { createRuntime, type Runtime } from '../../lib/runtime/wiring.ts';
+import { createRuntime, type Runtime } from '../../lib/lambda/wiring.ts';
 import { awsEndpoint } from '../support/aws-endpoint.ts';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');

@@ -8,8 +8,8 @@ import { executionKey } from '../../lib/core/execution-key.ts';
 import type { LifecycleEvent } from '../../lib/core/events.ts';
 import { SliceStatus, type SliceKey } from '../../lib/core/slice.ts';
 import { defineJob, HandlerRegistry, type JobHandler } from '../../lib/engine/define-job.ts';
-import { createWorkerHandler, type HandlerLog } from '../../lib/runtime/handlers.ts';
-import { SqsPoller } from '../../lib/runtime/sqs-poller.ts';
+import { createWorkerHandler, type HandlerLog } from '../../lib/lambda/handlers.ts';
+import { SqsPoller } from '../../lib/local/sqs-poller.ts';
 import { createTestInstallation, eventually, type TestInstallation } from '../support/harness.ts';
 import { enqueuedSlice, wholeSecond } from '../support/slices.ts';
 

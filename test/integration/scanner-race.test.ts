@@ -9,7 +9,7 @@ import { decodeWorkMessage } from '../../lib/core/messages.ts';
 import { occurrencesBetween } from '../../lib/core/schedule.ts';
 import type { WorkQueue } from '../../lib/core/ports.ts';
 import { Scanner } from '../../lib/engine/scanner.ts';
-import type { Runtime } from '../../lib/runtime/wiring.ts';
+import type { Runtime } from '../../lib/lambda/wiring.ts';
 import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
 
 const START = Math.floor(Date.now() / 1000) * 1000;

@@ -21,8 +21,8 @@ import { DEFAULT_POLICIES } from '../../lib/core/job-spec.ts';
 import type { StoredJob } from '../../lib/core/ports.ts';
 import type { Slice } from '../../lib/core/slice.ts';
 import { defineJob, HandlerRegistry } from '../../lib/engine/define-job.ts';
-import { createWorkerHandler } from '../../lib/runtime/handlers.ts';
-import { SqsPoller } from '../../lib/runtime/sqs-poller.ts';
+import { createWorkerHandler } from '../../lib/lambda/handlers.ts';
+import { SqsPoller } from '../../lib/local/sqs-poller.ts';
 import { createTestInstallation, eventually, type TestInstallation } from '../support/harness.ts';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');

@@ -8,9 +8,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { defineJob, HandlerRegistry } from '../../lib/engine/define-job.ts';
-import { describeJobsModule } from '../../lib/lambda/describe-jobs-module.ts';
+import { describeJobsModule } from '../../lib/package/describe-jobs-module.ts';
 import { InvalidJobsModuleError, jobsFromModule, tableDefinition } from '../../lib/lambda/jobs-module.ts';
-import { moduleFormat } from '../../lib/runtime/fleet.ts';
+import { moduleFormat } from '../../lib/local/fleet.ts';
 
 const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures');
 const a = defineJob('a-job', async () => {});

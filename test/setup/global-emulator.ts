@@ -12,7 +12,7 @@
  * test/support/aws-endpoint.ts (which also declares ProvidedContext['awsEndpoint']).
  */
 import type { TestProject } from 'vitest/node';
-import { ensureAwsEndpoint } from '../../lib/runtime/emulator.ts';
+import { ensureAwsEndpoint } from '../../lib/local/emulator.ts';
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const aws = await ensureAwsEndpoint({

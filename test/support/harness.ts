@@ -9,7 +9,7 @@ import { bootstrap, type BootstrapResult } from '../../lib/aws/bootstrap.ts';
 import { longPollRequestTimeoutMs } from '../../lib/aws/clients.ts';
 import type { Clock } from '../../lib/core/clock.ts';
 import { RecordingEventSink } from '../../lib/core/events.ts';
-import { createRuntime, type Runtime } from '../../lib/runtime/wiring.ts';
+import { createRuntime, type Runtime } from '../../lib/lambda/wiring.ts';
 import { awsEndpoint } from './aws-endpoint.ts';
 
 export interface TestInstallation {

@@ -1,6 +1,6 @@
 /**
  * The real Worker and Scanner over the in-memory stores: what Lambda's SQS
- * event source does with a batch (lib/runtime/sqs-batch.ts decides each
+ * event source does with a batch (lib/lambda/sqs-batch.ts decides each
  * message's fate; a `delete` is deleted), and helpers to make slices and
  * wait on the engine's events instead of sleeping.
  */
@@ -14,7 +14,7 @@ import { defineJob, HandlerRegistry, type JobFunction } from '../../lib/engine/d
 import { Scanner } from '../../lib/engine/scanner.ts';
 import { Worker, type Disposition, type WorkerDeps } from '../../lib/engine/worker.ts';
 import { createMemoryInstallation, type MemoryInstallation, type ReceivedWorkMessage } from '../../lib/memory/index.ts';
-import { handleSqsBatch } from '../../lib/runtime/sqs-batch.ts';
+import { handleSqsBatch } from '../../lib/lambda/sqs-batch.ts';
 
 export interface MemoryEngine extends MemoryInstallation {
   readonly clock: Clock;

@@ -2,8 +2,8 @@
  * TEST ONLY: a deliberately broken slice store, to prove the chaos drill
  * catches a broken engine. Renewals and commits lose their fence conditions
  * (and the ledger its uniqueness condition), so a zombie keeps renewing and
- * its late commit lands. Loaded into drill replicas through
- * CRONFENCE_SLICE_STORE_WRAPPER; nothing in the product imports it.
+ * its late commit lands. The drill's replicas get it from their own entry
+ * module (unfenced-replica.ts); nothing in the product imports it.
  */
 import { TransactWriteItemsCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
@@ -12,13 +12,8 @@ import { executionKey } from '../../lib/core/execution-key.ts';
 import type { BusinessWrite, SliceStore } from '../../lib/core/ports.ts';
 import type { SliceKey } from '../../lib/core/slice.ts';
 
-interface StoreInternals {
-  readonly dynamo: DynamoDBClient;
-  readonly config: { slicesTable: string; ledgerTable: string };
-}
-
-export function wrapSliceStore(store: SliceStore): SliceStore {
-  const { dynamo, config } = store as unknown as StoreInternals;
+/** `store` with fence-free renew and commit, written through the replica's own client to its own tables. */
+export function unfencedSliceStore(store: SliceStore, { dynamo, config }: { dynamo: DynamoDBClient; config: { slicesTable: string; ledgerTable: string } }): SliceStore {
   const key = (slice: SliceKey) => marshall({ jobId: slice.jobId, scheduledAt: slice.scheduledAt });
   return Object.assign(Object.create(store) as SliceStore, {
     async renew(slice: SliceKey, _fence: number, now: number, leaseMs: number): Promise<void> {

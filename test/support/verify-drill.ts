@@ -7,7 +7,7 @@
 import { verifyInstallation } from '../../lib/aws/verify-installation.ts';
 import { effectsTableName } from '../../lib/chaos/chaos-jobs.ts';
 import type { AuditReport } from '../../lib/core/audit.ts';
-import { createRuntime } from '../../lib/runtime/wiring.ts';
+import { createRuntime } from '../../lib/lambda/wiring.ts';
 
 export interface DrillInstallation {
   /** The drill's CRONFENCE_PREFIX. */

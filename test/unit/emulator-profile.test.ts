@@ -1,6 +1,6 @@
 /** CRONFENCE_EMULATOR names the emulators ensureAwsEndpoint() starts; anything else is refused by name. */
 import { describe, expect, it } from 'vitest';
-import { EmulatorProfileError, EmulatorSetupError, emulatorProfile } from '../../lib/runtime/emulator.ts';
+import { EmulatorProfileError, EmulatorSetupError, emulatorProfile } from '../../lib/local/emulator.ts';
 
 describe('emulatorProfile', () => {
   it('is moto unless localstack is asked for', () => {

@@ -5,9 +5,8 @@
 import { executionKey } from '../core/execution-key.ts';
 import type { LifecycleEvent } from '../core/events.ts';
 import { distribution } from '../core/stats.ts';
-import type { RequestCounts } from '../aws/request-counter.ts';
-import { formatOutcome, isOutcome, ms, table } from '../cli/format.ts';
-import type { Runtime } from './wiring.ts';
+import { formatOutcome, isOutcome, ms, table } from './format.ts';
+import type { Runtime } from '../lambda/wiring.ts';
 
 export interface DevJobSummary {
   readonly jobId: string;
@@ -63,7 +62,7 @@ export class DevReport {
   }
 
   /** Reads the ledger of every job; a store that is gone is reported in the summary, not thrown. */
-  async summarize(runtime: Runtime, requests: RequestCounts): Promise<DevSummary> {
+  async summarize(runtime: Runtime, requests: Readonly<Record<string, number>>): Promise<DevSummary> {
     let jobs: DevJobSummary[] = [];
     let jobsError: string | undefined;
     try {

@@ -8,7 +8,7 @@ import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQ
 import { longPollRequestTimeoutMs } from '../aws/clients.ts';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { sleep } from '../core/clock.ts';
-import type { SqsHandler } from './handlers.ts';
+import type { SqsHandler } from '../lambda/handlers.ts';
 
 export interface PollerOptions {
   readonly sqs: SQSClient;

@@ -10,7 +10,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { PACKAGE_ROOT } from '../package-files.ts';
+import { PACKAGE_ROOT } from '../package/package-files.ts';
 
 export class EmulatorSetupError extends Error {
   override name = 'EmulatorSetupError';

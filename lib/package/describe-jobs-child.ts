@@ -6,7 +6,7 @@
  *   node --import tsx describe-jobs-child.js <jobs module path>
  */
 import { pathToFileURL } from 'node:url';
-import { jobsFromModule } from './jobs-module.ts';
+import { jobsFromModule } from '../lambda/jobs-module.ts';
 
 const [file] = process.argv.slice(2);
 try {

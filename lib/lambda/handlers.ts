@@ -44,9 +44,11 @@ export function createWorkerHandler(runtime: Runtime, workerId: string, handlers
   };
 }
 
-/** How long one scan may take before it re-queues the rest of its shard. @default 20000 */
 export interface ScannerHandlerOptions {
+  /** How long one scan may take before it re-queues the rest of its shard. @default 20000 */
   readonly scanBudgetMs?: number;
+  /** Every scan's report, as it ends (a local replica sends it to its parent). */
+  readonly onScan?: (report: ScanReport) => void;
 }
 
 export function createScannerHandler(runtime: Runtime, scannerId: string, log: HandlerLog, options: ScannerHandlerOptions = {}): SqsHandler {
@@ -66,6 +68,7 @@ export function createScannerHandler(runtime: Runtime, scannerId: string, log: H
         );
         if (report.incomplete) await runtime.scanQueue.send([{ shard }]);
         logScan(log, scannerId, report);
+        options.onScan?.(report);
         return 'delete';
       },
       batchHooks(runtime, 'scan', log),

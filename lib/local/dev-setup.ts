@@ -8,13 +8,13 @@
 import { CreateTableCommand, ResourceInUseException, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import { bootstrap, createTableInput } from '../aws/bootstrap.ts';
 import type { TableDefinition } from '../aws/schema.ts';
-import { EXAMPLE_JOBS, PAYOUTS_TABLE, payoutsTableName } from '../../functions/jobs/examples.ts';
-import { registry } from '../../functions/jobs/index.ts';
+import { EXAMPLE_JOBS, PAYOUTS_TABLE, payoutsTableName } from '../example-jobs/examples.ts';
+import { registry } from '../example-jobs/index.ts';
 import type { JobSpecInput } from '../core/job-spec.ts';
 import type { StoredJob } from '../core/ports.ts';
-import type { JobsModuleDescription } from '../lambda/describe-jobs-module.ts';
+import type { JobsModuleDescription } from '../package/describe-jobs-module.ts';
 import { tableDefinition } from '../lambda/jobs-module.ts';
-import type { Runtime } from './wiring.ts';
+import type { Runtime } from '../lambda/wiring.ts';
 
 /** The schedule a handler gets in dev when its module declares no `schedules`. */
 export const DEFAULT_DEV_SCHEDULE = '*/5 * * * * *';

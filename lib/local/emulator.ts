@@ -10,12 +10,12 @@
  * process.env so that child processes (and the AWS SDK's default config
  * chain) pick them up. Which emulators, by CRONFENCE_EMULATOR:
  * - `moto` (the default): our serialized moto serves everything.
- * - `localstack`: LocalStack (host mode, lib/runtime/localstack.ts) serves
+ * - `localstack`: LocalStack (host mode, lib/local/localstack.ts) serves
  *   SQS and EventBridge as AWS_ENDPOINT_URL, and our moto serves DynamoDB as
  *   AWS_ENDPOINT_URL_DYNAMODB (LocalStack's DynamoDB is Amazon's DynamoDB
  *   Local, which we do not use). See docs/localstack.md.
  *
- * No emulator outlives this process (lib/runtime/emulator-child.ts).
+ * No emulator outlives this process (lib/local/emulator-child.ts).
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -29,6 +29,7 @@ import {
   spawnEmulatorChild,
   waitUntilAnswering,
 } from './emulator-child.ts';
+import { localConfig } from '../aws/config.ts';
 import { startLocalStack } from './localstack.ts';
 
 export { EmulatorSetupError, EmulatorStartError };
@@ -208,7 +209,7 @@ export async function ensureAwsEndpoint(opts: EmulatorOptions = {}): Promise<Aws
     return { endpoint: existing, endpointEnv: endpointVariables(), stop: async () => {} };
   }
 
-  const { env, stops } = await startProfile(emulatorProfile(process.env.CRONFENCE_EMULATOR), opts);
+  const { env, stops } = await startProfile(emulatorProfile(localConfig().emulator), opts);
   const setByUs: Record<string, string> = { ...env };
   for (const [name, value] of Object.entries(ENV_DEFAULTS)) {
     if (!process.env[name]) setByUs[name] = value;

@@ -1,9 +1,12 @@
 /**
- * A client middleware that records, besides what RequestCounter counts, what
- * each AWS request moved: items read and written, DynamoDB request units by
- * AWS's rules (request-units.ts), SQS messages, EventBridge entries. It sits
- * just outside the deserializer, below the retry middleware, so each HTTP
- * attempt counts, as AWS bills; a refused conditional write consumes its units too.
+ * The one request meter: a client middleware that counts every AWS request a
+ * process makes, per service.Operation, and what each moved: items read and
+ * written, DynamoDB request units by AWS's rules (request-units.ts), SQS
+ * messages, EventBridge entries. Every local replica carries one: `cronfence
+ * dev` and the chaos drill report its request counts, the bench its units.
+ * It sits just outside the deserializer, below the retry middleware, so each
+ * HTTP attempt counts, as AWS bills; a refused conditional write consumes its
+ * units too.
  *
  * Sizes of items it has not seen whole (an update's target) are learned from
  * earlier puts, reads and ALL_NEW/ALL_OLD replies in the same process; an
@@ -44,7 +47,7 @@ export const REQUEST_KINDS = [
 export type RequestKind = (typeof REQUEST_KINDS)[number];
 
 export interface MeterSnapshot {
-  /** Requests by service.Operation, as RequestCounter names them. */
+  /** Requests by service.Operation (`dynamo.PutItem`, `sqs.ReceiveMessage`). */
   readonly requests: Record<string, number>;
   readonly kinds: Record<RequestKind, number>;
   /** Items inside TransactWriteItems requests. */
@@ -71,15 +74,22 @@ const SIZE_CACHE_LIMIT = 200_000;
 /** Keys plus a status and a scan id: what the sweep index projects. */
 const SMALL_PROJECTION_BYTES = 100;
 
-export class CapacityMeter {
+export class RequestMeter {
   private readonly tables = new Map<string, TableShape>();
   private readonly sizes = new Map<string, number>();
   private data = emptySnapshot();
 
-  constructor(config: Pick<CronfenceConfig, 'jobsTable' | 'slicesTable' | 'ledgerTable'>) {
+  /** @param config the tables whose keys and indexes it knows (without it, no index write units are counted). */
+  constructor(config?: Pick<CronfenceConfig, 'jobsTable' | 'slicesTable' | 'ledgerTable'>) {
+    if (!config) return;
     this.tables.set(config.jobsTable, shape(JOBS_TABLE));
     this.tables.set(config.slicesTable, shape(SLICES_TABLE));
     this.tables.set(config.ledgerTable, shape(LEDGER_TABLE));
+  }
+
+  /** Requests so far by service.Operation (live, not a copy). */
+  get counts(): Readonly<Record<string, number>> {
+    return this.data.requests;
   }
 
   attach(clients: AwsClients): this {
@@ -100,7 +110,7 @@ export class CapacityMeter {
       (client.middlewareStack as MiddlewareStack<object, object>).addRelativeTo(meter, {
         relation: 'before',
         toMiddleware: 'deserializerMiddleware',
-        name: `cronfenceCapacityMeter-${service}`,
+        name: `cronfenceRequestMeter-${service}`,
       });
     }
     return this;

@@ -49,8 +49,7 @@ export interface RuntimeOptions {
 }
 
 export function createRuntime(options: RuntimeOptions = {}): Runtime {
-  const env = options.env ?? process.env;
-  const config = loadConfig(env);
+  const config = loadConfig(options.env);
   const clients = options.clients ?? createAwsClients();
   const clock = options.clock ?? systemClock;
   const onError = options.onError ?? (() => {});
@@ -61,12 +60,10 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const slices = (options.wrapSlices ?? identity)(new DynamoSliceStore(clients.dynamo, config));
   const schedules = new DynamoScheduleStore(clients.dynamo, config);
   const workQueue = (options.wrapWorkQueue ?? identity)(
-    new SqsWorkQueue(clients.sqs, () => queueUrl(clients.sqs, config.workQueueName, env.CRONFENCE_WORK_QUEUE_URL)),
+    new SqsWorkQueue(clients.sqs, () => queueUrl(clients.sqs, config.workQueueName, config.queueUrls.work)),
   );
-  const scanQueue = new SqsScanQueue(clients.sqs, () => queueUrl(clients.sqs, config.scanQueueName, env.CRONFENCE_SCAN_QUEUE_URL));
-  const deadLetters = new SqsDeadLetterSink(clients.sqs, () =>
-    queueUrl(clients.sqs, config.deadLetterQueueName, env.CRONFENCE_DEAD_LETTER_QUEUE_URL),
-  );
+  const scanQueue = new SqsScanQueue(clients.sqs, () => queueUrl(clients.sqs, config.scanQueueName, config.queueUrls.scan));
+  const deadLetters = new SqsDeadLetterSink(clients.sqs, () => queueUrl(clients.sqs, config.deadLetterQueueName, config.queueUrls.deadLetter));
   return {
     config,
     clients,

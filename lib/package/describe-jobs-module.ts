@@ -11,8 +11,8 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { JobSpecInput } from '../core/job-spec.ts';
-import { BUILD, packageFile } from '../package-files.ts';
-import { InvalidJobsModuleError, type LocalTable } from './jobs-module.ts';
+import { BUILD, packageFile } from './package-files.ts';
+import { InvalidJobsModuleError, type LocalTable } from '../lambda/jobs-module.ts';
 
 export interface JobsModuleDescription {
   /** The module's absolute path. */
@@ -51,5 +51,5 @@ export function tsxLoaderUrl(): string {
 
 /** The child always runs as ESM (the CommonJS build has no copy of it). */
 function describeChild(): string {
-  return packageFile('lib/lambda/describe-jobs-child.ts', BUILD === 'cjs' ? 'esm' : BUILD);
+  return packageFile('lib/package/describe-jobs-child.ts', BUILD === 'cjs' ? 'esm' : BUILD);
 }

@@ -9,7 +9,7 @@
  * real SQS ListQueues call succeeds. DynamoDB stays on our moto: LocalStack's
  * DynamoDB is Amazon's DynamoDB Local, which we neither download nor run.
  *
- * It never outlives this process (lib/runtime/emulator-child.ts), and its
+ * It never outlives this process (lib/local/emulator-child.ts), and its
  * FILESYSTEM_ROOT (.localstack/<pid>-<port>/, gitignored) goes with it.
  */
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';

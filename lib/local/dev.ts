@@ -12,16 +12,16 @@
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { CronfenceError } from '../core/errors.ts';
 import { tick } from '../engine/ticker.ts';
 import { destroyAwsClients } from '../aws/clients.ts';
-import { describeJobsModule, type JobsModuleDescription } from '../lambda/describe-jobs-module.ts';
-import { PACKAGE_ROOT } from '../package-files.ts';
+import { localConfig } from '../aws/config.ts';
+import { describeJobsModule, type JobsModuleDescription } from '../package/describe-jobs-module.ts';
+import { PACKAGE_ROOT } from '../package/package-files.ts';
 import { DevReport, type DevSummary } from './dev-report.ts';
 import { prepareDevEnvironment, prepareModuleEnvironment, registerExampleJobs, registerModuleJobs } from './dev-setup.ts';
 import { emulatorProfile, ensureAwsEndpoint } from './emulator.ts';
 import { ReplicaFleet } from './fleet.ts';
-import { createRuntime, type Runtime } from './wiring.ts';
+import { createRuntime, type Runtime } from '../lambda/wiring.ts';
 
 export type { DevJobSummary, DevSummary } from './dev-report.ts';
 
@@ -52,7 +52,7 @@ export async function runDev(options: DevOptions): Promise<DevSummary> {
     report.say(
       process.env.AWS_ENDPOINT_URL
         ? `using AWS_ENDPOINT_URL=${process.env.AWS_ENDPOINT_URL}`
-        : `starting the local AWS emulator (${emulatorProfile(process.env.CRONFENCE_EMULATOR)})…`,
+        : `starting the local AWS emulator (${emulatorProfile(localConfig().emulator)})…`,
     );
     const endpoint = await ensureAwsEndpoint({ repoRoot: PACKAGE_ROOT, log: (line) => report.say(`  ${line}`) });
     report.begin();
@@ -88,13 +88,7 @@ export async function runDev(options: DevOptions): Promise<DevSummary> {
 async function startReplicas(fleet: ReplicaFleet, options: DevOptions, report: DevReport): Promise<void> {
   for (let i = 1; i <= options.scanners; i++) fleet.spawn('scanner', `scanner-${i}`);
   for (let i = 1; i <= options.workers; i++) fleet.spawn('worker', `worker-${i}`);
-  const replicas = fleet.list();
-  await Promise.all(replicas.map((replica) => replica.ready));
-  const failed = replicas.find((replica) => !fleet.isAlive(replica));
-  if (failed) {
-    const log = path.join(options.stateDir, 'replicas.log');
-    throw new CronfenceError(`replica ${failed.id} exited before it was ready (exit code ${String(failed.process.exitCode)}); its output is in ${log}`);
-  }
+  await fleet.whenReady();
   report.say(`${options.scanners} scanners and ${options.workers} workers running; logs in ${path.join(options.stateDir, 'replicas.log')}`);
 }
 

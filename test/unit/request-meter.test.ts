@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CapacityMeter } from '../../lib/bench/capacity-meter.ts';
+import { RequestMeter } from '../../lib/local/request-meter.ts';
 import {
   indexWritesForPut,
   indexWritesForUpdate,
@@ -9,7 +9,7 @@ import {
   updatedAttributes,
   writeRequestUnits,
   type IndexShape,
-} from '../../lib/bench/request-units.ts';
+} from '../../lib/local/request-units.ts';
 
 const SWEEP: IndexShape = { indexName: 'sweep', keyAttributes: ['sweepShard', 'sweepAt'], projected: ['status', 'scanId'] };
 
@@ -69,11 +69,11 @@ describe('index writes', () => {
   });
 });
 
-describe('CapacityMeter', () => {
+describe('RequestMeter', () => {
   const config = { jobsTable: 'p-jobs', slicesTable: 'p-slices', ledgerTable: 'p-ledger' };
 
   it('counts a transaction, a renewal learned from a claim, and an index query', () => {
-    const meter = new CapacityMeter(config);
+    const meter = new RequestMeter(config);
     const slice = { jobId: { S: 'j' }, scheduledAt: { N: '1000' }, status: { S: 'ENQUEUED' }, sweepShard: { N: '0' }, sweepAt: { N: '5' } };
     meter.record('dynamo', 'TransactWriteItems', { TransactItems: [{ Put: { TableName: 'p-slices', Item: slice } }, { Put: { TableName: 'p-ledger', Item: { executionKey: { S: 'k' } } } }] }, {}, undefined);
     meter.record('dynamo', 'UpdateItem', { TableName: 'p-slices', Key: { jobId: { S: 'j' }, scheduledAt: { N: '1000' } }, UpdateExpression: 'SET leaseExpiresAt = :expires' }, {}, undefined);

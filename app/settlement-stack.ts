@@ -5,10 +5,10 @@
  */
 import { Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { PAYOUTS_TABLE, everyFiveSeconds, everyMinute, merchantSettlement } from '../../../functions/jobs/examples.ts';
-import { CronScheduler } from '../cron-scheduler.ts';
-import type { CronSchedulerProps } from '../props.ts';
-import { schemaTable } from '../schema-resources.ts';
+import { PAYOUTS_TABLE, everyFiveSeconds, everyMinute, merchantSettlement } from '../lib/example-jobs/examples.ts';
+import { CronScheduler } from '../lib/cdk/cron-scheduler.ts';
+import type { CronSchedulerProps } from '../lib/cdk/props.ts';
+import { schemaTable } from '../lib/cdk/schema-resources.ts';
 
 export interface SettlementStackProps extends StackProps {
   /** Passed to the CronScheduler. @default shardCount 4, everything else the construct's defaults */

@@ -3,9 +3,10 @@
  * a 5-field cron every minute, and the merchant settlement from the story,
  * which writes its payout row in the same transaction as its commit.
  */
-import type { JobSpecInput } from '../../lib/core/job-spec.ts';
-import type { TableDefinition } from '../../lib/aws/schema.ts';
-import { defineJob } from '../../lib/engine/define-job.ts';
+import type { JobSpecInput } from '../core/job-spec.ts';
+import { examplePayoutsTable } from '../aws/config.ts';
+import type { TableDefinition } from '../aws/schema.ts';
+import { defineJob } from '../engine/define-job.ts';
 
 /** The settlement's business table (not part of cronfence's own schema). */
 export const PAYOUTS_TABLE: TableDefinition = {
@@ -14,8 +15,8 @@ export const PAYOUTS_TABLE: TableDefinition = {
   globalSecondaryIndexes: [],
 };
 
-export function payoutsTableName(prefix = process.env.CRONFENCE_PREFIX ?? 'cronfence'): string {
-  return process.env.CRONFENCE_PAYOUTS_TABLE ?? `${prefix}-${PAYOUTS_TABLE.logicalName}`;
+export function payoutsTableName(prefix?: string): string {
+  return examplePayoutsTable(prefix);
 }
 
 export const everyFiveSeconds = defineJob('every-5-seconds', async (ctx) => {

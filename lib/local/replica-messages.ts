@@ -1,0 +1,32 @@
+/**
+ * What a replica process and its parent (lib/local/fleet.ts) say to each
+ * other over the IPC channel: one discriminated union each way, so that the
+ * parent switches on `kind` with the compiler checking every case, and no
+ * report travels as log text.
+ */
+import type { LifecycleEvent } from '../core/events.ts';
+import type { ScanReport } from '../engine/scanner.ts';
+import type { MeterSnapshot } from './request-meter.ts';
+
+export type ReplicaRole = 'scanner' | 'worker';
+
+/** Replica -> parent. */
+export type ReplicaMessage =
+  /** Its poller is about to start. */
+  | { readonly kind: 'ready'; readonly role: ReplicaRole; readonly id: string }
+  /** A lifecycle event of the engine (the replica's entry may leave some out). */
+  | { readonly kind: 'event'; readonly event: LifecycleEvent }
+  /** A scanner finished one scan of a shard; `at` is its clock then. */
+  | { readonly kind: 'scan'; readonly report: ScanReport; readonly at: number }
+  /** The chaos replica injected a fault into itself (into a request for this slice, when it knows one). */
+  | { readonly kind: 'fault'; readonly fault: string; readonly executionKey?: string }
+  /** A worker renewed a lease (the chaos drill checks renewals against fences). */
+  | { readonly kind: 'renewed'; readonly executionKey: string; readonly fence: number; readonly at: number }
+  /** Its request meter: on the parent's request, and once more (`final`) as it exits. */
+  | { readonly kind: 'meter'; readonly snapshot: MeterSnapshot; readonly final: boolean };
+
+/** Parent -> replica: send your meter now. */
+export type ParentMessage = { readonly kind: 'meter' };
+
+/** The messages the fleet hands to its owner as they come (fault and renewal reports). */
+export type ReplicaReport = Extract<ReplicaMessage, { kind: 'fault' | 'renewed' }>;
