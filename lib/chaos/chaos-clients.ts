@@ -28,6 +28,7 @@ import { RequestThrottled, SQSServiceException } from '@aws-sdk/client-sqs';
 import type { FinalizeRequestMiddleware, HttpRequest, MiddlewareStack } from '@smithy/types';
 import type { AwsClients } from '../aws/clients.ts';
 import { executionKey } from '../core/execution-key.ts';
+import { decodeWorkMessage } from '../core/messages.ts';
 import type { ReplicaChaosConfig } from './config.ts';
 import type { FaultReporter } from './chaos-ports.ts';
 import type { SeededRandom } from './random.ts';
@@ -90,13 +91,15 @@ function clientFaults(service: Service, options: ClientFaultOptions): FinalizeRe
   const { config, random, report } = options;
   // Tries still to refuse, per call: the context object is the same for every try of one call.
   const refusals = new WeakMap<object, number>();
+  const received = new ReceivedSlices();
   return (next, context) => async (args) => {
     const command = String(context.commandName ?? '');
     if (EXEMPT_COMMANDS.has(command)) return next(args);
+    const slice = service === 'dynamo' ? sliceNamedBy(args.input) : received.sliceOf(args.input);
     if (!refusals.has(context)) {
       const throttled = random.chance(config.throttleRate);
       refusals.set(context, throttled ? random.pick([1, 1, 1, 2, 2, 3]) : 0);
-      if (throttled) report('throttle', sliceNamedBy(args.input));
+      if (throttled) report('throttle', slice);
     }
     const left = refusals.get(context) ?? 0;
     if (left > 0) {
@@ -104,11 +107,41 @@ function clientFaults(service: Service, options: ClientFaultOptions): FinalizeRe
       throw refusal(service, command, args.request as HttpRequest, random);
     }
     if (options.hangServer && random.chance(config.hangRate)) {
-      report('hang', sliceNamedBy(args.input));
+      report('hang', slice);
       return next({ ...args, request: toHangServer(args.request as HttpRequest, options.hangServer.port) });
     }
-    return next(args);
+    const result = await next(args);
+    if (service === 'sqs') received.note(command, args.input, result.output);
+    return result;
   };
+}
+
+/**
+ * Which slice each received work message names, by receipt handle, so a
+ * fault on a visibility change or delete can be tied to its slice too. Only
+ * this replica's own receives; forgotten on delete (and past a bound).
+ */
+class ReceivedSlices {
+  private readonly byHandle = new Map<string, string>();
+
+  note(command: string, input: unknown, output: unknown): void {
+    if (command === 'DeleteMessageCommand') this.byHandle.delete(String((input as { ReceiptHandle?: string }).ReceiptHandle));
+    if (command !== 'ReceiveMessageCommand') return;
+    for (const message of (output as { Messages?: { Body?: string; ReceiptHandle?: string }[] }).Messages ?? []) {
+      try {
+        const key = decodeWorkMessage(message.Body ?? '');
+        if (message.ReceiptHandle) this.byHandle.set(message.ReceiptHandle, executionKey(key.jobId, key.scheduledAt));
+      } catch {
+        // A scan request or a bogus body: no slice to tie a fault to.
+      }
+    }
+    if (this.byHandle.size > 10_000) this.byHandle.delete(this.byHandle.keys().next().value as string);
+  }
+
+  sliceOf(input: unknown): string | undefined {
+    const handle = (input as { ReceiptHandle?: string }).ReceiptHandle;
+    return handle === undefined ? undefined : this.byHandle.get(handle);
+  }
 }
 
 /** The execution key of the slice a DynamoDB request reads or writes, if any (the checker ties the fault to its slice). */

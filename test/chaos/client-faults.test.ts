@@ -4,7 +4,10 @@
  * nothing, and the server saw only the tries that were let through), and a
  * hung try meets the client's real request timeout.
  */
-import { DynamoDBClient, PutItemCommand, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, GetItemCommand, PutItemCommand, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
+import { ChangeMessageVisibilityCommand, ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { sliceKeyItem } from '../../lib/aws/dynamo/items.ts';
+import { executionKey } from '../../lib/core/execution-key.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cancellationCodes } from '../../lib/aws/dynamo/errors.ts';
 import { RequestMeter as RequestCounter } from '../../lib/local/request-meter.ts';
@@ -13,7 +16,7 @@ import { HangServer, injectClientFaults } from '../../lib/chaos/chaos-clients.ts
 import type { FaultKind } from '../../lib/chaos/config.ts';
 import { SeededRandom } from '../../lib/chaos/random.ts';
 import { businessRow, createBusinessTable } from '../support/business-table.ts';
-import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
+import { createTestInstallation, eventually, type TestInstallation } from '../support/harness.ts';
 
 let installation: TestInstallation;
 let table: string;
@@ -53,6 +56,29 @@ describe('throttle at the client boundary', () => {
     for (const { id, error } of outcomes) expect(await businessRow(installation, table, id)).toEqual(error ? undefined : { id });
     // Only the calls that went through reached the server, each once.
     expect(counter.counts['dynamo.PutItem']).toBe(outcomes.length - refused.length);
+  });
+
+  it('ties each fault to the slice its request is about: a DynamoDB key, or the receipt handle of a received work message', { timeout: 60_000 }, async () => {
+    const clients = createAwsClients();
+    const faults: { fault: FaultKind; slice?: string }[] = [];
+    const workQueue = installation.resources.queueUrls.work;
+    const key = { jobId: 'tied', scheduledAt: Date.parse('2026-12-01T10:00:00Z') };
+    await installation.runtime.workQueue.send([{ ...key, delaySeconds: 0 }]);
+    const received = await eventually(async () => (await installation.receive(workQueue, 1))[0]);
+    // Let the receive go first (it ties the handle), then every call is throttled once.
+    await installation.runtime.workQueue.hide(received.ReceiptHandle!, 0);
+    injectClientFaults(clients, { config: { throttleRate: 1, hangRate: 0 }, random: new SeededRandom(5), report: (fault, slice) => faults.push({ fault, slice }) });
+    try {
+      const message = await eventually(async () => (await clients.sqs.send(new ReceiveMessageCommand({ QueueUrl: workQueue, MaxNumberOfMessages: 1 }))).Messages?.[0]);
+      await clients.sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: workQueue, ReceiptHandle: message.ReceiptHandle!, VisibilityTimeout: 5 })).catch(() => undefined);
+      await clients.dynamo.send(new GetItemCommand({ TableName: installation.runtime.config.slicesTable, Key: sliceKeyItem(key) })).catch(() => undefined);
+    } finally {
+      destroyAwsClients(clients);
+    }
+    const tied = executionKey(key.jobId, key.scheduledAt);
+    expect(faults.filter((f) => f.slice === tied).length).toBeGreaterThanOrEqual(2);
+    expect(faults.at(-1)).toEqual({ fault: 'throttle', slice: tied });
+    expect(faults.at(-2)).toEqual({ fault: 'throttle', slice: tied });
   });
 
   it('answers some transactions with a cancellation naming one item ThrottlingError, which the SDK does not retry and which wrote nothing', { timeout: 60_000 }, async () => {
