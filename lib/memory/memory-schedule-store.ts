@@ -54,28 +54,6 @@ export class InMemoryScheduleStore implements ScheduleStore {
    * owner, error and skip reason are gone. (Like the DynamoDB write, it keeps
    * an older claim's claimToken: every claim brings a fresh one.)
    */
-  /** The MISSED record of a range, as lib/aws/dynamo/advance-job.ts writes it. */
-  private missedRow(job: StoredJob, missed: MissedRange, now: number, previous: SliceRow | undefined): SliceRow {
-    return {
-      jobId: job.id,
-      scheduledAt: missed.from,
-      status: SliceStatus.Missed,
-      fence: previous?.fence ?? 0,
-      attempts: 0,
-      generation: job.generation,
-      handler: job.handler,
-      policies: structuredClone(job.policies),
-      shard: job.shard,
-      leaseMs: job.policies.leaseMs,
-      claimSweepMs: job.policies.timeoutMs + this.tables.sweepGraceMs,
-      missedUntil: missed.to,
-      missedCount: missed.count,
-      finishedAt: now,
-      createdAt: now,
-      claimToken: previous?.claimToken,
-    };
-  }
-
   private newRow(job: StoredJob, slice: NewSlice, now: number, previous: SliceRow | undefined): SliceRow {
     return {
       jobId: slice.jobId,
@@ -96,5 +74,16 @@ export class InMemoryScheduleStore implements ScheduleStore {
       createdAt: now,
       claimToken: previous?.claimToken,
     };
+  }
+
+  /** The MISSED record of a range, as lib/aws/dynamo/advance-job.ts writes it: final, so out of the sweep index. */
+  private missedRow(job: StoredJob, missed: MissedRange, now: number, previous: SliceRow | undefined): SliceRow {
+    const { payload: _payload, sweepShard: _sweepShard, sweepAt: _sweepAt, scanId: _scanId, ...row } = this.newRow(
+      job,
+      { jobId: job.id, scheduledAt: missed.from, sweepAt: 0 },
+      now,
+      previous,
+    );
+    return { ...row, status: SliceStatus.Missed, missedUntil: missed.to, missedCount: missed.count, finishedAt: now };
   }
 }
