@@ -15,7 +15,8 @@
  *   worker's heartbeat does); lateness = received again - (change's reply + 3 s):
  *   how much later than the lease a dead worker's slice resurfaces.
  * - orphanedPoll: a child process opens a long poll (2 s, as the local
- *   poller's) and is SIGKILLed 0.5 s later; then a message is sent;
+ *   poller's were until it moved to 1 s: test/integration/orphaned-poll.test.ts)
+ *   and is SIGKILLed 0.5 s later; then a message is sent;
  *   lateness = received - sent. The server does not know the
  *   poller is gone: if the dead poll takes the message, it comes back only
  *   after the queue's visibility timeout (3 s here, as the work queue's).
