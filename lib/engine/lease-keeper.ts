@@ -119,6 +119,27 @@ export class LeaseKeeper {
     }
   }
 
+  /** Could the message surface before the renewal after `now` lands: is the last extension SQS accepted that old? */
+  private mayBeVisible(now: number): boolean {
+    return now - this.lastHiddenAt > this.options.visibilitySeconds * 1000 - this.options.heartbeatMs;
+  }
+
+  /**
+   * A slow extension still in flight keeps the message hidden once it lands: wait for it while there is still time
+   * to disarm after it (until half a heartbeat before the message could surface), so a slow but successful
+   * extension does not disarm the fast takeover (a drill saw an 8-9 s failover after such a disarm).
+   */
+  private async awaitExtensionInFlight(): Promise<void> {
+    if (this.hiding === undefined) return;
+    const surfacesAt = this.lastHiddenAt + this.options.visibilitySeconds * 1000;
+    const budget = new AbortController();
+    try {
+      await Promise.race([this.hiding, sleep(surfacesAt - this.options.heartbeatMs / 2 - this.clock.now(), budget.signal).catch(() => {})]);
+    } finally {
+      budget.abort();
+    }
+  }
+
   /** One extension at a time; its send time counts once SQS accepted it. */
   private extendVisibility(sentAt: number): void {
     if (this.hiding !== undefined || this.stopped.signal.aborted) return;
@@ -144,8 +165,8 @@ export class LeaseKeeper {
     const { key, fence, leaseMs } = this.options;
     // The message may surface before the next heartbeat (extensions failing or hung): then a standby given it would
     // take over a holder that still renews. This renewal disarms that takeover; failover falls back to the lease.
-    const mayBeVisible = this.options.overtakeable || now - this.lastHiddenAt > this.options.visibilitySeconds * 1000 - this.options.heartbeatMs;
-    const disarm = !this.disarmed && mayBeVisible;
+    if (!this.disarmed && !this.options.overtakeable && this.mayBeVisible(now)) await this.awaitExtensionInFlight();
+    const disarm = !this.disarmed && (this.options.overtakeable === true || this.mayBeVisible(now));
     const renewal = this.slices.renew(key, fence, now, leaseMs, disarm).then(() => {
       if (disarm) this.disarmed = true;
     });

@@ -87,6 +87,21 @@ describe('LeaseKeeper', () => {
     expect(keeper.lost).toBe(false);
   });
 
+  it('a slow extension that lands before the message could surface is waited for, and does not disarm the takeover', async () => {
+    // Heartbeat 200 ms, visibility 1 s: the renewal at about 800 ms sees no extension accepted since the claim, but
+    // the one sent at 200 ms lands at 850 ms, before the 900 ms by which a disarm would have to be sent.
+    const calls: string[] = [];
+    let hides = 0;
+    const slices = { renew: async (_k: unknown, _f: number, _n: number, _l: number, disarm?: boolean) => void calls.push(disarm ? 'renew+disarm' : 'renew') } as unknown as SliceStore;
+    const queue = { send: async () => {}, hide: async () => (hides++ === 0 ? wait(650) : undefined) };
+    const keeper = new LeaseKeeper(slices, queue, systemClock, { key, fence: 1, leaseMs: 2000, heartbeatMs: 200, visibilitySeconds: 1, receiptHandle: 'r', claimedAt: Date.now() });
+    keeper.start();
+    await wait(1300);
+    await keeper.stop();
+    expect(calls.length).toBeGreaterThanOrEqual(5);
+    expect(calls).not.toContain('renew+disarm');
+  });
+
   it('after a slow claim whose message was kept hidden meanwhile, the first renewal is at once and does not disarm', async () => {
     // Claimed 1.5 s ago (more than the 960 ms threshold), but the claim phase extended the message 100 ms ago.
     const { keeper, calls } = keeperWith(async () => {}, Date.now() - 1500, () => new Promise<void>(() => {}), Date.now() - 100);
