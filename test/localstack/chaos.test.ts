@@ -17,13 +17,16 @@ import { runDrill } from '../../lib/chaos/drill.ts';
 import { FAILOVER_GOAL_MS } from '../../lib/chaos/report.ts';
 
 /**
- * The holder's message is back 3 s after its last heartbeat, up to 1 s late on
- * LocalStack. If a worker killed in the last 2 s still has a long poll open on
- * the server, that dead poll takes the message and hides it for the work
- * queue's 3 s visibility, again up to 1 s late (scripts/sqs-timing.ts,
- * orphanedPoll: moto and LocalStack alike). 3 + 1 + 3 + 1 s + the claim.
+ * The fast path: the holder's message is back 3 s after its last heartbeat,
+ * up to 1 s late on LocalStack, and a standby claims it. The slow path, taken
+ * on purpose when the holder's visibility extensions were not confirmed in
+ * time (LocalStack's SQS is sometimes slower than a heartbeat under the
+ * drill's load): the holder's renewal disarms that takeover, so a standby
+ * claims on the lease's expiry: the disarming renewal (up to 1.5 s after the
+ * last heartbeat) + lease 4 s + skew margin 4 s + clocks up to 4 s apart +
+ * LocalStack's 1 s tick, about 14.5 s. docs/localstack.md.
  */
-const LOCALSTACK_FAILOVER_BOUND_MS = 9000;
+const LOCALSTACK_FAILOVER_BOUND_MS = 15_000;
 
 describe('chaos drill on the LocalStack profile', () => {
   it('holds every invariant, failover within what LocalStack timers allow', { timeout: 300_000 }, async () => {
