@@ -1,0 +1,44 @@
+/**
+ * The short drill CI runs, on moto (test/chaos/drill.test.ts) and on the
+ * LocalStack profile (test/localstack/chaos.test.ts): one set of settings,
+ * every fault kind on, and one set of checks that every fault was injected
+ * and every correctness invariant held exactly. Each file adds its own
+ * failover bound.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { expect } from 'vitest';
+import { FAULT_KINDS } from '../../lib/chaos/config.ts';
+import { runDrill } from '../../lib/chaos/drill.ts';
+import type { ChaosReport } from '../../lib/chaos/report.ts';
+
+export function runCiDrill(outPrefix: string): Promise<ChaosReport> {
+  return runDrill({
+    scanners: 2,
+    workers: 3,
+    jobs: 80,
+    durationSeconds: 60,
+    seed: 7,
+    faults: FAULT_KINDS,
+    outDir: mkdtempSync(path.join(tmpdir(), outPrefix)),
+  });
+}
+
+export function expectFaultsInjectedAndInvariantsHeld(report: ChaosReport): void {
+  expect(report.expectedOccurrences).toBeGreaterThan(100);
+  expect(report.faults.kill + report.faults.pause).toBeGreaterThan(0);
+  expect(report.faults.duplicate + report.faults.drop + report.faults.ambiguousCommit).toBeGreaterThan(0);
+  expect(report.faults.lifecycle).toBeGreaterThan(5);
+  expect(report.faults.lateDuplicate).toBeGreaterThan(0);
+  expect(report.faults.throttle).toBeGreaterThan(0);
+  expect(report.faults.hang).toBeGreaterThan(0);
+  expect(report.duplicates).toBe(0);
+  expect(report.missed).toBe(0);
+  expect(report.zombieCommitsAccepted).toBe(0);
+  expect(report.fenceViolations).toBe(0);
+  expect(report.healthyHoldersDisplaced).toBe(0);
+  expect(report.committedThenDead).toBe(0);
+  expect(report.succeededWithoutWrites).toBe(0);
+  expect(report.failover.count).toBeGreaterThan(0);
+}
