@@ -8,7 +8,7 @@
  * code change.
  */
 import { z } from 'zod';
-import { DEAD_LETTER_QUEUE, EVENT_BUS_LOGICAL_NAME, JOBS_TABLE, LEDGER_TABLE, SCAN_QUEUE, SLICES_TABLE, WORK_QUEUE } from './schema.ts';
+import { DEAD_LETTER_QUEUE, EVENT_BUS_LOGICAL_NAME, JOBS_TABLE, SCAN_QUEUE, SLICES_TABLE, WORK_QUEUE } from './schema.ts';
 import { InvalidJobSpecError } from '../core/errors.ts';
 
 type Env = Record<string, string | undefined>;
@@ -38,7 +38,6 @@ const VARIABLES = {
   CRONFENCE_PREFIX: [text(), { scope: 'runtime', default: 'cronfence', description: 'Prefix of every resource name below that is not set itself (`<prefix>-jobs`, ...).' }],
   CRONFENCE_JOBS_TABLE: [text(), { scope: 'runtime', default: named(JOBS_TABLE.logicalName), description: 'The jobs table (set by the construct).' }],
   CRONFENCE_SLICES_TABLE: [text(), { scope: 'runtime', default: named(SLICES_TABLE.logicalName), description: 'The slices table (set by the construct).' }],
-  CRONFENCE_LEDGER_TABLE: [text(), { scope: 'runtime', default: named(LEDGER_TABLE.logicalName), description: 'The ledger table (set by the construct).' }],
   CRONFENCE_WORK_QUEUE: [text(), { scope: 'runtime', default: named(WORK_QUEUE.logicalName), description: 'The work queue\'s name.' }],
   CRONFENCE_SCAN_QUEUE: [text(), { scope: 'runtime', default: named(SCAN_QUEUE.logicalName), description: 'The scan queue\'s name.' }],
   CRONFENCE_DEAD_LETTER_QUEUE: [text(), { scope: 'runtime', default: named(DEAD_LETTER_QUEUE.logicalName), description: 'The dead-letter queue\'s name.' }],
@@ -49,8 +48,8 @@ const VARIABLES = {
   CRONFENCE_SHARDS: [whole(8, 1, 10_000), { scope: 'runtime', default: '8', description: 'Shards of the schedule index; the tick queues one scan per shard (1 to 10000).' }],
   CRONFENCE_LOOKAHEAD_MS: [whole(120_000, 10_000, 900_000), { scope: 'runtime', default: '120000', description: 'How far ahead a scan creates slices; must exceed the tick interval (10000 to 900000).' }],
   CRONFENCE_SWEEP_GRACE_MS: [whole(30_000, 1000, 3_600_000), { scope: 'runtime', default: '30000', description: 'Slack past a slice\'s due time before the sweep re-sends it (1000 to 3600000).' }],
-  CRONFENCE_SLICE_RETENTION_MS: [whole(30 * DAY_MS, 60_000, 3650 * DAY_MS), { scope: 'runtime', default: '2592000000 (30 days)', description: 'History retention of final slices (DynamoDB TTL).' }],
-  CRONFENCE_PUBLISH_SUCCEEDED: [text(), { scope: 'runtime', default: 'true', description: 'Put `committed` events on the bus too; `false` sends only failures and misses.' }],
+  CRONFENCE_SLICE_RETENTION_MS: [whole(30 * DAY_MS, 60_000, 3650 * DAY_MS), { scope: 'runtime', default: '2592000000 (30 days)', description: 'History retention of SKIPPED and MISSED slices (DynamoDB TTL); SUCCEEDED and DEAD slices are the ledger and are kept.' }],
+  CRONFENCE_PUBLISH_SUCCEEDED: [text(), { scope: 'runtime', default: 'false', description: 'Put `committed` events on the bus too (opt-in: one entry per execution, $1 per million); failures, dead, fenced-out, missed and skipped are always sent.' }],
   CRONFENCE_WORK_QUEUE_VISIBILITY_MS: [whole(WORK_QUEUE.visibilityTimeoutSeconds * 1000, 1000, 43_200_000), { scope: 'runtime', default: `${WORK_QUEUE.visibilityTimeoutSeconds * 1000}`, description: 'The work queue\'s visibility timeout as deployed; when it exceeds a lease, the worker shortens a message\'s visibility to the lease at claim.' }],
   CRONFENCE_SCAN_BUDGET_MS: [whole(20_000, 1000, 900_000), { scope: 'runtime', default: '20000', description: 'How long one scan of a shard may take before it re-queues the rest of the shard (the scanner Lambda).' }],
   CRONFENCE_EMULATOR: [text(), { scope: 'local', default: 'moto', description: 'The local emulator profile: `moto`, or `localstack` (docs/localstack.md).' }],
@@ -85,7 +84,6 @@ export interface CronfenceConfig {
   readonly prefix: string;
   readonly jobsTable: string;
   readonly slicesTable: string;
-  readonly ledgerTable: string;
   readonly workQueueName: string;
   readonly scanQueueName: string;
   readonly deadLetterQueueName: string;
@@ -123,7 +121,6 @@ export function loadConfig(env: Env = process.env): CronfenceConfig {
     prefix,
     jobsTable: name(e.CRONFENCE_JOBS_TABLE, JOBS_TABLE.logicalName),
     slicesTable: name(e.CRONFENCE_SLICES_TABLE, SLICES_TABLE.logicalName),
-    ledgerTable: name(e.CRONFENCE_LEDGER_TABLE, LEDGER_TABLE.logicalName),
     workQueueName: name(e.CRONFENCE_WORK_QUEUE, WORK_QUEUE.logicalName),
     scanQueueName: name(e.CRONFENCE_SCAN_QUEUE, SCAN_QUEUE.logicalName),
     deadLetterQueueName: name(e.CRONFENCE_DEAD_LETTER_QUEUE, DEAD_LETTER_QUEUE.logicalName),
@@ -133,7 +130,7 @@ export function loadConfig(env: Env = process.env): CronfenceConfig {
     lookaheadMs: e.CRONFENCE_LOOKAHEAD_MS,
     sweepGraceMs: e.CRONFENCE_SWEEP_GRACE_MS,
     sliceRetentionMs: e.CRONFENCE_SLICE_RETENTION_MS,
-    publishSucceededEvents: e.CRONFENCE_PUBLISH_SUCCEEDED !== 'false',
+    publishSucceededEvents: e.CRONFENCE_PUBLISH_SUCCEEDED === 'true',
     workQueueVisibilityMs: e.CRONFENCE_WORK_QUEUE_VISIBILITY_MS,
     scanBudgetMs: e.CRONFENCE_SCAN_BUDGET_MS,
   };

@@ -9,9 +9,10 @@
  *   scanner's "which jobs of shard S fire before T"; paused jobs drop
  *   `dueShard` and leave it.
  * - slices, by jobId + scheduledAt: claim, renew, commit, history of a job
- *   (`cronfence runs`). "sweep" (sparse GSI, sweepShard + sweepAt): live
- *   slices whose message may be lost; final slices drop `sweepShard`.
- * - ledger, by executionKey: the unique record per execution.
+ *   (`cronfence runs`). A SUCCEEDED or DEAD slice is the ledger record of its
+ *   execution (core/ledger.ts): the slice key is the unique constraint.
+ *   "sweep" (sparse GSI, sweepShard + sweepAt): live slices whose message may
+ *   be lost; final slices drop `sweepShard`.
  */
 export type AttributeType = 'S' | 'N';
 
@@ -69,21 +70,16 @@ export const SLICES_TABLE: TableDefinition = {
       indexName: 'sweep',
       partitionKey: { name: 'sweepShard', type: 'N' },
       sortKey: { name: 'sweepAt', type: 'N' },
-      // Renewals write only leaseExpiresAt, which is not projected: heartbeats cost no index writes.
+      // Only what never changes while the slice is live is projected, and the claim leaves sweepAt alone:
+      // claims and renewals cost no index write; a slice enters the index once and leaves it once.
       // scanId: a redelivered scan re-sends exactly the slices its crashed first delivery created.
-      projection: { type: 'INCLUDE', nonKeyAttributes: ['status', 'scanId'] },
+      projection: { type: 'INCLUDE', nonKeyAttributes: ['scanId'] },
     },
   ],
   timeToLiveAttribute: 'expiresAt',
 };
 
-export const LEDGER_TABLE: TableDefinition = {
-  logicalName: 'ledger',
-  partitionKey: { name: 'executionKey', type: 'S' },
-  globalSecondaryIndexes: [],
-};
-
-export const TABLES = [JOBS_TABLE, SLICES_TABLE, LEDGER_TABLE] as const;
+export const TABLES = [JOBS_TABLE, SLICES_TABLE] as const;
 
 export const DEAD_LETTER_QUEUE: QueueDefinition = {
   logicalName: 'dlq',

@@ -11,7 +11,7 @@ import { readAuditHistory, type AuditReadProgress, type EffectSource } from './d
 
 export interface VerifySource {
   readonly dynamo: DynamoDBClient;
-  readonly config: Pick<CronfenceConfig, 'jobsTable' | 'slicesTable' | 'ledgerTable' | 'sliceRetentionMs'>;
+  readonly config: Pick<CronfenceConfig, 'jobsTable' | 'slicesTable' | 'sliceRetentionMs'>;
   /** @default the system clock */
   readonly clock?: Clock;
 }
@@ -37,15 +37,15 @@ export async function verifyInstallation(source: VerifySource, request: VerifyRe
   const now = (source.clock ?? systemClock).now();
   const until = request.until ?? now;
   if (!(until > request.since)) throw new RangeError(`until (${new Date(until).toISOString()}) must be after since (${new Date(request.since).toISOString()})`);
-  // Final slices expire after the retention (DynamoDB TTL); the ledger does not. Checking older history would
-  // report every expired slice as missing and its record as a ledger record without a slice.
+  // SKIPPED and MISSED slices expire after the retention (DynamoDB TTL); SUCCEEDED and DEAD ones (the ledger) do
+  // not. Checking older history would report every expired record of an occurrence not run as missing.
   const retainedFrom = now - source.config.sliceRetentionMs;
   const since = Math.max(request.since, retainedFrom);
-  if (since >= until) throw new RangeError(`the whole window ends before ${new Date(since).toISOString()}: older slices have expired (slice retention ${span(source.config.sliceRetentionMs)})`);
+  if (since >= until) throw new RangeError(`the whole window ends before ${new Date(since).toISOString()}: older SKIPPED and MISSED slices have expired (slice retention ${span(source.config.sliceRetentionMs)})`);
   const history = await readAuditHistory(source.dynamo, source.config, { since, until, jobId: request.jobId, effects: request.effects, onProgress: request.onProgress });
   const notes: string[] = [];
   if (since !== request.since) {
-    notes.push(`since moved from ${new Date(request.since).toISOString()} to ${new Date(since).toISOString()}: final slices expire after the slice retention (${span(source.config.sliceRetentionMs)})`);
+    notes.push(`since moved from ${new Date(request.since).toISOString()} to ${new Date(since).toISOString()}: SKIPPED and MISSED slices expire after the slice retention (${span(source.config.sliceRetentionMs)})`);
   }
   if (history.unstampedEffects > 0) {
     notes.push(`${history.unstampedEffects} items of ${request.effects?.map((effect) => effect.table).join(', ')} carry no execution key or numeric fence: not checked`);

@@ -20,7 +20,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
 import { loadConfig, type CronfenceConfig } from '../aws/config.ts';
-import { DEAD_LETTER_QUEUE, JOBS_TABLE, LEDGER_TABLE, SCAN_QUEUE, SLICES_TABLE, WORK_QUEUE } from '../aws/schema.ts';
+import { DEAD_LETTER_QUEUE, JOBS_TABLE, SCAN_QUEUE, SLICES_TABLE, WORK_QUEUE } from '../aws/schema.ts';
 import { InvalidJobSpecError } from '../core/errors.ts';
 import { parseJobSpec, type JobSpec } from '../core/job-spec.ts';
 import { registry as defaultRegistry } from '../example-jobs/index.ts';
@@ -42,7 +42,6 @@ const TICK_INTERVAL = Duration.minutes(1);
 export class CronScheduler extends Construct {
   readonly jobsTable: dynamodb.Table;
   readonly slicesTable: dynamodb.Table;
-  readonly ledgerTable: dynamodb.Table;
   readonly deadLetterQueue: sqs.Queue;
   readonly workQueue: sqs.Queue;
   readonly scanQueue: sqs.Queue;
@@ -82,7 +81,6 @@ export class CronScheduler extends Construct {
     const tableOptions = { removalPolicy, pointInTimeRecovery: props.pointInTimeRecovery ?? true, encryptionKey: props.encryptionKey };
     this.jobsTable = schemaTable(this, 'Jobs', JOBS_TABLE, tableOptions);
     this.slicesTable = schemaTable(this, 'Slices', SLICES_TABLE, tableOptions);
-    this.ledgerTable = schemaTable(this, 'Ledger', LEDGER_TABLE, tableOptions);
 
     const encryptionKey = props.encryptionKey;
     this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', queueProps(DEAD_LETTER_QUEUE, { encryptionKey }));
@@ -94,7 +92,6 @@ export class CronScheduler extends Construct {
     this.resources = {
       jobs: this.jobsTable,
       slices: this.slicesTable,
-      ledger: this.ledgerTable,
       workQueue: this.workQueue,
       scanQueue: this.scanQueue,
       deadLetterQueue,
@@ -160,7 +157,7 @@ export class CronScheduler extends Construct {
     if (props.alarms?.enabled ?? true) {
       this.alarms = new SchedulerAlarms(this, 'Alarms', {
         functions: { Tick: this.tickFunction, Scanner: this.scannerFunction, Worker: this.workerFunction },
-        tables: { Jobs: this.jobsTable, Slices: this.slicesTable, Ledger: this.ledgerTable },
+        tables: { Jobs: this.jobsTable, Slices: this.slicesTable },
         workQueue: this.workQueue,
         deadLetterQueue,
         bus: this.eventBus,
@@ -177,7 +174,7 @@ export class CronScheduler extends Construct {
         ...options,
         metrics: this.metrics,
         functions: { Tick: this.tickFunction, Scanner: this.scannerFunction, Worker: this.workerFunction },
-        tables: { Jobs: this.jobsTable, Slices: this.slicesTable, Ledger: this.ledgerTable },
+        tables: { Jobs: this.jobsTable, Slices: this.slicesTable },
         deadLetterQueue,
       });
     }
@@ -250,7 +247,6 @@ export class CronScheduler extends Construct {
     return {
       CRONFENCE_JOBS_TABLE: this.jobsTable.tableName,
       CRONFENCE_SLICES_TABLE: this.slicesTable.tableName,
-      CRONFENCE_LEDGER_TABLE: this.ledgerTable.tableName,
       CRONFENCE_WORK_QUEUE: this.workQueue.queueName,
       CRONFENCE_SCAN_QUEUE: this.scanQueue.queueName,
       CRONFENCE_DEAD_LETTER_QUEUE: this.deadLetterQueue.queueName,
@@ -275,7 +271,7 @@ function schedulerSettings(props: CronSchedulerProps): Record<string, string> {
     CRONFENCE_LOOKAHEAD_MS: String(lookahead.toMilliseconds()),
     CRONFENCE_SWEEP_GRACE_MS: String((props.sweepGrace ?? Duration.seconds(30)).toMilliseconds()),
     CRONFENCE_SLICE_RETENTION_MS: String((props.sliceRetention ?? Duration.days(30)).toMilliseconds()),
-    CRONFENCE_PUBLISH_SUCCEEDED: String(props.publishSucceededEvents ?? true),
+    CRONFENCE_PUBLISH_SUCCEEDED: String(props.publishSucceededEvents ?? false),
   };
 }
 

@@ -12,8 +12,8 @@
  *          SendMessage(work) new and swept slices; SendMessage(scan) re-queue an
  *          unfinished shard; SendMessage(dlq) unreadable messages; PutEvents (missed)
  * worker   UpdateItem(slices) claim, renew, failure; GetItem(slices) lost claim
- *          TransactWriteItems: UpdateItem(slices) + PutItem(ledger) — finalize-slice.ts
- *          GetItem(ledger) own-commit check; SendMessage(dlq); PutEvents
+ *          UpdateItem(slices), or TransactWriteItems: UpdateItem(slices) + the
+ *          business writes — finalize-slice.ts; SendMessage(dlq); PutEvents
  *          + the business tables granted with grantCommit
  * jobs     GetItem, PutItem, DeleteItem(jobs) — job-repository.ts;
  *          Query(slices), UpdateItem(slices) — skip-pending-slices.ts on delete
@@ -28,7 +28,6 @@ import { JOBS_TABLE, SLICES_TABLE } from '../aws/schema.ts';
 export interface SchedulerResources {
   readonly jobs: dynamodb.ITable;
   readonly slices: dynamodb.ITable;
-  readonly ledger: dynamodb.ITable;
   readonly workQueue: sqs.IQueue;
   readonly scanQueue: sqs.IQueue;
   readonly deadLetterQueue: sqs.IQueue;
@@ -85,7 +84,6 @@ export function grantScanner(grantee: iam.IGrantable, r: SchedulerResources): vo
 
 export function grantWorker(grantee: iam.IGrantable, r: SchedulerResources): void {
   allow(grantee, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [r.slices.tableArn]);
-  allow(grantee, ['dynamodb:GetItem', 'dynamodb:PutItem'], [r.ledger.tableArn]);
   useTableKey(grantee, r);
   sendTo(grantee, r, [r.deadLetterQueue]);
   r.bus.grantPutEventsTo(grantee);

@@ -55,13 +55,13 @@ export interface CronSchedulerProps {
   readonly lookahead?: Duration;
   /** Slack before the sweep re-sends a live slice whose message may be lost. @default Duration.seconds(30) */
   readonly sweepGrace?: Duration;
-  /** History of final slices (DynamoDB TTL on `expiresAt`). @default Duration.days(30) */
+  /** History of SKIPPED and MISSED slices (DynamoDB TTL on `expiresAt`); SUCCEEDED and DEAD slices, the ledger, are kept. @default Duration.days(30) */
   readonly sliceRetention?: Duration;
-  /** Put `committed` events on the bus as well as failures. @default true */
+  /** Put `committed` events on the bus as well (one entry per execution); failures, dead, fenced-out, missed and skipped always go. @default false */
   readonly publishSucceededEvents?: boolean;
   /** What happens to the tables and the lifecycle log group when the stack or construct is removed. @default RemovalPolicy.RETAIN */
   readonly removalPolicy?: RemovalPolicy;
-  /** Point-in-time recovery on the three tables. @default true */
+  /** Point-in-time recovery on both tables. @default true */
   readonly pointInTimeRecovery?: boolean;
   /**
    * Customer managed key for the tables and queues. The event bus stays on

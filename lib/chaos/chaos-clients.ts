@@ -95,11 +95,13 @@ function clientFaults(service: Service, options: ClientFaultOptions): FinalizeRe
   return (next, context) => async (args) => {
     const command = String(context.commandName ?? '');
     if (EXEMPT_COMMANDS.has(command)) return next(args);
-    const slice = service === 'dynamo' ? sliceNamedBy(args.input) : received.sliceOf(args.input);
+    // A batch (visibility changes of several messages) names each of its slices: the fault is on each one's path.
+    const named = service === 'dynamo' ? [sliceNamedBy(args.input)] : received.slicesOf(args.input);
+    const slices = named.length > 0 ? named : [undefined];
     if (!refusals.has(context)) {
       const throttled = random.chance(config.throttleRate);
       refusals.set(context, throttled ? random.pick([1, 1, 1, 2, 2, 3]) : 0);
-      if (throttled) report('throttle', slice);
+      if (throttled) for (const slice of slices) report('throttle', slice);
     }
     const left = refusals.get(context) ?? 0;
     if (left > 0) {
@@ -107,7 +109,7 @@ function clientFaults(service: Service, options: ClientFaultOptions): FinalizeRe
       throw refusal(service, command, args.request as HttpRequest, random);
     }
     if (options.hangServer && random.chance(config.hangRate)) {
-      report('hang', slice);
+      for (const slice of slices) report('hang', slice);
       return next({ ...args, request: toHangServer(args.request as HttpRequest, options.hangServer.port) });
     }
     const result = await next(args);
@@ -125,7 +127,7 @@ class ReceivedSlices {
   private readonly byHandle = new Map<string, string>();
 
   note(command: string, input: unknown, output: unknown): void {
-    if (command === 'DeleteMessageCommand') this.byHandle.delete(String((input as { ReceiptHandle?: string }).ReceiptHandle));
+    if (command === 'DeleteMessageCommand' || command === 'DeleteMessageBatchCommand') for (const handle of handlesOf(input)) this.byHandle.delete(handle);
     if (command !== 'ReceiveMessageCommand') return;
     for (const message of (output as { Messages?: { Body?: string; ReceiptHandle?: string }[] }).Messages ?? []) {
       try {
@@ -138,10 +140,15 @@ class ReceivedSlices {
     if (this.byHandle.size > 10_000) this.byHandle.delete(this.byHandle.keys().next().value as string);
   }
 
-  sliceOf(input: unknown): string | undefined {
-    const handle = (input as { ReceiptHandle?: string }).ReceiptHandle;
-    return handle === undefined ? undefined : this.byHandle.get(handle);
+  slicesOf(input: unknown): string[] {
+    return handlesOf(input).flatMap((handle) => this.byHandle.get(handle) ?? []);
   }
+}
+
+/** The receipt handles a request names: its own, or its batch entries'. */
+function handlesOf(input: unknown): string[] {
+  const request = input as { ReceiptHandle?: string; Entries?: { ReceiptHandle?: string }[] };
+  return [request.ReceiptHandle, ...(request.Entries ?? []).map((entry) => entry.ReceiptHandle)].filter((handle): handle is string => handle !== undefined);
 }
 
 /** The execution key of the slice a DynamoDB request reads or writes, if any (the checker ties the fault to its slice). */

@@ -1,19 +1,18 @@
 /**
  * The drill's own store access: its tables before the run, and what the
- * stores hold after it (slices, ledger, business effects, dead letters, a
+ * stores hold after it (slices with their ledger records, business effects, dead letters, a
  * job's raw item), read consistently, for the checker.
  */
 import { CreateTableCommand, GetItemCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { bootstrap, createTableInput } from '../aws/bootstrap.ts';
-import { toJobRecord, toLedgerRecord } from '../aws/dynamo/items.ts';
+import { toJobRecord } from '../aws/dynamo/items.ts';
 import { scanAll } from '../aws/dynamo/read-pages.ts';
 import { queueUrl } from '../aws/sqs/queue-urls.ts';
 import type { Clock } from '../core/clock.ts';
 import { executionKey } from '../core/execution-key.ts';
 import type { JobRecord } from '../core/job-lifecycle.ts';
-import type { LedgerRecord } from '../core/ledger.ts';
 import { decodeWorkMessage } from '../core/messages.ts';
 import type { Slice } from '../core/slice.ts';
 import type { Runtime } from '../lambda/wiring.ts';
@@ -57,10 +56,6 @@ export async function readSlices(runtime: Runtime, jobIds: readonly string[], fr
   const all: Slice[] = [];
   for (const jobId of jobIds) all.push(...(await runtime.jobs().slicesOf(jobId, fromMs - 60_000)));
   return all;
-}
-
-export async function readLedger(runtime: Runtime): Promise<LedgerRecord[]> {
-  return (await scanAll(runtime.clients.dynamo, { TableName: runtime.config.ledgerTable, ConsistentRead: true })).map(toLedgerRecord);
 }
 
 export async function readEffects(runtime: Runtime, prefix: string): Promise<Effect[]> {

@@ -11,6 +11,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { destroyAwsClients } from '../aws/clients.ts';
 import { OffsetClock, systemClock, type Clock } from '../core/clock.ts';
+import { ledgerOfSlices } from '../core/ledger.ts';
 import type { JobSpecInput } from '../core/job-spec.ts';
 import { tick } from '../engine/ticker.ts';
 import { ensureAwsEndpoint } from '../local/emulator.ts';
@@ -19,7 +20,7 @@ import { createRuntime, type Runtime } from '../lambda/wiring.ts';
 import { packageFile } from '../package/package-files.ts';
 import { chaosJobs, isFastSchedule } from './chaos-jobs.ts';
 import { CHAOS_ENV, DEFAULT_FAULT_RATES, encodeChaosConfig, type FaultKind, type FaultRates, type ReplicaChaosConfig } from './config.ts';
-import { drainWindow, prepareStores, readDeadLetters, readEffects, readJobRecord, readLedger, readSlices, sleepUntil } from './drill-stores.ts';
+import { drainWindow, prepareStores, readDeadLetters, readEffects, readJobRecord, readSlices, sleepUntil } from './drill-stores.ts';
 import { DST_TRANSITIONS, dstClockOffsetMs, type DstMode } from './dst.ts';
 import { cronParserOccurrences, expectedOccurrences, scheduleMathOccurrences } from './expected.ts';
 import { planFaults, planLifecycle } from './fault-plan.ts';
@@ -179,14 +180,13 @@ async function readAndCheck(
   expected: ReturnType<typeof expectedOccurrences>,
   startedAt: number,
 ): Promise<HistoryVerdict> {
-  const [slices, ledger, effects, deadLetters] = await Promise.all([
+  const [slices, effects, deadLetters] = await Promise.all([
     readSlices(runtime, specs.map((spec) => spec.id), startedAt),
-    readLedger(runtime),
     readEffects(runtime, prefix),
     readDeadLetters(runtime),
   ]);
   const { events, renewals, processFaults, clientFaults } = recorder;
-  return checkHistory({ events, renewals, processFaults, clientFaults, slices, ledger, effects, deadLetters, expected });
+  return checkHistory({ events, renewals, processFaults, clientFaults, slices, ledger: ledgerOfSlices(slices), effects, deadLetters, expected });
 }
 
 function writeOutputs(

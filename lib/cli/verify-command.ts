@@ -84,7 +84,7 @@ function usageError(message: string): void {
 function describeTables(source: () => VerifySource): string {
   try {
     const { config } = source();
-    return `${config.jobsTable}, ${config.slicesTable}, ${config.ledgerTable}${process.env.AWS_ENDPOINT_URL ? ` at ${process.env.AWS_ENDPOINT_URL}` : ''}`;
+    return `${config.jobsTable}, ${config.slicesTable}${process.env.AWS_ENDPOINT_URL ? ` at ${process.env.AWS_ENDPOINT_URL}` : ''}`;
   } catch {
     return 'unknown';
   }
@@ -98,9 +98,8 @@ function usageExit(error: CommanderError): never {
 const UNITS: Record<AuditReadProgress['phase'], string> = {
   effects: 'business items scanned',
   jobs: 'job items scanned',
-  ledger: 'ledger records scanned',
+  keys: 'slice keys scanned',
   slices: 'jobs queried for slices',
-  confirm: 'ledger records confirmed',
 };
 
 /** Progress on stderr once a read has taken a second: a bar on a terminal, one line per phase elsewhere. */

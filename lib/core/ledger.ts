@@ -1,8 +1,15 @@
 /**
- * The ledger: one immutable record per execution key, written with
- * `attribute_not_exists` in the same transaction as the slice's final state,
- * never updated. Its uniqueness is the "exactly once" in cronfence.
+ * The ledger: the record of how an execution ended, one per execution key.
+ * It lives on the slice item itself (status SUCCEEDED or DEAD with the fence
+ * and owner of the claim that ended it, `finishedAt` and `lastError`): a
+ * commit is one conditional write of that item, and the uniqueness of the
+ * slice key (jobId + scheduledAt) is the "exactly once". A final slice never
+ * goes back to a live status and never expires (DynamoDB TTL applies to
+ * SKIPPED and MISSED records only), so the record is permanent.
  */
+import { executionKey } from './execution-key.ts';
+import { SliceStatus, type Slice } from './slice.ts';
+
 export type LedgerOutcome = 'SUCCEEDED' | 'DEAD';
 
 export interface LedgerRecord {
@@ -15,6 +22,26 @@ export interface LedgerRecord {
   readonly outcome: LedgerOutcome;
   /** For DEAD: the last error. */
   readonly error?: string;
+}
+
+/** The ledger record a final slice carries; undefined for a slice that has not ended in SUCCEEDED or DEAD. */
+export function ledgerRecordOf(slice: Slice | undefined): LedgerRecord | undefined {
+  if (slice === undefined || (slice.status !== SliceStatus.Succeeded && slice.status !== SliceStatus.Dead)) return undefined;
+  return {
+    executionKey: executionKey(slice.jobId, slice.scheduledAt),
+    jobId: slice.jobId,
+    scheduledAt: slice.scheduledAt,
+    fence: slice.fence,
+    owner: slice.owner ?? '',
+    committedAt: slice.finishedAt ?? slice.scheduledAt,
+    outcome: slice.status === SliceStatus.Succeeded ? 'SUCCEEDED' : 'DEAD',
+    error: slice.lastError,
+  };
+}
+
+/** The ledger records a list of slices carries, in the same order. */
+export function ledgerOfSlices(slices: readonly Slice[]): LedgerRecord[] {
+  return slices.flatMap((slice) => ledgerRecordOf(slice) ?? []);
 }
 
 /**

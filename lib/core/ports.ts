@@ -5,7 +5,7 @@
 import type { MissedRange } from './advance-plan.ts';
 import type { JobSpec } from './job-spec.ts';
 import type { LedgerRecord } from './ledger.ts';
-import type { Slice, SliceKey, SliceStatus } from './slice.ts';
+import type { Slice, SliceKey } from './slice.ts';
 
 /** A job as stored: its spec plus the scheduler's bookkeeping. */
 export interface StoredJob extends JobSpec {
@@ -86,7 +86,6 @@ export interface SliceStore {
 }
 
 export interface SweepCandidate extends SliceKey {
-  readonly status: SliceStatus;
   /** The sweep time the index held when it was read. */
   readonly sweepAt: number;
 }

@@ -9,8 +9,7 @@
  *   operation        store file                         predicate
  *   RENEW            renew-lease.ts                     holdsLease
  *   FAIL             record-failure.ts                  holdsLease
- *   FINALIZE slice   finalize-slice.ts [0]              mayFinalize
- *   FINALIZE ledger  finalize-slice.ts [1]              isFirstLedgerRecord
+ *   FINALIZE         finalize-slice.ts [0]              mayFinalize
  *   refused FINALIZE finalize-slice.ts cancelledOutcome refusedFinalize
  *   ADVANCE slice    advance-job.ts [0..n-1]            mayCreateSlice
  *   ADVANCE job      advance-job.ts [n]                 mayAdvanceJob
@@ -21,8 +20,8 @@ import { isOwnClaim, isOwnCommit, type LedgerOutcome, type LedgerRecord } from '
 import type { StoredJob } from './ports.ts';
 import { SliceStatus, type Slice } from './slice.ts';
 
-/** A transaction holds 100 items; the slice and the ledger record take two (lib/aws/dynamo/slice-store.ts MAX_BUSINESS_WRITES). */
-export const MAX_BUSINESS_WRITES_PER_COMMIT = 98;
+/** A transaction holds 100 items; the slice, which carries the ledger record, takes one. */
+export const MAX_BUSINESS_WRITES_PER_COMMIT = 99;
 /** A transaction holds 100 items: up to 99 slices and the job (lib/aws/dynamo/advance-job.ts MAX_SLICES_PER_ADVANCE). */
 export const MAX_SLICES_PER_ADVANCE = 99;
 /** Longest error text kept on a slice or a DEAD ledger record. */
@@ -43,12 +42,7 @@ export function mayFinalize<T extends Pick<Slice, 'status' | 'fence' | 'owner'>>
   return holdsLease(slice, fence) && slice?.owner === owner;
 }
 
-/** FINALIZE, the ledger item: one record per execution key, ever. */
-export function isFirstLedgerRecord(existing: LedgerRecord | undefined): boolean {
-  return existing === undefined;
-}
-
-/** Why a finalize whose slice or ledger condition failed wrote nothing, judged from the ledger record on file. */
+/** Why a finalize whose slice condition failed wrote nothing, judged from the ledger record the slice carries. */
 export type FinalizeRefusal =
   /** An earlier try of this very finalize landed (its reply was lost): report success. */
   | 'own-earlier-try'

@@ -190,14 +190,11 @@ export function afterFailure(attempts: number, policies: Pick<JobPolicies, 'maxA
  */
 export function sweepAtFor(
   status: SliceStatus,
-  at: { scheduledAt: number; now: number; nextAttemptAt?: number; timeoutMs: number; graceMs: number },
+  at: { scheduledAt: number; now: number; nextAttemptAt?: number; graceMs: number },
 ): number {
   switch (status) {
     case SliceStatus.Enqueued:
       return Math.max(at.scheduledAt, at.now) + at.graceMs;
-    case SliceStatus.Running:
-      // Renewals do not touch the sweep index (cost); a running slice outlives its timeout only if its worker is gone.
-      return at.now + at.timeoutMs + at.graceMs;
     case SliceStatus.Failed:
       return (at.nextAttemptAt ?? at.now) + at.graceMs;
     default:

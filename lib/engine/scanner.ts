@@ -144,7 +144,7 @@ export class Scanner {
       jobId: job.id,
       scheduledAt,
       scanId,
-      sweepAt: sweepAtFor(SliceStatus.Enqueued, { scheduledAt, now, timeoutMs: job.policies.timeoutMs, graceMs: this.deps.sweepGraceMs }),
+      sweepAt: sweepAtFor(SliceStatus.Enqueued, { scheduledAt, now, graceMs: this.deps.sweepGraceMs }),
     }));
     const outcome = await this.deps.schedules.advance(job, slices, nextFireAt, now, plan.missed);
     if (outcome.kind === 'conflict') {
@@ -184,15 +184,15 @@ export class Scanner {
 
   /**
    * This scan request was delivered before, so its first scanner may have died
-   * between creating slices and sending them. Re-send the still-enqueued
-   * slices that delivery created (they carry its scan id); a duplicate is
-   * harmless (a claim admits one), a missing message is not.
+   * between creating slices and sending them. Re-send the live slices that
+   * delivery created (they carry its scan id; the index does not say which
+   * are still unclaimed); a duplicate is harmless (a claim admits one, and a
+   * copy of a claimed slice is dropped), a missing message is not.
    */
   private async resendFromEarlierDelivery(shard: number, scanId: string, now: number, windowEnd: number): Promise<number> {
     const upcoming = await this.deps.slices.findCreatedByScan(shard, scanId, now - this.deps.sweepGraceMs, windowEnd + this.deps.sweepGraceMs, 1000);
-    const enqueued = upcoming.filter((slice) => slice.status === SliceStatus.Enqueued);
-    await this.send(enqueued);
-    return enqueued.length;
+    await this.send(upcoming);
+    return upcoming.length;
   }
 
   private async resend(candidates: readonly SweepCandidate[], now: number): Promise<number> {

@@ -271,7 +271,6 @@ export class Worker {
       scheduledAt: slice.scheduledAt,
       now,
       nextAttemptAt,
-      timeoutMs: slice.policies.timeoutMs,
       graceMs: this.deps.sweepGraceMs ?? 30_000,
     });
     try {

@@ -19,7 +19,7 @@ import {
   type SkipReason,
 } from '../core/job-lifecycle.ts';
 import { parseJobSpec } from '../core/job-spec.ts';
-import type { LedgerRecord } from '../core/ledger.ts';
+import { ledgerOfSlices, type LedgerRecord } from '../core/ledger.ts';
 import type { StoredJob } from '../core/ports.ts';
 import { sweepAtFor, SliceStatus, type Slice } from '../core/slice.ts';
 import { maySettle } from '../core/slice-transitions.ts';
@@ -86,10 +86,9 @@ export class InMemoryJobRepository {
     return rows.sort((a, b) => a.scheduledAt - b.scheduledAt).map(toSlice);
   }
 
-  /** Ledger records of a job from `sinceMs` on, oldest first. */
+  /** Ledger records of a job from `sinceMs` on, oldest first: those its final slices carry. */
   async ledgerOf(jobId: string, sinceMs: number): Promise<LedgerRecord[]> {
-    const records = [...this.tables.ledger.values()].filter((record) => record.jobId === jobId && record.scheduledAt >= sinceMs);
-    return records.sort((a, b) => a.scheduledAt - b.scheduledAt).map((record) => structuredClone(record));
+    return ledgerOfSlices(await this.slicesOf(jobId, sinceMs));
   }
 
   /**
@@ -119,7 +118,7 @@ export class InMemoryJobRepository {
       const slices = plan.occurrences.map((scheduledAt) => ({
         jobId: id,
         scheduledAt,
-        sweepAt: sweepAtFor(SliceStatus.Enqueued, { scheduledAt, now, timeoutMs: job.policies.timeoutMs, graceMs: this.tables.sweepGraceMs }),
+        sweepAt: sweepAtFor(SliceStatus.Enqueued, { scheduledAt, now, graceMs: this.tables.sweepGraceMs }),
       }));
       await this.schedules.advance(job, slices, plan.nextFireAt, now, plan.missed);
       advanced = true;

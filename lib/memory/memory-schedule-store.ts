@@ -67,7 +67,6 @@ export class InMemoryScheduleStore implements ScheduleStore {
       payload: job.payload === undefined ? undefined : structuredClone(job.payload),
       shard: job.shard,
       leaseMs: job.policies.leaseMs,
-      claimSweepMs: job.policies.timeoutMs + this.tables.sweepGraceMs,
       sweepShard: job.shard,
       sweepAt: slice.sweepAt,
       scanId: slice.scanId,

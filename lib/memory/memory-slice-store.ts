@@ -8,12 +8,11 @@
 import { randomUUID } from 'node:crypto';
 import { FencedOutError, LeaseLostError, OutcomeOnRecordError, TooManyWritesError } from '../core/errors.ts';
 import { executionKey } from '../core/execution-key.ts';
-import type { LedgerOutcome, LedgerRecord } from '../core/ledger.ts';
+import { ledgerRecordOf, type LedgerOutcome, type LedgerRecord } from '../core/ledger.ts';
 import type { BusinessWrite, ClaimOutcome, SliceStore, SweepCandidate } from '../core/ports.ts';
 import { isClaimable, SliceStatus, type Slice, type SliceKey } from '../core/slice.ts';
 import {
   holdsLease,
-  isFirstLedgerRecord,
   MAX_BUSINESS_WRITES_PER_COMMIT,
   MAX_ERROR_CHARS,
   mayDeferSweep,
@@ -48,7 +47,6 @@ export class InMemorySliceStore implements SliceStore {
     row.fence += 1;
     row.owner = owner;
     row.leaseExpiresAt = row.leaseMs + now;
-    row.sweepAt = row.claimSweepMs + now;
     row.attempts += 1;
     row.startedAt = now;
     row.claimToken = token;
@@ -110,21 +108,21 @@ export class InMemorySliceStore implements SliceStore {
   }
 
   async getLedger(key: SliceKey): Promise<LedgerRecord | undefined> {
-    const record = this.tables.ledger.get(executionKey(key.jobId, key.scheduledAt));
-    return record === undefined ? undefined : structuredClone(record);
+    const row = this.row(key);
+    return ledgerRecordOf(row === undefined ? undefined : toSlice(row));
   }
 
   /**
-   * FINALIZE: the slice `mayFinalize`, the ledger `isFirstLedgerRecord`, the
-   * user's writes, all or nothing; a refusal is judged by `refusedFinalize`.
+   * FINALIZE: the slice `mayFinalize`, then the slice (its ledger record) and
+   * the user's writes, all or nothing; a refusal is judged by `refusedFinalize`.
    */
   private finalize(request: FinalizeRequest): void {
     const { key, fence, owner, now, outcome } = request;
     const id = executionKey(key.jobId, key.scheduledAt);
     const applyWrites = planBusinessWrites(this.tables, id, request.writes ?? []);
     const row = this.row(key);
-    const ledger = this.tables.ledger.get(id);
-    if (!mayFinalize(row, fence, owner) || !isFirstLedgerRecord(ledger)) {
+    if (!mayFinalize(row, fence, owner)) {
+      const ledger = ledgerRecordOf(row === undefined ? undefined : toSlice(row));
       const refusal = refusedFinalize(ledger, fence, owner, outcome);
       if (refusal === 'own-earlier-try') return;
       if (refusal === 'other-outcome-on-record' && ledger !== undefined) throw new OutcomeOnRecordError(id, ledger.outcome);
@@ -132,21 +130,11 @@ export class InMemorySliceStore implements SliceStore {
     }
     row.status = outcome === 'SUCCEEDED' ? SliceStatus.Succeeded : SliceStatus.Dead;
     row.finishedAt = now;
-    row.expiresAt = this.tables.expiresAtSeconds(now);
     if (request.error !== undefined) row.lastError = request.error;
     delete row.sweepShard;
     delete row.sweepAt;
     delete row.leaseExpiresAt;
-    this.tables.ledger.set(id, {
-      executionKey: id,
-      jobId: key.jobId,
-      scheduledAt: key.scheduledAt,
-      fence,
-      owner,
-      committedAt: now,
-      outcome,
-      error: request.error,
-    });
+    delete row.expiresAt;
     applyWrites();
   }
 
@@ -155,7 +143,7 @@ export class InMemorySliceStore implements SliceStore {
     for (const row of this.tables.slices.values()) {
       if (row.sweepShard !== shard || row.sweepAt === undefined || row.sweepAt < fromMs || row.sweepAt > toMs) continue;
       if (scanId !== undefined && row.scanId !== scanId) continue;
-      found.push({ jobId: row.jobId, scheduledAt: row.scheduledAt, status: row.status, sweepAt: row.sweepAt });
+      found.push({ jobId: row.jobId, scheduledAt: row.scheduledAt, sweepAt: row.sweepAt });
     }
     return found.sort((a, b) => a.sweepAt - b.sweepAt).slice(0, limit);
   }

@@ -1,6 +1,6 @@
 /**
- * The in-memory stores' shared state: the three tables cronfence keeps in
- * DynamoDB (jobs, slices, ledger) and the user's own tables a commit writes
+ * The in-memory stores' shared state: the two tables cronfence keeps in
+ * DynamoDB (jobs, slices: a final slice carries its ledger record) and the user's own tables a commit writes
  * to. Rows hold the same attributes the DynamoDB items hold (the sweep index
  * keys, the claim's lease and sweep spans), so each in-memory operation can
  * apply the same effect as its DynamoDB counterpart; reads hand out copies,
@@ -10,7 +10,6 @@
  * event loop it is atomic, as a DynamoDB conditional write is per item.
  */
 import type { JobRecord } from '../core/job-lifecycle.ts';
-import type { LedgerRecord } from '../core/ledger.ts';
 import type { Slice } from '../core/slice.ts';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
@@ -24,16 +23,14 @@ export interface SliceRow extends Mutable<Slice> {
   scanId?: string;
   /** Copied from the job's policies by the scanner, so a claim needs only the key. */
   leaseMs: number;
-  /** The job's timeout plus the sweep grace: the claim's sweep time is now + this. */
-  claimSweepMs: number;
-  /** History TTL (epoch seconds) once final. */
+  /** History TTL (epoch seconds) once SKIPPED or MISSED; SUCCEEDED and DEAD are kept. */
   expiresAt?: number;
 }
 
 export interface MemoryTablesOptions {
   /** Slack before the sweep re-sends a live slice (added to a job's timeout on claim). @default 30000 */
   readonly sweepGraceMs?: number;
-  /** History retention of final slices. @default 30 days */
+  /** History retention of SKIPPED and MISSED slices. @default 30 days */
   readonly sliceRetentionMs?: number;
   /** @default 1 */
   readonly shardCount?: number;
@@ -48,7 +45,6 @@ export interface MemoryTablesOptions {
 export class MemoryTables {
   readonly jobs = new Map<string, JobRecord>();
   readonly slices = new Map<string, SliceRow>();
-  readonly ledger = new Map<string, LedgerRecord>();
   /** Table name → key JSON → item. */
   readonly business = new Map<string, Map<string, Record<string, unknown>>>();
   readonly sweepGraceMs: number;

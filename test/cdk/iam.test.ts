@@ -93,13 +93,13 @@ describe('IAM', () => {
     });
   });
 
-  it('gives the worker the slice, ledger, dead-letter, bus and granted business-table operations', () => {
+  it('gives the worker the slice, dead-letter, bus and granted business-table operations', () => {
     const consume = [arnOf(s.workQueue)];
     const payouts = arnOf(example.node.findChild('Payouts'));
     expect(Object.fromEntries(grantsOf(template, s.workerFunction))).toEqual({
-      'dynamodb:GetItem': [arnOf(s.ledgerTable), arnOf(s.slicesTable)].sort(),
+      'dynamodb:GetItem': [arnOf(s.slicesTable)],
       'dynamodb:UpdateItem': [arnOf(s.slicesTable), payouts].sort(),
-      'dynamodb:PutItem': [arnOf(s.ledgerTable), payouts].sort(),
+      'dynamodb:PutItem': [payouts],
       'dynamodb:DeleteItem': [payouts],
       'dynamodb:ConditionCheckItem': [payouts],
       'sqs:SendMessage': [arnOf(s.deadLetterQueue)],

@@ -44,21 +44,17 @@ describe('CronScheduler tables', () => {
           { AttributeName: 'sweepShard', KeyType: 'HASH' },
           { AttributeName: 'sweepAt', KeyType: 'RANGE' },
         ],
-        Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['status', 'scanId'] },
+        Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['scanId'] },
       },
     ]);
     expect(slices.TimeToLiveSpecification).toEqual({ AttributeName: 'expiresAt', Enabled: true });
   });
 
-  it('builds the ledger keyed by execution key alone', () => {
-    const ledger = template.toJSON().Resources[logicalIdOf(scheduler.ledgerTable)].Properties;
-    expect(ledger.KeySchema).toEqual([{ AttributeName: 'executionKey', KeyType: 'HASH' }]);
-    expect(ledger.GlobalSecondaryIndexes).toBeUndefined();
-  });
 
   it('turns on point-in-time recovery, AWS-owned encryption and retention by default', () => {
     const tables = resourcesOf(template, 'AWS::DynamoDB::Table');
-    expect(Object.keys(tables)).toHaveLength(3);
+    // Jobs and slices: a final slice is its execution's ledger record, so there is no ledger table.
+    expect(Object.keys(tables)).toHaveLength(2);
     for (const table of Object.values(tables)) {
       expect(table.Properties?.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
       // SSEEnabled false is DynamoDB's AWS-owned key.
@@ -154,7 +150,6 @@ describe('CronScheduler tick and functions', () => {
         expect.arrayContaining([
           'CRONFENCE_JOBS_TABLE',
           'CRONFENCE_SLICES_TABLE',
-          'CRONFENCE_LEDGER_TABLE',
           'CRONFENCE_WORK_QUEUE',
           'CRONFENCE_SCAN_QUEUE',
           'CRONFENCE_DEAD_LETTER_QUEUE',

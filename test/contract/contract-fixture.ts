@@ -117,11 +117,11 @@ export async function claimed(store: ContractInstallation, jobId: string, at: nu
   return { key, slice: claim.slice };
 }
 
-/** Live slices of `jobId` the sweep index holds with sweepAt ≤ now. */
+/** Live slices of `jobId` the sweep index holds with sweepAt ≤ now, each with the status its item has now (the index does not project it). */
 export async function sweepableOf(store: ContractInstallation, jobId: string, now: number): Promise<{ scheduledAt: number; sweepAt: number; status: string }[]> {
-  const found = await store.slices.findSweepable(store.shard, now, 10_000);
-  return found
-    .filter((candidate) => candidate.jobId === jobId)
-    .map(({ scheduledAt, sweepAt, status }) => ({ scheduledAt, sweepAt, status }))
-    .sort((a, b) => a.scheduledAt - b.scheduledAt);
+  const found = (await store.slices.findSweepable(store.shard, now, 10_000)).filter((candidate) => candidate.jobId === jobId);
+  const withStatus = await Promise.all(
+    found.map(async ({ scheduledAt, sweepAt }) => ({ scheduledAt, sweepAt, status: (await store.slices.get({ jobId, scheduledAt }))?.status ?? 'gone' })),
+  );
+  return withStatus.sort((a, b) => a.scheduledAt - b.scheduledAt);
 }

@@ -146,7 +146,7 @@ export function scheduleStoreContract(label: string, factory: ContractFactory): 
         expect((await store.slices.findSweepable(store.shard + 1, t + 86_400_000, 100)).filter((found) => found.jobId === id)).toEqual([]);
       });
 
-      it('a deferral moves the sweep time it read, and not one a claim set since, nor a final slice back into the index', async () => {
+      it('a deferral moves the sweep time it read, and not one a failure set since, nor a final slice back into the index', async () => {
         const t = space.instant();
         const id = space.jobId('defer');
         const { keys } = await enqueued(store, id, [t, t + 1000, t + 2000], t - 1000, { sweepAt: (instant) => instant + 5000 });
@@ -157,14 +157,14 @@ export function scheduleStoreContract(label: string, factory: ContractFactory): 
         ];
         await store.slices.deferSweep(read0, t + 50_000);
         await store.slices.claim(keys[1]!, 'worker-a', t + 2000, 'message-a');
+        await store.slices.recordFailure(keys[1]!, 1, { now: t + 2100, error: 'boom', nextAttemptAt: t + 3000, sweepAt: t + 33_000 });
         await store.slices.deferSweep(read1, t + 50_000);
         await store.slices.claim(keys[2]!, 'worker-a', t + 2000, 'message-b');
         await store.slices.commit(keys[2]!, 1, 'worker-a', t + 2001, []);
         await store.slices.deferSweep(read2, t + 50_000);
-        const claimSweepAt = t + 2000 + FAST_POLICIES.timeoutMs + store.sweepGraceMs;
         expect(await sweepableOf(store, id, t + 86_400_000)).toEqual([
           { scheduledAt: t, sweepAt: t + 50_000, status: 'ENQUEUED' },
-          { scheduledAt: t + 1000, sweepAt: claimSweepAt, status: 'RUNNING' },
+          { scheduledAt: t + 1000, sweepAt: t + 33_000, status: 'FAILED' },
         ]);
       });
 

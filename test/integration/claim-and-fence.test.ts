@@ -132,18 +132,20 @@ describe('lease and fence', () => {
 });
 
 describe('sweep deferral', () => {
-  it("a sweep's deferral never overwrites the sweep time a claim set after the sweep read the slice", async () => {
+  it("a claim leaves the sweep time (no index write); a sweep's deferral never overwrites one a failure set after the sweep read it", async () => {
     const { slices, clients, config } = installation.runtime;
     const { key, job } = await enqueuedSlice(installation, { id: 'defer-race' }, wholeSecond(-60_000));
     const [candidate] = (await slices.findSweepable(job.shard, Date.now(), 200)).filter((found) => found.jobId === 'defer-race');
     expect(candidate).toBeDefined();
-    const claim = await slices.claim(key, 'w1', Date.now());
-    expect(claim.won).toBe(true);
     const sweepAtOf = async () =>
       Number((await clients.dynamo.send(new GetItemCommand({ TableName: config.slicesTable, Key: sliceKeyItem(key), ConsistentRead: true }))).Item?.sweepAt?.N);
-    const claimed = await sweepAtOf();
+    const claim = await slices.claim(key, 'w1', Date.now());
+    expect(claim.won).toBe(true);
+    expect(await sweepAtOf()).toBe(candidate!.sweepAt);
+    const failedSweepAt = Date.now() + 90_000;
+    await slices.recordFailure(key, 1, { now: Date.now(), error: 'boom', nextAttemptAt: Date.now() + 60_000, sweepAt: failedSweepAt });
     await slices.deferSweep(candidate!, Date.now() + 5000);
-    expect(await sweepAtOf()).toBe(claimed);
+    expect(await sweepAtOf()).toBe(failedSweepAt);
   });
 });
 

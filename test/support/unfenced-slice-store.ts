@@ -1,19 +1,17 @@
 /**
  * TEST ONLY: a deliberately broken slice store, to prove the chaos drill
- * catches a broken engine. Renewals and commits lose their fence conditions
- * (and the ledger its uniqueness condition), so a zombie keeps renewing and
- * its late commit lands. The drill's replicas get it from their own entry
+ * catches a broken engine. Renewals and commits lose their fence conditions,
+ * so a zombie keeps renewing and its late commit lands. The drill's replicas get it from their own entry
  * module (unfenced-replica.ts); nothing in the product imports it.
  */
 import { TransactWriteItemsCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { toTransactItem } from '../../lib/aws/dynamo/business-writes.ts';
-import { executionKey } from '../../lib/core/execution-key.ts';
 import type { BusinessWrite, SliceStore } from '../../lib/core/ports.ts';
 import type { SliceKey } from '../../lib/core/slice.ts';
 
 /** `store` with fence-free renew and commit, written through the replica's own client to its own tables. */
-export function unfencedSliceStore(store: SliceStore, { dynamo, config }: { dynamo: DynamoDBClient; config: { slicesTable: string; ledgerTable: string } }): SliceStore {
+export function unfencedSliceStore(store: SliceStore, { dynamo, config }: { dynamo: DynamoDBClient; config: { slicesTable: string } }): SliceStore {
   const key = (slice: SliceKey) => marshall({ jobId: slice.jobId, scheduledAt: slice.scheduledAt });
   return Object.assign(Object.create(store) as SliceStore, {
     async renew(slice: SliceKey, _fence: number, now: number, leaseMs: number): Promise<void> {
@@ -34,23 +32,9 @@ export function unfencedSliceStore(store: SliceStore, { dynamo, config }: { dyna
               Update: {
                 TableName: config.slicesTable,
                 Key: key(slice),
-                UpdateExpression: 'SET #status = :done, finishedAt = :now REMOVE sweepShard, sweepAt',
-                ExpressionAttributeNames: { '#status': 'status' },
-                ExpressionAttributeValues: marshall({ ':done': 'SUCCEEDED', ':now': now }),
-              },
-            },
-            {
-              Put: {
-                TableName: config.ledgerTable,
-                Item: marshall({
-                  executionKey: executionKey(slice.jobId, slice.scheduledAt),
-                  jobId: slice.jobId,
-                  scheduledAt: slice.scheduledAt,
-                  fence,
-                  owner,
-                  committedAt: now,
-                  outcome: 'SUCCEEDED',
-                }),
+                UpdateExpression: 'SET #status = :done, finishedAt = :now, fence = :fence, #owner = :owner REMOVE sweepShard, sweepAt',
+                ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner' },
+                ExpressionAttributeValues: marshall({ ':done': 'SUCCEEDED', ':now': now, ':fence': fence, ':owner': owner }),
               },
             },
             ...writes.map(toTransactItem),

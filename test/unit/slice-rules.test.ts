@@ -77,10 +77,9 @@ describe('claim rule', () => {
     expect(afterFailure(3, { maxAttempts: 3 })).toBe('dead');
   });
 
-  it('sweeps an enqueued slice after its due time plus grace, a running one after its timeout', () => {
-    const at = { scheduledAt: clock.now() + 60_000, now: clock.now(), timeoutMs: 10_000, graceMs: 30_000 };
+  it('sweeps an enqueued slice after its due time plus grace, a failed one after its retry plus grace', () => {
+    const at = { scheduledAt: clock.now() + 60_000, now: clock.now(), graceMs: 30_000 };
     expect(sweepAtFor('ENQUEUED', at)).toBe(at.scheduledAt + 30_000);
-    expect(sweepAtFor('RUNNING', at)).toBe(at.now + 40_000);
     expect(sweepAtFor('FAILED', { ...at, nextAttemptAt: at.now + 5000 })).toBe(at.now + 35_000);
   });
 

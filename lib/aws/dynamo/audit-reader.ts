@@ -4,36 +4,32 @@
  *   0. effects (only when asked, `--effects`): a Scan of each business table
  *      named, for items stamped with an execution key and a fence;
  *   1. jobs: a Scan of the jobs table, tombstones included (GetItem with --job);
- *   2. ledger: a Scan filtered by scheduledAt in [since, until) (the ledger is
- *      keyed by execution key alone, so this reads the whole table: O(table));
- *   3. slices: one Query per job id (jobs, tombstones, and any job id the
- *      ledger names) over scheduledAt in [since, until); and the job's last
- *      slice before `since`, when it is a MISSED range reaching into the window;
- *   4. confirm: a SUCCEEDED or DEAD slice whose record step 2 did not see gets
- *      a GetItem of its ledger record.
- * The order is what makes a live installation safe to audit: a commit writes
- * slice and ledger in one transaction, so a record seen in step 2 has its
- * slice final by step 3, and a slice that became final after step 2 has its
- * record found in step 4; an in-flight commit never reads as a mismatch.
- * Business writes are in the same transaction, so a write seen in step 0 has
- * its ledger record by step 2.
+ *   2. job ids: a Scan of the slices table's keys in [since, until), for slices
+ *      of a job with no item at all (O(table); skipped with --job);
+ *   3. slices: one Query per job id over scheduledAt in [since, until); and the
+ *      job's last slice before `since`, when it is a MISSED range reaching into
+ *      the window. A SUCCEEDED or DEAD slice carries its ledger record
+ *      (core/ledger.ts), so the ledger is what these slices say.
+ * Business writes are in the commit's transaction with the slice, so a write
+ * seen in step 0 has its slice final by step 3: an in-flight commit never
+ * reads as a mismatch.
  */
 import { GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { BusinessEffect } from '../../core/audit.ts';
 import { CronfenceError, MissingResourceError } from '../../core/errors.ts';
-import { executionKey, parseExecutionKey } from '../../core/execution-key.ts';
+import { parseExecutionKey } from '../../core/execution-key.ts';
 import type { JobRecord } from '../../core/job-lifecycle.ts';
-import type { LedgerRecord } from '../../core/ledger.ts';
+import { ledgerOfSlices, type LedgerRecord } from '../../core/ledger.ts';
 import { SliceStatus, type Slice } from '../../core/slice.ts';
 import type { CronfenceConfig } from '../config.ts';
 import { onTable } from './errors.ts';
-import { fromItem, toJobRecord, toLedgerRecord, toSlice } from './items.ts';
+import { fromItem, toJobRecord, toSlice } from './items.ts';
 import { queryAll, scanAll } from './read-pages.ts';
 import { mapBounded } from '../../core/map-bounded.ts';
 
 const QUERY_CONCURRENCY = 8;
 
-export type AuditTables = Pick<CronfenceConfig, 'jobsTable' | 'slicesTable' | 'ledgerTable'>;
+export type AuditTables = Pick<CronfenceConfig, 'jobsTable' | 'slicesTable'>;
 
 export interface AuditReadRequest {
   /** Epoch ms, inclusive. */
@@ -57,10 +53,10 @@ export interface EffectSource {
 }
 
 export interface AuditReadProgress {
-  readonly phase: 'effects' | 'jobs' | 'ledger' | 'slices' | 'confirm';
-  /** Items scanned (effects, jobs, ledger) or job ids queried (slices) or records confirmed, so far. */
+  readonly phase: 'effects' | 'jobs' | 'keys' | 'slices';
+  /** Items scanned (effects, jobs, keys: the slices table's keys) or job ids queried (slices), so far. */
   readonly done: number;
-  /** Known for slices and confirm. */
+  /** Known for slices. */
   readonly total?: number;
 }
 
@@ -77,8 +73,8 @@ export async function readAuditHistory(dynamo: DynamoDBClient, tables: AuditTabl
   const progress = request.onProgress ?? (() => {});
   const effects = await readEffects(dynamo, request, (done) => progress({ phase: 'effects', done }));
   const jobs = await readJobs(dynamo, tables.jobsTable, request.jobId, (done) => progress({ phase: 'jobs', done }));
-  const ledger = await readLedger(dynamo, tables.ledgerTable, request, (done) => progress({ phase: 'ledger', done }));
-  const jobIds = request.jobId !== undefined ? [request.jobId] : [...new Set([...jobs.map((job) => job.id), ...ledger.map((record) => record.jobId)])].sort();
+  const orphans = request.jobId !== undefined ? [] : await readSliceJobIds(dynamo, tables.slicesTable, request, (done) => progress({ phase: 'keys', done }));
+  const jobIds = request.jobId !== undefined ? [request.jobId] : [...new Set([...jobs.map((job) => job.id), ...orphans])].sort();
   let queried = 0;
   const perJob = await mapBounded(jobIds, QUERY_CONCURRENCY, async (jobId) => {
     const slices = await readSlices(dynamo, tables.slicesTable, jobId, request);
@@ -86,8 +82,7 @@ export async function readAuditHistory(dynamo: DynamoDBClient, tables: AuditTabl
     return slices;
   });
   const slices = perJob.flat();
-  const confirmed = await confirmLedger(dynamo, tables.ledgerTable, slices, ledger, progress);
-  return { jobs, slices, ledger: [...ledger, ...confirmed], effects: effects.stamped, unstampedEffects: effects.unstamped };
+  return { jobs, slices, ledger: ledgerOfSlices(slices), effects: effects.stamped, unstampedEffects: effects.unstamped };
 }
 
 async function readEffects(dynamo: DynamoDBClient, request: AuditReadRequest, onPage: (scanned: number) => void): Promise<{ stamped: BusinessEffect[]; unstamped: number }> {
@@ -131,23 +126,20 @@ async function readJobs(dynamo: DynamoDBClient, jobsTable: string, jobId: string
   return result.Item ? [toJobRecord(result.Item)] : [];
 }
 
-async function readLedger(dynamo: DynamoDBClient, ledgerTable: string, request: AuditReadRequest, onPage: (scanned: number) => void): Promise<LedgerRecord[]> {
-  const byJob = request.jobId !== undefined;
+/** Job ids of the slices scheduled in the window (keys only). */
+async function readSliceJobIds(dynamo: DynamoDBClient, slicesTable: string, request: AuditReadRequest, onPage: (scanned: number) => void): Promise<string[]> {
   const items = await scanAll(
     dynamo,
     {
-      TableName: ledgerTable,
-      FilterExpression: `scheduledAt BETWEEN :since AND :last${byJob ? ' AND jobId = :job' : ''}`,
-      ExpressionAttributeValues: {
-        ':since': { N: String(request.since) },
-        ':last': { N: String(request.until - 1) },
-        ...(byJob ? { ':job': { S: request.jobId as string } } : {}),
-      },
+      TableName: slicesTable,
+      ProjectionExpression: 'jobId',
+      FilterExpression: 'scheduledAt BETWEEN :since AND :last',
+      ExpressionAttributeValues: { ':since': { N: String(request.since) }, ':last': { N: String(request.until - 1) } },
       ConsistentRead: true,
     },
     onPage,
   );
-  return items.map(toLedgerRecord);
+  return [...new Set(items.map((item) => fromItem(item).jobId as string))];
 }
 
 async function readSlices(dynamo: DynamoDBClient, slicesTable: string, jobId: string, request: AuditReadRequest): Promise<Slice[]> {
@@ -173,28 +165,4 @@ async function readSlices(dynamo: DynamoDBClient, slicesTable: string, jobId: st
   ]);
   const reaching = before.map(toSlice).filter((slice) => slice.status === SliceStatus.Missed && (slice.missedUntil ?? 0) > request.since);
   return [...reaching, ...items.map(toSlice)];
-}
-
-/** Ledger records of slices that reached SUCCEEDED or DEAD after the ledger scan passed them by. */
-async function confirmLedger(
-  dynamo: DynamoDBClient,
-  ledgerTable: string,
-  slices: readonly Slice[],
-  ledger: readonly LedgerRecord[],
-  progress: (progress: AuditReadProgress) => void,
-): Promise<LedgerRecord[]> {
-  const seen = new Set(ledger.map((record) => record.executionKey));
-  const unseen = slices
-    .filter((slice) => slice.status === SliceStatus.Succeeded || slice.status === SliceStatus.Dead)
-    .map((slice) => executionKey(slice.jobId, slice.scheduledAt))
-    .filter((key) => !seen.has(key));
-  let done = 0;
-  const found = await mapBounded(unseen, QUERY_CONCURRENCY, async (key) => {
-    const result = await onTable(ledgerTable, () =>
-      dynamo.send(new GetItemCommand({ TableName: ledgerTable, Key: { executionKey: { S: key } }, ConsistentRead: true })),
-    );
-    progress({ phase: 'confirm', done: ++done, total: unseen.length });
-    return result.Item ? [toLedgerRecord(result.Item)] : [];
-  });
-  return found.flat();
 }

@@ -6,11 +6,13 @@
  *            where TAKEOVER is LEASE_LONG_EXPIRED or (HOLDERS_MESSAGE_BACK AND LATER_DELIVERY) —
  *            the same rule as `isClaimable` in core/slice.ts.
  * Effect:    claimedFrom = the status before (RUNNING: a takeover), status = RUNNING, fence = fence + 1, owner = me,
- *            leaseExpiresAt = now + leaseMs, sweepAt = now + claimSweepMs,
+ *            leaseExpiresAt = now + leaseMs,
  *            attempts = attempts + 1, leaseMessageId and leaseReceiveCount = the
- *            message and delivery claimed with, claimToken = this request's token. (leaseMs and
- *            claimSweepMs are stored on the slice by the scanner, so the
- *            claimer needs only the key.)
+ *            message and delivery claimed with, claimToken = this request's token. (leaseMs
+ *            is stored on the slice by the scanner, so the claimer needs only the key.)
+ *            No attribute of the sweep index (its keys, scanId) changes: a claim costs
+ *            no index write. A slice still live at its sweep time is re-sent once then
+ *            (a duplicate the holder's worker drops) and looked at again later.
  * Outcome:   won with the new slice (ALL_NEW); or, when the condition failed
  *            and the slice shows this request's own token, won as well (the
  *            first send landed and its reply was lost: one attempt, not two);
@@ -66,7 +68,6 @@ export async function claimSlice(
             'fence = fence + :one',
             '#owner = :owner',
             'leaseExpiresAt = leaseMs + :now',
-            'sweepAt = claimSweepMs + :now',
             'attempts = attempts + :one',
             'startedAt = :now',
             'claimToken = :token',

@@ -1,22 +1,22 @@
 /**
  * FINALIZE — end a slice for good: COMMIT (SUCCEEDED) or give up (DEAD).
  *
- * One TransactWriteItems:
+ * The slice item is the ledger (core/ledger.ts): ending it is one write.
  *   [0] slices[jobId, scheduledAt]
  *       Condition: fence = mine AND owner = me AND status = RUNNING (`mayFinalize`,
  *                  core/slice-transitions.ts)
- *       Effect:    status = outcome, finishedAt, expiresAt (history TTL);
- *                  sweepShard/sweepAt removed (leaves the sweep index)
- *   [1] ledger[executionKey]
- *       Condition: attribute_not_exists(executionKey) — one record per key, ever
- *       Effect:    {fence, owner, committedAt, outcome}
- *   [2..] the handler's own writes (COMMIT only)
- * Outcome: done; or cancelled (judged as `refusedFinalize` does) —
- *   - a ledger record with my fence, owner and this outcome exists: an earlier
- *     try of this same transaction landed and its reply was lost → done;
+ *       Effect:    status = outcome, finishedAt, lastError (DEAD); sweepShard/sweepAt
+ *                  and the lease removed (leaves the sweep index); no TTL: the record
+ *                  of a final execution is kept
+ *   [1..] the handler's own writes (COMMIT only)
+ * Without business writes: one conditional UpdateItem (1 WRU for an item
+ * under 1 KB). With them: one TransactWriteItems of [0] and [1..].
+ * Outcome: done; or refused (condition failed or transaction cancelled) —
+ *   - the slice shows my fence, owner and this outcome: an earlier try of
+ *     this same write landed and its reply was lost → done;
  *     my fence and owner with the other outcome → OutcomeOnRecordError;
- *   - [0] or [1] failed otherwise → FencedOutError;
- *   - [2..] failed → BusinessConditionFailedError naming the write;
+ *   - [0] failed otherwise → FencedOutError;
+ *   - [1..] failed → BusinessConditionFailedError naming the write;
  *   - busy (TransactionConflict, throttling) → retried a few times with
  *     backoff, then StoreBusyError (nothing written: safe to send again);
  *   - anything else (ValidationError, ItemCollectionSizeLimitExceeded) →
@@ -26,7 +26,12 @@
  * MissingResourceError naming it; a timeout or lost connection (outcome
  * unknown) is thrown as it is, for the caller to retry as the same commit.
  */
-import { GetItemCommand, TransactWriteItemsCommand, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import {
+  TransactWriteItemsCommand,
+  UpdateItemCommand,
+  type DynamoDBClient,
+  type TransactWriteItem,
+} from '@aws-sdk/client-dynamodb';
 import { sleep } from '../../core/clock.ts';
 import {
   BusinessConditionFailedError,
@@ -36,15 +41,11 @@ import {
   StoreBusyError,
 } from '../../core/errors.ts';
 import { executionKey as keyOf } from '../../core/execution-key.ts';
-import { isOwnClaim, isOwnCommit, type LedgerOutcome, type LedgerRecord } from '../../core/ledger.ts';
-import { SliceStatus, type SliceKey } from '../../core/slice.ts';
-import { cancellationCodes, isBusyCancellation, isBusyRefusal, isClientRejection, onTable, onTables } from './errors.ts';
-import { ledgerItem, sliceKeyItem, toLedgerRecord } from './items.ts';
-
-export interface FinalizeTables {
-  readonly slicesTable: string;
-  readonly ledgerTable: string;
-}
+import { isOwnClaim, isOwnCommit, ledgerRecordOf, type LedgerOutcome } from '../../core/ledger.ts';
+import { SliceStatus, type Slice, type SliceKey } from '../../core/slice.ts';
+import { readSlice } from './claim-slice.ts';
+import { cancellationCodes, isBusyCancellation, isBusyRefusal, isClientRejection, isConditionFailure, onTable, onTables } from './errors.ts';
+import { sliceKeyItem, toSlice } from './items.ts';
 
 export interface FinalizeRequest {
   readonly key: SliceKey;
@@ -53,7 +54,6 @@ export interface FinalizeRequest {
   readonly now: number;
   readonly outcome: LedgerOutcome;
   readonly error?: string;
-  readonly expiresAtSeconds: number;
   readonly extraWrites?: readonly TransactWriteItem[];
 }
 
@@ -64,70 +64,66 @@ function jitteredBackoffMs(attempt: number): number {
   return Math.floor(Math.random() * 25 * 2 ** attempt);
 }
 
-export async function finalizeSlice(dynamo: DynamoDBClient, tables: FinalizeTables, request: FinalizeRequest): Promise<void> {
+/** Why a try of the finalize wrote nothing and may be sent again, or undefined if it is final. */
+type TryResult = { readonly busy: string; readonly error: unknown } | undefined;
+
+export async function finalizeSlice(dynamo: DynamoDBClient, slicesTable: string, request: FinalizeRequest): Promise<void> {
   const executionKey = keyOf(request.key.jobId, request.key.scheduledAt);
-  const record: LedgerRecord = {
-    executionKey,
-    jobId: request.key.jobId,
-    scheduledAt: request.key.scheduledAt,
-    fence: request.fence,
-    owner: request.owner,
-    committedAt: request.now,
-    outcome: request.outcome,
-    error: request.error,
-  };
-  const items: TransactWriteItem[] = [
-    { Update: sliceUpdate(tables.slicesTable, request) },
-    {
-      Put: {
-        TableName: tables.ledgerTable,
-        Item: ledgerItem(record),
-        ConditionExpression: 'attribute_not_exists(executionKey)',
-      },
-    },
-    ...(request.extraWrites ?? []),
-  ];
-  const touched = { cronfence: [tables.slicesTable, tables.ledgerTable], users: (request.extraWrites ?? []).map(tableOf) };
+  const send = (request.extraWrites ?? []).length === 0 ? () => updateOnly(dynamo, slicesTable, request, executionKey) : () => transaction(dynamo, slicesTable, request, executionKey);
   for (let attempt = 1; ; attempt++) {
-    try {
-      await onTables(dynamo, touched, () => dynamo.send(new TransactWriteItemsCommand({ TransactItems: items })));
-      return;
-    } catch (error) {
-      const codes = cancellationCodes(error);
-      if (codes === undefined) throw notCancelled(error, executionKey);
-      const busy = codes.find(isBusyCancellation);
-      if (busy !== undefined) {
-        if (attempt >= BUSY_RETRIES) throw new StoreBusyError(`commit of ${executionKey}`, busy, { cause: error });
-        await sleep(jitteredBackoffMs(attempt));
-        continue;
-      }
-      const refusal = await cancelledOutcome(dynamo, tables.ledgerTable, request, executionKey, codes, error);
-      if (refusal === undefined) return;
-      throw refusal;
-    }
+    const busy = await send();
+    if (busy === undefined) return;
+    if (attempt >= BUSY_RETRIES) throw new StoreBusyError(`commit of ${executionKey}`, busy.busy, { cause: busy.error });
+    await sleep(jitteredBackoffMs(attempt));
   }
 }
 
-/** Why a cancelled finalize wrote nothing, as the error to throw (or undefined: my own earlier try landed). */
-async function cancelledOutcome(
-  dynamo: DynamoDBClient,
-  ledgerTable: string,
-  request: FinalizeRequest,
-  executionKey: string,
-  codes: readonly (string | undefined)[],
-  error: unknown,
-): Promise<Error | undefined> {
-  const [slice, ledger, ...business] = codes;
-  if (slice === 'ConditionalCheckFailed' || ledger === 'ConditionalCheckFailed') {
-    const existing = await readLedger(dynamo, ledgerTable, executionKey);
-    if (isOwnCommit(existing, request.fence, request.owner, request.outcome)) return undefined;
-    if (isOwnClaim(existing, request.fence, request.owner)) return new OutcomeOnRecordError(executionKey, existing.outcome, { cause: error });
-    return new FencedOutError(executionKey, request.fence, { cause: error });
+/** No business writes: the slice's own conditional UpdateItem; a refusal is judged from the item the condition saw. */
+async function updateOnly(dynamo: DynamoDBClient, slicesTable: string, request: FinalizeRequest, executionKey: string): Promise<TryResult> {
+  try {
+    await onTable(slicesTable, () => dynamo.send(new UpdateItemCommand({ ...sliceUpdate(slicesTable, request), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' })));
+    return undefined;
+  } catch (error) {
+    if (isConditionFailure(error)) {
+      const refusal = refusedOutcome(error.Item ? toSlice(error.Item) : undefined, request, executionKey, error);
+      if (refusal === undefined) return undefined;
+      throw refusal;
+    }
+    if ((error as Error).name === 'TransactionConflictException') return { busy: 'TransactionConflict', error };
+    throw notCancelled(error, executionKey);
   }
-  const businessIndex = business.findIndex((code) => code === 'ConditionalCheckFailed');
-  if (businessIndex >= 0) return new BusinessConditionFailedError(executionKey, businessIndex, { cause: error });
-  const code = codes.find((c) => c !== undefined) ?? 'Unknown';
-  return new CommitRejectedError(executionKey, code, describe(error), { cause: error });
+}
+
+async function transaction(dynamo: DynamoDBClient, slicesTable: string, request: FinalizeRequest, executionKey: string): Promise<TryResult> {
+  const extra = request.extraWrites ?? [];
+  const items: TransactWriteItem[] = [{ Update: sliceUpdate(slicesTable, request) }, ...extra];
+  try {
+    await onTables(dynamo, { cronfence: [slicesTable], users: extra.map(tableOf) }, () => dynamo.send(new TransactWriteItemsCommand({ TransactItems: items })));
+    return undefined;
+  } catch (error) {
+    const codes = cancellationCodes(error);
+    if (codes === undefined) throw notCancelled(error, executionKey);
+    const busy = codes.find(isBusyCancellation);
+    if (busy !== undefined) return { busy, error };
+    const [slice, ...business] = codes;
+    if (slice === 'ConditionalCheckFailed') {
+      const refusal = refusedOutcome(await readSlice(dynamo, slicesTable, request.key), request, executionKey, error);
+      if (refusal === undefined) return undefined;
+      throw refusal;
+    }
+    const businessIndex = business.findIndex((code) => code === 'ConditionalCheckFailed');
+    if (businessIndex >= 0) throw new BusinessConditionFailedError(executionKey, businessIndex, { cause: error });
+    const code = codes.find((c) => c !== undefined) ?? 'Unknown';
+    throw new CommitRejectedError(executionKey, code, describe(error), { cause: error });
+  }
+}
+
+/** Why a finalize whose slice condition failed wrote nothing, as the error to throw (or undefined: my own earlier try landed). */
+function refusedOutcome(current: Slice | undefined, request: FinalizeRequest, executionKey: string, error: unknown): Error | undefined {
+  const record = ledgerRecordOf(current);
+  if (isOwnCommit(record, request.fence, request.owner, request.outcome)) return undefined;
+  if (isOwnClaim(record, request.fence, request.owner)) return new OutcomeOnRecordError(executionKey, record.outcome, { cause: error });
+  return new FencedOutError(executionKey, request.fence, { cause: error });
 }
 
 function notCancelled(error: unknown, executionKey: string): unknown {
@@ -146,13 +142,6 @@ function describe(error: unknown): string {
   return messages.join('; ') || (error instanceof Error ? error.message : String(error));
 }
 
-export async function readLedger(dynamo: DynamoDBClient, ledgerTable: string, executionKey: string): Promise<LedgerRecord | undefined> {
-  const result = await onTable(ledgerTable, () =>
-    dynamo.send(new GetItemCommand({ TableName: ledgerTable, Key: { executionKey: { S: executionKey } }, ConsistentRead: true })),
-  );
-  return result.Item ? toLedgerRecord(result.Item) : undefined;
-}
-
 function sliceUpdate(tableName: string, request: FinalizeRequest): NonNullable<TransactWriteItem['Update']> {
   const status = request.outcome === 'SUCCEEDED' ? SliceStatus.Succeeded : SliceStatus.Dead;
   const values: Record<string, { S: string } | { N: string }> = {
@@ -161,9 +150,8 @@ function sliceUpdate(tableName: string, request: FinalizeRequest): NonNullable<T
     ':fence': { N: String(request.fence) },
     ':owner': { S: request.owner },
     ':now': { N: String(request.now) },
-    ':expires': { N: String(request.expiresAtSeconds) },
   };
-  let set = 'SET #status = :final, finishedAt = :now, expiresAt = :expires';
+  let set = 'SET #status = :final, finishedAt = :now';
   if (request.error !== undefined) {
     set += ', lastError = :error';
     values[':error'] = { S: request.error };
@@ -171,7 +159,7 @@ function sliceUpdate(tableName: string, request: FinalizeRequest): NonNullable<T
   return {
     TableName: tableName,
     Key: sliceKeyItem(request.key),
-    UpdateExpression: `${set} REMOVE sweepShard, sweepAt, leaseExpiresAt`,
+    UpdateExpression: `${set} REMOVE sweepShard, sweepAt, leaseExpiresAt, expiresAt`,
     ConditionExpression: 'fence = :fence AND #owner = :owner AND #status = :running',
     ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner' },
     ExpressionAttributeValues: values,

@@ -26,20 +26,20 @@ import {
   type SkipReason,
 } from '../../core/job-lifecycle.ts';
 import { parseJobSpec } from '../../core/job-spec.ts';
-import type { LedgerRecord } from '../../core/ledger.ts';
+import { ledgerOfSlices, type LedgerRecord } from '../../core/ledger.ts';
 import type { StoredJob } from '../../core/ports.ts';
 import { shardOf } from '../../core/shard.ts';
 import { sweepAtFor, SliceStatus, type Slice } from '../../core/slice.ts';
 import { advanceJob } from './advance-job.ts';
 import type { CronfenceConfig } from '../config.ts';
 import { isConditionFailure, onTable } from './errors.ts';
-import { jobRecordItem, toJobRecord, toLedgerRecord, toSlice } from './items.ts';
+import { jobRecordItem, toJobRecord, toSlice } from './items.ts';
 import { queryAll, scanAll } from './read-pages.ts';
 import { settlePendingSlices } from './settle-pending-slices.ts';
 
 const VERSION_RETRIES = 5;
 
-type RepositoryConfig = Pick<CronfenceConfig, 'jobsTable' | 'slicesTable' | 'ledgerTable' | 'shardCount' | 'sliceRetentionMs' | 'sweepGraceMs'>;
+type RepositoryConfig = Pick<CronfenceConfig, 'jobsTable' | 'slicesTable' | 'shardCount' | 'sliceRetentionMs' | 'sweepGraceMs'>;
 /** Advances of one catch-up before a change (99 occurrences each): a per-second job's 10-minute catch-up window is 7. */
 const CATCH_UP_ADVANCES = 20;
 
@@ -128,15 +128,9 @@ export class JobRepository {
     return items.map(toSlice);
   }
 
-  /** Ledger records of a job from `sinceMs` on (a scan: for operators and tests, not the hot path). */
+  /** Ledger records of a job from `sinceMs` on, oldest first: those its final slices carry. */
   async ledgerOf(jobId: string, sinceMs: number): Promise<LedgerRecord[]> {
-    const items = await scanAll(this.dynamo, {
-      TableName: this.config.ledgerTable,
-      FilterExpression: 'jobId = :job AND scheduledAt >= :since',
-      ExpressionAttributeValues: { ':job': { S: jobId }, ':since': { N: String(sinceMs) } },
-      ConsistentRead: true,
-    });
-    return items.map(toLedgerRecord).sort((a, b) => a.scheduledAt - b.scheduledAt);
+    return ledgerOfSlices(await this.slicesOf(jobId, sinceMs));
   }
 
   private async read(id: string): Promise<JobRecord | undefined> {
@@ -197,7 +191,7 @@ export class JobRepository {
       const slices = plan.occurrences.map((scheduledAt) => ({
         jobId: behind.id,
         scheduledAt,
-        sweepAt: sweepAtFor(SliceStatus.Enqueued, { scheduledAt, now, timeoutMs: behind.policies.timeoutMs, graceMs: this.config.sweepGraceMs }),
+        sweepAt: sweepAtFor(SliceStatus.Enqueued, { scheduledAt, now, graceMs: this.config.sweepGraceMs }),
       }));
       const outcome = await advanceJob(this.dynamo, this.config, behind, slices, plan.nextFireAt, now, plan.missed);
       record = outcome.kind === 'advanced' ? { ...behind, nextFireAt: plan.nextFireAt, version: behind.version + 1 } : await this.read(behind.id);

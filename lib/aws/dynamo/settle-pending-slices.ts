@@ -5,7 +5,8 @@
  * Find:      slices[jobId] scheduled in the last RECENT_MS or later, read
  *            consistently (a slice the scanner created just before the change
  *            is seen); older ones from the sweep index (only live slices are
- *            in it, and anything that old has long reached the index).
+ *            in it, and anything that old has long reached the index; it does
+ *            not project the status, so each is tried and the condition judges).
  * Per slice: condition status IN (ENQUEUED, FAILED) AND generation < the new
  *            one (`maySettle`, core/slice-transitions.ts): a slice already
  *            claimed runs to its end; one the scanner re-created for the new
@@ -51,13 +52,11 @@ export async function settlePendingSlices(dynamo: DynamoDBClient, slicesTable: s
     TableName: slicesTable,
     IndexName: SWEEP_INDEX,
     KeyConditionExpression: 'sweepShard = :shard',
-    FilterExpression: 'jobId = :job AND scheduledAt < :from AND #status IN (:enqueued, :failed)',
-    ExpressionAttributeNames: { '#status': 'status' },
+    FilterExpression: 'jobId = :job AND scheduledAt < :from',
     ExpressionAttributeValues: {
       ':shard': { N: String(request.shard) },
       ':job': { S: request.jobId },
       ':from': { N: String(recentFrom) },
-      ...PENDING,
     },
   });
   let skipped = 0;

@@ -5,24 +5,22 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { TooManyWritesError } from '../../core/errors.ts';
 import { executionKey } from '../../core/execution-key.ts';
-import type { LedgerRecord } from '../../core/ledger.ts';
+import { ledgerRecordOf, type LedgerRecord } from '../../core/ledger.ts';
 import type { BusinessWrite, ClaimOutcome, SliceStore, SweepCandidate } from '../../core/ports.ts';
 import type { Slice, SliceKey } from '../../core/slice.ts';
+import { MAX_BUSINESS_WRITES_PER_COMMIT } from '../../core/slice-transitions.ts';
 import type { CronfenceConfig } from '../config.ts';
 import { toTransactItem } from './business-writes.ts';
 import { claimSlice, readSlice } from './claim-slice.ts';
-import { finalizeSlice, readLedger } from './finalize-slice.ts';
+import { finalizeSlice } from './finalize-slice.ts';
 import { recordFailure } from './record-failure.ts';
 import { renewLease } from './renew-lease.ts';
 import { deferSweep, querySweepIndex } from './sweep.ts';
 
-/** A transaction holds 100 items; the slice and ledger records take two. */
-export const MAX_BUSINESS_WRITES = 98;
-
 export class DynamoSliceStore implements SliceStore {
   constructor(
     private readonly dynamo: DynamoDBClient,
-    private readonly config: Pick<CronfenceConfig, 'slicesTable' | 'ledgerTable' | 'sliceRetentionMs'>,
+    private readonly config: Pick<CronfenceConfig, 'slicesTable'>,
   ) {}
 
   claim(key: SliceKey, owner: string, now: number, messageId?: string, receiveCount?: number): Promise<ClaimOutcome> {
@@ -34,16 +32,15 @@ export class DynamoSliceStore implements SliceStore {
   }
 
   async commit(key: SliceKey, fence: number, owner: string, now: number, writes: readonly BusinessWrite[]): Promise<void> {
-    if (writes.length > MAX_BUSINESS_WRITES) {
-      throw new TooManyWritesError(executionKey(key.jobId, key.scheduledAt), writes.length, MAX_BUSINESS_WRITES);
+    if (writes.length > MAX_BUSINESS_WRITES_PER_COMMIT) {
+      throw new TooManyWritesError(executionKey(key.jobId, key.scheduledAt), writes.length, MAX_BUSINESS_WRITES_PER_COMMIT);
     }
-    await finalizeSlice(this.dynamo, this.config, {
+    await finalizeSlice(this.dynamo, this.config.slicesTable, {
       key,
       fence,
       owner,
       now,
       outcome: 'SUCCEEDED',
-      expiresAtSeconds: this.expiresAtSeconds(now),
       extraWrites: writes.map(toTransactItem),
     });
   }
@@ -53,15 +50,7 @@ export class DynamoSliceStore implements SliceStore {
   }
 
   recordDead(key: SliceKey, fence: number, owner: string, now: number, error: string): Promise<void> {
-    return finalizeSlice(this.dynamo, this.config, {
-      key,
-      fence,
-      owner,
-      now,
-      outcome: 'DEAD',
-      error: error.slice(0, 2000),
-      expiresAtSeconds: this.expiresAtSeconds(now),
-    });
+    return finalizeSlice(this.dynamo, this.config.slicesTable, { key, fence, owner, now, outcome: 'DEAD', error: error.slice(0, 2000) });
   }
 
   get(key: SliceKey): Promise<Slice | undefined> {
@@ -80,11 +69,7 @@ export class DynamoSliceStore implements SliceStore {
     return deferSweep(this.dynamo, this.config.slicesTable, candidate, sweepAt);
   }
 
-  getLedger(key: SliceKey): Promise<LedgerRecord | undefined> {
-    return readLedger(this.dynamo, this.config.ledgerTable, executionKey(key.jobId, key.scheduledAt));
-  }
-
-  private expiresAtSeconds(now: number): number {
-    return Math.floor((now + this.config.sliceRetentionMs) / 1000);
+  async getLedger(key: SliceKey): Promise<LedgerRecord | undefined> {
+    return ledgerRecordOf(await readSlice(this.dynamo, this.config.slicesTable, key));
   }
 }

@@ -14,7 +14,6 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SweepCandidate } from '../../core/ports.ts';
-import type { SliceStatus } from '../../core/slice.ts';
 import { conditionalUpdate } from './errors.ts';
 import { fromItem, sliceKeyItem } from './items.ts';
 import { queryAll } from './read-pages.ts';
@@ -49,7 +48,7 @@ export async function querySweepIndex(
   );
   return items.map((item) => {
     const raw = fromItem(item);
-    return { jobId: raw.jobId as string, scheduledAt: raw.scheduledAt as number, status: raw.status as SliceStatus, sweepAt: raw.sweepAt as number };
+    return { jobId: raw.jobId as string, scheduledAt: raw.scheduledAt as number, sweepAt: raw.sweepAt as number };
   });
 }
 

@@ -6,17 +6,20 @@ import { ChangeMessageVisibilityCommand, MessageNotInflight, ReceiptHandleIsInva
 import { encodeScanMessage, encodeWorkMessage } from '../../core/messages.ts';
 import type { DeadLetterRecord, DeadLetterSink, ScanQueue, ScanRequest, WorkMessage, WorkQueue } from '../../core/ports.ts';
 import { sendInBatches } from './send-batches.ts';
+import { MAX_VISIBILITY_SECONDS, VisibilityBatches } from './visibility-batches.ts';
 
 /** SQS caps both a message delay and nothing else we need at 900 s. */
 export const MAX_DELAY_SECONDS = 900;
-/** SQS caps a visibility timeout at 12 hours. */
-export const MAX_VISIBILITY_SECONDS = 43_200;
-
 export class SqsWorkQueue implements WorkQueue {
+  /** Claims of messages due in the same second, and heartbeats that fall together, share a request. */
+  private readonly visibility: VisibilityBatches;
+
   constructor(
     private readonly sqs: SQSClient,
     private readonly url: () => Promise<string>,
-  ) {}
+  ) {
+    this.visibility = new VisibilityBatches(sqs, url);
+  }
 
   async send(messages: readonly WorkMessage[]): Promise<void> {
     if (messages.length === 0) return;
@@ -31,8 +34,8 @@ export class SqsWorkQueue implements WorkQueue {
     );
   }
 
-  async hide(receiptHandle: string, seconds: number): Promise<void> {
-    await changeVisibility(this.sqs, await this.url(), receiptHandle, seconds);
+  hide(receiptHandle: string, seconds: number): Promise<void> {
+    return this.visibility.change(receiptHandle, seconds);
   }
 }
 

@@ -1,0 +1,70 @@
+/**
+ * Visibility changes asked for together go out as one
+ * ChangeMessageVisibilityBatch against the real SQS API (the emulator), each
+ * entry applied; a stale receipt handle is no error; a request SQS refuses
+ * whole fails every change in it.
+ */
+import { DeleteMessageCommand, ReceiveMessageCommand, SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { VisibilityBatches } from '../../lib/aws/sqs/visibility-batches.ts';
+import { sleep } from '../../lib/core/clock.ts';
+import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
+
+let installation: TestInstallation;
+let sqs: SQSClient;
+let queueUrl: string;
+const sent: string[] = [];
+
+beforeAll(async () => {
+  installation = await createTestInstallation();
+  sqs = installation.runtime.clients.sqs;
+  queueUrl = installation.resources.queueUrls.work;
+  sqs.middlewareStack.add((next, context) => async (args) => {
+    sent.push(String(context.commandName));
+    return next(args);
+  }, { step: 'initialize', name: 'countVisibilityRequests' });
+});
+afterAll(() => installation?.destroy());
+
+async function receiveAll(count: number): Promise<{ body: string; handle: string }[]> {
+  const got: { body: string; handle: string }[] = [];
+  for (let tries = 0; got.length < count && tries < 20; tries++) {
+    const result = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+    for (const message of result.Messages ?? []) got.push({ body: message.Body ?? '', handle: message.ReceiptHandle ?? '' });
+  }
+  return got;
+}
+
+describe('VisibilityBatches', () => {
+  it('sends the changes of one moment as one batch request and applies each', { timeout: 30_000 }, async () => {
+    await sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: ['a', 'b', 'c'].map((body) => ({ Id: body, MessageBody: body })) }));
+    const messages = await receiveAll(3);
+    expect(messages).toHaveLength(3);
+    const batches = new VisibilityBatches(sqs, async () => queueUrl);
+    sent.length = 0;
+    const [a, b, c] = messages as [(typeof messages)[0], (typeof messages)[0], (typeof messages)[0]];
+    // a back at once, b and c hidden for a minute: only a may be received again.
+    await Promise.all([batches.change(a.handle, 0), batches.change(b.handle, 60), batches.change(c.handle, 60)]);
+    expect(sent.filter((name) => name.startsWith('ChangeMessageVisibility'))).toEqual(['ChangeMessageVisibilityBatchCommand']);
+    const again = await receiveAll(1);
+    expect(again.map((message) => message.body)).toEqual([a.body]);
+    await sleep(1200);
+    const more = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+    expect(more.Messages ?? []).toEqual([]);
+    for (const message of [...again, b, c]) await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.handle }));
+  });
+
+  it('a receipt handle of a message that is gone is not an error', { timeout: 30_000 }, async () => {
+    await sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: [{ Id: 'gone', MessageBody: 'gone' }] }));
+    const [message] = await receiveAll(1);
+    if (message === undefined) throw new Error('no message received');
+    await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.handle }));
+    await new VisibilityBatches(sqs, async () => queueUrl).change(message.handle, 30);
+  });
+
+  it('a request refused whole (no such queue) fails each change in it', async () => {
+    const batches = new VisibilityBatches(sqs, async () => `${queueUrl}-no-such-queue`);
+    const results = await Promise.allSettled([batches.change('h1', 5), batches.change('h2', 5)]);
+    expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected']);
+  });
+});
