@@ -98,8 +98,14 @@ export interface NewSlice extends SliceKey {
 
 export type AdvanceOutcome =
   | { readonly kind: 'advanced'; readonly created: readonly SliceKey[] }
-  /** Another scanner or an update moved the job first; nothing was written. */
-  | { readonly kind: 'conflict' };
+  /**
+   * Another scanner or an update moved the job first; nothing was written.
+   * `alreadyCreated`: slices of this advance that exist, unclaimed, with this
+   * advance's scan id: an earlier try of this very advance landed and its
+   * reply was lost (a request timeout the SDK retried), so no message was
+   * sent for them yet. Sending one is the caller's (a duplicate is harmless).
+   */
+  | { readonly kind: 'conflict'; readonly alreadyCreated: readonly SliceKey[] };
 
 export interface ScheduleStore {
   /** Enabled jobs of `shard` with `nextFireAt < untilMs`, oldest first. */

@@ -66,6 +66,11 @@ export function mayCreateSlice(existing: Pick<Slice, 'status' | 'generation'> | 
   return RECREATABLE_STATUSES.includes(existing.status) && (existing.generation ?? 0) < generation;
 }
 
+/** A conflicting ADVANCE: this slice is there, unclaimed, created by the scan `scanId` (an earlier try of the same advance). */
+export function isCreatedBy(slice: Pick<Slice, 'status'> & { readonly scanId?: string } | undefined, scanId: string | undefined): boolean {
+  return slice !== undefined && scanId !== undefined && slice.scanId === scanId && slice.status === SliceStatus.Enqueued;
+}
+
 /** ADVANCE, the job item: still the version the scanner read, and still enabled (in the due index). */
 export function mayAdvanceJob(stored: Pick<StoredJob, 'version' | 'enabled'> | undefined, versionRead: number): boolean {
   return stored !== undefined && stored.enabled && stored.version === versionRead;

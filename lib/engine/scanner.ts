@@ -149,6 +149,8 @@ export class Scanner {
     const outcome = await this.deps.schedules.advance(job, slices, nextFireAt, now, plan.missed);
     if (outcome.kind === 'conflict') {
       report.conflicts++;
+      // This scan's own earlier try landed unanswered: its slices have no message yet.
+      if (outcome.alreadyCreated.length > 0) await onCreated(outcome.alreadyCreated);
       return undefined;
     }
     if (plan.missed) {

@@ -10,7 +10,7 @@ import type { MissedRange } from '../core/advance-plan.ts';
 import { isTombstone } from '../core/job-lifecycle.ts';
 import type { AdvanceOutcome, NewSlice, ScheduleStore, StoredJob } from '../core/ports.ts';
 import { SliceStatus, type SliceKey } from '../core/slice.ts';
-import { MAX_SLICES_PER_ADVANCE, mayAdvanceJob, mayCreateSlice } from '../core/slice-transitions.ts';
+import { isCreatedBy, MAX_SLICES_PER_ADVANCE, mayAdvanceJob, mayCreateSlice } from '../core/slice-transitions.ts';
 import { sliceId, type MemoryTables, type SliceRow } from './memory-tables.ts';
 
 export class InMemoryScheduleStore implements ScheduleStore {
@@ -30,7 +30,7 @@ export class InMemoryScheduleStore implements ScheduleStore {
     if (slices.length > MAX_SLICES_PER_ADVANCE) throw new RangeError(`at most ${MAX_SLICES_PER_ADVANCE} slices per advance`);
     const record = this.tables.jobs.get(job.id);
     const stored = isTombstone(record) ? undefined : record;
-    if (stored === undefined || !mayAdvanceJob(stored, job.version)) return { kind: 'conflict' };
+    if (stored === undefined || !mayAdvanceJob(stored, job.version)) return { kind: 'conflict', alreadyCreated: this.createdByThisScan(slices) };
     const created: SliceKey[] = [];
     for (const slice of slices) {
       const id = sliceId(slice);
@@ -46,6 +46,14 @@ export class InMemoryScheduleStore implements ScheduleStore {
     }
     this.tables.jobs.set(job.id, { ...stored, nextFireAt, version: stored.version + 1 });
     return { kind: 'advanced', created };
+  }
+
+  /** The slices of `slices` that exist unclaimed with the scan id they are to be created with (see AdvanceOutcome). */
+  private createdByThisScan(slices: readonly NewSlice[]): SliceKey[] {
+    return slices.flatMap((slice) => {
+      const row = this.tables.slices.get(sliceId(slice));
+      return isCreatedBy(row, slice.scanId) ? [{ jobId: slice.jobId, scheduledAt: slice.scheduledAt }] : [];
+    });
   }
 
   /**

@@ -31,7 +31,7 @@ export function scheduleStoreContract(label: string, factory: ContractFactory): 
         expect(winner?.kind === 'advanced' && winner.created.map((key) => key.scheduledAt)).toEqual([t, t + 1000, t + 2000]);
         expect(await store.dueJob(id)).toMatchObject({ nextFireAt: t + 3000, version: job.version + 1 });
         const stale = await store.schedules.advance(job, [at(id, t + 3000)], t + 4000, t);
-        expect(stale).toEqual({ kind: 'conflict' });
+        expect(stale).toEqual({ kind: 'conflict', alreadyCreated: [] });
         expect(await store.slices.get({ jobId: id, scheduledAt: t + 3000 })).toBeUndefined();
         expect(await store.dueJob(id)).toMatchObject({ nextFireAt: t + 3000, version: job.version + 1 });
       });
@@ -42,7 +42,7 @@ export function scheduleStoreContract(label: string, factory: ContractFactory): 
         const job = await store.putJob(spec(id));
         const missed = { from: t - 600_000, to: t - 60_000, count: 540 };
         const stale = { ...job, version: job.version + 7 };
-        expect(await store.schedules.advance(stale, [at(id, t)], t + 1000, t, missed)).toEqual({ kind: 'conflict' });
+        expect(await store.schedules.advance(stale, [at(id, t)], t + 1000, t, missed)).toEqual({ kind: 'conflict', alreadyCreated: [] });
         expect(await store.slices.get({ jobId: id, scheduledAt: missed.from })).toBeUndefined();
         const outcome = await store.schedules.advance(job, [at(id, t)], t + 1000, t, missed);
         expect(outcome).toEqual({ kind: 'advanced', created: [{ jobId: id, scheduledAt: t }] });
@@ -87,9 +87,9 @@ export function scheduleStoreContract(label: string, factory: ContractFactory): 
         const id = space.jobId('advance-paused');
         const job = await store.putJob(spec(id));
         const paused = await store.pauseJob(id);
-        expect(await store.schedules.advance(job, [at(id, t)], t + 1000, t)).toEqual({ kind: 'conflict' });
+        expect(await store.schedules.advance(job, [at(id, t)], t + 1000, t)).toEqual({ kind: 'conflict', alreadyCreated: [] });
         // Even with the version it has now: a job out of the due index is not advanced.
-        expect(await store.schedules.advance(paused, [at(id, t)], t + 1000, t)).toEqual({ kind: 'conflict' });
+        expect(await store.schedules.advance(paused, [at(id, t)], t + 1000, t)).toEqual({ kind: 'conflict', alreadyCreated: [] });
         expect(await store.slices.get({ jobId: id, scheduledAt: t })).toBeUndefined();
         expect(await store.dueJob(id)).toBeUndefined();
       });
@@ -166,6 +166,23 @@ export function scheduleStoreContract(label: string, factory: ContractFactory): 
           { scheduledAt: t, sweepAt: t + 50_000, status: 'ENQUEUED' },
           { scheduledAt: t + 1000, sweepAt: t + 33_000, status: 'FAILED' },
         ]);
+      });
+
+      it('an advance sent again after its first try landed unanswered conflicts and names the slices that try created', async () => {
+        const t = space.instant();
+        const id = space.jobId('unanswered');
+        const { job } = await enqueued(store, id, [t, t + 1000], t - 1000, { scanId: 'scan-first' });
+        const again = (scanId: string) => [t, t + 1000].map((scheduledAt) => ({ jobId: id, scheduledAt, scanId, sweepAt: scheduledAt + 30_000 }));
+        // The same transaction again (the SDK's retry after a timeout): the same job version read, the same scan id.
+        expect(await store.schedules.advance(job, again('scan-first'), t + 2000, t - 900)).toEqual({
+          kind: 'conflict',
+          alreadyCreated: [{ jobId: id, scheduledAt: t }, { jobId: id, scheduledAt: t + 1000 }],
+        });
+        // Another scan that read the same version lost a race: the winner sent its slices.
+        expect(await store.schedules.advance(job, again('scan-other'), t + 2000, t - 900)).toEqual({ kind: 'conflict', alreadyCreated: [] });
+        // A claimed one has its message.
+        await store.slices.claim({ jobId: id, scheduledAt: t }, 'worker-a', t, 'm-1');
+        expect(await store.schedules.advance(job, again('scan-first'), t + 2000, t - 900)).toEqual({ kind: 'conflict', alreadyCreated: [{ jobId: id, scheduledAt: t + 1000 }] });
       });
 
       it('finds the slices one scan created with sweep times in [from, to)', async () => {

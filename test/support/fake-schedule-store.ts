@@ -39,7 +39,7 @@ export class FakeScheduleStore implements ScheduleStore {
     const answered = this.answer?.(job);
     if (answered) return answered;
     const stored = this.jobs.get(job.id);
-    if (!stored || job.version !== stored.version) return { kind: 'conflict' };
+    if (!stored || job.version !== stored.version) return { kind: 'conflict', alreadyCreated: [] };
     this.created.push(...slices.map((slice) => slice.scheduledAt));
     this.jobs.set(job.id, { ...stored, nextFireAt, version: stored.version + 1 });
     return { kind: 'advanced', created: slices.map(({ jobId, scheduledAt }) => ({ jobId, scheduledAt })) };

@@ -67,7 +67,7 @@ describe('Scanner I/O', () => {
     const clock = new ManualClock(T0);
     const outage = fakeJob({ cron: '0 * * * * *' }, T0 - 3_600_000);
     const lost = new FakeScheduleStore([outage]);
-    lost.answer = async () => ({ kind: 'conflict' });
+    lost.answer = async () => ({ kind: 'conflict', alreadyCreated: [] });
     const loser = scannerOver(lost, clock, []);
     await loser.scanner.scanShard(0);
     expect(loser.events.ofType('missed')).toEqual([]);
@@ -76,6 +76,23 @@ describe('Scanner I/O', () => {
     const winner = scannerOver(won, clock, []);
     await winner.scanner.scanShard(0);
     expect(winner.events.ofType('missed').map((event) => event.count)).toEqual([50]);
+  });
+
+  it('a conflict whose slices this scan itself created (its reply was lost) sends them; any other conflict sends nothing', async () => {
+    const clock = new ManualClock(T0);
+    const job = fakeJob({ id: 'unanswered', cron: '0 * * * * *' }, T0 + 5000);
+    const store = new FakeScheduleStore([job]);
+    store.answer = async () => ({ kind: 'conflict', alreadyCreated: [{ jobId: job.id, scheduledAt: T0 + 5000 }] });
+    const sent: WorkMessage[] = [];
+    const { scanner } = scannerOver(store, clock, sent);
+    expect(await scanner.scanShard(0)).toMatchObject({ conflicts: 1 });
+    expect(sent.map((message) => [message.jobId, message.scheduledAt])).toEqual([[job.id, T0 + 5000]]);
+
+    const other = new FakeScheduleStore([job]);
+    other.answer = async () => ({ kind: 'conflict', alreadyCreated: [] });
+    const none: WorkMessage[] = [];
+    await scannerOver(other, clock, none).scanner.scanShard(0);
+    expect(none).toEqual([]);
   });
 
   it('a busy store stops the one job and flags the scan incomplete; the other jobs advance', async () => {

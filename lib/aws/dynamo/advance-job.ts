@@ -21,7 +21,8 @@
  *            Effect:    nextFireAt = first occurrence after the window, version + 1
  * Outcome: advanced (slices created); conflict (the job's condition failed:
  * another scanner or an update moved it first, and the winner created the
- * slices); when some slices already exist (an instant already enqueued or
+ * slices; or an earlier try of this same transaction landed and its reply was
+ * lost, which the slices' scan id tells: they are returned to be sent); when some slices already exist (an instant already enqueued or
  * run), retried once without those; when DynamoDB is busy (a conflicting
  * transaction, throttling), sent again with backoff, then StoreBusyError (the
  * job is not advanced, so the next scan takes it up: nothing is lost).
@@ -33,7 +34,8 @@ import type { MissedRange } from '../../core/advance-plan.ts';
 import type { AdvanceOutcome, NewSlice, StoredJob } from '../../core/ports.ts';
 import { SliceStatus, type SliceKey } from '../../core/slice.ts';
 import { cancellationCodes, isBusyCancellation, isBusyRefusal, onTables } from './errors.ts';
-import { sliceKeyItem, toItem } from './items.ts';
+import { fromItem, sliceKeyItem, toItem, type Item } from './items.ts';
+import { isCreatedBy } from '../../core/slice-transitions.ts';
 
 export const MAX_SLICES_PER_ADVANCE = 99;
 
@@ -78,10 +80,10 @@ export async function advanceJob(
       const rejected = codes.find((code) => code !== undefined && code !== 'ConditionalCheckFailed');
       if (rejected !== undefined) throw new CronfenceError(`advance of job ${JSON.stringify(job.id)} rejected (${rejected})`, { cause: error });
       const missedIndex = missedPending ? pending.length : undefined;
-      if (codes[items.length - 1] !== undefined) return { kind: 'conflict' };
+      if (codes[items.length - 1] !== undefined) return { kind: 'conflict', alreadyCreated: createdByThisScan(pending, error) };
       const existing = new Set(codes.flatMap((code, index) => (code === 'ConditionalCheckFailed' && index < pending.length ? [index] : [])));
       const missedExists = missedIndex !== undefined && codes[missedIndex] === 'ConditionalCheckFailed';
-      if ((existing.size === 0 && !missedExists) || existingRetried) return { kind: 'conflict' };
+      if ((existing.size === 0 && !missedExists) || existingRetried) return { kind: 'conflict', alreadyCreated: [] };
       existingRetried = true;
       pending = pending.filter((_, index) => !existing.has(index));
       if (missedExists) missedPending = undefined;
@@ -90,6 +92,17 @@ export async function advanceJob(
 }
 
 const BUSY_TRIES = 4;
+
+/** The slices whose condition failed because this scan had created them (the item the condition saw: ALL_OLD). */
+function createdByThisScan(pending: readonly NewSlice[], error: unknown): SliceKey[] {
+  const reasons = (error as { CancellationReasons?: { Code?: string; Item?: Item }[] }).CancellationReasons ?? [];
+  return pending.flatMap((slice, index) => {
+    const seen = reasons[index]?.Item;
+    if (seen === undefined) return [];
+    const raw = fromItem(seen);
+    return isCreatedBy({ status: raw.status as SliceStatus, scanId: raw.scanId as string | undefined }, slice.scanId) ? [{ jobId: slice.jobId, scheduledAt: slice.scheduledAt }] : [];
+  });
+}
 
 /** No slice exists at this instant. */
 const NEW_SLICE = 'attribute_not_exists(jobId)';
@@ -155,6 +168,8 @@ function recreatableSliceUpdate(tables: AdvanceTables, key: SliceKey, fields: Re
         `SET ${present.map(([name]) => `#${name} = :${name}`).join(', ')}, fence = if_not_exists(fence, :zero)` +
         ` REMOVE ${[...lastRun, ...absent.map((name) => `#${name}`)].join(', ')}`,
       ConditionExpression: `${NEW_SLICE} OR ${OLDER_GENERATION_UNRUN}`,
+      // A refused put shows what is there: this scan's own slice, when an earlier try's reply was lost.
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       ExpressionAttributeNames: {
         '#owner': 'owner',
         ...Object.fromEntries(Object.keys(fields).map((name) => [`#${name}`, name])),
