@@ -54,7 +54,8 @@ export async function bootstrap(clients: AwsClients, config: CronfenceConfig): P
   const deadLetter = await ensureQueue(clients.sqs, config.deadLetterQueueName, DEAD_LETTER_QUEUE);
   const deadLetterArn = await queueArn(clients.sqs, deadLetter);
   const [work, scan] = await Promise.all([
-    ensureQueue(clients.sqs, config.workQueueName, WORK_QUEUE, deadLetterArn),
+    // As deployed: behind a Lambda event source the work queue's visibility is the worker's timeout (config says so).
+    ensureQueue(clients.sqs, config.workQueueName, { ...WORK_QUEUE, visibilityTimeoutSeconds: Math.max(WORK_QUEUE.visibilityTimeoutSeconds, Math.ceil(config.workQueueVisibilityMs / 1000)) }, deadLetterArn),
     ensureQueue(clients.sqs, config.scanQueueName, SCAN_QUEUE, deadLetterArn),
   ]);
   await ensureEventBus(clients.events, config.eventBusName);

@@ -20,7 +20,10 @@ import { createRuntime, type Runtime } from '../lambda/wiring.ts';
 import { ReplicaFleet } from '../local/fleet.ts';
 import { addSnapshots, subtractSnapshots, type MeterSnapshot } from '../local/request-meter.ts';
 import { packageFile } from '../package/package-files.ts';
-import { BENCH_HOLD, BENCH_NOOP } from './bench-jobs.ts';
+import { CreateTableCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
+import { createTableInput } from '../aws/bootstrap.ts';
+import { BENCH_HOLD, BENCH_NOOP, BENCH_WRITE } from './bench-jobs.ts';
+import { perExecution, type PerExecution } from './per-execution.ts';
 import { round } from './density.ts';
 import { dailyJobAt, registerSchedules } from './register-schedules.ts';
 
@@ -77,6 +80,8 @@ export interface BurstResult {
   readonly scannerMeter: MeterSnapshot;
   readonly workerMeter: MeterSnapshot;
   readonly heartbeatRounds: HeartbeatRound[];
+  /** Per execution of jobs that commit one business write each (scanner and worker together). */
+  readonly withBusinessWrite: PerExecution;
 }
 
 export async function runBurst(options: BurstOptions): Promise<BurstResult> {
@@ -110,6 +115,8 @@ export async function runBurst(options: BurstOptions): Promise<BurstResult> {
     for (const jobs of [1, options.heartbeat.concurrentJobs]) {
       heartbeatRounds.push(await heartbeatRound(runtime, fleet, committed, jobs, options.heartbeat.holdMs, heartbeatRounds.length, options.onProgress));
     }
+
+    const withBusinessWrite = await businessWriteRound(runtime, fleet, committed, BUSINESS_WRITE_JOBS, options.onProgress);
 
     // Due a little after registration is expected to end; the scan request goes out a second before.
     const registerEstimateMs = 2000 + options.slices * 1.5;
@@ -173,11 +180,33 @@ export async function runBurst(options: BurstOptions): Promise<BurstResult> {
       scannerMeter,
       workerMeter,
       heartbeatRounds,
+      withBusinessWrite,
     };
   } finally {
     await fleet.stopAll();
     destroyAwsClients(runtime.clients);
   }
+}
+
+/** Jobs in the round that commits one business write each. */
+const BUSINESS_WRITE_JOBS = 20;
+
+/** Jobs due in one second whose commits carry one business write each: their requests per execution. */
+async function businessWriteRound(runtime: Runtime, fleet: ReplicaFleet, committed: Map<string, number>, jobs: number, onProgress: BurstOptions['onProgress']): Promise<PerExecution> {
+  const table = `${runtime.config.jobsTable}-bench-writes`;
+  const dynamo = runtime.clients.dynamo;
+  await dynamo.send(new CreateTableCommand(createTableInput(table, { logicalName: 'bench-writes', partitionKey: { name: 'id', type: 'S' }, globalSecondaryIndexes: [] })));
+  await waitUntilTableExists({ client: dynamo, maxWaitTime: 60 }, { TableName: table });
+  const prefix = 'write-';
+  const dueAt = Math.ceil((Date.now() + 3000) / 1000) * 1000;
+  const now = Date.now();
+  await registerSchedules(dynamo, runtime.config.jobsTable, jobs, (i) => dailyJobAt(`${prefix}${i}`, dueAt, runtime.config.shardCount, BENCH_WRITE, now, { table }));
+  const before = await fleet.meters();
+  await tick(runtime.scanQueue, runtime.config.shardCount);
+  const done = (): number => [...committed.keys()].filter((key) => key.startsWith(prefix)).length;
+  await waitFor(() => done() >= jobs, 60_000, () => onProgress('commits with one business write', done(), jobs));
+  const after = await fleet.meters();
+  return perExecution(subtractSnapshots(addSnapshots(after.scanner, after.worker), addSnapshots(before.scanner, before.worker)), jobs);
 }
 
 async function heartbeatRound(

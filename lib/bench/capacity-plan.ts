@@ -8,10 +8,14 @@
  *   accepts 1,000 WCU/s, so at R slices/s each shard's index partition sees
  *   R × units-per-slice / S; S must keep that under 1,000.
  * - A midnight burst of N slices. The scanner's part (advance) can run ahead
- *   of the second, within SQS's 900 s delay; the workers' part (claim,
- *   commit) happens at the second. At a table throughput T WRU/s, the
- *   at-the-second part takes N × worker WRU / T seconds, and pre-enqueueing
- *   all N fits in the delay window only if N × scanner WRU / T ≤ 900 s.
+ *   of the second, within SQS's 900 s delay (a 15-minute lookahead); the
+ *   workers' part (claim, commit) happens at the second. At a table
+ *   throughput T WRU/s, the at-the-second part takes N × worker WRU / T
+ *   seconds, and pre-enqueueing all N fits in the delay window only if
+ *   N × scanner WRU / T ≤ 900 s. What the scanner could not do before the
+ *   second it does after, beside the workers: the whole burst is committed
+ *   (N × (scanner + worker WRU) − T × 900 s) / T seconds after the second,
+ *   at the earliest, and the last slice has started by then.
  */
 export const PARTITION_WCU_PER_SECOND = 1000;
 /** A new on-demand table serves this much at once (AWS documents 4,000 WRU/s and 12,000 RRU/s). */
@@ -48,6 +52,10 @@ export interface ThroughputPlan {
   readonly burstColdSeconds: number;
   /** Table WRU/s needed to pre-enqueue the whole burst within the delay window (10% margin). */
   readonly wruPerSecondToPreEnqueue: number;
+  /** Seconds after the second by which every slice has started and committed, scanning from 900 s before. */
+  readonly allCommittedAfterSecondS: number;
+  /** Table WRU/s that has every slice started and committed within 5 and 10 minutes of the second (same lead). */
+  readonly wruPerSecondWithin: { readonly fiveMinutes: number; readonly tenMinutes: number };
 }
 
 export function planThroughput(mix: SliceWriteMix, tableWruPerSecond: number, burstSlices: number): ThroughputPlan {
@@ -67,7 +75,22 @@ export function planThroughput(mix: SliceWriteMix, tableWruPerSecond: number, bu
     preEnqueueFitsDelayWindow: preEnqueueSeconds <= SQS_MAX_DELAY_SECONDS,
     burstColdSeconds: Math.round((burstSlices * perSlice) / tableWruPerSecond),
     wruPerSecondToPreEnqueue: Math.ceil((burstSlices * mix.scannerWru) / (SQS_MAX_DELAY_SECONDS * 0.9)),
+    allCommittedAfterSecondS: Math.round(committedAfterSecondS(mix, tableWruPerSecond, burstSlices)),
+    wruPerSecondWithin: { fiveMinutes: wruPerSecondWithin(mix, burstSlices, 300), tenMinutes: wruPerSecondWithin(mix, burstSlices, 600) },
   };
+}
+
+/** Only the scanner's part runs before the second (at most 900 s of it); the rest, and all of the workers', after. */
+function committedAfterSecondS(mix: SliceWriteMix, tableWruPerSecond: number, burstSlices: number): number {
+  const before = Math.min(burstSlices * mix.scannerWru, tableWruPerSecond * SQS_MAX_DELAY_SECONDS);
+  const after = burstSlices * (mix.scannerWru + mix.workerWru) - before;
+  return Math.max((burstSlices * mix.workerWru) / tableWruPerSecond, after / tableWruPerSecond);
+}
+
+/** The least table WRU/s that commits the burst within `deadlineS` of its second, scanning from 900 s before. */
+function wruPerSecondWithin(mix: SliceWriteMix, burstSlices: number, deadlineS: number): number {
+  const total = burstSlices * (mix.scannerWru + mix.workerWru);
+  return Math.ceil(Math.max(total / (SQS_MAX_DELAY_SECONDS + deadlineS), (burstSlices * mix.workerWru) / deadlineS));
 }
 
 /**

@@ -13,13 +13,15 @@ export interface PerExecution {
   readonly dynamoReadRequests: number;
   readonly transactWriteRequests: number;
   readonly transactItems: number;
-  /** Base-table write request units (1 KB each, doubled in a transaction), heartbeats excluded. */
+  /** All write request units DynamoDB bills: the base tables' plus the indexes', heartbeats excluded. */
   readonly writeRequestUnits: number;
+  /** Base-table write request units (1 KB each, doubled in a transaction), heartbeats excluded. */
+  readonly baseWriteRequestUnits: number;
   /** Read request units (4 KB each; half eventually consistent; double in a transaction). */
   readonly readRequestUnits: number;
   /** GSI write units, by index; the due and sweep indexes are keyed by shard. */
   readonly indexWriteUnits: Record<string, number>;
-  /** Sends, non-empty receives, deletes and visibility changes. */
+  /** Sends, non-empty receives, deletes and visibility changes (claim-time ones, and any heartbeat a slow claim needed). */
   readonly sqsRequests: number;
   readonly sqsSends: number;
   readonly sqsReceives: number;
@@ -41,7 +43,8 @@ export function perExecution(meter: MeterSnapshot, executions: number): PerExecu
     dynamoReadRequests: per(k.dynamoRead),
     transactWriteRequests: per(k.dynamoTransactWrite),
     transactItems: per(meter.transactItems),
-    writeRequestUnits: per(meter.writeUnits.dynamoWrite + meter.writeUnits.dynamoTransactWrite),
+    writeRequestUnits: per(meter.writeUnits.dynamoWrite + meter.writeUnits.dynamoTransactWrite + sumValues(meter.indexWriteUnits)),
+    baseWriteRequestUnits: per(meter.writeUnits.dynamoWrite + meter.writeUnits.dynamoTransactWrite),
     readRequestUnits: per(sumValues(meter.readUnits)),
     indexWriteUnits: Object.fromEntries(Object.entries(meter.indexWriteUnits).map(([index, units]) => [index, per(units)])),
     sqsRequests: per(k.sqsSend + k.sqsReceive + k.sqsDelete + k.sqsVisibility),

@@ -28,6 +28,15 @@ export type PriceTable = typeof PRICE_TABLE;
 /** Lambda memory sizes of the CDK construct (lib/cdk/cron-scheduler.ts), in MB. */
 export const CONSTRUCT_LAMBDA_MEMORY_MB = { worker: 512, scanner: 512, tick: 256 } as const;
 
+/**
+ * The construct's work queue visibility with its default worker timeout (2
+ * minutes): an event source mapping needs at least the function's timeout.
+ * The bench's burst runs with it, so every claim's visibility change is
+ * counted as on Lambda (test/cdk/scheduler.test.ts checks it against the
+ * synthesized queue).
+ */
+export const CONSTRUCT_WORK_QUEUE_VISIBILITY_MS = 120_000;
+
 /** EventBridge Scheduler's documented defaults, for the side-by-side. */
 export const EVENTBRIDGE_SCHEDULER = {
   usdPerMillionInvocations: PRICE_TABLE.eventBridgeSchedulerInvocationPerMillion,

@@ -16,10 +16,10 @@ import { runBurst } from './burst.ts';
 import { planThroughput, preEnqueueLookaheadMs, ON_DEMAND_INITIAL_WRU_PER_SECOND, WARM_WRU_PER_SECOND, type SliceWriteMix, type ThroughputPlan } from './capacity-plan.ts';
 import { measureCeiling } from './ceiling.ts';
 import { renderBenchSvg } from './chart-svg.ts';
-import { cronfenceUsdPerMillion, heartbeatsFor, heartbeatUsdPerMillion, LEASE_CHOICES, schedulerUsdPerMillion, type HeartbeatCost } from './cost.ts';
+import { chooseWorkerMemoryMb, cronfenceUsdPerMillion, heartbeatsFor, heartbeatUsdPerMillion, LEASE_CHOICES, schedulerUsdPerMillion, type HeartbeatCost } from './cost.ts';
 import { round, runDensity } from './density.ts';
 import { perExecution } from './per-execution.ts';
-import { PRICE_TABLE } from './price-table.ts';
+import { CONSTRUCT_WORK_QUEUE_VISIBILITY_MS, PRICE_TABLE } from './price-table.ts';
 import { checkTargets, type BenchReport } from './report.ts';
 
 export interface BenchSizes {
@@ -112,6 +112,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     CRONFENCE_SHARDS: String(sizes.shards),
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     CRONFENCE_WORKER_BATCHES: String(sizes.workerBatches),
+    // The queue as the construct deploys it behind Lambda: every claim shortens its message's visibility.
+    CRONFENCE_WORK_QUEUE_VISIBILITY_MS: String(CONSTRUCT_WORK_QUEUE_VISIBILITY_MS),
   });
   mkdirSync(options.outDir, { recursive: true });
   const clients = createAwsClients();
@@ -142,21 +144,29 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const byRole = { scanner: perExecution(burst.scannerMeter, burst.committed), worker: perExecution(burst.workerMeter, burst.committed) };
     const rounds = burst.heartbeatRounds;
     const measuredRound = rounds.at(-1);
+    // A round's visibility changes are its claims' (as many per job as a burst execution's) and its heartbeats'.
+    const claimChanges = byRole.worker.sqsVisibilityChanges;
     const heartbeat: HeartbeatCost | undefined =
       measuredRound && measuredRound.renewalsPerJob > 0
-        ? { writeUnitsPerRenewal: measuredRound.writeUnitsPerRenewal, sqsRequestsPerHeartbeat: round(measuredRound.visibilityChangesPerJob / measuredRound.renewalsPerJob, 2) }
+        ? {
+            writeUnitsPerRenewal: measuredRound.writeUnitsPerRenewal,
+            sqsRequestsPerHeartbeat: round(Math.max(0, measuredRound.visibilityChangesPerJob - claimChanges) / measuredRound.renewalsPerJob, 2),
+          }
         : undefined;
     const defaultLease = LEASE_CHOICES[0] ?? { leaseMs: 4000, heartbeatMs: 1000 };
-    const cronfence1s = cronfenceUsdPerMillion(happy, 1, defaultLease, { heartbeat });
+    const workerPeakRssMb = round(burst.workerMeter.maxRssBytes / 1_048_576, 1);
+    const workerMemoryMb = chooseWorkerMemoryMb(workerPeakRssMb);
+    const costOptions = { heartbeat, workerMemoryMb, invocationsPerExecution: byRole.worker.receivesWithMessages };
+    const cronfence1s = cronfenceUsdPerMillion(happy, 1, defaultLease, costOptions);
     const mix: SliceWriteMix = {
-      scannerWru: byRole.scanner.writeRequestUnits,
-      workerWru: byRole.worker.writeRequestUnits,
+      scannerWru: byRole.scanner.baseWriteRequestUnits,
+      workerWru: byRole.worker.baseWriteRequestUnits,
       indexWruPerSlice: happy.indexWriteUnits,
     };
     const [first, second] = rounds;
     // Renewals come one per heartbeat interval; a job that ends just past a beat makes one more, whatever else runs.
     const flatInJobs = first !== undefined && second !== undefined && first.renewalsPerJob > 0 && Math.abs(first.renewalsPerJob - second.renewalsPerJob) <= 1;
-    const { meter: _meter, scannerMeter: _s, workerMeter: _w, heartbeatRounds: _h, ...burstFigures } = burst;
+    const { meter: _meter, scannerMeter: _s, workerMeter: _w, heartbeatRounds: _h, withBusinessWrite, ...burstFigures } = burst;
     const partial: Omit<BenchReport, 'targets' | 'chart'> = {
       version: 1,
       generatedAt: new Date(startedAt).toISOString(),
@@ -170,19 +180,23 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       ceilingRatio: round(burst.throughputSlicesPerSecond / Math.max(0.001, ceilingSlicesPerSecond), 3),
       perExecution: happy,
       perExecutionByRole: byRole,
+      perExecutionWithBusinessWrite: withBusinessWrite,
+      workerMemory: { peakRssMb: workerPeakRssMb, chosenMb: workerMemoryMb },
       heartbeats: { rounds, flatInJobs },
       usdPerMillion: cronfence1s.total,
+      overheadUsdPerMillion: cronfence1s.overhead,
       costs: {
         cronfence1s,
-        cronfence45s: cronfenceUsdPerMillion(happy, 45, defaultLease, { heartbeat }),
-        eventBridgeScheduler1s: schedulerUsdPerMillion(1),
-        eventBridgeScheduler45s: schedulerUsdPerMillion(45),
+        cronfence45s: cronfenceUsdPerMillion(happy, 45, defaultLease, costOptions),
+        eventBridgeScheduler1s: schedulerUsdPerMillion(1, { memoryMb: workerMemoryMb }),
+        eventBridgeSchedulerIdempotency1s: schedulerUsdPerMillion(1, { memoryMb: workerMemoryMb, idempotency: true }),
+        eventBridgeScheduler45s: schedulerUsdPerMillion(45, { memoryMb: workerMemoryMb }),
         leaseChoices: LEASE_CHOICES.map((lease) => ({
           ...lease,
           failoverWithinS: lease.leaseMs / 1000,
           heartbeatsPer45sJob: heartbeatsFor(45, lease.heartbeatMs),
           heartbeatUsdPerMillion45s: round(heartbeatUsdPerMillion(45, lease, heartbeat), 4),
-          totalUsdPerMillion45s: cronfenceUsdPerMillion(happy, 45, lease, { heartbeat }).total,
+          totalUsdPerMillion45s: cronfenceUsdPerMillion(happy, 45, lease, costOptions).total,
         })),
       },
       capacityPlan: {

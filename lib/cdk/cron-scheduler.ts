@@ -78,7 +78,7 @@ export class CronScheduler extends Construct {
     const jobsWorker = props.jobs === undefined ? undefined : prepareJobsWorker(this.node.path, jobsModuleProp(props));
     this.knownHandlers = jobsWorker?.handlers ?? knownHandlerNames(props);
 
-    const tableOptions = { removalPolicy, pointInTimeRecovery: props.pointInTimeRecovery ?? true, encryptionKey: props.encryptionKey };
+    const tableOptions = { removalPolicy, pointInTimeRecovery: props.pointInTimeRecovery ?? true, encryptionKey: props.encryptionKey, warmThroughput: props.warmThroughput };
     this.jobsTable = schemaTable(this, 'Jobs', JOBS_TABLE, tableOptions);
     this.slicesTable = schemaTable(this, 'Slices', SLICES_TABLE, tableOptions);
 

@@ -64,6 +64,14 @@ export interface CronSchedulerProps {
   /** Point-in-time recovery on both tables. @default true */
   readonly pointInTimeRecovery?: boolean;
   /**
+   * Pre-warm both tables to serve this much at once (DynamoDB warm
+   * throughput, billed once per change). A new on-demand table serves
+   * 4,000 WRU/s at first; `npx cronfence bench` prints what a midnight burst
+   * needs (docs/bench.md, "Capacity plan"), e.g. `{ writeUnitsPerSecond: 40_000 }`.
+   * @default none: the on-demand table's initial throughput
+   */
+  readonly warmThroughput?: { readonly writeUnitsPerSecond?: number; readonly readUnitsPerSecond?: number };
+  /**
    * Customer managed key for the tables and queues. The event bus stays on
    * AWS-owned encryption.
    * @default AWS-owned keys (DynamoDB), SQS-managed SSE (queues)

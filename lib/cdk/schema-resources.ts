@@ -17,6 +17,8 @@ export interface TableOptions {
   readonly pointInTimeRecovery: boolean;
   /** A customer managed key; AWS-owned encryption when undefined. */
   readonly encryptionKey?: kms.IKey;
+  /** Throughput the table serves at once, bought ahead of a burst (warm throughput); a new on-demand table's otherwise. */
+  readonly warmThroughput?: dynamodb.WarmThroughput;
 }
 
 function attribute(key: KeyDefinition): dynamodb.Attribute {
@@ -32,6 +34,7 @@ export function tableProps(table: TableDefinition, options: TableOptions): dynam
     ...(table.timeToLiveAttribute && { timeToLiveAttribute: table.timeToLiveAttribute }),
     pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: options.pointInTimeRecovery },
     removalPolicy: options.removalPolicy,
+    ...(options.warmThroughput && { warmThroughput: options.warmThroughput }),
     ...(options.encryptionKey
       ? { encryption: dynamodb.TableEncryption.CUSTOMER_MANAGED, encryptionKey: options.encryptionKey }
       : { encryption: dynamodb.TableEncryption.DEFAULT }),
@@ -58,7 +61,10 @@ export function indexProps(index: IndexDefinition): dynamodb.GlobalSecondaryInde
 /** Creates the table of a definition with all its indexes. */
 export function schemaTable(scope: Construct, id: string, table: TableDefinition, options: TableOptions): dynamodb.Table {
   const created = new dynamodb.Table(scope, id, tableProps(table, options));
-  for (const index of table.globalSecondaryIndexes) created.addGlobalSecondaryIndex(indexProps(index));
+  // The shard-keyed indexes take a burst's index writes: they are warmed with the table.
+  for (const index of table.globalSecondaryIndexes) {
+    created.addGlobalSecondaryIndex({ ...indexProps(index), ...(options.warmThroughput && { warmThroughput: options.warmThroughput }) });
+  }
   return created;
 }
 

@@ -62,6 +62,8 @@ export interface MeterSnapshot {
   readonly sqsMessagesSent: number;
   readonly sqsMessagesReceived: number;
   readonly eventEntries: number;
+  /** The largest resident set of any process in the snapshot (peak, not summed): what a Lambda's memory must hold. */
+  readonly maxRssBytes: number;
 }
 
 interface TableShape {
@@ -116,7 +118,7 @@ export class RequestMeter {
   }
 
   snapshot(): MeterSnapshot {
-    return structuredClone(this.data);
+    return { ...structuredClone(this.data), maxRssBytes: process.resourceUsage().maxRSS * 1024 };
   }
 
   reset(): void {
@@ -297,7 +299,7 @@ function zeroKinds(): Record<RequestKind, number> {
   return Object.fromEntries(REQUEST_KINDS.map((kind) => [kind, 0])) as Record<RequestKind, number>;
 }
 
-export function emptySnapshot(): MeterSnapshot & { requests: Record<string, number>; indexWriteUnits: Record<string, number>; transactItems: number; itemsRead: number; itemsWritten: number; sqsMessagesSent: number; sqsMessagesReceived: number; eventEntries: number } {
+export function emptySnapshot(): MeterSnapshot & { requests: Record<string, number>; indexWriteUnits: Record<string, number>; transactItems: number; itemsRead: number; itemsWritten: number; sqsMessagesSent: number; sqsMessagesReceived: number; eventEntries: number; maxRssBytes: number } {
   return {
     requests: {},
     kinds: zeroKinds(),
@@ -310,6 +312,7 @@ export function emptySnapshot(): MeterSnapshot & { requests: Record<string, numb
     sqsMessagesSent: 0,
     sqsMessagesReceived: 0,
     eventEntries: 0,
+    maxRssBytes: 0,
   };
 }
 
@@ -341,6 +344,8 @@ function combine(a: MeterSnapshot, b: MeterSnapshot, sign: 1 | -1): MeterSnapsho
     sqsMessagesSent: a.sqsMessagesSent + sign * b.sqsMessagesSent,
     sqsMessagesReceived: a.sqsMessagesReceived + sign * b.sqsMessagesReceived,
     eventEntries: a.eventEntries + sign * b.eventEntries,
+    // A peak: the later snapshot's (a − b) or the larger of the two processes' (a + b).
+    maxRssBytes: sign === 1 ? Math.max(a.maxRssBytes, b.maxRssBytes) : a.maxRssBytes,
   };
 }
 

@@ -4,6 +4,7 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import { describe, expect, it } from 'vitest';
 import { InvalidJobSpecError } from '../../lib/core/errors.ts';
 import { CronScheduler } from '../../lib/cdk/cron-scheduler.ts';
+import { CONSTRUCT_WORK_QUEUE_VISIBILITY_MS } from '../../lib/bench/price-table.ts';
 import { logicalIdOf, resourcesOf, synthScheduler, testApp } from './synth.ts';
 
 const { template, scheduler } = synthScheduler();
@@ -78,6 +79,20 @@ describe('CronScheduler tables', () => {
       expect(queue.Properties?.KmsMasterKeyId).toBeDefined();
     }
   });
+
+  it('pre-warms both tables and their indexes when asked (warmThroughput), and neither by default', () => {
+    const stack = new Stack(testApp(), 'Warm');
+    new CronScheduler(stack, 'Cron', { warmThroughput: { writeUnitsPerSecond: 40_000, readUnitsPerSecond: 12_000 }, alarms: { enabled: false } });
+    const warm = Object.values(resourcesOf(Template.fromStack(stack), 'AWS::DynamoDB::Table'));
+    expect(warm).toHaveLength(2);
+    for (const table of warm) {
+      expect(table.Properties?.WarmThroughput).toEqual({ WriteUnitsPerSecond: 40_000, ReadUnitsPerSecond: 12_000 });
+      for (const index of table.Properties?.GlobalSecondaryIndexes as { WarmThroughput?: unknown }[]) {
+        expect(index.WarmThroughput).toEqual({ WriteUnitsPerSecond: 40_000, ReadUnitsPerSecond: 12_000 });
+      }
+    }
+    for (const table of Object.values(resourcesOf(template, 'AWS::DynamoDB::Table'))) expect(table.Properties?.WarmThroughput).toBeUndefined();
+  });
 });
 
 describe('CronScheduler queues and event sources', () => {
@@ -104,6 +119,8 @@ describe('CronScheduler queues and event sources', () => {
       expect(visibility).toBeGreaterThanOrEqual(timeout);
     }
     expect(queues[logicalIdOf(scheduler.workQueue)]?.Properties?.VisibilityTimeout).toBe(120);
+    // The bench measures the Lambda path with this visibility (lib/bench/price-table.ts).
+    expect(CONSTRUCT_WORK_QUEUE_VISIBILITY_MS).toBe(120 * 1000);
     expect(queues[logicalIdOf(scheduler.scanQueue)]?.Properties?.VisibilityTimeout).toBe(60);
   });
 

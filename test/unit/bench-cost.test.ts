@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cronfenceUsdPerMillion, heartbeatsFor, heartbeatUsdPerMillion, schedulerUsdPerMillion } from '../../lib/bench/cost.ts';
+import { chooseWorkerMemoryMb, cronfenceUsdPerMillion, heartbeatsFor, heartbeatUsdPerMillion, schedulerUsdPerMillion } from '../../lib/bench/cost.ts';
 import type { PerExecution } from '../../lib/bench/per-execution.ts';
 import { planThroughput, preEnqueueLookaheadMs } from '../../lib/bench/capacity-plan.ts';
 
@@ -13,26 +13,39 @@ describe('dollars per million executions', () => {
     expect(heartbeatsFor(0.5, 1000)).toBe(0);
   });
 
-  it('prices a 1-second job by hand', () => {
-    const cost = cronfenceUsdPerMillion(happy, 1, { leaseMs: 4000, heartbeatMs: 1000 });
-    expect(cost.dynamoWrites).toBeCloseTo((6 + 1) * 0.625, 4); // 6 WRU + one renewal
+  it('prices a 1-second job by hand, with the handler apart from the overhead', () => {
+    const cost = cronfenceUsdPerMillion(happy, 1, { leaseMs: 4000, heartbeatMs: 1000 }, { workerMemoryMb: 512 });
+    expect(cost.dynamoWrites).toBeCloseTo((6 + 1) * 0.625, 4); // 6 WRU (indexes included) + one renewal
     expect(cost.dynamoReads).toBeCloseTo(0.0625, 4);
-    expect(cost.sqs).toBeCloseTo((0.3 + 1 + 1) * 0.4, 4); // mix + claim-time visibility on Lambda + one heartbeat
+    expect(cost.sqs).toBeCloseTo((0.3 + 1) * 0.4, 4); // the measured mix (claim-time changes in it) + one heartbeat
     expect(cost.lambdaRequests).toBeCloseTo(0.2, 4);
-    expect(cost.lambdaCompute).toBeCloseTo(0.5 * 1.5 * 13.3334, 3); // 512 MB × (1 s + 0.5 s wait)
+    expect(cost.lambdaWait).toBeCloseTo(0.5 * 0.5 * 13.3334, 3); // 512 MB × 0.5 s wait
+    expect(cost.lambdaCompute).toBeCloseTo(0.5 * 1 * 13.3334, 3); // 512 MB × the 1 s handler
     expect(cost.events).toBeCloseTo(1, 4);
-    expect(cost.total).toBeCloseTo(4.375 + 0.0625 + 0.92 + 0.2 + 10.00005 + 1, 3);
+    expect(cost.total).toBeCloseTo(4.375 + 0.0625 + 0.52 + 0.2 + 3.33335 + 6.6667 + 1, 3);
+    expect(cost.overhead).toBeCloseTo(cost.total - cost.lambdaCompute, 4);
   });
 
-  it('bills index writes as write units', () => {
-    const withIndexes = { ...happy, indexWriteUnits: { 'slices/sweep': 4.5, 'jobs/due': 2 } } as PerExecution;
-    const cost = cronfenceUsdPerMillion(withIndexes, 1, { leaseMs: 4000, heartbeatMs: 1000 });
-    expect(cost.dynamoWrites).toBeCloseTo((6 + 6.5 + 1) * 0.625, 4);
+  it('shares an invocation and its wait among the executions of a batch', () => {
+    const alone = cronfenceUsdPerMillion(happy, 1, { leaseMs: 4000, heartbeatMs: 1000 }, { workerMemoryMb: 256 });
+    const batched = cronfenceUsdPerMillion(happy, 1, { leaseMs: 4000, heartbeatMs: 1000 }, { workerMemoryMb: 256, invocationsPerExecution: 0.1 });
+    expect(batched.lambdaRequests).toBeCloseTo(alone.lambdaRequests / 10, 6);
+    expect(batched.lambdaWait).toBeCloseTo(alone.lambdaWait / 10, 3); // each figure is rounded to 4 places
+    expect(batched.lambdaCompute).toBeCloseTo(alone.lambdaCompute, 6);
   });
 
-  it('prices EventBridge Scheduler plus the Lambda it invokes', () => {
-    expect(schedulerUsdPerMillion(1).total).toBeCloseTo(1 + 0.2 + 0.5 * 13.3334, 3);
-    expect(schedulerUsdPerMillion(45).total).toBeCloseTo(1 + 0.2 + 0.5 * 45 * 13.3334, 2);
+  it('chooses the smallest Lambda memory that holds the peak resident set with a quarter to spare', () => {
+    expect(chooseWorkerMemoryMb(90)).toBe(128);
+    expect(chooseWorkerMemoryMb(120)).toBe(256);
+    expect(chooseWorkerMemoryMb(300)).toBe(512);
+    expect(chooseWorkerMemoryMb(5000)).toBe(1024);
+  });
+
+  it('prices EventBridge Scheduler plus the Lambda it invokes, and Powertools idempotency\'s two writes', () => {
+    expect(schedulerUsdPerMillion(1, { memoryMb: 512 }).total).toBeCloseTo(1 + 0.2 + 0.5 * 13.3334, 3);
+    expect(schedulerUsdPerMillion(1, { memoryMb: 512 }).overhead).toBeCloseTo(1.2, 4);
+    expect(schedulerUsdPerMillion(1, { memoryMb: 512, idempotency: true }).overhead).toBeCloseTo(1.2 + 2 * 0.625, 4);
+    expect(schedulerUsdPerMillion(45, { memoryMb: 512 }).total).toBeCloseTo(1 + 0.2 + 0.5 * 45 * 13.3334, 2);
   });
 
   it('prices heartbeats: a renewal (1 WRU) and a visibility extension (1 SQS request) each', () => {
@@ -56,6 +69,10 @@ describe('capacity plan', () => {
       preEnqueueFitsDelayWindow: false,
       burstColdSeconds: 2500,
       wruPerSecondToPreEnqueue: 4939, // 4,000,000 / 810 s
+      // 3,600,000 of the scanner's 4,000,000 WRU before the second; then 400,000 + 6,000,000 at 4,000/s.
+      allCommittedAfterSecondS: 1600,
+      // 10,000,000 WRU within 900 + 300 s, and the workers' 6,000,000 within 300 s; the same for 600 s.
+      wruPerSecondWithin: { fiveMinutes: 20_000, tenMinutes: 10_000 },
     });
   });
 
@@ -64,6 +81,8 @@ describe('capacity plan', () => {
     expect(plan.shardsNeeded).toBe(16);
     expect(plan.burstAtSecondSeconds).toBe(150);
     expect(plan.preEnqueueFitsDelayWindow).toBe(true);
+    // The scanner's part all before the second: the workers' 6,000,000 WRU at 40,000/s.
+    expect(plan.allCommittedAfterSecondS).toBe(150);
   });
 
   it('finds the lookahead that pre-enqueues a burst, if any fits 900 s', () => {
