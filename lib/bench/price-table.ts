@@ -26,7 +26,7 @@ export const PRICE_TABLE = {
 export type PriceTable = typeof PRICE_TABLE;
 
 /** Lambda memory sizes of the CDK construct (lib/cdk/cron-scheduler.ts), in MB. */
-export const CONSTRUCT_LAMBDA_MEMORY_MB = { worker: 512, scanner: 512, tick: 256 } as const;
+export const CONSTRUCT_LAMBDA_MEMORY_MB = { worker: 256, scanner: 512, tick: 256 } as const;
 
 /**
  * The construct's work queue visibility with its default worker timeout (2

@@ -142,7 +142,7 @@ export class CronScheduler extends Construct {
       project: jobsWorker?.project,
       description: 'cronfence worker: claims, runs and commits slices',
       timeout: this.workerTimeout,
-      memorySize: props.workerMemorySize ?? 512,
+      memorySize: props.workerMemorySize ?? 256,
       environment: { ...this.environment, ...props.workerEnvironment },
     });
     grantWorker(this.workerFunction, this.resources);

@@ -109,7 +109,11 @@ export interface CronSchedulerProps {
   readonly workerEnvironment?: Record<string, string>;
   /** Worker Lambda timeout; every job's `policies.timeoutMs` must fit in it with 10 s to spare. @default Duration.minutes(2) */
   readonly workerTimeout?: Duration;
-  /** Worker Lambda memory. @default 512 */
+  /**
+   * Worker Lambda memory. The default is what `npx cronfence bench` chooses
+   * from the worker's measured peak resident set (docs/bench.md); raise it
+   * for handlers that need more memory or CPU. @default 256
+   */
   readonly workerMemorySize?: number;
   /** Scanner Lambda timeout (a scan stops taking new pages after 20 s). @default Duration.minutes(1) */
   readonly scannerTimeout?: Duration;

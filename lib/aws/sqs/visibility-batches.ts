@@ -16,8 +16,8 @@ import { CronfenceError } from '../../core/errors.ts';
 export const MAX_VISIBILITY_SECONDS = 43_200;
 /** Entries in one ChangeMessageVisibilityBatch. */
 const MAX_ENTRIES = 10;
-/** How long a change waits for others to join it: far below a heartbeat, so no lease timing notices. */
-export const COALESCE_WINDOW_MS = 10;
+/** How long a change waits for others to join it: claims of one batch return over tens of milliseconds; far below a heartbeat, so no lease timing notices. */
+export const COALESCE_WINDOW_MS = 50;
 
 interface PendingChange {
   readonly receiptHandle: string;
