@@ -6,7 +6,7 @@
  * The `--json` line format is a documented interface (docs/events.md): keep
  * fields additive.
  */
-import { executionKey, isoSecond } from './execution-key.ts';
+import { executionKey, isoInstant } from './execution-key.ts';
 
 export const LIFECYCLE_EVENT_TYPES = [
   'claimed',
@@ -23,7 +23,7 @@ export type LifecycleEventType = (typeof LIFECYCLE_EVENT_TYPES)[number];
 export interface LifecycleEvent {
   readonly type: LifecycleEventType;
   readonly jobId: string;
-  /** ISO 8601 UTC, second precision. */
+  /** ISO 8601 UTC, second precision (millisecond for an operator's triggered slot, core/operator.ts). */
   readonly scheduledAt: string;
   readonly executionKey: string;
   readonly fence: number;
@@ -65,7 +65,7 @@ export function lifecycleEvent(
   return {
     type,
     jobId: slice.jobId,
-    scheduledAt: isoSecond(slice.scheduledAt),
+    scheduledAt: isoInstant(slice.scheduledAt),
     executionKey: executionKey(slice.jobId, slice.scheduledAt),
     at: new Date(at).toISOString(),
     ...details,
