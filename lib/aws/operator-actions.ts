@@ -138,14 +138,14 @@ export class OperatorActions {
   }
 
   /** @throws {JobNotFoundError} @throws {InvalidOperatorRequestError} naming `reason` or `until`. */
-  pause(jobId: string, request: PauseRequest): Promise<JobChangeResult> {
+  async pause(jobId: string, request: PauseRequest): Promise<JobChangeResult> {
     const reason = validateReason(request.reason, true);
     const until = validatePauseUntil(request.until, this.clock.now());
     return this.jobs.pause(jobId, { actor: request.actor, reason, ...(until !== undefined && { until }) });
   }
 
   /** @throws {JobNotFoundError} */
-  resume(jobId: string, request: Actor): Promise<JobChangeResult> {
+  async resume(jobId: string, request: Actor): Promise<JobChangeResult> {
     return this.jobs.resume(jobId, { actor: request.actor, reason: validateReason(request.reason, false) });
   }
 

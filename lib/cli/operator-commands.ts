@@ -13,6 +13,7 @@ import { parseOperatorInstant } from '../core/operator.ts';
 import { parseRate } from '../core/backfill-plan.ts';
 import type { JobChangeResult } from '../aws/dynamo/job-repository.ts';
 import type { OperatorActions, BackfillProgress } from '../aws/operator-actions.ts';
+import { operatorActor } from '../aws/config.ts';
 import { parseDuration } from './time-flags.ts';
 
 export interface OperatorCommandOptions {
@@ -31,7 +32,7 @@ interface ActorFlags {
 export function addOperatorCommands(jobs: Command, operator: () => OperatorActions, write: (line: string) => void, options: OperatorCommandOptions = {}): void {
   const env = options.env ?? process.env;
   const now = options.now ?? Date.now;
-  const actorOf = (flags: ActorFlags) => ({ actor: resolveActor(flags.actor, env), ...(flags.reason !== undefined && { reason: flags.reason }) });
+  const actorOf = (flags: ActorFlags) => ({ actor: operatorActor(flags.actor, env), ...(flags.reason !== undefined && { reason: flags.reason }) });
 
   withActor(jobs.command('trigger'))
     .description('run the job once now, in an extra slot with its own execution key (once per --request-id, however often retried)')
@@ -102,11 +103,6 @@ export function addOperatorCommands(jobs: Command, operator: () => OperatorActio
       for (const { job } of results) write(`resumed ${job.id}: next ${isoSecond(job.nextFireAt)}, by ${job.resumed?.actor ?? '?'}`);
       if (!('id' in target)) groupSummary('resumed', target.group, results.length, write);
     });
-}
-
-/** `--actor`, else CRONFENCE_ACTOR, else USER (LOGNAME, USERNAME), else "unknown". */
-export function resolveActor(flag: string | undefined, env: Record<string, string | undefined>): string {
-  return [flag, env.CRONFENCE_ACTOR, env.USER, env.LOGNAME, env.USERNAME].find((name) => name !== undefined && name.trim() !== '') ?? 'unknown';
 }
 
 function withActor(command: Command): Command {
