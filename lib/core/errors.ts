@@ -237,3 +237,11 @@ export class JobOwnershipError extends CronfenceError {
     );
   }
 }
+
+/** `createJob` of an id that already has a different job; nothing was written. */
+export class JobExistsError extends CronfenceError {
+  override name = 'JobExistsError';
+  constructor(readonly jobId: string) {
+    super(`job ${JSON.stringify(jobId)} already exists with another definition; use updateJob to change it`);
+  }
+}

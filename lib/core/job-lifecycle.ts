@@ -59,10 +59,13 @@ export function planPut(spec: JobSpec, previous: JobRecord | undefined, now: num
   const existing = isTombstone(previous) ? undefined : previous;
   assertOwner(existing, spec.origin);
   if (existing && sameDefinition(existing, spec) && existing.shard === shardOf(spec.id, shardCount)) return undefined;
+  // A change to a job an operator paused, that keeps it paused, keeps the pause (its end, who and why).
+  const pause = existing?.pause !== undefined && !existing.enabled && !spec.enabled ? existing.pause : undefined;
   const next: StoredJob = {
     ...spec,
+    ...(pause && { pause }),
     shard: shardOf(spec.id, shardCount),
-    nextFireAt: firstAtOrAfter(spec, now),
+    nextFireAt: firstAtOrAfter(spec, Math.max(now, pause?.until ?? now)),
     generation: (previous?.generation ?? 0) + 1,
     version: (previous?.version ?? 0) + 1,
     createdAt: existing?.createdAt ?? now,
