@@ -54,6 +54,7 @@ const VARIABLES = {
   CRONFENCE_WORK_QUEUE_VISIBILITY_MS: [whole(WORK_QUEUE.visibilityTimeoutSeconds * 1000, 1000, 43_200_000), { scope: 'runtime', default: `${WORK_QUEUE.visibilityTimeoutSeconds * 1000}`, description: 'The work queue\'s visibility timeout as deployed; when it exceeds a lease, the worker shortens a message\'s visibility to the lease at claim.' }],
   CRONFENCE_SCAN_BUDGET_MS: [whole(20_000, 1000, 900_000), { scope: 'runtime', default: '20000', description: 'How long one scan of a shard may take before it re-queues the rest of the shard (the scanner Lambda).' }],
   CRONFENCE_DEAD_MAN_FACTOR: [whole(2, 1, 1000), { scope: 'runtime', default: '2', description: 'Dead-man\'s switch: a job with no final slot within this many of its intervals is reported stale (1 to 1000; docs/operations.md).' }],
+  CRONFENCE_PER_JOB_METRICS: [text(), { scope: 'runtime', default: 'false', description: '`true`: also write StartLag per job (metric JobStartLag, dimension jobId): one billed custom metric per job.' }],
   CRONFENCE_EMULATOR: [text(), { scope: 'local', default: 'moto', description: 'The local emulator profile: `moto`, or `localstack` (docs/localstack.md).' }],
   CRONFENCE_STATE_DIR: [text(), { scope: 'local', default: '`.cronfence`', description: 'Where `cronfence dev` keeps its state file and the replicas\' log.' }],
   CRONFENCE_WORKER_BATCHES: [whole(16, 1, 256), { scope: 'local', default: '16', description: 'SQS batches a local worker replica handles at once (Lambda\'s concurrency stand-in; the bench sets it).' }],
@@ -116,6 +117,8 @@ export interface CronfenceConfig {
   readonly scanBudgetMs: number;
   /** Dead-man's switch: no final slot within this many intervals is stale (core/dead-man.ts). @default 2 */
   readonly deadManFactor: number;
+  /** Write StartLag per job too (JobStartLag, dimension jobId). @default false */
+  readonly perJobMetrics: boolean;
 }
 
 /** @throws {InvalidJobSpecError} naming a variable whose value is out of range. */
@@ -141,6 +144,7 @@ export function loadConfig(env: Env = process.env): CronfenceConfig {
     workQueueVisibilityMs: e.CRONFENCE_WORK_QUEUE_VISIBILITY_MS,
     scanBudgetMs: e.CRONFENCE_SCAN_BUDGET_MS,
     deadManFactor: e.CRONFENCE_DEAD_MAN_FACTOR,
+    perJobMetrics: e.CRONFENCE_PER_JOB_METRICS === 'true',
   };
 }
 

@@ -17,6 +17,8 @@ export const LIFECYCLE_EVENT_TYPES = [
   'fenced_out',
   'missed',
   'skipped',
+  /** The dead-man's switch: a job with no final slot within k of its intervals (lib/core/dead-man.ts). */
+  'stale',
 ] as const;
 export type LifecycleEventType = (typeof LIFECYCLE_EVENT_TYPES)[number];
 
@@ -48,6 +50,12 @@ export interface LifecycleEvent {
    */
   readonly overtakeable?: boolean;
   readonly error?: string;
+  /** `stale`: since when the job has had no final slot (its last one, or since it became active), ISO. */
+  readonly silentSince?: string;
+  /** `stale`: when a final slot was due at the latest, ISO. */
+  readonly deadline?: string;
+  /** `stale`: the schedule's interval the deadline was computed from. */
+  readonly intervalMs?: number;
 }
 
 export interface EventSink {

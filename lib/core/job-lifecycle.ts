@@ -142,7 +142,8 @@ export function sameDefinition(job: JobSpec, spec: JobSpec): boolean {
     job.timeZone === spec.timeZone &&
     job.handler === spec.handler &&
     job.enabled === spec.enabled &&
-    (job.origin ?? spec.origin) === spec.origin &&
+    // A job stored before origins existed takes its writer's origin on its next put (one new generation).
+    job.origin === spec.origin &&
     job.group === spec.group &&
     canonicalJson(scheduleOf(job).dst) === canonicalJson(scheduleOf(spec).dst) &&
     canonicalJson(job.payload ?? null) === canonicalJson(spec.payload ?? null) &&

@@ -11,6 +11,7 @@ import { DynamoScheduleStore } from '../aws/dynamo/schedule-store.ts';
 import { DynamoSliceStore } from '../aws/dynamo/slice-store.ts';
 import { JobRepository } from '../aws/dynamo/job-repository.ts';
 import { OperatorActions } from '../aws/operator-actions.ts';
+import { DeadManWatch } from '../aws/dead-man-watch.ts';
 import { EventBusSink } from '../aws/eventbridge/event-bus-sink.ts';
 import { queueUrl } from '../aws/sqs/queue-urls.ts';
 import { SqsDeadLetterSink, SqsScanQueue, SqsWorkQueue } from '../aws/sqs/work-queue.ts';
@@ -34,6 +35,8 @@ export interface Runtime {
   jobs(knownHandlers?: readonly string[]): JobRepository;
   /** Trigger, backfill, pause with an end and a reason, resume, by group too. */
   operator(): OperatorActions;
+  /** The dead-man's switch (lib/aws/dead-man-watch.ts): its `stale` events go to `events`. */
+  deadMan(): DeadManWatch;
   worker(workerId: string, handlers: HandlerRegistry): Worker;
   scanner(scannerId: string): Scanner;
 }
@@ -79,6 +82,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     scanQueue,
     deadLetters,
     jobs: (knownHandlers) => new JobRepository(clients.dynamo, config, clock, knownHandlers),
+    deadMan: () => new DeadManWatch(clients.dynamo, config, new JobRepository(clients.dynamo, config, clock), events),
     operator: () => new OperatorActions(clients.dynamo, config, clock, new JobRepository(clients.dynamo, config, clock), slices, workQueue),
     worker: (workerId, handlers) =>
       new Worker({
