@@ -13,12 +13,11 @@
 import { QueryCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { deadManLookback, deadManVerdict, type DeadManVerdict } from '../core/dead-man.ts';
 import { lifecycleEvent, type EventSink } from '../core/events.ts';
-import { isActiveAt } from '../core/job-lifecycle.ts';
+import { isActiveAt, isTombstone, type JobRecord } from '../core/job-lifecycle.ts';
 import { mapBounded } from '../core/map-bounded.ts';
 import type { StoredJob } from '../core/ports.ts';
 import { isFinal, type SliceStatus } from '../core/slice.ts';
 import type { CronfenceConfig } from './config.ts';
-import type { JobRepository } from './dynamo/job-repository.ts';
 import { onTable } from './dynamo/errors.ts';
 import { fromItem } from './dynamo/items.ts';
 
@@ -47,21 +46,28 @@ export class DeadManWatch {
   constructor(
     private readonly dynamo: DynamoDBClient,
     private readonly config: Pick<CronfenceConfig, 'slicesTable' | 'deadManFactor'>,
-    private readonly jobs: JobRepository,
-    private readonly events: EventSink,
+    /** Every job (JobRepository.list, or the jobs `cronfence verify` read). */
+    private readonly listJobs: () => Promise<readonly JobRecord[]>,
+    private readonly events?: EventSink,
     private readonly watcherId = 'dead-man',
   ) {}
 
-  /** Judges every active job; emits one `stale` event per silent job. */
+  /** Judges every active job; emits one `stale` event per silent job (when given a sink). */
   async check(now: number): Promise<DeadManReport> {
-    const active = (await this.jobs.list()).filter((job) => isActiveAt(job, now));
+    const report = await this.findStale(now);
+    for (const job of report.stale) this.events?.emit(staleEvent(job, now, this.watcherId));
+    return report;
+  }
+
+  /** Judges every active job, emitting nothing. */
+  async findStale(now: number): Promise<DeadManReport> {
+    const active = (await this.listJobs()).filter((job): job is StoredJob => !isTombstone(job) && isActiveAt(job, now));
     const stale: StaleJob[] = [];
     await mapBounded(active, QUERY_CONCURRENCY, async (job) => {
       const verdict = deadManVerdict({ job, lastFinalAt: await this.lastFinalAt(job), now, factor: this.config.deadManFactor });
       if (verdict.kind === 'stale') stale.push({ jobId: job.id, ...verdict });
     });
     stale.sort((a, b) => a.jobId.localeCompare(b.jobId));
-    for (const job of stale) this.events.emit(staleEvent(job, now, this.watcherId));
     return { checked: active.length, stale };
   }
 

@@ -82,7 +82,10 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     scanQueue,
     deadLetters,
     jobs: (knownHandlers) => new JobRepository(clients.dynamo, config, clock, knownHandlers),
-    deadMan: () => new DeadManWatch(clients.dynamo, config, new JobRepository(clients.dynamo, config, clock), events),
+    deadMan: () => {
+      const jobs = new JobRepository(clients.dynamo, config, clock);
+      return new DeadManWatch(clients.dynamo, config, () => jobs.list(), events);
+    },
     operator: () => new OperatorActions(clients.dynamo, config, clock, new JobRepository(clients.dynamo, config, clock), slices, workQueue),
     worker: (workerId, handlers) =>
       new Worker({
