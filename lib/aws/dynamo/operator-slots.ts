@@ -12,8 +12,9 @@
  *       Condition: as the scanner's (no slice there)
  *       Effect:    ENQUEUED, this generation, operatorSlot, own payload if given
  *   [2] jobs[jobId]  ConditionCheck: live (not a tombstone), generation = the one read
- * Outcome: created; or the marker exists (a retry of R): the slot its first
- * try made; or the offset was taken by another trigger this second: the next
+ * Outcome: created (also when this call's own first send landed and its reply
+ * was lost: the marker's createdAt is this call's); or the marker exists (a
+ * retry of R): the slot its first try made; or the offset was taken by another trigger this second: the next
  * offset; or the job changed: read again; busy: backoff, then StoreBusyError.
  *
  * BACKFILL, per occurrence T, one TransactWriteItems:
@@ -61,7 +62,11 @@ export async function writeTriggerSlot(dynamo: DynamoDBClient, tables: OperatorT
     const items = [markerPut(tables, marker, key, write, now), slotPut(tables, job, key, now, write.note, write.payload), liveJobCheck(tables, job)];
     const codes = await transact(dynamo, tables, items, `trigger of job ${job.id}`);
     if (codes === undefined) return { kind: 'created', key };
-    if (codes[0] !== undefined) return { kind: 'exists', key: await markedSlot(dynamo, tables, marker, write.requestId) };
+    if (codes[0] !== undefined) {
+      const marked = await markedSlot(dynamo, tables, marker, write.requestId);
+      // This very call's first send landed and its reply was lost (the SDK sent it again): created, by this call.
+      return { kind: marked.createdAt === now ? 'created' : 'exists', key: marked.key };
+    }
     if (codes[2] !== undefined) return { kind: 'job-changed' };
     // codes[1]: another trigger took this offset in this second; step to the next.
   }
@@ -133,11 +138,11 @@ function liveJobCheck(tables: OperatorTables, job: StoredJob): TransactWriteItem
   };
 }
 
-async function markedSlot(dynamo: DynamoDBClient, tables: OperatorTables, marker: SliceKey, requestId: string): Promise<SliceKey> {
+async function markedSlot(dynamo: DynamoDBClient, tables: OperatorTables, marker: SliceKey, requestId: string): Promise<{ key: SliceKey; createdAt: number }> {
   const result = await dynamo.send(new GetItemCommand({ TableName: tables.slicesTable, Key: sliceKeyItem(marker), ConsistentRead: true }));
   const raw = result.Item ? fromItem(result.Item) : undefined;
   if (raw === undefined) throw new JobNotFoundError(marker.jobId);
   // 48-bit markers: two request ids meeting on one is not expected, but it must not hand back someone else's slot.
   if (raw.requestId !== requestId) throw new CronfenceError(`request id ${JSON.stringify(requestId)} collides with ${JSON.stringify(raw.requestId)}; use another`);
-  return { jobId: marker.jobId, scheduledAt: raw.slotAt as number };
+  return { key: { jobId: marker.jobId, scheduledAt: raw.slotAt as number }, createdAt: raw.createdAt as number };
 }
