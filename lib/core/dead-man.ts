@@ -57,10 +57,10 @@ export function deadManVerdict(input: DeadManInput): DeadManVerdict {
   const reference = Math.max(input.lastFinalAt ?? Number.NEGATIVE_INFINITY, activeSince(job));
   const [first, second] = occurrencesBetween(scheduleOf(job), reference + 1, reference + INTERVAL_HORIZON_MS, 2);
   if (first === undefined) return { kind: 'done' };
-  // A one-time job (or the last occurrence there is): due by its own time plus the timeout.
-  const intervalMs = second === undefined ? first - reference : second - first;
   const factor = input.factor ?? DEFAULT_DEAD_MAN_FACTOR;
-  const deadline = Math.max(first, reference + factor * intervalMs) + job.policies.timeoutMs;
+  // One occurrence left within the horizon (a one-time job, a yearly one): it has no interval; due by its own time plus the timeout.
+  const intervalMs = second === undefined ? first - reference : second - first;
+  const deadline = (second === undefined ? first : Math.max(first, reference + factor * intervalMs)) + job.policies.timeoutMs;
   if (now <= deadline) return { kind: 'ok', deadline };
   return { kind: 'stale', silentSince: reference, deadline, intervalMs, lastFinalAt: input.lastFinalAt };
 }

@@ -70,6 +70,15 @@ describe('dead-man verdict', () => {
     expect(deadManVerdict({ job: daily, lastFinalAt, now: Date.parse('2026-12-03T06:01:00Z') })).toMatchObject({ kind: 'stale', intervalMs: 86_400_000 });
   });
 
+  it('a schedule with one occurrence left in sight (a one-time or a yearly job) is due by that occurrence plus its timeout', () => {
+    const created = Date.parse('2027-06-01T00:00:00Z');
+    const leapDay = job('0 0 29 2 *', { createdAt: created, updatedAt: created });
+    const occurrence = Date.parse('2028-02-29T00:00:00Z');
+    expect(deadManVerdict({ job: leapDay, lastFinalAt: undefined, now: occurrence + TIMEOUT })).toEqual({ kind: 'ok', deadline: occurrence + TIMEOUT });
+    expect(deadManVerdict({ job: leapDay, lastFinalAt: undefined, now: occurrence + TIMEOUT + 1 })).toMatchObject({ kind: 'stale', silentSince: created });
+    expect(deadManVerdict({ job: leapDay, lastFinalAt: occurrence, now: occurrence + 86_400_000 }).kind).toBe('done');
+  });
+
   it('a schedule with nothing left after its last final slot is done, not stale', () => {
     const once = job('0 0 29 2 *', { createdAt: T0, updatedAt: T0 });
     // 29 February next falls in 2028: beyond the look-ahead of the interval, so nothing is due.
