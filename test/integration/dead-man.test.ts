@@ -42,6 +42,15 @@ describe("dead-man's switch", () => {
     await jobs.put({ id: 'paused', schedule: EVERY_2S, handler: 'tick', policies: { timeoutMs: 1000 } });
     await runtime.operator().pause('paused', { actor: 'ops', reason: 'maintenance' });
 
+    // What reaches the bus: the PutEvents requests the event client sends.
+    const putOnBus: { DetailType?: string; Detail?: string }[] = [];
+    runtime.clients.events.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'PutEventsCommand') putOnBus.push(...((args.input as { Entries?: { DetailType?: string; Detail?: string }[] }).Entries ?? []));
+        return next(args);
+      },
+      { step: 'initialize', name: 'recordPutEvents' },
+    );
     const watch = runtime.deadMan();
     const early = await watch.check(silent.updatedAt + 3000);
     expect(early).toMatchObject({ checked: 2, stale: [] });
@@ -53,6 +62,9 @@ describe("dead-man's switch", () => {
     const events = installation.events.ofType('stale');
     expect(events.map((event) => [event.jobId, event.worker, event.intervalMs])).toEqual([['silent', 'dead-man', 2000]]);
     expect(events[0]?.silentSince).toBe(new Date(silent.updatedAt).toISOString());
+    await runtime.bus.flush();
+    const stale = putOnBus.filter((entry) => entry.DetailType === 'stale').map((entry) => JSON.parse(entry.Detail ?? '{}') as { jobId: string });
+    expect(stale.map((detail) => detail.jobId)).toEqual(['silent']);
 
     const verified = await verifyInstallation(
       { dynamo: runtime.clients.dynamo, config: runtime.config, clock: { now: () => later } },
