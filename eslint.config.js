@@ -16,6 +16,8 @@ const LAYERS = {
   'lib/memory': ['lib/core'],
   'lib/aws': ['lib/core'],
   'lib/lambda': ['lib/core', 'lib/engine', 'lib/aws'],
+  // `cronfence/client`: what an application imports to manage schedules at run time.
+  'lib/client': ['lib/core', 'lib/aws'],
   'lib/package': ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda'],
   'lib/example-jobs': ['lib/core', 'lib/engine', 'lib/aws'],
   'lib/cdk': ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda', 'lib/package', 'lib/example-jobs'],

@@ -15,7 +15,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const esm = path.join(root, 'dist', 'esm');
 const cjs = path.join(root, 'dist', 'cjs');
 /** The modules `require('cronfence…')` starts from, and the replica `cronfence dev` forks for a CommonJS jobs module. */
-const CJS_ENTRIES = ['lib/index.js', 'lib/cdk/index.js', 'lib/lambda/index.js', 'lib/testing/index.js', 'lib/local/dev-replica.js', 'lib/package/describe-jobs-module.js'];
+const CJS_ENTRIES = ['lib/index.js', 'lib/cdk/index.js', 'lib/lambda/index.js', 'lib/testing/index.js', 'lib/client/index.js', 'lib/local/dev-replica.js', 'lib/package/describe-jobs-module.js'];
 const META_URL = '__cronfenceImportMetaUrl';
 
 const started = Date.now();

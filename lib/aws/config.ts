@@ -52,10 +52,13 @@ const VARIABLES = {
   CRONFENCE_PUBLISH_SUCCEEDED: [text(), { scope: 'runtime', default: 'false', description: 'Put `committed` events on the bus too (opt-in: one entry per execution, $1 per million); failures, dead, fenced-out, missed and skipped are always sent.' }],
   CRONFENCE_WORK_QUEUE_VISIBILITY_MS: [whole(WORK_QUEUE.visibilityTimeoutSeconds * 1000, 1000, 43_200_000), { scope: 'runtime', default: `${WORK_QUEUE.visibilityTimeoutSeconds * 1000}`, description: 'The work queue\'s visibility timeout as deployed; when it exceeds a lease, the worker shortens a message\'s visibility to the lease at claim.' }],
   CRONFENCE_SCAN_BUDGET_MS: [whole(20_000, 1000, 900_000), { scope: 'runtime', default: '20000', description: 'How long one scan of a shard may take before it re-queues the rest of the shard (the scanner Lambda).' }],
+  CRONFENCE_DEAD_MAN_FACTOR: [whole(2, 1, 1000), { scope: 'runtime', default: '2', description: 'Dead-man\'s switch: a job with no final slot within this many of its intervals is reported stale (1 to 1000; docs/operations.md).' }],
+  CRONFENCE_PER_JOB_METRICS: [text(), { scope: 'runtime', default: 'false', description: '`true`: also write StartLag per job (metric JobStartLag, dimension jobId): one billed custom metric per job.' }],
   CRONFENCE_EMULATOR: [text(), { scope: 'local', default: 'moto', description: 'The local emulator profile: `moto`, or `localstack` (docs/localstack.md).' }],
   CRONFENCE_STATE_DIR: [text(), { scope: 'local', default: '`.cronfence`', description: 'Where `cronfence dev` keeps its state file and the replicas\' log.' }],
   CRONFENCE_WORKER_BATCHES: [whole(16, 1, 256), { scope: 'local', default: '16', description: 'SQS batches a local worker replica handles at once (Lambda\'s concurrency stand-in; the bench sets it).' }],
   CRONFENCE_CHAOS: [text(), { scope: 'local', default: 'unset', description: 'Set by `cronfence chaos` for each replica it forks: that replica\'s faults, as JSON (lib/chaos/config.ts).' }],
+  CRONFENCE_ACTOR: [text(), { scope: 'local', default: '$USER', description: 'Who `cronfence jobs trigger|backfill|pause|resume` records as the actor when `--actor` is not given.' }],
   CRONFENCE_PAYOUTS_TABLE: [text(), { scope: 'example', default: '`<prefix>-payouts`', description: 'The business table of the built-in example jobs (lib/example-jobs).' }],
 } as const satisfies Record<string, readonly [z.ZodType, VariableDoc]>;
 
@@ -110,6 +113,10 @@ export interface CronfenceConfig {
   readonly workQueueVisibilityMs: number;
   /** How long one scan may take before it re-queues the rest of its shard. @default 20000 */
   readonly scanBudgetMs: number;
+  /** Dead-man's switch: no final slot within this many intervals is stale (core/dead-man.ts). @default 2 */
+  readonly deadManFactor: number;
+  /** Write StartLag per job too (JobStartLag, dimension jobId). @default false */
+  readonly perJobMetrics: boolean;
 }
 
 /** @throws {InvalidJobSpecError} naming a variable whose value is out of range. */
@@ -133,7 +140,15 @@ export function loadConfig(env: Env = process.env): CronfenceConfig {
     publishSucceededEvents: e.CRONFENCE_PUBLISH_SUCCEEDED === 'true',
     workQueueVisibilityMs: e.CRONFENCE_WORK_QUEUE_VISIBILITY_MS,
     scanBudgetMs: e.CRONFENCE_SCAN_BUDGET_MS,
+    deadManFactor: e.CRONFENCE_DEAD_MAN_FACTOR,
+    perJobMetrics: e.CRONFENCE_PER_JOB_METRICS === 'true',
   };
+}
+
+/** Who an operator action is recorded as: `flag`, else CRONFENCE_ACTOR, else USER (LOGNAME, USERNAME), else "unknown". */
+export function operatorActor(flag?: string, env: Env = process.env): string {
+  const candidates = [flag, readEnvironment(env).CRONFENCE_ACTOR, env.USER, env.LOGNAME, env.USERNAME];
+  return candidates.find((name) => name !== undefined && name.trim() !== '') ?? 'unknown';
 }
 
 /** What only local runs (`cronfence dev`, the drill, the bench) read. */

@@ -8,10 +8,12 @@ import { auditHistory, type AuditReport } from '../core/audit.ts';
 import { systemClock, type Clock } from '../core/clock.ts';
 import type { CronfenceConfig } from './config.ts';
 import { readAuditHistory, type AuditReadProgress, type EffectSource } from './dynamo/audit-reader.ts';
+import { DeadManWatch, type StaleJob } from './dead-man-watch.ts';
+import { DEFAULT_DEAD_MAN_FACTOR } from '../core/dead-man.ts';
 
 export interface VerifySource {
   readonly dynamo: DynamoDBClient;
-  readonly config: Pick<CronfenceConfig, 'jobsTable' | 'slicesTable' | 'sliceRetentionMs'>;
+  readonly config: Pick<CronfenceConfig, 'jobsTable' | 'slicesTable' | 'sliceRetentionMs'> & Partial<Pick<CronfenceConfig, 'deadManFactor'>>;
   /** @default the system clock */
   readonly clock?: Clock;
 }
@@ -33,7 +35,10 @@ export interface VerifyRequest {
   readonly onProgress?: (progress: AuditReadProgress) => void;
 }
 
-export async function verifyInstallation(source: VerifySource, request: VerifyRequest): Promise<AuditReport> {
+/** The audit, and the dead-man's switch over the same jobs (its own read of each job's latest final slot, whatever the window). */
+export type VerifyReport = AuditReport & { readonly deadMan: { readonly factor: number; readonly checked: number; readonly stale: StaleJob[] } };
+
+export async function verifyInstallation(source: VerifySource, request: VerifyRequest): Promise<VerifyReport> {
   const now = (source.clock ?? systemClock).now();
   const until = request.until ?? now;
   if (!(until > request.since)) throw new RangeError(`until (${new Date(until).toISOString()}) must be after since (${new Date(request.since).toISOString()})`);
@@ -59,7 +64,9 @@ export async function verifyInstallation(source: VerifySource, request: VerifyRe
     lateThresholdMs: request.lateThresholdMs,
     occurrenceCap: request.occurrenceCap,
   });
-  return notes.length === 0 ? report : { ...report, notes: [...notes, ...report.notes] };
+  const factor = source.config.deadManFactor ?? DEFAULT_DEAD_MAN_FACTOR;
+  const deadMan = await new DeadManWatch(source.dynamo, { slicesTable: source.config.slicesTable, deadManFactor: factor }, async () => history.jobs).findStale(now);
+  return { ...report, ...(notes.length > 0 && { notes: [...notes, ...report.notes] }), deadMan: { factor, ...deadMan } };
 }
 
 function span(ms: number): string {

@@ -3,11 +3,11 @@
  * - dead-letter queue not empty (DEAD slices, poison and unreadable messages);
  * - age of the oldest work message;
  * - Lambda throttles (tick, scanner, worker) and DynamoDB throttled requests (each table);
- * - fenced-out writes and missed slices: the engine's own metrics, which the
+ * - fenced-out writes, missed slices and stale jobs (the dead-man's switch): the engine's own metrics, which the
  *   Lambdas write through Powertools (scheduler-metrics.ts, the same
  *   definitions the dashboard graphs).
  *
- * A rule on the scheduler's bus also copies `fenced_out`, `missed` and `dead`
+ * A rule on the scheduler's bus also copies `fenced_out`, `missed`, `dead` and `stale`
  * events into a log group: an audit trail of exactly the events an operator
  * is paged for.
  */
@@ -26,7 +26,7 @@ import { EVENT_SOURCE } from '../aws/schema.ts';
 import { deadLetterDepth, tableThrottles, type SchedulerMetrics } from './scheduler-metrics.ts';
 
 /** The lifecycle events copied to the audit log group. */
-export const AUDITED_EVENT_TYPES = ['fenced_out', 'missed', 'dead'] as const;
+export const AUDITED_EVENT_TYPES = ['fenced_out', 'missed', 'dead', 'stale'] as const;
 
 export interface SchedulerAlarmsProps {
   readonly functions: Readonly<Record<'Tick' | 'Scanner' | 'Worker', lambda.IFunction>>;
@@ -93,6 +93,12 @@ export class SchedulerAlarms extends Construct {
     }
     add('FencedOut', props.metrics.engine('fencedOut'), 1, 'cronfence: a write was refused by the fence (a worker lost its lease mid-run)');
     add('MissedSlices', props.metrics.engine('missed'), 1, 'cronfence: occurrences older than their catch-up window were recorded MISSED');
+    add(
+      'StaleJobs',
+      props.metrics.engine('staleJobs'),
+      1,
+      "cronfence: the dead-man's switch found a job with no final slot within k of its intervals (the `stale` event and JobStale{jobId} name it)",
+    );
   }
 
   private auditLog(props: SchedulerAlarmsProps): logs.LogGroup {

@@ -215,7 +215,8 @@ export class CronScheduler extends Construct {
       ...(this.props.lease && { leaseMs: this.props.lease.toMilliseconds() }),
       ...(this.props.heartbeat && { heartbeatMs: this.props.heartbeat.toMilliseconds() }),
     };
-    const spec = parseJobSpec({ ...options, id, handler, policies: { ...defaults, ...options.policies } }, { knownHandlers: this.knownHandlers });
+    // origin "cdk": the stack owns it; a job created at run time under this id is refused, never replaced.
+    const spec = parseJobSpec({ ...options, id, handler, origin: 'cdk', policies: { ...defaults, ...options.policies } }, { knownHandlers: this.knownHandlers });
     const limit = this.workerTimeout.toMilliseconds() - WORKER_TIMEOUT_SLACK.toMilliseconds();
     if (spec.policies.timeoutMs > limit) {
       throw new InvalidJobSpecError(

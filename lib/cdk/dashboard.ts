@@ -69,6 +69,7 @@ function failoverRow(props: SchedulerDashboardProps, period: Duration): cloudwat
       metrics.engine('fencedOut', { period, statistic: 'Sum', label: 'fenced out' }),
     ]),
     graph('Missed occurrences', [metrics.engine('missed', { period, statistic: 'Sum', label: 'missed' })]),
+    graph("Stale jobs (dead-man's switch)", [metrics.engine('staleJobs', { period, statistic: 'Sum', label: 'stale jobs' })]),
     new cloudwatch.SingleValueWidget({
       title: 'Dead-letter queue depth',
       metrics: [deadLetterDepth(props.deadLetterQueue, period, 'messages (maximum)')],

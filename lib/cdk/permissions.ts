@@ -5,7 +5,7 @@
  * Consuming a queue (ReceiveMessage, DeleteMessage, ChangeMessageVisibility,
  * GetQueueAttributes, GetQueueUrl) is granted by the SQS event source.
  *
- * tick     SendMessage(scan)
+ * tick     SendMessage(scan); Scan(jobs), Query(slices), PutEvents (the dead-man's switch)
  * scanner  Query(jobs/index/due) — schedule-store.ts
  *          TransactWriteItems: PutItem(slices) + UpdateItem(jobs) — advance-job.ts
  *          Query(slices/index/sweep), UpdateItem(slices) — sweep.ts
@@ -71,6 +71,11 @@ function useTableKey(grantee: iam.IGrantable, r: SchedulerResources): void {
 
 export function grantTick(grantee: iam.IGrantable, r: SchedulerResources): void {
   sendTo(grantee, r, [r.scanQueue]);
+  // The dead-man's switch: every job, each job's latest slices, and its `stale` events.
+  allow(grantee, ['dynamodb:Scan'], [r.jobs.tableArn]);
+  allow(grantee, ['dynamodb:Query'], [r.slices.tableArn]);
+  useTableKey(grantee, r);
+  r.bus.grantPutEventsTo(grantee);
 }
 
 export function grantScanner(grantee: iam.IGrantable, r: SchedulerResources): void {

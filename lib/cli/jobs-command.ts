@@ -1,11 +1,14 @@
 /** `cronfence jobs add|list|get|pause|resume|rm`. */
 import { Command, InvalidArgumentError } from 'commander';
 import type { StoredJob } from '../core/ports.ts';
+import { isActiveAt } from '../core/job-lifecycle.ts';
 import { isoSecond } from '../core/execution-key.ts';
 import { registry } from '../example-jobs/index.ts';
 import type { JobRepository } from '../aws/dynamo/job-repository.ts';
 import { describeJobsModule } from '../package/describe-jobs-module.ts';
 import { table } from '../local/format.ts';
+import type { OperatorActions } from '../aws/operator-actions.ts';
+import { addOperatorCommands } from './operator-commands.ts';
 
 /**
  * @param repository the job repository, checking handler names against `knownHandlers` when given
@@ -15,8 +18,9 @@ export function jobsCommand(
   repository: (knownHandlers?: readonly string[]) => JobRepository,
   write: (line: string) => void,
   describeModule: (file: string) => { readonly handlers: readonly string[] } = describeJobsModule,
+  operator?: () => OperatorActions,
 ): Command {
-  const jobs = new Command('jobs').description('create, inspect, pause, resume and delete scheduled jobs');
+  const jobs = new Command('jobs').description('create, inspect, trigger, backfill, pause, resume and delete scheduled jobs');
 
   jobs
     .command('add')
@@ -34,6 +38,7 @@ export function jobsCommand(
     .option('--max-attempts <n>', 'attempts before DEAD', parseInteger)
     .option('--timeout-ms <ms>', 'handler timeout', parseInteger)
     .option('--paused', 'create it paused')
+    .option('--group <name>', 'a group for bulk operations (jobs pause --group)')
     .action(async (id: string, flags: AddFlags) => {
       const policies = Object.fromEntries(
         Object.entries({ leaseMs: flags.leaseMs, heartbeatMs: flags.heartbeatMs, maxAttempts: flags.maxAttempts, timeoutMs: flags.timeoutMs }).filter(
@@ -49,6 +54,7 @@ export function jobsCommand(
         ...(Object.keys(dst).length > 0 && { dst }),
         handler: flags.handler ?? id,
         enabled: !flags.paused,
+        ...(flags.group !== undefined && { group: flags.group }),
         ...(flags.payload && { payload: flags.payload }),
         ...(Object.keys(policies).length > 0 && { policies }),
       });
@@ -63,8 +69,8 @@ export function jobsCommand(
       if (flags.json) return all.forEach((job) => write(JSON.stringify(job)));
       write(
         table([
-          ['id', 'schedule', 'time zone', 'handler', 'state', 'next fire (UTC)', 'version'],
-          ...all.map((job) => [job.id, job.schedule, job.timeZone, job.handler, job.enabled ? 'enabled' : 'paused', isoSecond(job.nextFireAt), job.version]),
+          ['id', 'schedule', 'time zone', 'handler', 'state', 'next fire (UTC)', 'version', 'origin', 'group'],
+          ...all.map((job) => [job.id, job.schedule, job.timeZone, job.handler, stateOf(job), isoSecond(job.nextFireAt), job.version, job.origin ?? '-', job.group ?? '-']),
         ]),
       );
     });
@@ -74,18 +80,7 @@ export function jobsCommand(
     .argument('<id>')
     .action(async (id: string) => write(JSON.stringify(await repository().require(id), null, 2)));
 
-  jobs
-    .command('pause')
-    .argument('<id>')
-    .action(async (id: string) => {
-      const { job, skipped } = await repository().pause(id);
-      write(`paused ${job.id}; ${skipped} pending slices skipped`);
-    });
-
-  jobs
-    .command('resume')
-    .argument('<id>')
-    .action(async (id: string) => write(`resumed ${describe((await repository().resume(id)).job)}`));
+  if (operator) addOperatorCommands(jobs, operator, write);
 
   jobs
     .command('rm')
@@ -112,6 +107,15 @@ interface AddFlags {
   maxAttempts?: number;
   timeoutMs?: number;
   paused?: boolean;
+  group?: string;
+}
+
+/** enabled; paused (by whom, until when); or running again after a timed pause's end. */
+function stateOf(job: StoredJob, now = Date.now()): string {
+  if (job.enabled) return 'enabled';
+  if (isActiveAt(job, now)) return `enabled (pause ended ${isoSecond(job.pause?.until ?? now)})`;
+  const by = job.pause ? ` by ${job.pause.actor}` : '';
+  return job.pause?.until !== undefined ? `paused${by} until ${isoSecond(job.pause.until)}` : `paused${by}`;
 }
 
 function describe(job: StoredJob): string {

@@ -88,7 +88,9 @@ program
   .action(async () => write(`queued scans of ${await tick(lazyRuntime().scanQueue, lazyRuntime().config.shardCount)} shards`));
 
 // Handler names are checked against --jobs, else the module a running `cronfence dev --jobs` runs, else the examples.
-program.addCommand(jobsCommand((known) => lazyRuntime().jobs(known ?? devJobsModuleHandlers(stateDir) ?? registry.names()), write));
+program.addCommand(
+  jobsCommand((known) => lazyRuntime().jobs(known ?? devJobsModuleHandlers(stateDir) ?? registry.names()), write, undefined, () => lazyRuntime().operator()),
+);
 program.addCommand(runsCommand(() => lazyRuntime().jobs(), write));
 program.addCommand(verifyCommand(() => ({ dynamo: lazyRuntime().clients.dynamo, config: lazyRuntime().config }), write));
 program.addCommand(chaosCommand(write));

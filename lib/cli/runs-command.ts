@@ -1,6 +1,6 @@
 /** `cronfence runs <jobId>`: a job's slices beside their ledger records. */
 import { Command } from 'commander';
-import { executionKey, isoSecond } from '../core/execution-key.ts';
+import { executionKey, isoInstant } from '../core/execution-key.ts';
 import type { JobRepository } from '../aws/dynamo/job-repository.ts';
 import { table } from '../local/format.ts';
 import { parseTimeAgo } from './time-flags.ts';
@@ -22,9 +22,9 @@ export function runsCommand(repository: () => JobRepository, write: (line: strin
       }
       write(
         table([
-          ['scheduled (UTC)', 'status', 'fence', 'owner', 'attempts', 'ledger', 'ledger fence', 'ledger owner', 'error'],
+          ['scheduled (UTC)', 'status', 'fence', 'owner', 'attempts', 'ledger', 'ledger fence', 'ledger owner', 'by operator', 'error'],
           ...rows.map(({ slice, ledger: record }) => [
-            isoSecond(slice.scheduledAt),
+            isoInstant(slice.scheduledAt),
             slice.status,
             slice.fence,
             slice.owner ?? '-',
@@ -32,6 +32,7 @@ export function runsCommand(repository: () => JobRepository, write: (line: strin
             record?.outcome ?? '-',
             record?.fence ?? '-',
             record?.owner ?? '-',
+            slice.operator ? `${slice.operator.action} by ${slice.operator.actor}${slice.operator.reason ? `: ${slice.operator.reason.slice(0, 40)}` : ''}` : '-',
             slice.lastError?.slice(0, 60) ?? '',
           ]),
         ]),

@@ -1,11 +1,12 @@
 /** The human summary of `cronfence verify` (its `--json` is the AuditReport itself: docs/verify.md). */
 import type { AuditReport } from '../core/audit.ts';
+import type { VerifyReport } from '../aws/verify-installation.ts';
 import { table } from '../local/format.ts';
 
 /** Lines of each list shown; `--json` lists everything. */
 const SHOWN = 20;
 
-export function renderAuditReport(report: AuditReport): string[] {
+export function renderAuditReport(report: AuditReport & Partial<Pick<VerifyReport, 'deadMan'>>): string[] {
   const { window, jobs, expected, slices } = report;
   const lines = [
     `cronfence verify: ${window.since} .. ${window.until} (occurrences expected up to ${window.expectedUntil}; grace ${Math.round(window.graceMs / 1000)} s)`,
@@ -30,6 +31,7 @@ export function renderAuditReport(report: AuditReport): string[] {
     lines.push('', 'late starts (start lag of the last claim):');
     lines.push(...section(table([['execution key', 'lag', 'attempts', 'status'], ...report.lateSlots.slice(0, SHOWN).map((s) => [s.executionKey, `${s.lagMs} ms`, s.attempts, s.status])]), report.lateSlots.length, 'late starts'));
   }
+  if (report.deadMan !== undefined) lines.push('', ...deadManLines(report.deadMan));
   if (report.missed.length > 0) lines.push('', 'MISSED:', ...section(report.missed.slice(0, SHOWN).map((key) => `  ${key}`).join('\n'), report.missed.length, 'MISSED slices'));
   for (const note of report.notes) lines.push(`note: ${note}`);
   if (report.capped.length > 0) lines.push(`note: stopped at ${report.occurrenceCap} occurrences for ${report.capped.join(', ')}: later ones were not checked`);
@@ -42,6 +44,16 @@ export function renderAuditReport(report: AuditReport): string[] {
   lines.push(`VIOLATIONS: ${counts.map(([kind, count]) => `${count} ${kind}`).join(', ')}`);
   lines.push(...section(table([['kind', 'execution key', 'detail'], ...report.violations.slice(0, SHOWN * 2).map((v) => [v.kind, v.executionKey, v.detail])]), report.violations.length, 'violations', SHOWN * 2));
   return lines;
+}
+
+/** The dead-man's switch: silent jobs are named, with since when and the deadline they passed. */
+function deadManLines(deadMan: VerifyReport['deadMan']): string[] {
+  const head = `dead-man's switch (k = ${deadMan.factor}): ${deadMan.stale.length} of ${deadMan.checked} active jobs stale`;
+  if (deadMan.stale.length === 0) return [head];
+  const rows = deadMan.stale
+    .slice(0, SHOWN)
+    .map((job) => [job.jobId, new Date(job.silentSince).toISOString(), job.lastFinalAt === undefined ? 'never' : new Date(job.lastFinalAt).toISOString(), `${Math.round(job.intervalMs / 1000)} s`, new Date(job.deadline).toISOString()]);
+  return [head, ...section(table([['STALE job', 'silent since', 'last final slot', 'interval', 'deadline passed'], ...rows]), deadMan.stale.length, 'stale jobs')];
 }
 
 function lagLine(report: AuditReport): string {

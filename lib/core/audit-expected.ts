@@ -9,7 +9,7 @@
  */
 import { waitingSince, type Located } from './audit-rules.ts';
 import { executionKey } from './execution-key.ts';
-import { isTombstone, type JobRecord } from './job-lifecycle.ts';
+import { activeSince, isActiveAt, isTombstone, type JobRecord } from './job-lifecycle.ts';
 import type { StoredJob } from './ports.ts';
 import { occurrencesBetween, scheduleOf } from './schedule.ts';
 import { isFinal, SliceStatus, type Slice } from './slice.ts';
@@ -55,8 +55,9 @@ export function checkExpected(jobs: readonly JobRecord[], slices: ReadonlyMap<st
   const result: ExpectedResult = { counts, windows: new Map(), capped: [], notes: [], missing: [] };
   const missedRanges = missedRangesByJob(slices);
   for (const job of jobs) {
-    if (isTombstone(job) || !job.enabled) continue;
-    const from = Math.max(request.since, job.updatedAt);
+    // A pause with an end that has passed runs again: expected from its end on.
+    if (isTombstone(job) || !isActiveAt(job, request.now)) continue;
+    const from = Math.max(request.since, activeSince(job));
     let occurrences: number[];
     try {
       occurrences = occurrencesBetween(scheduleOf(job), from, request.expectedUntil, request.cap + 1);

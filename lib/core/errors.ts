@@ -208,3 +208,40 @@ export class OutcomeOnRecordError extends CronfenceError {
     super(`${executionKey} is already ${recorded} on record under this claim`, options);
   }
 }
+
+/** An operator request (trigger, backfill, pause) with a bad field; nothing was written. */
+export class InvalidOperatorRequestError extends CronfenceError {
+  override name = 'InvalidOperatorRequestError';
+  constructor(
+    readonly field: string,
+    readonly value: unknown,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`invalid ${field} ${formatValue(value)}: ${reason}`, options);
+  }
+}
+
+/** A write from one owner (the CDK stack, or code at run time) to a job the other owns; nothing was written. */
+export class JobOwnershipError extends CronfenceError {
+  override name = 'JobOwnershipError';
+  constructor(
+    readonly jobId: string,
+    readonly owner: 'cdk' | 'runtime',
+    readonly writer: 'cdk' | 'runtime',
+  ) {
+    super(
+      owner === 'cdk'
+        ? `job ${JSON.stringify(jobId)} is declared in the CDK stack (origin "cdk"); change it there, not at run time`
+        : `job ${JSON.stringify(jobId)} was created at run time (origin "runtime"); the CDK stack does not own it`,
+    );
+  }
+}
+
+/** `createJob` of an id that already has a different job; nothing was written. */
+export class JobExistsError extends CronfenceError {
+  override name = 'JobExistsError';
+  constructor(readonly jobId: string) {
+    super(`job ${JSON.stringify(jobId)} already exists with another definition; use updateJob to change it`);
+  }
+}

@@ -6,7 +6,7 @@
  * The `--json` line format is a documented interface (docs/events.md): keep
  * fields additive.
  */
-import { executionKey, isoSecond } from './execution-key.ts';
+import { executionKey, isoInstant } from './execution-key.ts';
 
 export const LIFECYCLE_EVENT_TYPES = [
   'claimed',
@@ -17,13 +17,15 @@ export const LIFECYCLE_EVENT_TYPES = [
   'fenced_out',
   'missed',
   'skipped',
+  /** The dead-man's switch: a job with no final slot within k of its intervals (lib/core/dead-man.ts). */
+  'stale',
 ] as const;
 export type LifecycleEventType = (typeof LIFECYCLE_EVENT_TYPES)[number];
 
 export interface LifecycleEvent {
   readonly type: LifecycleEventType;
   readonly jobId: string;
-  /** ISO 8601 UTC, second precision. */
+  /** ISO 8601 UTC, second precision (millisecond for an operator's triggered slot, core/operator.ts). */
   readonly scheduledAt: string;
   readonly executionKey: string;
   readonly fence: number;
@@ -48,6 +50,12 @@ export interface LifecycleEvent {
    */
   readonly overtakeable?: boolean;
   readonly error?: string;
+  /** `stale`: since when the job has had no final slot (its last one, or since it became active), ISO. */
+  readonly silentSince?: string;
+  /** `stale`: when a final slot was due at the latest, ISO. */
+  readonly deadline?: string;
+  /** `stale`: the schedule's interval the deadline was computed from. */
+  readonly intervalMs?: number;
 }
 
 export interface EventSink {
@@ -65,7 +73,7 @@ export function lifecycleEvent(
   return {
     type,
     jobId: slice.jobId,
-    scheduledAt: isoSecond(slice.scheduledAt),
+    scheduledAt: isoInstant(slice.scheduledAt),
     executionKey: executionKey(slice.jobId, slice.scheduledAt),
     at: new Date(at).toISOString(),
     ...details,

@@ -5,7 +5,16 @@
  * key splits unambiguously at its first colon.
  */
 export function executionKey(jobId: string, scheduledAt: number): string {
-  return `${jobId}:${isoSecond(scheduledAt)}`;
+  return `${jobId}:${isoInstant(scheduledAt)}`;
+}
+
+/**
+ * ISO 8601 UTC at second precision for a scheduled occurrence (a whole
+ * second), at millisecond precision for an operator's triggered slot (a
+ * sub-second instant, core/operator.ts): `2026-11-29T18:30:00.417Z`.
+ */
+export function isoInstant(epochMs: number): string {
+  return epochMs % 1000 === 0 ? isoSecond(epochMs) : new Date(epochMs).toISOString();
 }
 
 /** ISO 8601 UTC at second precision: `2026-11-29T18:30:00Z`. */

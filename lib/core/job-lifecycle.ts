@@ -17,8 +17,9 @@
  * A slice already RUNNING when the call is made completes under the old
  * definition (its claim came first).
  */
-import { JobNotFoundError } from './errors.ts';
-import type { JobSpec } from './job-spec.ts';
+import { JobNotFoundError, JobOwnershipError } from './errors.ts';
+import type { JobOrigin, JobSpec } from './job-spec.ts';
+import type { OperatorNote, PauseState } from './operator.ts';
 import type { StoredJob } from './ports.ts';
 import { planAdvance, type AdvancePlan } from './advance-plan.ts';
 import { nextOccurrenceAtOrAfter, scheduleOf } from './schedule.ts';
@@ -56,11 +57,15 @@ export interface LifecycleChange<T extends JobRecord = JobRecord> {
 /** The job as `put(spec)` leaves it, or undefined when the stored definition is already `spec`. */
 export function planPut(spec: JobSpec, previous: JobRecord | undefined, now: number, shardCount: number): LifecycleChange<StoredJob> | undefined {
   const existing = isTombstone(previous) ? undefined : previous;
+  assertOwner(existing, spec.origin);
   if (existing && sameDefinition(existing, spec) && existing.shard === shardOf(spec.id, shardCount)) return undefined;
+  // A change to a job an operator paused, that keeps it paused, keeps the pause (its end, who and why).
+  const pause = existing?.pause !== undefined && !existing.enabled && !spec.enabled ? existing.pause : undefined;
   const next: StoredJob = {
     ...spec,
+    ...(pause && { pause }),
     shard: shardOf(spec.id, shardCount),
-    nextFireAt: firstAtOrAfter(spec, now),
+    nextFireAt: firstAtOrAfter(spec, Math.max(now, pause?.until ?? now)),
     generation: (previous?.generation ?? 0) + 1,
     version: (previous?.version ?? 0) + 1,
     createdAt: existing?.createdAt ?? now,
@@ -69,16 +74,57 @@ export function planPut(spec: JobSpec, previous: JobRecord | undefined, now: num
   return { next, settle: spec.enabled ? 'superseded' : 'disabled' };
 }
 
-/** Pause: leaves the due index; pending slices are skipped. Undefined when already paused. */
-export function planPause(job: StoredJob, now: number): LifecycleChange<StoredJob> | undefined {
-  if (!job.enabled) return undefined;
-  return { next: { ...bumped(job, now), enabled: false }, settle: 'paused' };
+/**
+ * Pause: pending slices are skipped. Without `until` the job leaves the due
+ * index; with it, the job stays in the index from its first occurrence at or
+ * after `until`, so the scanner takes it up again by itself (see
+ * {@link isActiveAt}). Pausing again with another end or reason replaces the
+ * pause (a new generation, so slices made for the old end are skipped too).
+ * Undefined when already paused exactly so.
+ */
+export function planPause(job: StoredJob, now: number, pause?: PauseState): LifecycleChange<StoredJob> | undefined {
+  if (!job.enabled && samePause(job.pause, pause)) return undefined;
+  const nextFireAt = pause?.until !== undefined ? firstAtOrAfter(job, pause.until) : job.nextFireAt;
+  return { next: { ...bumped(job, now), enabled: false, nextFireAt, pause }, settle: 'paused' };
 }
 
-/** Resume: back in the due index from the next occurrence on. Undefined when already enabled. */
-export function planResume(job: StoredJob, now: number): LifecycleChange<StoredJob> | undefined {
+/**
+ * Resume: back in the due index from the next occurrence on. A timed pause
+ * whose end has passed is already running again (the scanner took it up):
+ * resuming it only clears the record, same generation, so none of the slices
+ * made since its end are skipped. Undefined when already enabled.
+ */
+export function planResume(job: StoredJob, now: number, note?: OperatorNote): LifecycleChange<StoredJob> | undefined {
   if (job.enabled) return undefined;
-  return { next: { ...bumped(job, now), enabled: true, nextFireAt: firstAtOrAfter(job, now) }, settle: 'superseded' };
+  const resumed = note === undefined ? {} : { resumed: note };
+  if (isActiveAt(job, now)) {
+    return { next: { ...job, version: job.version + 1, updatedAt: now, enabled: true, pause: undefined, ...resumed }, settle: 'superseded' };
+  }
+  return { next: { ...bumped(job, now), enabled: true, nextFireAt: firstAtOrAfter(job, now), pause: undefined, ...resumed }, settle: 'superseded' };
+}
+
+/** Is the job running at `now`: enabled, or paused with an end that has passed. */
+export function isActiveAt(job: Pick<StoredJob, 'enabled' | 'pause'>, now: number): boolean {
+  return job.enabled || (job.pause?.until !== undefined && now >= job.pause.until);
+}
+
+/** Does the job belong in the due index: enabled, or paused with an end (it is due again from then). */
+export function inDueIndex(job: Pick<StoredJob, 'enabled' | 'pause'>): boolean {
+  return job.enabled || job.pause?.until !== undefined;
+}
+
+/** Since when the job has been running without a break (for the dead-man's switch): its last change, or its pause's end. */
+export function activeSince(job: Pick<StoredJob, 'updatedAt' | 'pause'>): number {
+  return Math.max(job.updatedAt, job.pause?.until ?? 0);
+}
+
+function samePause(a: PauseState | undefined, b: PauseState | undefined): boolean {
+  return a?.until === b?.until && a?.reason === b?.reason;
+}
+
+/** A put from `writer` may replace only a job of its own origin (a job stored before origins existed has none). @throws {JobOwnershipError} */
+export function assertOwner(job: StoredJob | undefined, writer: JobOrigin | undefined): void {
+  if (job?.origin !== undefined && writer !== undefined && job.origin !== writer) throw new JobOwnershipError(job.id, job.origin, writer);
 }
 
 /** Delete: a tombstone keeps the generation; pending slices are skipped; history stays. */
@@ -96,6 +142,9 @@ export function sameDefinition(job: JobSpec, spec: JobSpec): boolean {
     job.timeZone === spec.timeZone &&
     job.handler === spec.handler &&
     job.enabled === spec.enabled &&
+    // A job stored before origins existed takes its writer's origin on its next put (one new generation).
+    job.origin === spec.origin &&
+    job.group === spec.group &&
     canonicalJson(scheduleOf(job).dst) === canonicalJson(scheduleOf(spec).dst) &&
     canonicalJson(job.payload ?? null) === canonicalJson(spec.payload ?? null) &&
     canonicalJson(job.policies) === canonicalJson(spec.policies)

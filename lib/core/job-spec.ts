@@ -48,7 +48,17 @@ export interface JobSpec {
   /** JSON object handed to the handler as `ctx.payload`. */
   readonly payload?: Record<string, unknown>;
   readonly policies: JobPolicies;
+  /**
+   * Who owns the definition: `cdk` (declared with `scheduler.addJob`, written by the stack's custom resource) or
+   * `runtime` (created by `cronfence/client` or the CLI). A put from one owner never replaces the other's job.
+   * @default "runtime"
+   */
+  readonly origin?: JobOrigin;
+  /** A group name for bulk operations (`cronfence jobs pause --group payments`). */
+  readonly group?: string;
 }
+
+export type JobOrigin = 'cdk' | 'runtime';
 
 /**
  * Each attempt costs its message at least one receive, and a lost claim or an
@@ -110,6 +120,12 @@ const jobSchema = z
     enabled: z.boolean({ error: 'must be true or false' }).default(true),
     payload: z.record(z.string(), z.unknown(), { error: 'must be a JSON object' }).optional(),
     policies: policiesSchema.default(DEFAULT_POLICIES),
+    origin: z.enum(['cdk', 'runtime'], { error: 'must be "cdk" or "runtime"' }).default('runtime'),
+    group: z
+      .string({ error: 'must be a group name' })
+      .max(64, 'must be at most 64 characters')
+      .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'only letters, digits, "_", "." and "-", starting with a letter or digit')
+      .optional(),
   })
   .strict();
 

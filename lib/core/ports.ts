@@ -5,6 +5,7 @@
 import type { MissedRange } from './advance-plan.ts';
 import type { JobSpec } from './job-spec.ts';
 import type { LedgerRecord } from './ledger.ts';
+import type { OperatorNote, PauseState } from './operator.ts';
 import type { Slice, SliceKey } from './slice.ts';
 
 /** A job as stored: its spec plus the scheduler's bookkeeping. */
@@ -18,6 +19,10 @@ export interface StoredJob extends JobSpec {
   readonly generation: number;
   readonly createdAt: number;
   readonly updatedAt: number;
+  /** While paused by an operator: who, why, since when, and until when (see core/job-lifecycle.ts `isActiveAt`). */
+  readonly pause?: PauseState;
+  /** The last resume by an operator: who and why. */
+  readonly resumed?: OperatorNote;
 }
 
 /** Plain-JS attribute map; adapters marshal it. */

@@ -11,6 +11,7 @@
  *                         └──fail (no attempts left) / takeover past max attempts──▶ DEAD
  */
 import type { JobPolicies } from './job-spec.ts';
+import type { OperatorSlot } from './operator.ts';
 
 export const SliceStatus = {
   Enqueued: 'ENQUEUED',
@@ -72,6 +73,8 @@ export interface Slice extends SliceKey {
   readonly createdAt: number;
   readonly startedAt?: number;
   readonly finishedAt?: number;
+  /** A slot an operator made (`cronfence jobs trigger` or `backfill`): who, why, and the request. */
+  readonly operator?: OperatorSlot;
 }
 
 /**

@@ -20,7 +20,15 @@ import { onThrottledRequest } from '../aws/throttle-meter.ts';
 import { systemClock, type Clock } from '../core/clock.ts';
 import type { EventSink, LifecycleEvent } from '../core/events.ts';
 import type { SliceStore } from '../core/ports.ts';
-import { DEFAULT_METRICS_NAMESPACE, ENGINE_METRICS, METRICS_NAMESPACE_VARIABLE, SERVICE_NAME_VARIABLE, type EngineMetric } from './metric-names.ts';
+import {
+  DEFAULT_METRICS_NAMESPACE,
+  ENGINE_METRICS,
+  JOB_DIMENSION,
+  METRICS_NAMESPACE_VARIABLE,
+  PER_JOB_METRICS,
+  SERVICE_NAME_VARIABLE,
+  type EngineMetric,
+} from './metric-names.ts';
 
 /** What a Runtime needs to feed the metrics (a subset of RuntimeOptions, by shape). */
 export interface MeteredRuntimeOptions {
@@ -39,6 +47,8 @@ export class EngineMetrics implements EventSink, LambdaMetrics {
   constructor(
     private readonly metrics: Metrics,
     private readonly clock: Clock = systemClock,
+    /** Also write StartLag per job (CRONFENCE_PER_JOB_METRICS). */
+    private readonly perJobStartLag = false,
   ) {}
 
   emit(event: LifecycleEvent): void {
@@ -47,8 +57,13 @@ export class EngineMetrics implements EventSink, LambdaMetrics {
         if (event.takeover) this.add(ENGINE_METRICS.takeovers, 1);
         return;
       case 'started':
-        if (event.startLagMs !== undefined) this.add(ENGINE_METRICS.startLag, event.startLagMs);
+        if (event.startLagMs === undefined) return;
+        this.add(ENGINE_METRICS.startLag, event.startLagMs);
+        if (this.perJobStartLag) this.addForJob(PER_JOB_METRICS.startLag, event.jobId, event.startLagMs);
         return;
+      case 'stale':
+        this.add(ENGINE_METRICS.staleJobs, 1);
+        return this.addForJob(PER_JOB_METRICS.stale, event.jobId, 1);
       case 'committed':
         return this.add(ENGINE_METRICS.succeeded, 1);
       case 'failed':
@@ -111,6 +126,18 @@ export class EngineMetrics implements EventSink, LambdaMetrics {
     };
   }
 
+  /** A metric with the job as a dimension: written at once, as its own EMF line (Powertools' single metric). */
+  private addForJob(metric: EngineMetric, jobId: string, value: number): void {
+    try {
+      const single = this.metrics.singleMetric();
+      single.addDimension(JOB_DIMENSION, jobId);
+      single.addMetric(metric.name, metric.unit, value);
+      single.publishStoredMetrics();
+    } catch {
+      // As add(): an observer's failure must not change an outcome.
+    }
+  }
+
   private add(metric: EngineMetric, value: number): void {
     try {
       this.metrics.addMetric(metric.name, metric.unit, value);
@@ -132,7 +159,7 @@ const NO_METRICS: LambdaMetrics = {
  */
 export function lambdaMetrics(env: Record<string, string | undefined> = process.env): LambdaMetrics {
   if (!env.AWS_LAMBDA_FUNCTION_NAME) return NO_METRICS;
-  return new EngineMetrics(engineMetricsOutput(env));
+  return new EngineMetrics(engineMetricsOutput(env), systemClock, loadConfig(env).perJobMetrics);
 }
 
 /** The Powertools Metrics instance the engine writes to. */

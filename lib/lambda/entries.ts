@@ -47,7 +47,8 @@ export function createScanner(): SqsHandler {
 }
 
 /** The tick Lambda (the per-minute rule's target). */
-export function createTick(): () => Promise<{ shards: number }> {
+export function createTick(): () => Promise<{ shards: number; staleJobs?: number }> {
+  const log = new Logger({ serviceName: 'cronfence-tick' });
   const metrics = lambdaMetrics();
-  return metrics.flushAfter(createTickHandler(createRuntime(metrics.runtimeOptions())));
+  return metrics.flushAfter(createTickHandler(productionRuntime(log, metrics), log));
 }

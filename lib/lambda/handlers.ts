@@ -11,6 +11,7 @@ import type { HandlerRegistry } from '../engine/define-job.ts';
 import { keepHidden } from '../engine/keep-hidden.ts';
 import type { ScanReport } from '../engine/scanner.ts';
 import { tick } from '../engine/ticker.ts';
+import { isDeadManMinute } from '../aws/dead-man-watch.ts';
 import { handleSqsBatch } from './sqs-batch.ts';
 import type { Runtime } from './wiring.ts';
 
@@ -21,8 +22,25 @@ export interface HandlerLog {
   info(message: string, details: Record<string, unknown>): void;
 }
 
-export function createTickHandler(runtime: Runtime): () => Promise<{ shards: number }> {
-  return async () => ({ shards: await tick(runtime.scanQueue, runtime.config.shardCount) });
+/**
+ * Puts one scan request per shard; every DEAD_MAN_EVERY_MINUTES it also runs
+ * the dead-man's switch (its `stale` events go to the bus and the metrics).
+ * A failing watch is logged and never stops the scans, which went out first.
+ */
+export function createTickHandler(runtime: Runtime, log?: HandlerLog): () => Promise<{ shards: number; staleJobs?: number }> {
+  return async () => {
+    const shards = await tick(runtime.scanQueue, runtime.config.shardCount);
+    const now = runtime.clock.now();
+    if (!isDeadManMinute(now)) return { shards };
+    try {
+      const report = await runtime.deadMan().check(now);
+      await runtime.bus.flush();
+      return { shards, staleJobs: report.stale.length };
+    } catch (error) {
+      log?.error("dead-man's switch failed", { error: String(error) });
+      return { shards };
+    }
+  };
 }
 
 export function createWorkerHandler(runtime: Runtime, workerId: string, handlers: HandlerRegistry, log: HandlerLog): SqsHandler {

@@ -7,7 +7,10 @@
  * Create, Update: put the job (validated; version-fenced against a scanner's
  *                 advance). The physical id is the job id, so a renamed job
  *                 gets a new one and CloudFormation deletes the old id after.
- * Delete:         delete the job, skipping its enqueued slices; history stays.
+ *                 Marked origin "cdk": a job created at run time under the same
+ *                 id is refused (JobOwnershipError), never replaced.
+ * Delete:         delete the job, skipping its enqueued slices; history stays;
+ *                 a job created at run time (origin "runtime") is left alone.
  *                 A missing table (the stack is going away) is not an error.
  */
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
@@ -33,7 +36,8 @@ export type RepositoryFactory = (knownHandlers: readonly string[] | undefined) =
 export async function onJobEvent(event: CloudFormationCustomResourceEvent, repository: RepositoryFactory): Promise<JobResourceResponse> {
   if (event.RequestType === 'Delete') {
     try {
-      await repository(undefined).delete(event.PhysicalResourceId);
+      // A job the application created at run time under this id is not the stack's to delete.
+      await repository(undefined).delete(event.PhysicalResourceId, { origin: 'cdk' });
     } catch (error) {
       if (!(error instanceof MissingResourceError)) throw error;
     }
@@ -42,7 +46,8 @@ export async function onJobEvent(event: CloudFormationCustomResourceEvent, repos
   const properties = event.ResourceProperties as Record<string, unknown>;
   const job = parseJobProperty(properties.Job);
   const knownHandlers = Array.isArray(properties.KnownHandlers) ? properties.KnownHandlers.map(String) : undefined;
-  const { job: stored, created } = await repository(knownHandlers).put(job);
+  // Marked as the stack's: a put never replaces a job created at run time (JobOwnershipError), nor the reverse.
+  const { job: stored, created } = await repository(knownHandlers).put({ ...(job as object), origin: 'cdk' });
   return {
     PhysicalResourceId: stored.id,
     Data: { JobId: stored.id, Version: stored.version, NextFireAt: stored.nextFireAt, Created: String(created) },

@@ -45,7 +45,22 @@ export const ENGINE_METRICS = {
   takeovers: metric('Takeovers', 'Count', 'claims that took a slice over from a holder whose lease lapsed (`claimed` events with `takeover`)'),
   fencedOut: metric('FencedOut', 'Count', 'writes of a worker that lost its lease, refused by the fence (`fenced_out` events)'),
   commitLatency: metric('CommitLatency', 'Milliseconds', 'duration of each commit transaction a worker sends, whatever its outcome'),
+  staleJobs: metric('StaleJobs', 'Count', "jobs the dead-man's switch found silent: no final slot within k intervals (`stale` events)"),
   throttles: metric('ThrottledAwsRequests', 'Count', 'AWS requests (DynamoDB, SQS, EventBridge) refused as throttled, each try counted, retried ones too'),
 } as const satisfies Record<string, EngineMetric>;
 
 export type EngineMetricKey = keyof typeof ENGINE_METRICS;
+
+/** The dimension of the per-job metrics below, beside `service`. */
+export const JOB_DIMENSION = 'jobId';
+
+/**
+ * Per-job metrics, dimension `jobId`: each distinct job is a billed custom
+ * metric, so only these two are per job, and each only where it is needed:
+ * JobStale is written for stale jobs alone (a job that names itself in the
+ * alarm), JobStartLag only when CRONFENCE_PER_JOB_METRICS is `true`.
+ */
+export const PER_JOB_METRICS = {
+  stale: metric('JobStale', 'Count', "1 per dead-man's check that found this job silent"),
+  startLag: metric('JobStartLag', 'Milliseconds', 'StartLag of this job alone (CRONFENCE_PER_JOB_METRICS=true)'),
+} as const satisfies Record<string, EngineMetric>;

@@ -10,6 +10,8 @@ import { loadConfig, type CronfenceConfig } from '../aws/config.ts';
 import { DynamoScheduleStore } from '../aws/dynamo/schedule-store.ts';
 import { DynamoSliceStore } from '../aws/dynamo/slice-store.ts';
 import { JobRepository } from '../aws/dynamo/job-repository.ts';
+import { OperatorActions } from '../aws/operator-actions.ts';
+import { DeadManWatch } from '../aws/dead-man-watch.ts';
 import { EventBusSink } from '../aws/eventbridge/event-bus-sink.ts';
 import { queueUrl } from '../aws/sqs/queue-urls.ts';
 import { SqsDeadLetterSink, SqsScanQueue, SqsWorkQueue } from '../aws/sqs/work-queue.ts';
@@ -31,6 +33,10 @@ export interface Runtime {
   readonly scanQueue: SqsScanQueue;
   readonly deadLetters: SqsDeadLetterSink;
   jobs(knownHandlers?: readonly string[]): JobRepository;
+  /** Trigger, backfill, pause with an end and a reason, resume, by group too. */
+  operator(): OperatorActions;
+  /** The dead-man's switch (lib/aws/dead-man-watch.ts): its `stale` events go to `events`. */
+  deadMan(): DeadManWatch;
   worker(workerId: string, handlers: HandlerRegistry): Worker;
   scanner(scannerId: string): Scanner;
 }
@@ -76,6 +82,11 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     scanQueue,
     deadLetters,
     jobs: (knownHandlers) => new JobRepository(clients.dynamo, config, clock, knownHandlers),
+    deadMan: () => {
+      const jobs = new JobRepository(clients.dynamo, config, clock);
+      return new DeadManWatch(clients.dynamo, config, () => jobs.list(), events);
+    },
+    operator: () => new OperatorActions(clients.dynamo, config, clock, new JobRepository(clients.dynamo, config, clock), slices, workQueue),
     worker: (workerId, handlers) =>
       new Worker({
         workerId,

@@ -7,7 +7,7 @@
  * in the same step, which is where that retry ends up.
  */
 import type { MissedRange } from '../core/advance-plan.ts';
-import { isTombstone } from '../core/job-lifecycle.ts';
+import { inDueIndex, isTombstone } from '../core/job-lifecycle.ts';
 import type { AdvanceOutcome, NewSlice, ScheduleStore, StoredJob } from '../core/ports.ts';
 import { SliceStatus, type SliceKey } from '../core/slice.ts';
 import { isCreatedBy, MAX_SLICES_PER_ADVANCE, mayAdvanceJob, mayCreateSlice } from '../core/slice-transitions.ts';
@@ -20,7 +20,7 @@ export class InMemoryScheduleStore implements ScheduleStore {
   async queryDue(shard: number, untilMs: number, limit: number): Promise<StoredJob[]> {
     const due: StoredJob[] = [];
     for (const record of this.tables.jobs.values()) {
-      if (isTombstone(record) || !record.enabled || record.shard !== shard || record.nextFireAt >= untilMs) continue;
+      if (isTombstone(record) || !inDueIndex(record) || record.shard !== shard || record.nextFireAt >= untilMs) continue;
       due.push(structuredClone(record));
     }
     return due.sort((a, b) => a.nextFireAt - b.nextFireAt).slice(0, limit);

@@ -36,6 +36,7 @@ describe('addJob', () => {
       enabled: true,
       payload: { run: 'weekly' },
       policies: DEFAULT_POLICIES,
+      origin: 'cdk',
     });
     expect(properties.ShardCount).toBe('3');
     expect(properties.KnownHandlers).toEqual(registry.names());

@@ -39,10 +39,10 @@ describe('alarms', () => {
     expect(JSON.stringify(tableThrottles[0]?.Metrics)).toContain('TransactWriteItems');
   });
 
-  it('copies fenced_out, missed and dead events from the bus into the audit log group', () => {
+  it('copies fenced_out, missed, dead and stale events from the bus into the audit log group', () => {
     template.hasResourceProperties('AWS::Events::Rule', {
       EventBusName: { Ref: logicalIdOf(scheduler.eventBus) },
-      EventPattern: { source: ['cronfence'], 'detail-type': ['fenced_out', 'missed', 'dead'] },
+      EventPattern: { source: ['cronfence'], 'detail-type': ['fenced_out', 'missed', 'dead', 'stale'] },
     });
     // The policy document is a Fn::Join (it names the log group's ARN): check its text.
     const policy = JSON.stringify(Object.values(resourcesOf(template, 'AWS::Logs::ResourcePolicy'))[0]?.Properties?.PolicyDocument);
@@ -78,7 +78,7 @@ describe('alarms', () => {
   });
 
   it('notifies the topic from every alarm', () => {
-    expect(alarms).toHaveLength(9);
+    expect(alarms).toHaveLength(10);
     for (const alarm of alarms) expect(alarm.AlarmActions).toEqual([{ Ref: logicalIdOf(topic) }]);
   });
 

@@ -43,6 +43,7 @@ describe('dashboard', () => {
       'Start lag (ms)',
       'Failover takeovers and fenced-out writes',
       'Missed occurrences',
+      "Stale jobs (dead-man's switch)",
       'Dead-letter queue depth',
       'Throttles',
       'Commit latency (ms)',
@@ -129,6 +130,6 @@ describe('dashboard', () => {
   it('dashboard: false creates none (the alarms stay)', () => {
     const { template: none } = synthScheduler({ dashboard: false });
     none.resourceCountIs('AWS::CloudWatch::Dashboard', 0);
-    expect(Object.keys(resourcesOf(none, 'AWS::CloudWatch::Alarm'))).toHaveLength(9);
+    expect(Object.keys(resourcesOf(none, 'AWS::CloudWatch::Alarm'))).toHaveLength(10);
   });
 });

@@ -68,8 +68,13 @@ describe('IAM', () => {
     }
   });
 
-  it('gives the tick function SendMessage on the scan queue only', () => {
-    expect(Object.fromEntries(grantsOf(template, s.tickFunction))).toEqual({ 'sqs:SendMessage': [arnOf(s.scanQueue)] });
+  it("gives the tick function SendMessage on the scan queue, and the dead-man's switch its reads and events only", () => {
+    expect(Object.fromEntries(grantsOf(template, s.tickFunction))).toEqual({
+      'sqs:SendMessage': [arnOf(s.scanQueue)],
+      'dynamodb:Scan': [arnOf(s.jobsTable)],
+      'dynamodb:Query': [arnOf(s.slicesTable)],
+      'events:PutEvents': [arnOf(s.eventBus)],
+    });
   });
 
   /** What an SQS event source grants its function on the queue it reads. */

@@ -13,7 +13,7 @@ import { onThrottledRequest } from '../../lib/aws/throttle-meter.ts';
 import { ManualClock, sleep } from '../../lib/core/clock.ts';
 import { FanOutEventSink, lifecycleEvent, type LifecycleEventDetails, type LifecycleEventType } from '../../lib/core/events.ts';
 import { EngineMetrics, engineMetricsOutput, lambdaMetrics } from '../../lib/lambda/emf-metrics.ts';
-import { DEFAULT_METRICS_NAMESPACE, ENGINE_METRICS } from '../../lib/lambda/metric-names.ts';
+import { DEFAULT_METRICS_NAMESPACE, ENGINE_METRICS, PER_JOB_METRICS } from '../../lib/lambda/metric-names.ts';
 import { createMemoryEngine } from '../support/memory-engine.ts';
 
 const T0 = Date.parse('2026-06-01T12:00:00Z');
@@ -84,6 +84,8 @@ describe('EngineMetrics (Powertools EMF)', () => {
     const { metrics, sink } = sinkFor();
     for (const type of ['committed', 'failed', 'dead', 'skipped', 'fenced_out'] as const) sink.emit(event(type));
     sink.emit(event('missed', { count: 1 }));
+    vi.spyOn(process.stdout, 'write').mockImplementation(() => true); // the per-job JobStale line
+    sink.emit(event('stale', { fence: 0 }));
     sink.emit(event('started', { startLagMs: 1 }));
     sink.emit(event('claimed', { takeover: true }));
     sink.throttled();
@@ -92,6 +94,29 @@ describe('EngineMetrics (Powertools EMF)', () => {
     await expect(store.commit(SLICE, 1, 'worker-a', T0, [])).rejects.toThrow();
     const written = units(metrics.serializeMetrics());
     expect(written).toEqual(Object.fromEntries(Object.values(ENGINE_METRICS).map((metric) => [metric.name, metric.unit])));
+  });
+
+  it("names the job in the dead-man's metric, and in StartLag only when per-job metrics are on (each its own EMF line, dimension jobId)", () => {
+    const lines: string[] = [];
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      lines.push(String(chunk));
+      return true;
+    });
+    const metrics = new Metrics({ namespace: DEFAULT_METRICS_NAMESPACE, serviceName: 'Shop/Cron' });
+    const perJob = new EngineMetrics(metrics, new ManualClock(T0), true);
+    perJob.emit(event('stale', { fence: 0, worker: 'dead-man', silentSince: new Date(T0).toISOString(), intervalMs: 60_000 }));
+    perJob.emit(event('started', { startLagMs: 75 }));
+    const written = lines.map((line) => JSON.parse(line) as Emf & Record<string, unknown>);
+    expect(written.map((emf) => [emf._aws.CloudWatchMetrics[0]?.Dimensions, emf.jobId, emf[PER_JOB_METRICS.stale.name] ?? emf[PER_JOB_METRICS.startLag.name]])).toEqual([
+      [[['service', 'jobId']], 'nightly-report', 1],
+      [[['service', 'jobId']], 'nightly-report', 75],
+    ]);
+    expect(metrics.serializeMetrics()).toMatchObject({ StaleJobs: 1, StartLag: 75 });
+
+    lines.length = 0;
+    const { sink } = sinkFor();
+    sink.emit(event('started', { startLagMs: 75 }));
+    expect(lines).toEqual([]);
   });
 
   it('flushes once per invocation, also when the handler throws, and writes nothing when nothing was recorded', async () => {

@@ -70,7 +70,7 @@ describe('index writes', () => {
 });
 
 describe('RequestMeter', () => {
-  const config = { jobsTable: 'p-jobs', slicesTable: 'p-slices', ledgerTable: 'p-ledger' };
+  const config = { jobsTable: 'p-jobs', slicesTable: 'p-slices' };
 
   it('counts a transaction, a renewal learned from a claim, and an index query', () => {
     const meter = new RequestMeter(config);

@@ -110,9 +110,14 @@ const NEW_SLICE = 'attribute_not_exists(jobId)';
 const OLDER_GENERATION_UNRUN =
   '(#status IN (:enqueued, :failed, :skipped) AND (attribute_not_exists(generation) OR generation < :generation))';
 /** What the last run of an older generation left behind. */
-const LAST_RUN_FIELDS = ['#owner', 'leaseExpiresAt', 'leaseMessageId', 'nextAttemptAt', 'lastError', 'startedAt', 'finishedAt', 'expiresAt', 'skipReason'];
+const LAST_RUN_FIELDS = ['#owner', 'leaseExpiresAt', 'leaseMessageId', 'nextAttemptAt', 'lastError', 'startedAt', 'finishedAt', 'expiresAt', 'skipReason', 'operatorSlot'];
 
-function slicePut(tables: AdvanceTables, job: StoredJob, slice: NewSlice, now: number): TransactWriteItem {
+/**
+ * The one way a new slice is written (the scanner's advance, and the
+ * operator's trigger and backfill, lib/aws/dynamo/operator-slots.ts): `extra`
+ * adds the operator's record, or a triggered slot's own payload.
+ */
+export function slicePut(tables: AdvanceTables, job: StoredJob, slice: NewSlice, now: number, extra: Record<string, unknown> = {}): TransactWriteItem {
   return recreatableSliceUpdate(tables, slice, {
     status: SliceStatus.Enqueued,
     attempts: 0,
@@ -126,6 +131,7 @@ function slicePut(tables: AdvanceTables, job: StoredJob, slice: NewSlice, now: n
     sweepAt: slice.sweepAt,
     scanId: slice.scanId,
     createdAt: now,
+    ...extra,
   });
 }
 

@@ -4,8 +4,9 @@
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { isTombstone, type JobRecord } from '../../core/job-lifecycle.ts';
-import type { JobPolicies } from '../../core/job-spec.ts';
+import { inDueIndex, isTombstone, type JobRecord } from '../../core/job-lifecycle.ts';
+import type { JobOrigin, JobPolicies } from '../../core/job-spec.ts';
+import type { OperatorNote, OperatorSlot, PauseState } from '../../core/operator.ts';
 import type { LedgerRecord } from '../../core/ledger.ts';
 import type { StoredJob } from '../../core/ports.ts';
 import { DEFAULT_DST_POLICY, type DstPolicy } from '../../core/schedule.ts';
@@ -52,6 +53,7 @@ export function toSlice(item: Item): Slice {
     createdAt: raw.createdAt as number,
     startedAt: raw.startedAt as number | undefined,
     finishedAt: raw.finishedAt as number | undefined,
+    operator: raw.operatorSlot as OperatorSlot | undefined,
   };
 }
 
@@ -73,6 +75,10 @@ export function toStoredJob(item: Item): StoredJob {
     generation: (raw.generation as number | undefined) ?? 0,
     createdAt: raw.createdAt as number,
     updatedAt: raw.updatedAt as number,
+    origin: raw.origin as JobOrigin | undefined,
+    group: raw.group as string | undefined,
+    pause: raw.pause as PauseState | undefined,
+    resumed: raw.resumed as OperatorNote | undefined,
   };
 }
 
@@ -94,7 +100,7 @@ export function jobRecordItem(record: JobRecord): Item {
   return toItem({ jobId: record.id, deleted: true, generation: record.generation, version: record.version, updatedAt: record.updatedAt });
 }
 
-/** A job item; `dueShard` (the due index key) only while enabled. */
+/** A job item; `dueShard` (the due index key) only while enabled, or paused with an end (core/job-lifecycle.ts inDueIndex). */
 export function jobItem(job: StoredJob): Item {
   return toItem({
     jobId: job.id,
@@ -106,12 +112,16 @@ export function jobItem(job: StoredJob): Item {
     payload: job.payload,
     policies: job.policies,
     shard: job.shard,
-    dueShard: job.enabled ? job.shard : undefined,
+    dueShard: inDueIndex(job) ? job.shard : undefined,
     nextFireAt: job.nextFireAt,
     version: job.version,
     generation: job.generation,
     createdAt: job.createdAt,
     updatedAt: job.updatedAt,
+    origin: job.origin,
+    group: job.group,
+    pause: job.pause,
+    resumed: job.resumed,
   });
 }
 

@@ -25,7 +25,8 @@ import {
   type LifecycleChange,
   type SkipReason,
 } from '../../core/job-lifecycle.ts';
-import { parseJobSpec } from '../../core/job-spec.ts';
+import { parseJobSpec, type JobOrigin } from '../../core/job-spec.ts';
+import type { OperatorNote, PauseState } from '../../core/operator.ts';
 import { ledgerOfSlices, type LedgerRecord } from '../../core/ledger.ts';
 import type { StoredJob } from '../../core/ports.ts';
 import { shardOf } from '../../core/shard.ts';
@@ -96,18 +97,33 @@ export class JobRepository {
       .sort((a, b) => a.id.localeCompare(b.id));
   }
 
-  /** @throws {JobNotFoundError} */
-  pause(id: string): Promise<JobChangeResult> {
-    return this.change(id, (previous, now) => planPause(existingJob(id, previous), now));
+  /** Jobs of a group (`--group`), by id. */
+  async listGroup(group: string): Promise<StoredJob[]> {
+    return (await this.list()).filter((job) => job.group === group);
+  }
+
+  /**
+   * @param pause who paused it, why, and (optional) when it resumes by itself (see core/job-lifecycle.ts planPause).
+   * @throws {JobNotFoundError}
+   */
+  pause(id: string, pause?: Omit<PauseState, 'at'>): Promise<JobChangeResult> {
+    return this.change(id, (previous, now) => planPause(existingJob(id, previous), now, pause && { ...pause, at: now }));
   }
 
   /** @throws {JobNotFoundError} */
-  resume(id: string): Promise<JobChangeResult> {
-    return this.change(id, (previous, now) => planResume(existingJob(id, previous), now));
+  resume(id: string, note?: Omit<OperatorNote, 'at'>): Promise<JobChangeResult> {
+    return this.change(id, (previous, now) => planResume(existingJob(id, previous), now, note && { ...note, at: now }));
   }
 
-  /** @returns deleted: false when there was no such job. */
-  async delete(id: string): Promise<{ deleted: boolean; skipped: number }> {
+  /**
+   * @param options.origin the deleting owner: a job of the other origin is left alone (`deleted: false`, `foreign: true`).
+   * @returns deleted: false when there was no such job.
+   */
+  async delete(id: string, options: { origin?: JobOrigin } = {}): Promise<{ deleted: boolean; skipped: number; foreign?: boolean }> {
+    if (options.origin !== undefined) {
+      const job = await this.get(id);
+      if (job?.origin !== undefined && job.origin !== options.origin) return { deleted: false, skipped: 0, foreign: true };
+    }
     try {
       const { skipped } = await this.change(id, (previous, now) => planDelete(existingJob(id, previous), now));
       return { deleted: true, skipped };
