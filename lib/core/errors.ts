@@ -10,9 +10,8 @@ export class CronfenceError extends Error {
   }
 }
 
-/** A job definition field failed validation; nothing was written. */
-export class InvalidJobSpecError extends CronfenceError {
-  override name = 'InvalidJobSpecError';
+/** An input field failed validation, named with its value; nothing was written. */
+export abstract class InvalidFieldError extends CronfenceError {
   constructor(
     readonly field: string,
     readonly value: unknown,
@@ -21,6 +20,11 @@ export class InvalidJobSpecError extends CronfenceError {
   ) {
     super(`invalid ${field} ${formatValue(value)}: ${reason}`, options);
   }
+}
+
+/** A job definition field failed validation; nothing was written. */
+export class InvalidJobSpecError extends InvalidFieldError {
+  override name = 'InvalidJobSpecError';
 }
 
 export class JobNotFoundError extends CronfenceError {
@@ -210,16 +214,8 @@ export class OutcomeOnRecordError extends CronfenceError {
 }
 
 /** An operator request (trigger, backfill, pause) with a bad field; nothing was written. */
-export class InvalidOperatorRequestError extends CronfenceError {
+export class InvalidOperatorRequestError extends InvalidFieldError {
   override name = 'InvalidOperatorRequestError';
-  constructor(
-    readonly field: string,
-    readonly value: unknown,
-    readonly reason: string,
-    options?: { cause?: unknown },
-  ) {
-    super(`invalid ${field} ${formatValue(value)}: ${reason}`, options);
-  }
 }
 
 /** A write from one owner (the CDK stack, or code at run time) to a job the other owns; nothing was written. */
