@@ -14,6 +14,9 @@
  * worker   UpdateItem(slices) claim, renew, failure; GetItem(slices) lost claim
  *          UpdateItem(slices), or TransactWriteItems: UpdateItem(slices) + the
  *          business writes — finalize-slice.ts; SendMessage(dlq); PutEvents
+ *          GetItem, PutItem(jobs), Query(slices, slices/index/sweep): a one-time job with
+ *          afterOneTime 'delete' deleted after its run — job-repository.ts;
+ *          Query(slices), UpdateItem(slices): the overlap policy — overlap-ops.ts
  *          + the business tables granted with grantCommit
  * jobs     GetItem, PutItem, DeleteItem(jobs) — job-repository.ts;
  *          Query(slices), UpdateItem(slices) — skip-pending-slices.ts on delete
@@ -89,6 +92,10 @@ export function grantScanner(grantee: iam.IGrantable, r: SchedulerResources): vo
 
 export function grantWorker(grantee: iam.IGrantable, r: SchedulerResources): void {
   allow(grantee, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [r.slices.tableArn]);
+  // A one-time job deleting itself after its run (JobRepository.deleteAfterRun: the change and its settle).
+  allow(grantee, ['dynamodb:GetItem', 'dynamodb:PutItem'], [r.jobs.tableArn]);
+  // The same, and the overlap policy's read of a job's recent slices (overlap-ops.ts).
+  allow(grantee, ['dynamodb:Query'], [r.slices.tableArn, indexArn(r.slices, sweepIndex())]);
   useTableKey(grantee, r);
   sendTo(grantee, r, [r.deadLetterQueue]);
   r.bus.grantPutEventsTo(grantee);

@@ -58,6 +58,10 @@ const SLOW_CRONS: ((second: number) => string)[] = [
   (s) => `${s} * * * * *`,
   (s) => `${s} */2 * * * *`,
 ];
+/** `rate(...)` schedules (epoch-anchored, core/schedule-kinds.ts), every 10 s to a minute. */
+const RATES = ['rate(10 seconds)', 'rate(15 seconds)', 'rate(20 seconds)', 'rate(1 minute)'];
+/** The jittered jobs' window: each starts up to this late, at an offset of its own (core/jitter.ts). */
+const JITTER = '10s';
 const ZONES = ['UTC', 'Asia/Kolkata', 'America/New_York', 'Europe/Berlin'];
 /**
  * The DST mode's schedules, in America/New_York: every 15 or 20 s (or every
@@ -69,9 +73,9 @@ export const DST_ZONE = 'America/New_York';
 const DST_CRONS = ['*/20 * 1 * * *', '*/20 * 2 * * *', '*/20 * 1-3 * * *', '10,40 * 1,2 * * *', '0 * 2 * * *', '* 1 * * *', '* 2 * * *', '*/15 * 0-2 * * *'];
 
 /**
- * `count` schedules: one in eight an every-few-seconds 6-field cron, the rest
- * every 30 s to 2 min at a second of its own; one in five runs a slow
- * handler. (100 jobs come to about 4 slices a second: what one emulator core
+ * `count` schedules: one in eight an every-few-seconds 6-field cron, one in
+ * eight a `rate(...)`, the rest every 30 s to 2 min at a second of its own;
+ * one in five runs a slow handler; one in six is jittered. (100 jobs come to about 4 slices a second: what one emulator core
  * sustains with heartbeats, retries and injected duplicates on top.)
  */
 export function chaosJobs(count: number, random: SeededRandom, options: { dst?: boolean } = {}): JobSpecInput[] {
@@ -79,9 +83,10 @@ export function chaosJobs(count: number, random: SeededRandom, options: { dst?: 
     const dst = options.dst === true && i % 4 === 1;
     return {
       id: `chaos-${String(i).padStart(4, '0')}`,
-      schedule: dst ? random.pick(DST_CRONS) : i % 8 === 0 ? random.pick(FAST_CRONS) : random.pick(SLOW_CRONS)(random.int(0, 59)),
+      schedule: dst ? random.pick(DST_CRONS) : i % 8 === 0 ? random.pick(FAST_CRONS) : i % 8 === 4 ? random.pick(RATES) : random.pick(SLOW_CRONS)(random.int(0, 59)),
       timeZone: dst ? DST_ZONE : random.pick(ZONES),
       handler: i % 5 === 0 ? 'chaos-slow' : 'chaos-fast',
+      ...(!dst && i % 6 === 3 && { jitter: JITTER }),
       payload: { rev: 0 },
       policies: { maxAttempts: 10, timeoutMs: 20_000, backoffBaseMs: 200, backoffMaxMs: 1000, catchUpWindowMs: 3_600_000 },
     };
@@ -90,12 +95,12 @@ export function chaosJobs(count: number, random: SeededRandom, options: { dst?: 
 
 /** Is this one of the every-few-seconds schedules (where a change is most likely to meet a pending slice)? */
 export function isFastSchedule(schedule: string): boolean {
-  return FAST_CRONS.includes(schedule) || DST_CRONS.includes(schedule);
+  return FAST_CRONS.includes(schedule) || DST_CRONS.includes(schedule) || RATES.includes(schedule);
 }
 
 /** Another schedule of the same kind, for a lifecycle change of schedule. */
 export function otherSchedule(schedule: string, random: SeededRandom): string {
-  const pool = FAST_CRONS.includes(schedule) ? FAST_CRONS : DST_CRONS.includes(schedule) ? DST_CRONS : undefined;
+  const pool = FAST_CRONS.includes(schedule) ? FAST_CRONS : DST_CRONS.includes(schedule) ? DST_CRONS : RATES.includes(schedule) ? RATES : undefined;
   if (pool) return random.pick(pool.filter((cron) => cron !== schedule));
   for (;;) {
     const next = random.pick(SLOW_CRONS)(random.int(0, 59));

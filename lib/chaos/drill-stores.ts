@@ -3,7 +3,7 @@
  * stores hold after it (slices with their ledger records, business effects, dead letters, a
  * job's raw item), read consistently, for the checker.
  */
-import { CreateTableCommand, GetItemCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, GetItemCommand, UpdateItemCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { bootstrap, createTableInput } from '../aws/bootstrap.ts';
@@ -42,6 +42,25 @@ export async function drainWindow(runtime: Runtime, toMs: number, timeoutMs: num
     if (open === 0) return;
     await new Promise((resolve) => setTimeout(resolve, 2000));
   }
+}
+
+/**
+ * A scanner outage of `outageMs` for one job, as the store would hold it
+ * after one: the job's `nextFireAt` that far in the past (a version bump, as
+ * an advance would; the generation stays). @returns the new `nextFireAt`.
+ */
+export async function simulateOutage(runtime: Runtime, jobId: string, outageMs: number): Promise<number> {
+  const result = await runtime.clients.dynamo.send(
+    new UpdateItemCommand({
+      TableName: runtime.config.jobsTable,
+      Key: { jobId: { S: jobId } },
+      UpdateExpression: 'SET nextFireAt = nextFireAt - :outage, version = version + :one',
+      ConditionExpression: 'attribute_exists(dueShard)',
+      ExpressionAttributeValues: { ':outage': { N: String(outageMs) }, ':one': { N: '1' } },
+      ReturnValues: 'ALL_NEW',
+    }),
+  );
+  return Number(result.Attributes?.nextFireAt?.N);
 }
 
 /** A job's item as stored, tombstone included. */

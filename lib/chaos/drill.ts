@@ -11,8 +11,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { destroyAwsClients } from '../aws/clients.ts';
 import { OffsetClock, systemClock, type Clock } from '../core/clock.ts';
+import { jitterOffsetMs } from '../core/jitter.ts';
 import { ledgerOfSlices } from '../core/ledger.ts';
-import type { JobSpecInput } from '../core/job-spec.ts';
+import { parseJobSpec, type JobSpecInput } from '../core/job-spec.ts';
 import { tick } from '../engine/ticker.ts';
 import { ensureAwsEndpoint } from '../local/emulator.ts';
 import { ReplicaFleet, type Replica, type ReplicaRole } from '../local/fleet.ts';
@@ -22,10 +23,13 @@ import { chaosJobs, isFastSchedule } from './chaos-jobs.ts';
 import { CHAOS_ENV, DEFAULT_FAULT_RATES, encodeChaosConfig, type FaultKind, type FaultRates, type ReplicaChaosConfig } from './config.ts';
 import { drainWindow, prepareStores, readDeadLetters, readEffects, readJobRecord, readSlices, sleepUntil } from './drill-stores.ts';
 import { DST_TRANSITIONS, dstClockOffsetMs, type DstMode } from './dst.ts';
-import { cronParserOccurrences, expectedOccurrences, scheduleMathOccurrences } from './expected.ts';
+import { cronParserOccurrences, expectedOccurrences, scheduleMathOccurrences, type Enumerate } from './expected.ts';
 import { planFaults, planLifecycle } from './fault-plan.ts';
 import { checkHistory, type HistoryVerdict } from './history.ts';
 import { JobHistoryBook } from './job-history.ts';
+import { checkOverlapRuns, checkPolicies } from './policy-checks.ts';
+import { OVERLAP_JOBS } from './policy-jobs.ts';
+import { outageOccurrences, setUpPolicyJobs, type PolicySetup } from './policy-setup.ts';
 import { LifecycleInjector } from './lifecycle-faults.ts';
 import { HistoryRecorder } from './recorder.ts';
 import { buildReport, type ChaosReport } from './report.ts';
@@ -118,6 +122,7 @@ export async function runDrill(options: DrillOptions): Promise<ChaosReport> {
     const specs = chaosJobs(options.jobs, new SeededRandom(options.seed + 1), { dst: options.dst !== undefined });
     const book = new JobHistoryBook();
     for (const spec of specs) book.record('create', (await runtime.jobs().put(spec)).job);
+    const policies = await setUpPolicyJobs(runtime, book, clock.now());
     const startedAt = clock.now();
     await tick(runtime.scanQueue, runtime.config.shardCount);
     timers.add(setInterval(() => void tick(runtime.scanQueue, runtime.config.shardCount).catch(() => {}), TICK_MS));
@@ -132,15 +137,16 @@ export async function runDrill(options: DrillOptions): Promise<ChaosReport> {
     clearInterval(running);
     timers.add(setInterval(() => progress('draining', startedAt), 1000));
     // Jobs keep firing while the window drains; only occurrences inside the window are checked.
-    const expected = expectedOccurrences(book.histories(), startedAt, endedAt, options.dst ? scheduleMathOccurrences : cronParserOccurrences);
+    const enumerate = options.dst ? scheduleMathOccurrences : cronParserOccurrences;
+    const expected = [...expectedOccurrences(book.histories(), startedAt, endedAt, enumerate), ...outageOccurrences(policies.outages, startedAt, enumerate)];
     await drainWindow(runtime, endedAt, DRAIN_TIMEOUT_MS);
     for (const timer of timers) clearInterval(timer);
     await fleet.stopAll();
     progress('checking', startedAt);
 
-    const verdict = await readAndCheck(runtime, prefix, specs, recorder, expected, startedAt);
+    const { verdict, policyViolations } = await readAndCheck(runtime, prefix, specs, policies, recorder, expected, startedAt, enumerate);
     const dst = options.dst ? { mode: options.dst, transition: DST_TRANSITIONS[options.dst].description, clockOffsetMs: dstOffsetMs } : undefined;
-    const report = buildReport({ prefix, options, rates: ratesInUse(rates, enabled), dst, verdict, faults: recorder.faults, expected: expected.length, startedAt, endedAt, drainedAt: clock.now(), requests: fleet.requests });
+    const report = buildReport({ prefix, options, rates: ratesInUse(rates, enabled), dst, verdict, policyViolations, faults: recorder.faults, expected: expected.length, startedAt, endedAt, drainedAt: clock.now(), requests: fleet.requests });
     writeOutputs(options, report, recorder, book, verdict, startedAt, clock.now());
     return report;
   } finally {
@@ -175,19 +181,38 @@ function spawner(
 async function readAndCheck(
   runtime: Runtime,
   prefix: string,
-  specs: readonly { id: string }[],
+  specs: readonly JobSpecInput[],
+  policies: PolicySetup,
   recorder: HistoryRecorder,
   expected: ReturnType<typeof expectedOccurrences>,
   startedAt: number,
-): Promise<HistoryVerdict> {
-  const [slices, effects, deadLetters] = await Promise.all([
+  enumerate: Enumerate,
+): Promise<{ verdict: HistoryVerdict; policyViolations: string[] }> {
+  const outageFrom = Math.min(startedAt, ...policies.outages.map((outage) => outage.outageFrom));
+  const [randomSlices, policySlices, effects, deadLetters] = await Promise.all([
     readSlices(runtime, specs.map((spec) => spec.id), startedAt),
+    readSlices(runtime, policies.specs.map((spec) => spec.id), outageFrom),
     readEffects(runtime, prefix),
     readDeadLetters(runtime),
   ]);
+  const slices = [...randomSlices, ...policySlices];
   const { events, renewals, processFaults, clientFaults } = recorder;
-  return checkHistory({ events, renewals, processFaults, clientFaults, slices, ledger: ledgerOfSlices(slices), effects, deadLetters, expected });
+  const misfireOf = new Map(policies.outages.map((outage) => [outage.jobId, outage.misfire]));
+  const overlapOf = new Map(OVERLAP_JOBS.map(({ id, overlap }) => [id, overlap]));
+  const startOffsetOf = new Map(specs.flatMap((spec) => (spec.jitter === undefined ? [] : [[spec.id, jitterOffsetMs(spec.id, parseJobSpec(spec).policies.jitterMs)] as const])));
+  const verdict = checkHistory({ events, renewals, processFaults, clientFaults, slices, ledger: ledgerOfSlices(slices), effects, deadLetters, expected, misfireOf, overlapOf, startOffsetOf, catchUpBefore: startedAt, lateByDesign: new Set(overlapOf.keys()) });
+  const oneTime = await Promise.all(
+    policies.specs
+      .filter((spec) => spec.policies?.afterOneTime !== undefined)
+      .map(async (spec) => ({ jobId: spec.id, afterOneTime: spec.policies?.afterOneTime ?? 'complete', record: await readJobRecord(runtime, spec.id) })),
+  );
+  const policyViolations = [
+    ...checkPolicies({ slices: policySlices, outages: policies.outages, startedAt, enumerate, oneTime }),
+    ...checkOverlapRuns({ events, processFaults, overlapOf }),
+  ];
+  return { verdict, policyViolations };
 }
+
 
 function writeOutputs(
   options: DrillOptions,

@@ -8,7 +8,9 @@
  * Two ways to enumerate a schedule:
  * - `cronParserOccurrences`, straight from cron-parser and not through
  *   lib/core/schedule.ts, so a bug in our own enumeration cannot hide a
- *   missed slice (the default);
+ *   missed slice (the default); `rate(...)` and `at(...)` schedules by their
+ *   own arithmetic here (multiples of the interval since the epoch; the local
+ *   time read back through Intl), likewise apart from the engine's;
  * - `scheduleMathOccurrences`, lib/core/schedule.ts itself: the DST mode's,
  *   since what a local time that does not exist or occurs twice means is that
  *   module's documented policy, not cron-parser's.
@@ -40,6 +42,10 @@ export type Enumerate = (definition: JobDefinition, fromMs: number, toMs: number
 const MAX_PER_INTERVAL = 100_000;
 
 export const cronParserOccurrences: Enumerate = (definition, fromMs, toMs) => {
+  const rate = /^rate\((\d+) (second|minute|hour|day)s?\)$/.exec(definition.schedule);
+  if (rate) return rateOccurrences(Number(rate[1]) * (UNIT_MS[rate[2] as string] as number), fromMs, toMs);
+  const at = /^at\((.+)\)$/.exec(definition.schedule);
+  if (at) return [zonedInstant(at[1] as string, definition.timeZone)].filter((instant) => instant >= fromMs && instant < toMs);
   const out: number[] = [];
   const expression = CronExpressionParser.parse(definition.schedule, { currentDate: new Date(fromMs - 1), tz: definition.timeZone });
   while (out.length < MAX_PER_INTERVAL) {
@@ -49,6 +55,34 @@ export const cronParserOccurrences: Enumerate = (definition, fromMs, toMs) => {
   }
   return out;
 };
+
+const UNIT_MS: Record<string, number> = { second: 1000, minute: 60_000, hour: 3_600_000, day: 86_400_000 };
+
+function rateOccurrences(everyMs: number, fromMs: number, toMs: number): number[] {
+  const out: number[] = [];
+  for (let at = Math.ceil(fromMs / everyMs) * everyMs; at < toMs && out.length < MAX_PER_INTERVAL; at += everyMs) out.push(at);
+  return out;
+}
+
+/**
+ * The instant a local time (YYYY-MM-DDTHH:MM:SS) names in `timeZone`, by
+ * reading the zone's offset back through Intl twice (enough away from a DST
+ * change, which is where the drill puts its one-time jobs).
+ */
+export function zonedInstant(local: string, timeZone: string): number {
+  const wall = Date.parse(`${local}Z`);
+  const offsetAt = (instant: number): number => wallOf(instant, timeZone) - instant;
+  const guess = wall - offsetAt(wall);
+  return wall - offsetAt(guess);
+}
+
+/** The local wall time of `instant` in `timeZone`, read as if it were UTC. */
+export function wallOf(instant: number, timeZone: string): number {
+  const parts = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' })
+    .formatToParts(new Date(instant));
+  const part = (type: string): number => Number(parts.find((p) => p.type === type)?.value);
+  return Date.UTC(part('year'), part('month') - 1, part('day'), part('hour'), part('minute'), part('second'));
+}
 
 /**
  * The engine's own schedule math. (When lib/core/schedule.ts gains the

@@ -6,6 +6,7 @@
  * clock offset (observed.ts).
  */
 import { executionKey } from '../core/execution-key.ts';
+import type { MisfirePolicy, OverlapPolicy } from '../core/job-spec.ts';
 import type { LedgerRecord } from '../core/ledger.ts';
 import { SliceStatus, type Slice } from '../core/slice.ts';
 import { distribution, type Distribution } from '../core/stats.ts';
@@ -35,6 +36,16 @@ export interface HistoryInput {
   readonly holderSilenceMs?: number;
   /** The drill jobs' heartbeat: a takeover this soon after the holder's claim, before any renewal, displaced it. @default 1000 */
   readonly heartbeatMs?: number;
+  /** Each job's misfire policy (absent: `all`): an occurrence in a SKIPPED misfire range is skipped by policy only under `latest` or `none`. */
+  readonly misfireOf?: ReadonlyMap<string, MisfirePolicy>;
+  /** Each job's overlap policy (absent: `allow`): which SKIPPED reasons (`overlap`, `replaced`) are its policy's. */
+  readonly overlapOf?: ReadonlyMap<string, OverlapPolicy>;
+  /** Each jittered job's start offset (core/jitter.ts): its start lag is measured from the nominal second plus this. */
+  readonly startOffsetOf?: ReadonlyMap<string, number>;
+  /** Occurrences scheduled before this are catch-up runs after an outage, late by design: not in the start lag. */
+  readonly catchUpBefore?: number;
+  /** Jobs whose starts wait by design (an overlap policy that buffers or skips behind a slow run): not in the start lag. */
+  readonly lateByDesign?: ReadonlySet<string>;
 }
 
 export interface HistoryVerdict {
@@ -50,6 +61,8 @@ export interface HistoryVerdict {
   readonly succeededWithoutWrites: string[];
   /** SKIPPED slices that ended so because a change superseded their definition (not missed). */
   readonly skippedByChange: number;
+  /** Expected occurrences SKIPPED by the job's own misfire policy (in a `misfire` range), not missed. */
+  readonly skippedByPolicy: number;
   readonly failovers: Failover[];
   /** Failovers whose path met no injected AWS fault: the invariant's bound applies to these. */
   readonly failover: Distribution;
@@ -75,7 +88,14 @@ export function checkHistory(input: HistoryInput): HistoryVerdict {
   const records = { sliceByKey, ledgerByKey, effectsByKey, eventsByKey: byKey, deadLetters: input.deadLetters ?? [] };
 
   const duplicates = [...effectsByKey].filter(([, effects]) => effects.length > 1).map(([key]) => key);
-  const finished = input.expected.map((expected) => ({ expected, verdict: finalVerdict(expected, sliceByKey.get(expected.executionKey)) }));
+  const misfireRanges = groupBy(
+    input.slices.filter((slice) => slice.status === SliceStatus.Skipped && slice.skipReason === 'misfire' && slice.missedUntil !== undefined),
+    (slice) => slice.jobId,
+  );
+  const finished = input.expected.map((expected) => {
+    const slice = sliceByKey.get(expected.executionKey) ?? coveringRange(misfireRanges.get(expected.jobId), expected.scheduledAt);
+    return { expected, verdict: finalVerdict(expected, slice, input.misfireOf?.get(expected.jobId) ?? 'all', input.overlapOf?.get(expected.jobId) ?? 'allow') };
+  });
   const missed = finished.filter(({ verdict }) => verdict === 'missed').map(({ expected }) => expected.executionKey);
 
   const zombieCommitsAccepted: string[] = [];
@@ -97,8 +117,8 @@ export function checkHistory(input: HistoryInput): HistoryVerdict {
   const failovers = findFailovers(input.processFaults, input.renewals, claimsOf, byKey, input.clientFaults ?? []);
   const unhindered = failovers.filter((failover) => failover.slowedBy === undefined);
   const startLags = input.events
-    .filter((observed) => observed.event.type === 'started')
-    .map((observed) => eventTime(observed) - Date.parse(observed.event.scheduledAt));
+    .filter((observed) => observed.event.type === 'started' && Date.parse(observed.event.scheduledAt) >= (input.catchUpBefore ?? 0) && !input.lateByDesign?.has(observed.event.jobId))
+    .map((observed) => eventTime(observed) - Date.parse(observed.event.scheduledAt) - (input.startOffsetOf?.get(observed.event.jobId) ?? 0));
   const finalStates: Record<string, number> = {};
   for (const slice of input.slices) finalStates[slice.status] = (finalStates[slice.status] ?? 0) + 1;
 
@@ -116,6 +136,7 @@ export function checkHistory(input: HistoryInput): HistoryVerdict {
     committedThenDead: committedThenDead(records),
     succeededWithoutWrites: succeededWithoutWrites(records),
     skippedByChange: finished.filter(({ verdict }) => verdict === 'skippedByChange').length,
+    skippedByPolicy: finished.filter(({ verdict }) => verdict === 'skippedByPolicy').length,
     failovers,
     failover: distribution(unhindered.map((failover) => failover.latencyMs)),
     failoverSlowedByAws: distribution(failovers.filter((failover) => failover.slowedBy !== undefined).map((failover) => failover.latencyMs)),
@@ -125,14 +146,39 @@ export function checkHistory(input: HistoryInput): HistoryVerdict {
   };
 }
 
+/** The SKIPPED reasons each overlap policy gives (core/overlap-policy.ts). */
+const OVERLAP_REASONS: Record<OverlapPolicy, readonly string[]> = {
+  allow: [],
+  skip: ['overlap'],
+  bufferOne: ['overlap'],
+  bufferAll: [],
+  replace: ['replaced'],
+};
+
+/** The misfire range record (at its first occurrence, to `missedUntil`) that stands for `at`, if any. */
+function coveringRange(ranges: readonly Slice[] | undefined, at: number): Slice | undefined {
+  return ranges?.find((range) => range.scheduledAt <= at && at < (range.missedUntil ?? 0));
+}
+
 /**
- * An expected occurrence must end SUCCEEDED or DEAD; or SKIPPED, with a
+ * An expected occurrence must end SUCCEEDED or DEAD; or SKIPPED by its job's
+ * misfire policy (`latest`, `none`); or SKIPPED, with a
  * reason, by a change made once its definition was no longer live (it was
  * pending when the next change came). SKIPPED by the very change that made
  * its definition live means the new definition did not take it up: missed.
  */
-function finalVerdict(expected: ExpectedOccurrence, slice: Slice | undefined): 'ran' | 'skippedByChange' | 'missed' {
+function finalVerdict(
+  expected: ExpectedOccurrence,
+  slice: Slice | undefined,
+  misfire: MisfirePolicy,
+  overlap: OverlapPolicy,
+): 'ran' | 'skippedByChange' | 'skippedByPolicy' | 'missed' {
   if (slice?.status === SliceStatus.Succeeded || slice?.status === SliceStatus.Dead) return 'ran';
+  // Skipped by the job's own misfire or overlap policy: only a policy that skips for that reason may.
+  if (slice?.status === SliceStatus.Skipped && slice.skipReason === 'misfire') return misfire === 'all' ? 'missed' : 'skippedByPolicy';
+  if (slice?.status === SliceStatus.Skipped && (slice.skipReason === 'overlap' || slice.skipReason === 'replaced')) {
+    return OVERLAP_REASONS[overlap].includes(slice.skipReason) ? 'skippedByPolicy' : 'missed';
+  }
   if (slice?.status !== SliceStatus.Skipped || expected.supersededAt === undefined || slice.skipReason === undefined) return 'missed';
   const skippedAt = slice.finishedAt ?? 0;
   if (skippedAt < expected.supersededAt) return 'missed';

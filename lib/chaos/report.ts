@@ -41,6 +41,10 @@ export interface ChaosReport {
   readonly succeededWithoutWrites: number;
   /** Expected occurrences that ended SKIPPED because a lifecycle change came while they were pending. */
   readonly skippedByChange: number;
+  /** Expected occurrences SKIPPED by their job's misfire policy (not missed). */
+  readonly skippedByPolicy: number;
+  /** The schedule-policy jobs (misfire after an outage, one-time) that did not end as their policy says (policy-checks.ts). */
+  readonly policyViolations: string[];
   /** Failovers whose path met no injected AWS fault; the 5 s bound applies to these. */
   readonly failover: { p50Ms: number; p99Ms: number; maxMs: number; count: number };
   /** Failovers slowed by a throttled or hung request on their path (reported, not bounded). */
@@ -71,6 +75,8 @@ export interface ReportInput {
   readonly rates?: ReportSettings['rates'];
   readonly dst?: ReportSettings['dst'];
   readonly verdict: HistoryVerdict;
+  /** policy-checks.ts's findings. @default [] */
+  readonly policyViolations?: readonly string[];
   readonly faults: Record<FaultKind, number>;
   readonly expected: number;
   readonly startedAt: number;
@@ -107,6 +113,8 @@ export function buildReport(input: ReportInput): ChaosReport {
     committedThenDead: verdict.committedThenDead.length,
     succeededWithoutWrites: verdict.succeededWithoutWrites.length,
     skippedByChange: verdict.skippedByChange,
+    skippedByPolicy: verdict.skippedByPolicy,
+    policyViolations: [...(input.policyViolations ?? [])],
     failover: { p50Ms: round(verdict.failover.p50), p99Ms: round(verdict.failover.p99), maxMs: round(verdict.failover.max), count: verdict.failover.count },
     failoverSlowedByAws: { p50Ms: round(verdict.failoverSlowedByAws.p50), maxMs: round(verdict.failoverSlowedByAws.max), count: verdict.failoverSlowedByAws.count },
     overtakenClaims: verdict.overtakenClaims,
@@ -141,6 +149,7 @@ function violations(report: Omit<ChaosReport, 'violations'>): string[] {
   if (report.healthyHoldersDisplaced > 0) broken.push(`${report.healthyHoldersDisplaced} takeovers of a holder that was still renewing its lease`);
   if (report.committedThenDead > 0) broken.push(`${report.committedThenDead} execution keys both committed and DEAD or dead-lettered`);
   if (report.succeededWithoutWrites > 0) broken.push(`${report.succeededWithoutWrites} SUCCEEDED slices without their business write or ledger record`);
+  for (const problem of report.policyViolations) broken.push(`schedule policy: ${problem}`);
   if (report.failover.count > 0 && report.failover.maxMs >= FAILOVER_GOAL_MS) broken.push(`failover max ${report.failover.maxMs} ms is not under ${FAILOVER_GOAL_MS} ms`);
   return broken;
 }

@@ -3,6 +3,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import type { StoredJob } from '../core/ports.ts';
 import { isActiveAt } from '../core/job-lifecycle.ts';
 import { isoSecond } from '../core/execution-key.ts';
+import { NEVER } from '../core/advance-plan.ts';
 import { registry } from '../example-jobs/index.ts';
 import type { JobRepository } from '../aws/dynamo/job-repository.ts';
 import { describeJobsModule } from '../package/describe-jobs-module.ts';
@@ -26,7 +27,7 @@ export function jobsCommand(
     .command('add')
     .description('create a job, or replace the job with that id (validated before anything is written)')
     .argument('<id>', 'job id: letters, digits, "_", "." and "-"')
-    .requiredOption('-s, --schedule <cron>', 'cron, 5 fields or 6 with seconds first, e.g. "*/5 * * * * *"')
+    .requiredOption('-s, --schedule <expr>', 'cron (5 fields, or 6 with seconds first, e.g. "*/5 * * * * *"), "rate(5 minutes)" or one-time "at(2026-12-24T18:00:00)" in --tz')
     .option('--handler <name>', `handler name (known without --jobs: ${registry.names().join(', ')})`)
     .option('--jobs <module>', 'your jobs module: --handler must be one it exports')
     .option('-z, --tz <zone>', 'IANA time zone', 'UTC')
@@ -39,9 +40,14 @@ export function jobsCommand(
     .option('--timeout-ms <ms>', 'handler timeout', parseInteger)
     .option('--paused', 'create it paused')
     .option('--group <name>', 'a group for bulk operations (jobs pause --group)')
+    .option('--misfire <policy>', 'after downtime, run the due occurrences "all", the "latest" only, or "none" (default all)')
+    .option('--overlap <policy>', 'an occurrence due while the previous still runs: "allow", "skip", "bufferOne", "bufferAll" or "replace" (default allow)')
+    .option('--jitter <duration>', 'start each occurrence up to this much later, a fixed offset per job, e.g. 90s')
+    .option('--after-run <what>', 'a one-time at(...) job after its run: "complete" (keep it) or "delete" (default complete)')
     .action(async (id: string, flags: AddFlags) => {
+      const chosen = { leaseMs: flags.leaseMs, heartbeatMs: flags.heartbeatMs, maxAttempts: flags.maxAttempts, timeoutMs: flags.timeoutMs, misfire: flags.misfire, overlap: flags.overlap, afterOneTime: flags.afterRun };
       const policies = Object.fromEntries(
-        Object.entries({ leaseMs: flags.leaseMs, heartbeatMs: flags.heartbeatMs, maxAttempts: flags.maxAttempts, timeoutMs: flags.timeoutMs }).filter(
+        Object.entries(chosen).filter(
           ([, value]) => value !== undefined,
         ),
       );
@@ -57,6 +63,7 @@ export function jobsCommand(
         ...(flags.group !== undefined && { group: flags.group }),
         ...(flags.payload && { payload: flags.payload }),
         ...(Object.keys(policies).length > 0 && { policies }),
+        ...(flags.jitter !== undefined && { jitter: flags.jitter }),
       });
       write(`${created ? 'created' : 'updated'} ${describe(job)}`);
     });
@@ -70,7 +77,7 @@ export function jobsCommand(
       write(
         table([
           ['id', 'schedule', 'time zone', 'handler', 'state', 'next fire (UTC)', 'version', 'origin', 'group'],
-          ...all.map((job) => [job.id, job.schedule, job.timeZone, job.handler, stateOf(job), isoSecond(job.nextFireAt), job.version, job.origin ?? '-', job.group ?? '-']),
+          ...all.map((job) => [job.id, job.schedule, job.timeZone, job.handler, stateOf(job), nextLabel(job.nextFireAt), job.version, job.origin ?? '-', job.group ?? '-']),
         ]),
       );
     });
@@ -108,6 +115,10 @@ interface AddFlags {
   timeoutMs?: number;
   paused?: boolean;
   group?: string;
+  misfire?: string;
+  overlap?: string;
+  jitter?: string;
+  afterRun?: string;
 }
 
 /** enabled; paused (by whom, until when); or running again after a timed pause's end. */
@@ -119,7 +130,12 @@ function stateOf(job: StoredJob, now = Date.now()): string {
 }
 
 function describe(job: StoredJob): string {
-  return `${job.id}: "${job.schedule}" in ${job.timeZone} (DST ${job.dst.gap}/${job.dst.repeat}), handler ${job.handler}, next ${isoSecond(job.nextFireAt)}, version ${job.version}`;
+  return `${job.id}: "${job.schedule}" in ${job.timeZone} (DST ${job.dst.gap}/${job.dst.repeat}), handler ${job.handler}, next ${nextLabel(job.nextFireAt)}, version ${job.version}`;
+}
+
+/** A job that never fires again (a one-time job after its run, a schedule with no future occurrence) is complete. */
+function nextLabel(nextFireAt: number): string {
+  return nextFireAt >= NEVER ? 'never (complete)' : isoSecond(nextFireAt);
 }
 
 export function parseInteger(value: string): number {

@@ -1,7 +1,8 @@
 /** `cronfence runs <jobId>`: a job's slices beside their ledger records. */
 import { Command } from 'commander';
-import { executionKey, isoInstant } from '../core/execution-key.ts';
+import { executionKey, isoInstant, isoSecond } from '../core/execution-key.ts';
 import type { JobRepository } from '../aws/dynamo/job-repository.ts';
+import type { Slice } from '../core/slice.ts';
 import { table } from '../local/format.ts';
 import { parseTimeAgo } from './time-flags.ts';
 
@@ -22,7 +23,7 @@ export function runsCommand(repository: () => JobRepository, write: (line: strin
       }
       write(
         table([
-          ['scheduled (UTC)', 'status', 'fence', 'owner', 'attempts', 'ledger', 'ledger fence', 'ledger owner', 'by operator', 'error'],
+          ['scheduled (UTC)', 'status', 'fence', 'owner', 'attempts', 'ledger', 'ledger fence', 'ledger owner', 'by operator', 'why / error'],
           ...rows.map(({ slice, ledger: record }) => [
             isoInstant(slice.scheduledAt),
             slice.status,
@@ -33,10 +34,21 @@ export function runsCommand(repository: () => JobRepository, write: (line: strin
             record?.fence ?? '-',
             record?.owner ?? '-',
             slice.operator ? `${slice.operator.action} by ${slice.operator.actor}${slice.operator.reason ? `: ${slice.operator.reason.slice(0, 40)}` : ''}` : '-',
-            slice.lastError?.slice(0, 60) ?? '',
+            whyNotRun(slice) ?? slice.lastError?.slice(0, 60) ?? '',
           ]),
         ]),
       );
       write(`${slices.length} slices, ${ledger.length} ledger records since ${new Date(flags.since).toISOString()}`);
     });
+}
+
+/**
+ * Why a SKIPPED or MISSED slot did not run: its reason, and for a range
+ * record (an outage, a misfire policy) how many occurrences it stands for.
+ */
+export function whyNotRun(slice: Pick<Slice, 'status' | 'skipReason' | 'missedUntil' | 'missedCount'>): string | undefined {
+  if (slice.status !== 'SKIPPED' && slice.status !== 'MISSED') return undefined;
+  const reason = slice.status === 'MISSED' ? 'outside the catch-up window' : (slice.skipReason ?? 'no reason recorded');
+  if (slice.missedUntil === undefined) return reason;
+  return `${reason}: ${slice.missedCount ?? '?'} occurrences until ${isoSecond(slice.missedUntil)}`;
 }

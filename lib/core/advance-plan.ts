@@ -7,13 +7,27 @@
  * slice. An occurrence left out because of `limit` is the returned
  * `nextFireAt`, and the next plan from there includes it (the schedule's
  * occurrences do not depend on where a query starts: schedule.ts).
+ *
+ * After downtime, from the oldest occurrence not yet sliced:
+ *   ──MISSED range──┬──── catch-up window ─────────────┬── lookahead ──▶
+ *   older than the  │ already due (before `now`)       │ not yet due
+ *   window: one     │ misfire `all`: run each          │ run each
+ *   MISSED record   │ `latest`: run the latest only    │
+ *                   │ `none`: run none                 │
+ * Under `latest` and `none` the due occurrences not run become one SKIPPED
+ * record for their range, reason `misfire`. The policy applies only when the
+ * job is really late: its oldest due occurrence is more than
+ * {@link MISFIRE_THRESHOLD_MS} old (a scan a few seconds late is not downtime).
  */
+import type { MisfirePolicy } from './job-spec.ts';
 import { countOccurrences, nextOccurrenceAtOrAfter, occurrencesBetween, type Schedule } from './schedule.ts';
 
 /** `nextFireAt` of a job that never fires again. */
 export const NEVER = Number.MAX_SAFE_INTEGER;
 /** Missed occurrences are counted up to this many (a week-long outage of a per-second job is 604,800). */
 export const MISSED_COUNT_CAP = 100_000;
+/** A job whose oldest due occurrence is older than this at a scan has misfired (Quartz's misfireThreshold, 60 s). */
+export const MISFIRE_THRESHOLD_MS = 60_000;
 
 export interface AdvancePlanInput {
   readonly schedule: Schedule;
@@ -26,6 +40,8 @@ export interface AdvancePlanInput {
   readonly catchUpWindowMs: number;
   /** Most slices one advance may create. */
   readonly limit: number;
+  /** Which due occurrences run after downtime. @default 'all' */
+  readonly misfire?: MisfirePolicy;
 }
 
 export interface MissedRange {
@@ -37,25 +53,52 @@ export interface MissedRange {
   readonly to: number;
 }
 
+/** Occurrences inside the catch-up window the misfire policy does not run: one SKIPPED record. */
+export interface SkippedRange extends MissedRange {
+  readonly reason: 'misfire';
+}
+
 export interface AdvancePlan {
   /** Ascending, at most `limit`, in `[max(nextFireAt, now - catchUpWindowMs), now + lookaheadMs)`. */
   readonly occurrences: number[];
   /** The first occurrence not in `occurrences` (at or after the last one), or {@link NEVER}. */
   readonly nextFireAt: number;
   readonly missed: MissedRange | undefined;
+  /** Due occurrences the misfire policy does not run (they come before `occurrences`). */
+  readonly skipped: SkippedRange | undefined;
 }
 
 export function planAdvance(input: AdvancePlanInput): AdvancePlan {
   const { schedule, now } = input;
   const catchUpFrom = now - input.catchUpWindowMs;
   const windowEnd = now + input.lookaheadMs;
-  const from = Math.max(input.nextFireAt, catchUpFrom);
+  const dueFrom = Math.max(input.nextFireAt, catchUpFrom);
   const missed = input.nextFireAt < catchUpFrom ? missedRange(schedule, input.nextFireAt, catchUpFrom) : undefined;
+  const { skipped, runFrom: from } = applyMisfire(schedule, input.misfire ?? 'all', dueFrom, now);
   // One more than the limit: the first one left out is where the job resumes.
   const found = occurrencesBetween(schedule, from, windowEnd, input.limit + 1);
   const occurrences = found.slice(0, input.limit);
   const nextFireAt = found[input.limit] ?? nextOccurrenceAtOrAfter(schedule, Math.max(from, windowEnd)) ?? NEVER;
-  return { occurrences, nextFireAt, missed };
+  return { occurrences, nextFireAt, missed, skipped };
+}
+
+/** Where the run starts under the misfire policy, and the range it skips to get there. */
+function applyMisfire(schedule: Schedule, policy: MisfirePolicy, dueFrom: number, now: number): { skipped: SkippedRange | undefined; runFrom: number } {
+  if (policy === 'all') return { skipped: undefined, runFrom: dueFrom };
+  const oldest = nextOccurrenceAtOrAfter(schedule, dueFrom);
+  if (oldest === undefined || oldest >= now - MISFIRE_THRESHOLD_MS) return { skipped: undefined, runFrom: dueFrom };
+  const runFrom = (policy === 'latest' ? lastOccurrenceBefore(schedule, oldest, now) : undefined) ?? now;
+  const range = missedRange(schedule, oldest, runFrom);
+  return { skipped: range && { ...range, reason: 'misfire' }, runFrom };
+}
+
+/** The last occurrence in `[fromMs, toMs)`, looked for backwards from `toMs` in doubling spans. */
+function lastOccurrenceBefore(schedule: Schedule, fromMs: number, toMs: number): number | undefined {
+  for (let spanMs = 60_000; ; spanMs *= 2) {
+    const start = Math.max(fromMs, toMs - spanMs);
+    const found = occurrencesBetween(schedule, start, toMs, MISSED_COUNT_CAP);
+    if ((found.length > 0 && found.length < MISSED_COUNT_CAP) || start === fromMs) return found.at(-1);
+  }
 }
 
 function missedRange(schedule: Schedule, fromMs: number, toMs: number): MissedRange | undefined {

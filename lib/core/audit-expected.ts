@@ -70,9 +70,8 @@ export function checkExpected(jobs: readonly JobRecord[], slices: ReadonlyMap<st
     result.windows.set(job.id, { from, until: Math.max(from, request.expectedUntil), count: Math.min(request.cap, occurrences.length), capped });
     for (const at of occurrences.slice(0, request.cap)) {
       const key = executionKey(job.id, at);
-      const state = inMissedRange(missedRanges.get(job.id), job.generation, at)
-        ? ({ kind: 'final', status: 'MISSED' } as const)
-        : occurrenceState(job, slices.get(key), request.now, request.graceMs);
+      const range = recordedRangeAt(missedRanges.get(job.id), job.generation, at);
+      const state: OccurrenceState = range ? { kind: 'final', status: range.status as FinalStatus } : occurrenceState(job, slices.get(key), request.now, request.graceMs);
       counts.occurrences++;
       if (state.kind === 'final') counts.final[state.status]++;
       else counts[state.kind]++;
@@ -82,19 +81,19 @@ export function checkExpected(jobs: readonly JobRecord[], slices: ReadonlyMap<st
   return result;
 }
 
-/** MISSED items that stand for a range (`missedUntil`), by job. */
+/** MISSED (outage) and SKIPPED (misfire policy) items that stand for a range (`missedUntil`), by job. */
 function missedRangesByJob(slices: ReadonlyMap<string, Slice>): Map<string, Slice[]> {
   const ranges = new Map<string, Slice[]>();
   for (const slice of slices.values()) {
-    if (slice.status !== SliceStatus.Missed || slice.missedUntil === undefined) continue;
+    if ((slice.status !== SliceStatus.Missed && slice.status !== SliceStatus.Skipped) || slice.missedUntil === undefined) continue;
     ranges.set(slice.jobId, [...(ranges.get(slice.jobId) ?? []), slice]);
   }
   return ranges;
 }
 
-/** Recorded MISSED by the current generation's range: final, not missing (its own slot has no slice). */
-function inMissedRange(ranges: readonly Slice[] | undefined, generation: number, at: number): boolean {
-  return (ranges ?? []).some((range) => range.generation === generation && range.scheduledAt <= at && at < (range.missedUntil ?? 0));
+/** The current generation's range record covering `at` (MISSED or SKIPPED): final, not missing (its own slot has no slice). */
+function recordedRangeAt(ranges: readonly Slice[] | undefined, generation: number, at: number): Slice | undefined {
+  return (ranges ?? []).find((range) => range.generation === generation && range.scheduledAt <= at && at < (range.missedUntil ?? 0));
 }
 
 type OccurrenceState =

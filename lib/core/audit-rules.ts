@@ -5,6 +5,7 @@
  */
 import { isoSecond, parseExecutionKey } from './execution-key.ts';
 import type { LedgerOutcome, LedgerRecord } from './ledger.ts';
+import { startAtOf } from './jitter.ts';
 import { SliceStatus, type Slice } from './slice.ts';
 
 export type ViolationKind =
@@ -51,7 +52,7 @@ export interface Located extends Finding {
 export function waitingSince(slice: Slice): number | undefined {
   switch (slice.status) {
     case SliceStatus.Enqueued:
-      return slice.scheduledAt;
+      return startAtOf(slice);
     case SliceStatus.Failed:
       return slice.nextAttemptAt ?? slice.scheduledAt;
     case SliceStatus.Running:

@@ -19,6 +19,7 @@
 import { checkExpected, type ExpectedCounts, type JobWindow } from './audit-expected.ts';
 import { recordFindings, VIOLATION_KINDS, type BusinessEffect, type Located, type ViolationKind } from './audit-rules.ts';
 import { executionKey, isoSecond } from './execution-key.ts';
+import { startAtOf } from './jitter.ts';
 import { isTombstone, type JobRecord } from './job-lifecycle.ts';
 import type { LedgerRecord } from './ledger.ts';
 import { SliceStatus, type Slice } from './slice.ts';
@@ -68,7 +69,7 @@ export interface AuditViolation {
 export interface SlotTiming {
   readonly executionKey: string;
   readonly status: string;
-  /** Start lag of the last claim: startedAt - scheduledAt, 0 when claimed ahead of its second. */
+  /** Start lag of the last claim: startedAt minus its intended start (the second plus the job's jitter), 0 when claimed ahead. */
   readonly lagMs: number;
   readonly attempts: number;
 }
@@ -179,7 +180,8 @@ function timings(slices: readonly Slice[], thresholdMs: number): Pick<AuditRepor
     .map((slice) => ({
       executionKey: executionKey(slice.jobId, slice.scheduledAt),
       status: slice.status,
-      lagMs: Math.max(0, (slice.startedAt as number) - slice.scheduledAt),
+      // From its intended start: a jittered slot is claimed at its jittered time by design (jitter.ts).
+      lagMs: Math.max(0, (slice.startedAt as number) - startAtOf(slice)),
       attempts: slice.attempts,
     }));
   const lag = distribution(started.filter((slot) => slot.attempts <= 1).map((slot) => slot.lagMs));

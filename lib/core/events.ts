@@ -19,6 +19,8 @@ export const LIFECYCLE_EVENT_TYPES = [
   'skipped',
   /** The dead-man's switch: a job with no final slot within k of its intervals (lib/core/dead-man.ts). */
   'stale',
+  /** Went back to wait behind a run of its job (overlap policy bufferOne / bufferAll); `retryAt`: when it is judged again. */
+  'buffered',
 ] as const;
 export type LifecycleEventType = (typeof LIFECYCLE_EVENT_TYPES)[number];
 
@@ -36,14 +38,18 @@ export interface LifecycleEvent {
   readonly attempt?: number;
   /** `claimed`: true when this claim took the slice over from a holder whose lease lapsed (a failover). */
   readonly takeover?: boolean;
-  /** `started`: handler start minus scheduled time. */
+  /** `started`: handler start minus its intended start (the scheduled time plus the job's jitter offset). */
   readonly startLagMs?: number;
   /** `committed`, `failed`: handler run time. */
   readonly durationMs?: number;
   /** `failed`: when the retry is due (ISO). */
   readonly retryAt?: string;
-  /** `missed`: how many occurrences this event stands for (from `scheduledAt` on). */
+  /** `missed`, `skipped`: how many occurrences this event stands for (from `scheduledAt` on). */
   readonly count?: number;
+  /** `missed`, `skipped` for a range: the range's exclusive end (ISO, second precision). */
+  readonly until?: string;
+  /** `skipped`: why (paused, disabled, deleted, superseded, misfire, overlap). */
+  readonly reason?: string;
   /**
    * `claimed`: the claim returned when its message may already have surfaced again, so a standby may take it
    * over before its first renewal; the handler starts only after that renewal holds (docs/architecture.md).

@@ -29,8 +29,12 @@ import { shardOf } from './shard.ts';
 /** "Never fires again": stays out of every due window. */
 export const NEVER = Number.MAX_SAFE_INTEGER;
 
-/** Why a slice was settled SKIPPED without running. */
-export type SkipReason = 'paused' | 'disabled' | 'deleted' | 'superseded';
+/**
+ * Why a slice was settled SKIPPED without running: a lifecycle change, the
+ * job's misfire policy (`misfire`, advance-plan.ts) or its overlap policy
+ * (`overlap`: another run was ahead; `replaced`: fenced out by a newer run, overlap-policy.ts).
+ */
+export type SkipReason = 'paused' | 'disabled' | 'deleted' | 'superseded' | 'misfire' | 'overlap' | 'replaced';
 
 /** What is left of a deleted job: enough to keep its generation and version growing. */
 export interface JobTombstone {
@@ -135,6 +139,17 @@ export function planDelete(job: StoredJob, now: number): LifecycleChange<JobTomb
   };
 }
 
+/**
+ * A one-time job with `afterOneTime: 'delete'` whose slot of generation
+ * `generation` is final: deleted, unless it was redefined since (a job put
+ * again under the same id is a new definition and stays). Undefined: nothing to do.
+ */
+export function planDeleteAfterOneTimeRun(record: JobRecord | undefined, generation: number, now: number): LifecycleChange<JobTombstone> | undefined {
+  if (record === undefined || isTombstone(record) || record.generation !== generation) return undefined;
+  if (record.policies.afterOneTime !== 'delete') return undefined;
+  return planDelete(record, now);
+}
+
 /** Does the stored job already have this definition? (Bookkeeping fields aside.) */
 export function sameDefinition(job: JobSpec, spec: JobSpec): boolean {
   return (
@@ -186,6 +201,7 @@ export function planCatchUpBeforeChange(record: JobRecord | undefined, now: numb
     lookaheadMs: 0,
     catchUpWindowMs: record.policies.catchUpWindowMs,
     limit: MAX_SLICES_PER_ADVANCE,
+    misfire: record.policies.misfire,
   });
 }
 

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { InvalidJobSpecError } from './errors.ts';
 import { DEFAULT_DST_POLICY, scheduleOf, validateSchedule, type DstPolicy } from './schedule.ts';
+import { scheduleKindOf } from './schedule-kinds.ts';
 
 /** Largest JSON payload a job may carry; it is copied onto every slice. */
 export const MAX_PAYLOAD_BYTES = 16 * 1024;
@@ -26,12 +27,46 @@ export interface JobPolicies {
   readonly backoffMaxMs: number;
   /** Occurrences older than this after downtime are recorded missed, not run. @default 600000 */
   readonly catchUpWindowMs: number;
+  /**
+   * Which due occurrences inside the catch-up window run after downtime (a
+   * scan that finds them already past): `all` of them, the `latest` only, or
+   * `none`; each one not run is recorded SKIPPED with reason `misfire`.
+   * Unset means `all` (stored jobs from before this policy keep their definition).
+   * @default 'all'
+   */
+  readonly misfire?: MisfirePolicy;
+  /**
+   * What an occurrence due while the previous one still runs does
+   * (overlap-policy.ts). Unset means `allow`.
+   * @default 'allow'
+   */
+  readonly overlap?: OverlapPolicy;
+  /**
+   * Each occurrence starts this much later at most: a fixed offset in
+   * `[0, jitterMs)` derived from the job id (jitter.ts). The slot keeps its
+   * nominal execution key. Written `jitter: '90s'` on the job. @default 0
+   */
+  readonly jitterMs?: number;
+  /**
+   * A one-time `at(...)` job after its run: `complete` keeps it (it never
+   * fires again, `cronfence jobs list` shows it completed), `delete` deletes
+   * it once its slot is final. @default 'complete'
+   */
+  readonly afterOneTime?: AfterOneTime;
 }
+
+export const MISFIRE_POLICIES = ['all', 'latest', 'none'] as const;
+export type MisfirePolicy = (typeof MISFIRE_POLICIES)[number];
+export const OVERLAP_POLICIES = ['allow', 'skip', 'bufferOne', 'bufferAll', 'replace'] as const;
+export type OverlapPolicy = (typeof OVERLAP_POLICIES)[number];
+export type AfterOneTime = 'complete' | 'delete';
+/** Jitter beyond this would push a slice past what one SQS delay (15 min) covers from a scan's lookahead. */
+export const MAX_JITTER_MS = 600_000;
 
 export interface JobSpec {
   /** Letters, digits, `_`, `.`, `-`; no `:` (it separates the execution key). */
   readonly id: string;
-  /** Cron, 5 fields or 6 with seconds. */
+  /** Cron (5 fields, or 6 with seconds), `rate(5 minutes)` or one-time `at(2026-12-24T18:00:00)`: schedule-kinds.ts. */
   readonly schedule: string;
   /** IANA time zone. @default "UTC" */
   readonly timeZone: string;
@@ -96,6 +131,11 @@ const policiesSchema = z
     // SQS cannot hide a message longer than 12 hours.
     backoffMaxMs: int(100, 43_200_000).default(DEFAULT_POLICIES.backoffMaxMs),
     catchUpWindowMs: int(0, 7 * 86_400_000).default(DEFAULT_POLICIES.catchUpWindowMs),
+    // No defaults: a job stored before these policies existed compares equal to its re-put spec.
+    misfire: z.enum(MISFIRE_POLICIES, { error: 'must be "all", "latest" or "none"' }).optional(),
+    overlap: z.enum(OVERLAP_POLICIES, { error: 'must be "allow", "skip", "bufferOne", "bufferAll" or "replace"' }).optional(),
+    jitterMs: int(0, MAX_JITTER_MS).optional(),
+    afterOneTime: z.enum(['complete', 'delete'], { error: 'must be "complete" or "delete"' }).optional(),
   })
   .strict();
 
@@ -113,7 +153,7 @@ const jobSchema = z
       .min(1, 'must not be empty')
       .max(128, 'must be at most 128 characters')
       .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'only letters, digits, "_", "." and "-", starting with a letter or digit'),
-    schedule: z.string({ error: 'must be a cron string' }).min(1, 'must not be empty'),
+    schedule: z.string({ error: 'must be a cron, rate(...) or at(...) string' }).min(1, 'must not be empty'),
     timeZone: z.string({ error: 'must be an IANA time zone' }).default('UTC'),
     dst: dstSchema.default(DEFAULT_DST_POLICY),
     handler: z.string({ error: 'must be a handler name' }).min(1, 'must not be empty'),
@@ -126,6 +166,8 @@ const jobSchema = z
       .max(64, 'must be at most 64 characters')
       .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'only letters, digits, "_", "." and "-", starting with a letter or digit')
       .optional(),
+    /** Sugar for `policies.jitterMs`: "90s", "2m", "500ms" or milliseconds. */
+    jitter: z.union([z.string(), z.number()], { error: 'must be a duration like "90s" or a number of milliseconds' }).optional(),
   })
   .strict();
 
@@ -147,8 +189,12 @@ export function parseJobSpec(input: unknown, options: ParseJobSpecOptions = {}):
     const path = issue?.path.map(String) ?? [];
     throw new InvalidJobSpecError(path.join('.') || '(job)', valueAt(input, path), issue?.message ?? 'invalid');
   }
-  const spec = parsed.data;
+  const { jitter, ...parsedSpec } = parsed.data;
+  const spec: JobSpec = jitter === undefined ? parsedSpec : { ...parsedSpec, policies: { ...parsedSpec.policies, jitterMs: jitterMsOf(jitter, parsedSpec.policies.jitterMs) } };
   validateSchedule(scheduleOf(spec));
+  if (spec.policies.afterOneTime === 'delete' && scheduleKindOf(spec.schedule) !== 'at') {
+    throw new InvalidJobSpecError('policies.afterOneTime', 'delete', `only a one-time at(...) schedule can delete itself; ${JSON.stringify(spec.schedule)} repeats`);
+  }
   const { leaseMs, heartbeatMs, backoffBaseMs, backoffMaxMs } = spec.policies;
   if (heartbeatMs * 2 > leaseMs) {
     throw new InvalidJobSpecError(
@@ -174,6 +220,26 @@ export function parseJobSpec(input: unknown, options: ParseJobSpecOptions = {}):
     }
   }
   return spec;
+}
+
+/** `jitter: "90s"` as milliseconds. @throws {InvalidJobSpecError} naming `jitter`. */
+function jitterMsOf(jitter: string | number, fromPolicies: number | undefined): number {
+  const ms = typeof jitter === 'number' ? jitter : parseDurationMs(jitter);
+  if (ms === undefined || !Number.isInteger(ms) || ms < 0 || ms > MAX_JITTER_MS) {
+    throw new InvalidJobSpecError('jitter', jitter, `must be a duration from 0 to ${MAX_JITTER_MS / 1000}s, like "90s", "2m" or "500ms"`);
+  }
+  if (fromPolicies !== undefined && fromPolicies !== ms) {
+    throw new InvalidJobSpecError('jitter', jitter, `disagrees with policies.jitterMs (${fromPolicies}); give one of them`);
+  }
+  return ms;
+}
+
+const DURATION = /^(\d+)\s*(ms|s|m|h)$/;
+const DURATION_UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+function parseDurationMs(text: string): number | undefined {
+  const match = DURATION.exec(text.trim());
+  return match ? Number(match[1]) * (DURATION_UNIT_MS[match[2] as string] as number) : undefined;
 }
 
 function valueAt(input: unknown, path: readonly string[]): unknown {

@@ -2,7 +2,7 @@
  * The engine's view of the outside world. The engine depends only on these
  * interfaces; lib/aws/ implements them over DynamoDB, SQS and EventBridge.
  */
-import type { MissedRange } from './advance-plan.ts';
+import type { MissedRange, SkippedRange } from './advance-plan.ts';
 import type { JobSpec } from './job-spec.ts';
 import type { LedgerRecord } from './ledger.ts';
 import type { OperatorNote, PauseState } from './operator.ts';
@@ -117,10 +117,36 @@ export interface ScheduleStore {
   queryDue(shard: number, untilMs: number, limit: number): Promise<StoredJob[]>;
   /**
    * In one transaction: create each slice (if absent), record `missed` (one
-   * MISSED item for the whole range, at its first occurrence) and move the job
-   * to `nextFireAt`, on condition that its version is still `job.version`.
+   * MISSED item for the whole range, at its first occurrence), record `skipped`
+   * (likewise one SKIPPED item with its reason) and move the job to
+   * `nextFireAt`, on condition that its version is still `job.version`.
    */
-  advance(job: StoredJob, slices: readonly NewSlice[], nextFireAt: number, now: number, missed?: MissedRange): Promise<AdvanceOutcome>;
+  advance(job: StoredJob, slices: readonly NewSlice[], nextFireAt: number, now: number, missed?: MissedRange, skipped?: SkippedRange): Promise<AdvanceOutcome>;
+}
+
+/**
+ * The reads and writes of the overlap policy (core/overlap-policy.ts), apart
+ * from SliceStore: only jobs with a policy other than `allow` use them.
+ */
+export interface OverlapStore {
+  /** The job's slices scheduled at or before `untilMs`, newest first, at most `limit`, read consistently. */
+  recentSlices(jobId: string, untilMs: number, limit: number): Promise<Slice[]>;
+  /** RUNNING on `fence` → SKIPPED with `reason`, out of the sweep index. @throws {LeaseLostError} */
+  skipClaimed(key: SliceKey, fence: number, reason: string, now: number): Promise<void>;
+  /**
+   * RUNNING on `fence` → ENQUEUED to wait behind a run: the claim undone
+   * (attempts - 1), `bufferedAt` set on the first wait, swept at `sweepAt`.
+   * @throws {LeaseLostError}
+   */
+  deferClaimed(key: SliceKey, fence: number, now: number, sweepAt: number): Promise<void>;
+  /** Another run, RUNNING on `fence` → SKIPPED `replaced` with fence + 1 (it is fenced out). @returns false when it had moved on. */
+  fenceOut(key: SliceKey, fence: number, now: number): Promise<boolean>;
+}
+
+/** What a worker does to a one-time job (`afterOneTime: 'delete'`) once its slot is final. */
+export interface OneTimeJobs {
+  /** Deletes the job if it still has `generation` (see `planDeleteAfterOneTimeRun`). */
+  deleteAfterRun(jobId: string, generation: number): Promise<void>;
 }
 
 export interface WorkMessage extends SliceKey {

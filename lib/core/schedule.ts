@@ -1,6 +1,7 @@
 /**
- * Scheduling math: which instants a cron schedule fires at, in its time zone.
- * Pure; parsing is cron-parser's, never ours.
+ * Scheduling math: which instants a schedule fires at, in its time zone.
+ * Pure; cron parsing is cron-parser's, never ours; `rate(...)` and `at(...)`
+ * are small enough to be ours (schedule-kinds.ts), and are dispatched first.
  *
  * Start-independent by construction: the occurrences are a fixed set, a
  * function of (cron, time zone, DST policy) alone, and every query returns
@@ -22,13 +23,17 @@
  */
 import { CronExpressionParser, type CronExpression } from 'cron-parser';
 import { InvalidJobSpecError } from './errors.ts';
+import { parseScheduleExpression } from './schedule-kinds.ts';
 import { DEFAULT_DST_POLICY, instantsOfWallTime, wallTimeCeiling, wallTimeIntervals, type DstPolicy } from './wall-time.ts';
 import { offsetSpans } from './zone-offsets.ts';
 
 export { DEFAULT_DST_POLICY, type DstPolicy } from './wall-time.ts';
 
 export interface Schedule {
-  /** Cron: 5 fields (minute precision) or 6 with a leading seconds field. */
+  /**
+   * The job's schedule expression: a cron of 5 fields (minute precision) or 6
+   * with a leading seconds field, `rate(N unit)` or `at(local time)` (schedule-kinds.ts).
+   */
   readonly cron: string;
   /** IANA time zone the cron fields are read in. */
   readonly timeZone: string;
@@ -70,6 +75,14 @@ export function assertTimeZone(timeZone: string, field = 'timeZone'): void {
  */
 export function validateSchedule(schedule: Schedule, field = 'schedule'): void {
   assertTimeZone(schedule.timeZone);
+  const kind = parseScheduleExpression(schedule.cron, field);
+  if (kind.kind === 'rate') return;
+  if (kind.kind === 'at') {
+    if (atInstant(schedule, kind.wallMs) === undefined) {
+      throw new InvalidJobSpecError(field, schedule.cron, `never fires: that local time does not exist in ${schedule.timeZone} (a DST gap) and dst.gap is "skip"`);
+    }
+    return;
+  }
   const fields = schedule.cron.trim().split(/\s+/);
   const isAlias = schedule.cron.trim().startsWith('@');
   if (!isAlias && (fields.length < 5 || fields.length > 6)) {
@@ -94,6 +107,12 @@ export function validateSchedule(schedule: Schedule, field = 'schedule'): void {
  * @throws {InvalidJobSpecError} when the schedule does not parse.
  */
 export function occurrencesBetween(schedule: Schedule, fromMs: number, toMs: number, limit: number): number[] {
+  const expression = parseScheduleExpression(schedule.cron);
+  if (expression.kind === 'rate') return rateOccurrences(expression.everyMs, fromMs, Math.min(toMs, MAX_INSTANT_MS), limit);
+  if (expression.kind === 'at') {
+    const at = atInstant(schedule, expression.wallMs);
+    return at !== undefined && at >= fromMs && at < toMs && limit > 0 ? [at] : [];
+  }
   const out: number[] = [];
   const endMs = Math.min(toMs, MAX_INSTANT_MS);
   let chunkMs = FIRST_CHUNK_MS;
@@ -128,6 +147,20 @@ export function nextOccurrenceAtOrAfter(schedule: Schedule, fromMs: number): num
 /** How many occurrences fall in `[fromMs, toMs)`, counting at most `cap`. */
 export function countOccurrences(schedule: Schedule, fromMs: number, toMs: number, cap: number): number {
   return occurrencesBetween(schedule, fromMs, toMs, cap).length;
+}
+
+/** Multiples of `everyMs` since the epoch in `[fromMs, toMs)` (schedule-kinds.ts: the epoch anchor). */
+function rateOccurrences(everyMs: number, fromMs: number, toMs: number, limit: number): number[] {
+  const out: number[] = [];
+  for (let at = Math.ceil(fromMs / everyMs) * everyMs; at < toMs && out.length < limit; at += everyMs) out.push(at);
+  return out;
+}
+
+/** The one instant of an `at(...)` wall time in the job's zone: the first, if DST repeats it; none if skipped in a gap. */
+function atInstant(schedule: Schedule, wallMs: number): number | undefined {
+  const spans = offsetSpans(schedule.timeZone, wallMs - SPAN_MARGIN_MS, wallMs + SPAN_MARGIN_MS);
+  const policy = schedule.dst ?? DEFAULT_DST_POLICY;
+  return instantsOfWallTime(wallMs, spans, { gap: policy.gap, repeat: 'once' })[0];
 }
 
 /**

@@ -61,12 +61,15 @@ export interface Slice extends SliceKey {
   readonly generation: number;
   /** SKIPPED: why it did not run. */
   readonly skipReason?: string;
+  /** Back to ENQUEUED to wait behind a run of its job (overlap policy bufferOne / bufferAll): when it first waited. */
+  readonly bufferedAt?: number;
   /**
-   * MISSED: one item stands for every occurrence of its generation from its `scheduledAt` to this instant
-   * (exclusive), older than the catch-up window when a scanner came back (lib/core/advance-plan.ts).
+   * A range record: one item stands for every occurrence of its generation from its `scheduledAt` to this
+   * instant (exclusive). MISSED: older than the catch-up window when a scanner came back; SKIPPED with reason
+   * `misfire`: due inside the window but not run under the job's misfire policy (lib/core/advance-plan.ts).
    */
   readonly missedUntil?: number;
-  /** MISSED: how many occurrences that range holds (capped, see MISSED_COUNT_CAP). */
+  /** Range record: how many occurrences that range holds (capped, see MISSED_COUNT_CAP). */
   readonly missedCount?: number;
   readonly nextAttemptAt?: number;
   readonly lastError?: string;

@@ -9,6 +9,8 @@ import { lifecycleEvent, type EventSink } from '../core/events.ts';
 import type { NewSlice, ScheduleStore, SliceStore, StoredJob, SweepCandidate, WorkMessage, WorkQueue } from '../core/ports.ts';
 import { planAdvance } from '../core/advance-plan.ts';
 import { scheduleOf } from '../core/schedule.ts';
+import { isoSecond } from '../core/execution-key.ts';
+import { startAtOf } from '../core/jitter.ts';
 import { sweepAgainAt, sweepAtFor, SliceStatus, type SliceKey } from '../core/slice.ts';
 import { mapBounded } from '../core/map-bounded.ts';
 
@@ -50,6 +52,8 @@ export interface ScanReport {
   slicesCreated: number;
   conflicts: number;
   missed: number;
+  /** Due occurrences the misfire policy did not run (recorded SKIPPED). */
+  skipped: number;
   swept: number;
   resent: number;
   /** Jobs whose advance failed (they stay due; the shard is scanned again). */
@@ -64,10 +68,10 @@ export class Scanner {
   async scanShard(shard: number, options: ScanOptions = {}): Promise<ScanReport> {
     const now = this.deps.clock.now();
     const windowEnd = now + this.deps.lookaheadMs;
-    const report: ScanReport = { shard, jobsAdvanced: 0, slicesCreated: 0, conflicts: 0, missed: 0, swept: 0, resent: 0, errors: 0, incomplete: false };
+    const report: ScanReport = { shard, jobsAdvanced: 0, slicesCreated: 0, conflicts: 0, missed: 0, skipped: 0, swept: 0, resent: 0, errors: 0, incomplete: false };
     // Slices go out in full batches as their jobs advance, not after the whole page: in a burst the first
     // workers start while the scan is still advancing (the benchmark saw the first commit 13 s in, otherwise).
-    const outbox: SliceKey[] = [];
+    const outbox: OutgoingSlice[] = [];
     const sendFullBatches = async (): Promise<void> => {
       while (outbox.length >= SEND_BATCH) await this.send(outbox.splice(0, SEND_BATCH));
     };
@@ -103,7 +107,7 @@ export class Scanner {
     windowEnd: number,
     report: ScanReport,
     options: ScanOptions,
-    onCreated: (created: readonly SliceKey[]) => Promise<void>,
+    onCreated: (created: readonly OutgoingSlice[]) => Promise<void>,
   ): Promise<void> {
     let current: StoredJob | undefined = job;
     while (current !== undefined && current.nextFireAt < windowEnd) {
@@ -129,7 +133,7 @@ export class Scanner {
     windowEnd: number,
     report: ScanReport,
     scanId: string | undefined,
-    onCreated: (created: readonly SliceKey[]) => Promise<void>,
+    onCreated: (created: readonly OutgoingSlice[]) => Promise<void>,
   ): Promise<StoredJob | undefined> {
     const plan = planAdvance({
       schedule: scheduleOf(job),
@@ -138,19 +142,22 @@ export class Scanner {
       lookaheadMs: windowEnd - now,
       catchUpWindowMs: job.policies.catchUpWindowMs,
       limit: MAX_SLICES_PER_JOB_SCAN,
+      misfire: job.policies.misfire,
     });
     const { occurrences: inThisCall, nextFireAt } = plan;
+    // Jitter moves when a slice is delivered and swept, never its key (core/jitter.ts).
+    const startOf = (scheduledAt: number): number => startAtOf({ jobId: job.id, scheduledAt, policies: job.policies });
     const slices: NewSlice[] = inThisCall.map((scheduledAt) => ({
       jobId: job.id,
       scheduledAt,
       scanId,
-      sweepAt: sweepAtFor(SliceStatus.Enqueued, { scheduledAt, now, graceMs: this.deps.sweepGraceMs }),
+      sweepAt: sweepAtFor(SliceStatus.Enqueued, { scheduledAt: startOf(scheduledAt), now, graceMs: this.deps.sweepGraceMs }),
     }));
-    const outcome = await this.deps.schedules.advance(job, slices, nextFireAt, now, plan.missed);
+    const outcome = await this.deps.schedules.advance(job, slices, nextFireAt, now, plan.missed, plan.skipped);
     if (outcome.kind === 'conflict') {
       report.conflicts++;
       // This scan's own earlier try landed unanswered: its slices have no message yet.
-      if (outcome.alreadyCreated.length > 0) await onCreated(outcome.alreadyCreated);
+      if (outcome.alreadyCreated.length > 0) await onCreated(outcome.alreadyCreated.map((key) => ({ ...key, startAt: startOf(key.scheduledAt) })));
       return undefined;
     }
     if (plan.missed) {
@@ -158,12 +165,30 @@ export class Scanner {
       // the advance's transaction) and reported, not run. Only the scanner whose advance won reports them.
       report.missed += plan.missed.count;
       this.deps.events.emit(
-        lifecycleEvent('missed', { jobId: job.id, scheduledAt: plan.missed.from }, now, { fence: 0, worker: this.deps.scannerId, count: plan.missed.count }),
+        lifecycleEvent('missed', { jobId: job.id, scheduledAt: plan.missed.from }, now, {
+          fence: 0,
+          worker: this.deps.scannerId,
+          count: plan.missed.count,
+          until: isoSecond(plan.missed.to),
+        }),
+      );
+    }
+    if (plan.skipped) {
+      // Due occurrences inside the window that the job's misfire policy does not run: one SKIPPED record, one event.
+      report.skipped += plan.skipped.count;
+      this.deps.events.emit(
+        lifecycleEvent('skipped', { jobId: job.id, scheduledAt: plan.skipped.from }, now, {
+          fence: 0,
+          worker: this.deps.scannerId,
+          count: plan.skipped.count,
+          until: isoSecond(plan.skipped.to),
+          reason: plan.skipped.reason,
+        }),
       );
     }
     report.jobsAdvanced++;
     report.slicesCreated += outcome.created.length;
-    await onCreated(outcome.created);
+    await onCreated(outcome.created.map((key) => ({ ...key, startAt: startOf(key.scheduledAt) })));
     return { ...job, nextFireAt, version: job.version + 1 };
   }
 
@@ -172,7 +197,7 @@ export class Scanner {
    * now, as each batch goes out: a long scan's later batches would otherwise
    * surface late by the time the scan had taken.
    */
-  private async send(keys: readonly SliceKey[]): Promise<void> {
+  private async send(keys: readonly OutgoingSlice[]): Promise<void> {
     if (keys.length === 0) return;
     const now = this.deps.clock.now();
     await this.deps.queue.send(keys.map((key) => delayed(key, now)));
@@ -205,6 +230,13 @@ export class Scanner {
   }
 }
 
-function delayed(key: SliceKey, now: number): WorkMessage {
-  return { jobId: key.jobId, scheduledAt: key.scheduledAt, delaySeconds: Math.max(0, Math.floor((key.scheduledAt - now) / 1000)) };
+/** A slice on its way to the work queue; `startAt`: when it is meant to start (its jittered time), if not its second. */
+type OutgoingSlice = SliceKey & { readonly startAt?: number };
+
+/** SQS's longest DelaySeconds; a later start surfaces early and the worker waits out the rest holding the lease. */
+const MAX_DELAY_SECONDS = 900;
+
+function delayed(key: OutgoingSlice, now: number): WorkMessage {
+  const startAt = key.startAt ?? key.scheduledAt;
+  return { jobId: key.jobId, scheduledAt: key.scheduledAt, delaySeconds: Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.floor((startAt - now) / 1000))) };
 }

@@ -21,9 +21,10 @@ import {
 } from '../core/errors.ts';
 import { lifecycleEvent, type EventSink, type LifecycleEventDetails, type LifecycleEventType } from '../core/events.ts';
 import { executionKey, isoSecond } from '../core/execution-key.ts';
+import { startAtOf } from '../core/jitter.ts';
 import { isOwnCommit } from '../core/ledger.ts';
 import { decodeWorkMessage } from '../core/messages.ts';
-import type { BusinessWrite, DeadLetterSink, SliceStore, WorkQueue } from '../core/ports.ts';
+import type { BusinessWrite, DeadLetterSink, OneTimeJobs, OverlapStore, SliceStore, WorkQueue } from '../core/ports.ts';
 import {
   afterFailure,
   isTakeover,
@@ -38,6 +39,7 @@ import {
 import type { HandlerRegistry, JobContext, JobHandler } from './define-job.ts';
 import { AttemptCommit } from './attempt-commit.ts';
 import { keepHidden } from './keep-hidden.ts';
+import { passOverlapGate } from './overlap-gate.ts';
 import { LeaseKeeper, type LeaseKeeperOptions } from './lease-keeper.ts';
 
 export type Disposition = 'delete' | 'keep';
@@ -57,6 +59,10 @@ export interface WorkerDeps {
   /** [0, 1); the jitter source. @default Math.random */
   readonly random?: () => number;
   readonly onError?: (error: unknown, context: string) => void;
+  /** The overlap policy's store; without it every job runs as `allow`. */
+  readonly overlap?: OverlapStore;
+  /** Deletes a one-time job with `afterOneTime: 'delete'` once its slot is final. Without it such a job stays, completed. */
+  readonly oneTimeJobs?: OneTimeJobs;
   /** Each successful lease renewal (the chaos drill measures failover from the last one). */
   readonly onLeaseRenewed?: (slice: SliceKey, fence: number, at: number) => void;
 }
@@ -156,6 +162,11 @@ export class Worker {
     if (Math.abs(visibilitySeconds * 1000 - visibilityMs) > slice.policies.heartbeatMs) {
       await tracked.hide(message.receiptHandle, visibilitySeconds);
     }
+    if (this.deps.overlap && (slice.policies.overlap ?? 'allow') !== 'allow') {
+      const { workerId: id, overlap, queue: work, events, clock: time } = this.deps;
+      const gate = await passOverlapGate({ workerId: id, overlap, queue: work, events, clock: time, sweepGraceMs: this.deps.sweepGraceMs ?? 30_000 }, slice, message.receiptHandle);
+      if (gate !== 'run') return gate;
+    }
     const handler = this.deps.handlers.get(slice.handler);
     if (!handler) return this.afterError(slice, new Error(`no handler named ${JSON.stringify(slice.handler)} in this worker`), message.receiptHandle);
     return this.execute(slice, handler, message.receiptHandle, { claimedAt: now, hiddenAt, overtakeable });
@@ -206,9 +217,11 @@ export class Worker {
       // A claim its message may have outrun: a standby given the message may have claimed since. Start only on a lease
       // a renewal confirmed, so two handlers never run; if the standby won, this one stands down unstarted.
       if (claim.overtakeable) await Promise.race([lease.confirmed, rejectOnAbort(signal, slice)]);
-      await sleep(slice.scheduledAt - clock.now(), signal);
+      // Its second, or later by the job's jitter offset (core/jitter.ts); the key stays the nominal second.
+      const startAt = startAtOf(slice);
+      await sleep(startAt - clock.now(), signal);
       startedAt.at = clock.now();
-      this.emit('started', slice, { fence: slice.fence, attempt: slice.attempts, startLagMs: startedAt.at - slice.scheduledAt });
+      this.emit('started', slice, { fence: slice.fence, attempt: slice.attempts, startLagMs: startedAt.at - startAt });
       await Promise.race([handler.run(this.context(slice, signal, (writes) => commit.call(writes))), rejectOnAbort(signal, slice)]);
       await commit.afterHandlerReturned();
     } catch (error) {
@@ -256,9 +269,24 @@ export class Worker {
     }
   }
 
-  private committed(slice: Slice, startedAt: number): Disposition {
+  private async committed(slice: Slice, startedAt: number): Promise<Disposition> {
     this.emit('committed', slice, { fence: slice.fence, attempt: slice.attempts, durationMs: this.deps.clock.now() - startedAt });
+    await this.afterFinal(slice);
     return 'delete';
+  }
+
+  /**
+   * A one-time job whose slot is final deletes itself when asked to. Best
+   * effort: a worker that dies first leaves it completed (it never fires
+   * again), which `cronfence jobs delete` can finish.
+   */
+  private async afterFinal(slice: Slice): Promise<void> {
+    if (slice.policies.afterOneTime !== 'delete' || !this.deps.oneTimeJobs) return;
+    try {
+      await this.deps.oneTimeJobs.deleteAfterRun(slice.jobId, slice.generation);
+    } catch (error) {
+      this.deps.onError?.(error, 'deleting a one-time job after its run');
+    }
   }
 
   private async afterError(slice: Slice, error: unknown, receiptHandle: string): Promise<Disposition> {
@@ -309,6 +337,7 @@ export class Worker {
       at: now,
     });
     this.emit('dead', slice, { fence: slice.fence, attempt: slice.attempts, error });
+    await this.afterFinal(slice);
     return 'delete';
   }
 

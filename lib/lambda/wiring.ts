@@ -12,6 +12,7 @@ import { DynamoSliceStore } from '../aws/dynamo/slice-store.ts';
 import { JobRepository } from '../aws/dynamo/job-repository.ts';
 import { OperatorActions } from '../aws/operator-actions.ts';
 import { DeadManWatch } from '../aws/dead-man-watch.ts';
+import { DynamoOverlapStore } from '../aws/dynamo/overlap-ops.ts';
 import { EventBusSink } from '../aws/eventbridge/event-bus-sink.ts';
 import { queueUrl } from '../aws/sqs/queue-urls.ts';
 import { SqsDeadLetterSink, SqsScanQueue, SqsWorkQueue } from '../aws/sqs/work-queue.ts';
@@ -98,6 +99,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         handlers,
         queueVisibilityMs: config.workQueueVisibilityMs,
         sweepGraceMs: config.sweepGraceMs,
+        oneTimeJobs: new JobRepository(clients.dynamo, config, clock),
+        overlap: new DynamoOverlapStore(clients.dynamo, config),
         onError,
         onLeaseRenewed: options.onLeaseRenewed,
       }),

@@ -9,12 +9,14 @@
 import type { Clock } from '../core/clock.ts';
 import { InMemoryJobRepository } from './memory-jobs.ts';
 import { InMemoryDeadLetterSink, InMemoryWorkQueue } from './memory-queue.ts';
+import { InMemoryOverlapStore } from './memory-overlap-store.ts';
 import { InMemoryScheduleStore } from './memory-schedule-store.ts';
 import { InMemorySliceStore } from './memory-slice-store.ts';
 import { MemoryTables, type MemoryTablesOptions } from './memory-tables.ts';
 
 export { InMemoryJobRepository, type MemoryJobChange } from './memory-jobs.ts';
 export { InMemoryDeadLetterSink, InMemoryWorkQueue, type QueuedMessage, type ReceivedWorkMessage, type RejectedMessage } from './memory-queue.ts';
+export { InMemoryOverlapStore } from './memory-overlap-store.ts';
 export { InMemoryScheduleStore } from './memory-schedule-store.ts';
 export { InMemorySliceStore } from './memory-slice-store.ts';
 export { MemoryTables, type MemoryTablesOptions } from './memory-tables.ts';
@@ -23,6 +25,7 @@ export interface MemoryInstallation {
   readonly tables: MemoryTables;
   readonly slices: InMemorySliceStore;
   readonly schedules: InMemoryScheduleStore;
+  readonly overlap: InMemoryOverlapStore;
   /** The queue's clock is the installation's clock: SQS's own, not a worker's. */
   readonly workQueue: InMemoryWorkQueue;
   readonly deadLetters: InMemoryDeadLetterSink;
@@ -35,6 +38,7 @@ export function createMemoryInstallation(options: MemoryTablesOptions & { readon
     tables,
     slices: new InMemorySliceStore(tables),
     schedules: new InMemoryScheduleStore(tables),
+    overlap: new InMemoryOverlapStore(tables),
     workQueue: new InMemoryWorkQueue(options.clock),
     deadLetters: new InMemoryDeadLetterSink(),
     jobs: (knownHandlers) => new InMemoryJobRepository(tables, options.clock, knownHandlers),

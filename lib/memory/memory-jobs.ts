@@ -10,6 +10,7 @@ import {
   existingJob,
   isTombstone,
   planDelete,
+  planDeleteAfterOneTimeRun,
   planPause,
   planCatchUpBeforeChange,
   planPut,
@@ -80,6 +81,11 @@ export class InMemoryJobRepository {
     return { deleted: true, skipped };
   }
 
+  /** A one-time job's run is over: delete it, unless it was redefined since (OneTimeJobs, core/job-lifecycle.ts). */
+  async deleteAfterRun(id: string, generation: number): Promise<void> {
+    await this.change(id, (previous, now) => planDeleteAfterOneTimeRun(previous, generation, now));
+  }
+
   /** Slices of a job from `sinceMs` on, oldest first. */
   async slicesOf(jobId: string, sinceMs: number): Promise<Slice[]> {
     const rows = [...this.tables.slices.values()].filter((row) => row.jobId === jobId && row.scheduledAt >= sinceMs);
@@ -120,7 +126,7 @@ export class InMemoryJobRepository {
         scheduledAt,
         sweepAt: sweepAtFor(SliceStatus.Enqueued, { scheduledAt, now, graceMs: this.tables.sweepGraceMs }),
       }));
-      await this.schedules.advance(job, slices, plan.nextFireAt, now, plan.missed);
+      await this.schedules.advance(job, slices, plan.nextFireAt, now, plan.missed, plan.skipped);
       advanced = true;
     }
     return advanced;

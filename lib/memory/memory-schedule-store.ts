@@ -6,7 +6,7 @@
  * exist; one in-memory call sees them all at once, so it creates the rest
  * in the same step, which is where that retry ends up.
  */
-import type { MissedRange } from '../core/advance-plan.ts';
+import type { MissedRange, SkippedRange } from '../core/advance-plan.ts';
 import { inDueIndex, isTombstone } from '../core/job-lifecycle.ts';
 import type { AdvanceOutcome, NewSlice, ScheduleStore, StoredJob } from '../core/ports.ts';
 import { SliceStatus, type SliceKey } from '../core/slice.ts';
@@ -26,7 +26,7 @@ export class InMemoryScheduleStore implements ScheduleStore {
     return due.sort((a, b) => a.nextFireAt - b.nextFireAt).slice(0, limit);
   }
 
-  async advance(job: StoredJob, slices: readonly NewSlice[], nextFireAt: number, now: number, missed?: MissedRange): Promise<AdvanceOutcome> {
+  async advance(job: StoredJob, slices: readonly NewSlice[], nextFireAt: number, now: number, missed?: MissedRange, skipped?: SkippedRange): Promise<AdvanceOutcome> {
     if (slices.length > MAX_SLICES_PER_ADVANCE) throw new RangeError(`at most ${MAX_SLICES_PER_ADVANCE} slices per advance`);
     const record = this.tables.jobs.get(job.id);
     const stored = isTombstone(record) ? undefined : record;
@@ -42,7 +42,12 @@ export class InMemoryScheduleStore implements ScheduleStore {
     if (missed) {
       const id = sliceId({ jobId: job.id, scheduledAt: missed.from });
       const previous = this.tables.slices.get(id);
-      if (mayCreateSlice(previous, job.generation)) this.tables.slices.set(id, this.missedRow(job, missed, now, previous));
+      if (mayCreateSlice(previous, job.generation)) this.tables.slices.set(id, this.rangeRow(job, missed, now, previous));
+    }
+    if (skipped) {
+      const id = sliceId({ jobId: job.id, scheduledAt: skipped.from });
+      const previous = this.tables.slices.get(id);
+      if (mayCreateSlice(previous, job.generation)) this.tables.slices.set(id, this.rangeRow(job, skipped, now, previous));
     }
     this.tables.jobs.set(job.id, { ...stored, nextFireAt, version: stored.version + 1 });
     return { kind: 'advanced', created };
@@ -83,14 +88,15 @@ export class InMemoryScheduleStore implements ScheduleStore {
     };
   }
 
-  /** The MISSED record of a range, as lib/aws/dynamo/advance-job.ts writes it: final, so out of the sweep index. */
-  private missedRow(job: StoredJob, missed: MissedRange, now: number, previous: SliceRow | undefined): SliceRow {
+  /** The MISSED (or misfire SKIPPED) record of a range, as lib/aws/dynamo/advance-job.ts writes it: final, so out of the sweep index. */
+  private rangeRow(job: StoredJob, missed: MissedRange | SkippedRange, now: number, previous: SliceRow | undefined): SliceRow {
     const { payload: _payload, sweepShard: _sweepShard, sweepAt: _sweepAt, scanId: _scanId, ...row } = this.newRow(
       job,
       { jobId: job.id, scheduledAt: missed.from, sweepAt: 0 },
       now,
       previous,
     );
-    return { ...row, status: SliceStatus.Missed, missedUntil: missed.to, missedCount: missed.count, finishedAt: now };
+    const status = 'reason' in missed ? { status: SliceStatus.Skipped, skipReason: missed.reason } : { status: SliceStatus.Missed };
+    return { ...row, ...status, missedUntil: missed.to, missedCount: missed.count, finishedAt: now };
   }
 }

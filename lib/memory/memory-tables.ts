@@ -95,6 +95,7 @@ export function toSlice(row: SliceRow): Slice {
     shard: row.shard,
     generation: row.generation ?? 0,
     skipReason: row.skipReason,
+    bufferedAt: row.bufferedAt,
     missedUntil: row.missedUntil,
     missedCount: row.missedCount,
     nextAttemptAt: row.nextAttemptAt,

@@ -98,13 +98,14 @@ describe('IAM', () => {
     });
   });
 
-  it('gives the worker the slice, dead-letter, bus and granted business-table operations', () => {
+  it('gives the worker the slice, dead-letter, bus and granted business-table operations, and those of a one-time job deleting itself and of the overlap policy', () => {
     const consume = [arnOf(s.workQueue)];
     const payouts = arnOf(example.node.findChild('Payouts'));
     expect(Object.fromEntries(grantsOf(template, s.workerFunction))).toEqual({
-      'dynamodb:GetItem': [arnOf(s.slicesTable)],
+      'dynamodb:GetItem': [arnOf(s.jobsTable), arnOf(s.slicesTable)].sort(),
       'dynamodb:UpdateItem': [arnOf(s.slicesTable), payouts].sort(),
-      'dynamodb:PutItem': [payouts],
+      'dynamodb:Query': [arnOf(s.slicesTable), indexOf(s.slicesTable, 'sweep')].sort(),
+      'dynamodb:PutItem': [arnOf(s.jobsTable), payouts].sort(),
       'dynamodb:DeleteItem': [payouts],
       'dynamodb:ConditionCheckItem': [payouts],
       'sqs:SendMessage': [arnOf(s.deadLetterQueue)],

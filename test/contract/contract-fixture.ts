@@ -6,7 +6,8 @@
  */
 import type { JobSpecInput } from '../../lib/core/job-spec.ts';
 import { ManualClock } from '../../lib/core/clock.ts';
-import type { ScheduleStore, SliceStore, StoredJob } from '../../lib/core/ports.ts';
+import type { OverlapStore, ScheduleStore, SliceStore, StoredJob } from '../../lib/core/ports.ts';
+import { DynamoOverlapStore } from '../../lib/aws/dynamo/overlap-ops.ts';
 import type { Slice, SliceKey } from '../../lib/core/slice.ts';
 import { createMemoryInstallation } from '../../lib/memory/index.ts';
 import { businessRow, createBusinessTable } from '../support/business-table.ts';
@@ -15,6 +16,8 @@ import { createTestInstallation } from '../support/harness.ts';
 export interface ContractInstallation {
   readonly slices: SliceStore;
   readonly schedules: ScheduleStore;
+  /** The overlap policy's reads and writes (core/overlap-policy.ts). */
+  readonly overlap: OverlapStore;
   /** The shard every job lands on (one shard). */
   readonly shard: number;
   /** The store's sweep grace: a claim's sweep time is now + the job's timeout + this. */
@@ -38,6 +41,7 @@ export const memoryFactory: ContractFactory = async () => {
   return {
     slices: memory.slices,
     schedules: memory.schedules,
+    overlap: memory.overlap,
     shard: 0,
     sweepGraceMs: memory.tables.sweepGraceMs,
     putJob: async (input) => (await jobs.put(input)).job,
@@ -57,6 +61,7 @@ export const dynamoFactory: ContractFactory = async () => {
   return {
     slices: runtime.slices,
     schedules: runtime.schedules,
+    overlap: new DynamoOverlapStore(runtime.clients.dynamo, runtime.config),
     shard: 0,
     sweepGraceMs: runtime.config.sweepGraceMs,
     putJob: async (input) => (await jobs.put(input)).job,

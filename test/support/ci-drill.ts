@@ -41,4 +41,7 @@ export function expectFaultsInjectedAndInvariantsHeld(report: ChaosReport): void
   expect(report.committedThenDead).toBe(0);
   expect(report.succeededWithoutWrites).toBe(0);
   expect(report.failover.count).toBeGreaterThan(0);
+  // The schedule-policy jobs (lib/chaos/policy-jobs.ts): misfire after an outage, overlap, one-time; skipped is not missed.
+  expect(report.policyViolations).toEqual([]);
+  expect(report.skippedByPolicy).toBeGreaterThan(0);
 }

@@ -55,6 +55,8 @@ export function createMemoryEngine(clock: Clock): MemoryEngine {
         clock,
         handlers,
         random: () => 0.5,
+        overlap: memory.overlap,
+        oneTimeJobs: memory.jobs(),
         onError: (error, context) => errors.push(`${workerId} ${context}: ${String(error)}`),
         ...options,
       }),

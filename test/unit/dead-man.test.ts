@@ -22,6 +22,17 @@ function job(schedule: string, overrides: Partial<StoredJob> = {}): StoredJob {
 describe('dead-man verdict', () => {
   const every5m = job('*/5 * * * *');
 
+  it('understands rate() and at() schedules: a rate job goes stale after k of its intervals, a one-time job that ran is done', () => {
+    const every30s = job('rate(30 seconds)');
+    const lastFinalAt = T0;
+    expect(deadManVerdict({ job: every30s, lastFinalAt, now: T0 + MINUTE + TIMEOUT })).toMatchObject({ kind: 'ok' });
+    expect(deadManVerdict({ job: every30s, lastFinalAt, now: T0 + MINUTE + TIMEOUT + 1 })).toMatchObject({ kind: 'stale', intervalMs: 30_000 });
+    const once = job('at(2026-12-01T12:05:00)');
+    expect(deadManVerdict({ job: once, lastFinalAt: T0 + 5 * MINUTE, now: T0 + 60 * MINUTE })).toEqual({ kind: 'done' });
+    // Not run yet and past its time (plus k intervals it has none of, so by its occurrence plus the timeout): stale.
+    expect(deadManVerdict({ job: once, lastFinalAt: undefined, now: T0 + 60 * MINUTE }).kind).toBe('stale');
+  });
+
   it('a job running on time is ok; one with no final slot for k intervals plus its timeout is stale, naming since when', () => {
     const clock = new ManualClock(T0 + 12 * MINUTE);
     const lastFinalAt = T0 + 10 * MINUTE;

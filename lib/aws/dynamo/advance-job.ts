@@ -15,7 +15,10 @@
  *            older than the catch-up window: MISSED, with missedUntil and
  *            missedCount, for the whole range (same condition as a slice;
  *            an instant an older generation ran is left as it is)
- *   [n or n+1] jobs[jobId]
+ *   [next]   slices[jobId, first skipped T], when the misfire policy (`latest`,
+ *            `none`) does not run due occurrences: SKIPPED, skipReason
+ *            `misfire`, missedUntil and missedCount for the range (same condition)
+ *   [last]   jobs[jobId]
  *            Condition: version = the version read AND the job is still enabled
  *                       (`mayAdvanceJob`)
  *            Effect:    nextFireAt = first occurrence after the window, version + 1
@@ -30,7 +33,7 @@
 import { TransactWriteItemsCommand, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { sleep } from '../../core/clock.ts';
 import { CronfenceError, StoreBusyError } from '../../core/errors.ts';
-import type { MissedRange } from '../../core/advance-plan.ts';
+import type { MissedRange, SkippedRange } from '../../core/advance-plan.ts';
 import type { AdvanceOutcome, NewSlice, StoredJob } from '../../core/ports.ts';
 import { SliceStatus, type SliceKey } from '../../core/slice.ts';
 import { cancellationCodes, isBusyCancellation, isBusyRefusal, onTables } from './errors.ts';
@@ -54,17 +57,14 @@ export async function advanceJob(
   nextFireAt: number,
   now: number,
   missed?: MissedRange,
+  skipped?: SkippedRange,
 ): Promise<AdvanceOutcome> {
   if (slices.length > MAX_SLICES_PER_ADVANCE) throw new RangeError(`at most ${MAX_SLICES_PER_ADVANCE} slices per advance`);
   let pending = [...slices];
-  let missedPending = missed;
+  let rangesPending = [...(missed ? [missedPut(tables, job, missed, now)] : []), ...(skipped ? [skippedPut(tables, job, skipped, now)] : [])];
   let existingRetried = false;
   for (let busyTries = 1; ; ) {
-    const items: TransactWriteItem[] = [
-      ...pending.map((slice) => slicePut(tables, job, slice, now)),
-      ...(missedPending ? [missedPut(tables, job, missedPending, now)] : []),
-      jobUpdate(tables.jobsTable, job, nextFireAt),
-    ];
+    const items: TransactWriteItem[] = [...pending.map((slice) => slicePut(tables, job, slice, now)), ...rangesPending, jobUpdate(tables.jobsTable, job, nextFireAt)];
     try {
       await onTables(dynamo, { cronfence: [tables.slicesTable, tables.jobsTable] }, () => dynamo.send(new TransactWriteItemsCommand({ TransactItems: items })));
       return { kind: 'advanced', created: pending.map(({ jobId, scheduledAt }) => ({ jobId, scheduledAt })) };
@@ -79,14 +79,14 @@ export async function advanceJob(
       }
       const rejected = codes.find((code) => code !== undefined && code !== 'ConditionalCheckFailed');
       if (rejected !== undefined) throw new CronfenceError(`advance of job ${JSON.stringify(job.id)} rejected (${rejected})`, { cause: error });
-      const missedIndex = missedPending ? pending.length : undefined;
       if (codes[items.length - 1] !== undefined) return { kind: 'conflict', alreadyCreated: createdByThisScan(pending, error) };
-      const existing = new Set(codes.flatMap((code, index) => (code === 'ConditionalCheckFailed' && index < pending.length ? [index] : [])));
-      const missedExists = missedIndex !== undefined && codes[missedIndex] === 'ConditionalCheckFailed';
-      if ((existing.size === 0 && !missedExists) || existingRetried) return { kind: 'conflict', alreadyCreated: [] };
+      const failed = (index: number): boolean => codes[index] === 'ConditionalCheckFailed';
+      const existing = new Set(pending.flatMap((_, index) => (failed(index) ? [index] : [])));
+      const rangesExisting = new Set(rangesPending.flatMap((_, index) => (failed(pending.length + index) ? [index] : [])));
+      if ((existing.size === 0 && rangesExisting.size === 0) || existingRetried) return { kind: 'conflict', alreadyCreated: [] };
       existingRetried = true;
       pending = pending.filter((_, index) => !existing.has(index));
-      if (missedExists) missedPending = undefined;
+      rangesPending = rangesPending.filter((_, index) => !rangesExisting.has(index));
     }
   }
 }
@@ -110,7 +110,7 @@ const NEW_SLICE = 'attribute_not_exists(jobId)';
 const OLDER_GENERATION_UNRUN =
   '(#status IN (:enqueued, :failed, :skipped) AND (attribute_not_exists(generation) OR generation < :generation))';
 /** What the last run of an older generation left behind. */
-const LAST_RUN_FIELDS = ['#owner', 'leaseExpiresAt', 'leaseMessageId', 'nextAttemptAt', 'lastError', 'startedAt', 'finishedAt', 'expiresAt', 'skipReason', 'operatorSlot'];
+const LAST_RUN_FIELDS = ['#owner', 'leaseExpiresAt', 'leaseMessageId', 'nextAttemptAt', 'lastError', 'startedAt', 'finishedAt', 'expiresAt', 'skipReason', 'operatorSlot', 'bufferedAt'];
 
 /**
  * The one way a new slice is written (the scanner's advance, and the
@@ -151,6 +151,28 @@ function missedPut(tables: AdvanceTables, job: StoredJob, missed: MissedRange, n
     scanId: undefined,
     missedUntil: missed.to,
     missedCount: missed.count,
+    finishedAt: now,
+    createdAt: now,
+  });
+}
+
+/** The SKIPPED record of a range the misfire policy did not run: final, out of the sweep index. */
+function skippedPut(tables: AdvanceTables, job: StoredJob, skipped: SkippedRange, now: number): TransactWriteItem {
+  return recreatableSliceUpdate(tables, { jobId: job.id, scheduledAt: skipped.from }, {
+    status: SliceStatus.Skipped,
+    skipReason: skipped.reason,
+    attempts: 0,
+    generation: job.generation,
+    handler: job.handler,
+    policies: job.policies,
+    payload: undefined,
+    shard: job.shard,
+    leaseMs: job.policies.leaseMs,
+    sweepShard: undefined,
+    sweepAt: undefined,
+    scanId: undefined,
+    missedUntil: skipped.to,
+    missedCount: skipped.count,
     finishedAt: now,
     createdAt: now,
   });

@@ -46,6 +46,7 @@ export function toSlice(item: Item): Slice {
     shard: raw.shard as number,
     generation: (raw.generation as number | undefined) ?? 0,
     skipReason: raw.skipReason as string | undefined,
+    bufferedAt: raw.bufferedAt as number | undefined,
     missedUntil: raw.missedUntil as number | undefined,
     missedCount: raw.missedCount as number | undefined,
     nextAttemptAt: raw.nextAttemptAt as number | undefined,

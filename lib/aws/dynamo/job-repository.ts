@@ -17,6 +17,7 @@ import {
   existingJob,
   isTombstone,
   planDelete,
+  planDeleteAfterOneTimeRun,
   planPause,
   planCatchUpBeforeChange,
   planPut,
@@ -133,6 +134,11 @@ export class JobRepository {
     }
   }
 
+  /** A one-time job's run is over: delete it, unless it was redefined since (OneTimeJobs, core/job-lifecycle.ts). */
+  async deleteAfterRun(id: string, generation: number): Promise<void> {
+    await this.change(id, (previous, now) => planDeleteAfterOneTimeRun(previous, generation, now));
+  }
+
   /** Slices of a job from `sinceMs` on, oldest first. */
   async slicesOf(jobId: string, sinceMs: number): Promise<Slice[]> {
     const items = await queryAll(this.dynamo, {
@@ -209,7 +215,7 @@ export class JobRepository {
         scheduledAt,
         sweepAt: sweepAtFor(SliceStatus.Enqueued, { scheduledAt, now, graceMs: this.config.sweepGraceMs }),
       }));
-      const outcome = await advanceJob(this.dynamo, this.config, behind, slices, plan.nextFireAt, now, plan.missed);
+      const outcome = await advanceJob(this.dynamo, this.config, behind, slices, plan.nextFireAt, now, plan.missed, plan.skipped);
       record = outcome.kind === 'advanced' ? { ...behind, nextFireAt: plan.nextFireAt, version: behind.version + 1 } : await this.read(behind.id);
     }
     return record;

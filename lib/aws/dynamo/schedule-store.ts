@@ -2,7 +2,7 @@
  * The ScheduleStore port over DynamoDB: the scanner's read of the "due"
  * index and its advance transaction (advance-job.ts).
  */
-import type { MissedRange } from '../../core/advance-plan.ts';
+import type { MissedRange, SkippedRange } from '../../core/advance-plan.ts';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { AdvanceOutcome, NewSlice, ScheduleStore, StoredJob } from '../../core/ports.ts';
 import type { CronfenceConfig } from '../config.ts';
@@ -32,7 +32,7 @@ export class DynamoScheduleStore implements ScheduleStore {
     return items.map(toStoredJob);
   }
 
-  advance(job: StoredJob, slices: readonly NewSlice[], nextFireAt: number, now: number, missed?: MissedRange): Promise<AdvanceOutcome> {
-    return advanceJob(this.dynamo, this.config, job, slices, nextFireAt, now, missed);
+  advance(job: StoredJob, slices: readonly NewSlice[], nextFireAt: number, now: number, missed?: MissedRange, skipped?: SkippedRange): Promise<AdvanceOutcome> {
+    return advanceJob(this.dynamo, this.config, job, slices, nextFireAt, now, missed, skipped);
   }
 }

@@ -1,0 +1,65 @@
+/**
+ * The OverlapStore contract (core/ports.ts): the overlap policy's read of a
+ * job's recent slices and its three writes, each conditioned on the fence
+ * that holds the slice. Run against both stores by memory.contract.test.ts
+ * and dynamo.contract.test.ts.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LeaseLostError } from '../../lib/core/errors.ts';
+import { CaseSpace, claimed, enqueued, sweepableOf, type ContractFactory, type ContractInstallation } from './contract-fixture.ts';
+
+export function overlapStoreContract(label: string, factory: ContractFactory): void {
+  describe(`OverlapStore contract: ${label}`, () => {
+    let store: ContractInstallation;
+    const space = new CaseSpace();
+    beforeAll(async () => {
+      store = await factory();
+    });
+    afterAll(() => store?.destroy());
+
+    it('recentSlices: slices of the job at or before the bound, newest first, at most the limit', async () => {
+      const t = space.instant();
+      const id = space.jobId('overlap-recent');
+      await enqueued(store, id, [t, t + 1000, t + 2000, t + 3000], t);
+      const recent = await store.overlap.recentSlices(id, t + 2000, 2);
+      expect(recent.map((slice) => slice.scheduledAt)).toEqual([t + 2000, t + 1000]);
+    });
+
+    it('skipClaimed: RUNNING on the fence to SKIPPED with the reason, out of the sweep index; a stale fence is LeaseLostError', async () => {
+      const t = space.instant();
+      const id = space.jobId('overlap-skip');
+      const { key, slice } = await claimed(store, id, t);
+      await expect(store.overlap.skipClaimed(key, slice.fence + 1, 'overlap', t + 10)).rejects.toBeInstanceOf(LeaseLostError);
+      await store.overlap.skipClaimed(key, slice.fence, 'overlap', t + 10);
+      expect(await store.slices.get(key)).toMatchObject({ status: 'SKIPPED', skipReason: 'overlap', fence: slice.fence, owner: undefined, leaseExpiresAt: undefined });
+      expect(await sweepableOf(store, id, Number.MAX_SAFE_INTEGER)).toEqual([]);
+      await expect(store.overlap.skipClaimed(key, slice.fence, 'overlap', t + 20)).rejects.toBeInstanceOf(LeaseLostError);
+    });
+
+    it('deferClaimed: back to ENQUEUED with the claim undone and bufferedAt kept from the first wait; claimable again with a higher fence', async () => {
+      const t = space.instant();
+      const id = space.jobId('overlap-defer');
+      const { key, slice } = await claimed(store, id, t);
+      await store.overlap.deferClaimed(key, slice.fence, t + 100, t + 9000);
+      expect(await store.slices.get(key)).toMatchObject({ status: 'ENQUEUED', attempts: 0, bufferedAt: t + 100, fence: slice.fence, owner: undefined });
+      expect(await sweepableOf(store, id, t + 9000)).toEqual([{ scheduledAt: t, sweepAt: t + 9000, status: 'ENQUEUED' }]);
+      const again = await store.slices.claim(key, 'worker-b', t + 5000, 'message-b');
+      expect(again.won && again.slice).toMatchObject({ fence: slice.fence + 1, attempts: 1, owner: 'worker-b' });
+      await store.overlap.deferClaimed(key, slice.fence + 1, t + 5100, t + 12_000);
+      expect((await store.slices.get(key))?.bufferedAt).toBe(t + 100);
+      await expect(store.overlap.deferClaimed(key, slice.fence + 1, t + 5200, t + 12_000)).rejects.toBeInstanceOf(LeaseLostError);
+    });
+
+    it('fenceOut: the run on that fence to SKIPPED "replaced" with fence + 1, so its renewal and commit fail; a run that moved on is left alone', async () => {
+      const t = space.instant();
+      const id = space.jobId('overlap-replace');
+      const { key, slice } = await claimed(store, id, t);
+      expect(await store.overlap.fenceOut(key, slice.fence + 5, t + 10)).toBe(false);
+      expect(await store.overlap.fenceOut(key, slice.fence, t + 10)).toBe(true);
+      expect(await store.slices.get(key)).toMatchObject({ status: 'SKIPPED', skipReason: 'replaced', fence: slice.fence + 1 });
+      await expect(store.slices.renew(key, slice.fence, t + 20, 4000)).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(store.slices.commit(key, slice.fence, 'worker-a', t + 30, [])).rejects.toThrow();
+      expect(await store.overlap.fenceOut(key, slice.fence + 1, t + 40)).toBe(false);
+    });
+  });
+}

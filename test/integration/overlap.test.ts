@@ -1,0 +1,102 @@
+/**
+ * The overlap policy against the emulator: a job every 2 s whose handler
+ * takes longer than that, the real scanner, two workers polling the real
+ * queue. Each policy's outcome is read back from the slices table; handler
+ * runs are timed by the handlers themselves.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sleep } from '../../lib/core/clock.ts';
+import type { OverlapPolicy } from '../../lib/core/job-spec.ts';
+import type { Slice } from '../../lib/core/slice.ts';
+import { defineJob, HandlerRegistry } from '../../lib/engine/define-job.ts';
+import { createWorkerHandler } from '../../lib/lambda/handlers.ts';
+import { SqsPoller } from '../../lib/local/sqs-poller.ts';
+import { createTestInstallation, eventually, type TestInstallation } from '../support/harness.ts';
+
+let installation: TestInstallation;
+// Slices for the next 10 s only (the shortest lookahead): five occurrences of each job.
+beforeAll(async () => {
+  installation = await createTestInstallation({ env: { CRONFENCE_LOOKAHEAD_MS: '10000' } });
+});
+afterAll(() => installation?.destroy());
+
+const silent = { info: () => {}, error: () => {} };
+
+interface Run {
+  readonly scheduledAt: number;
+  readonly start: number;
+  end?: number;
+  aborted?: boolean;
+}
+
+/** Registers `id` (every 2 s, `policy`) with a handler that runs `runMs`, scans once and runs two workers until every slice is final. */
+async function runPolicy(id: string, policy: OverlapPolicy, runMs: number): Promise<{ slices: Slice[]; runs: Run[] }> {
+  const runs: Run[] = [];
+  const handlers = new HandlerRegistry([
+    defineJob(id, async (ctx) => {
+      const run: Run = { scheduledAt: ctx.scheduledAt.getTime(), start: Date.now() };
+      runs.push(run);
+      try {
+        await sleep(runMs, ctx.signal);
+      } catch (error) {
+        run.aborted = true;
+        throw error;
+      } finally {
+        run.end = Date.now();
+      }
+    }),
+  ]);
+  const { runtime } = installation;
+  await runtime.jobs([id]).put({ id, schedule: '*/2 * * * * *', handler: id, policies: { overlap: policy, timeoutMs: 10_000, maxAttempts: 3 } });
+  await runtime.scanner('s1').scanShard(0);
+  const created = await runtime.jobs().slicesOf(id, 0);
+  const pollers = ['w1', 'w2'].map(
+    (worker) => new SqsPoller({ sqs: runtime.clients.sqs, queueUrl: installation.resources.queueUrls.work, handler: createWorkerHandler(runtime, worker, handlers, silent), waitTimeSeconds: 1 }),
+  );
+  const running = pollers.map((poller) => poller.run());
+  try {
+    await eventually(async () => {
+      const slices = await runtime.jobs().slicesOf(id, 0);
+      return slices.length === created.length && slices.every((slice) => ['SUCCEEDED', 'SKIPPED', 'DEAD'].includes(slice.status)) ? true : undefined;
+    }, 60_000, 500);
+  } finally {
+    pollers.forEach((poller) => poller.stop());
+    await Promise.all(running);
+  }
+  return { slices: await runtime.jobs().slicesOf(id, 0), runs };
+}
+
+/** Pairs of completed runs whose [start, end) intervals intersect. */
+function concurrentRuns(runs: readonly Run[]): number {
+  let count = 0;
+  runs.forEach((a, i) => runs.slice(i + 1).forEach((b) => (a.start < (b.end ?? Infinity) && b.start < (a.end ?? Infinity) ? count++ : 0)));
+  return count;
+}
+
+const statuses = (slices: readonly Slice[]): string[] => slices.map((slice) => (slice.status === 'SKIPPED' ? `SKIPPED ${slice.skipReason}` : slice.status));
+
+describe('overlap policy against the emulator (a 5 s handler every 2 s)', () => {
+  it('skip: runs never overlap; the occurrences due meanwhile are SKIPPED "overlap"', async () => {
+    const { slices, runs } = await runPolicy('ov-skip', 'skip', 5000);
+    expect(slices.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(statuses(slices))).toEqual(new Set(['SUCCEEDED', 'SKIPPED overlap']));
+    expect(statuses(slices)[0]).toBe('SUCCEEDED');
+    expect(concurrentRuns(runs)).toBe(0);
+    expect(runs.length).toBe(slices.filter((slice) => slice.status === 'SUCCEEDED').length);
+  });
+
+  it('replace: each newer occurrence fences out the running one (SKIPPED "replaced", its signal fired, no ledger record); the last one commits', async () => {
+    const { slices, runs } = await runPolicy('ov-replace', 'replace', 5000);
+    expect(statuses(slices).slice(0, -1).every((status) => status === 'SKIPPED replaced')).toBe(true);
+    expect(statuses(slices).at(-1)).toBe('SUCCEEDED');
+    expect(runs.filter((run) => run.aborted).length).toBe(slices.length - 1);
+    for (const slice of slices.slice(0, -1)) expect(await installation.runtime.slices.getLedger(slice)).toBeUndefined();
+  });
+
+  it('bufferAll: every occurrence runs, one after another, none concurrently', async () => {
+    const { slices, runs } = await runPolicy('ov-buffer', 'bufferAll', 2500);
+    expect(statuses(slices).every((status) => status === 'SUCCEEDED')).toBe(true);
+    expect(runs.length).toBe(slices.length);
+    expect(concurrentRuns(runs)).toBe(0);
+  });
+});
