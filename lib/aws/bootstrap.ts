@@ -38,7 +38,7 @@ export interface BootstrapResult {
 }
 
 export function physicalTableName(config: CronfenceConfig, table: TableDefinition): string {
-  const byLogical: Record<string, string> = { jobs: config.jobsTable, slices: config.slicesTable, ledger: config.ledgerTable };
+  const byLogical: Record<string, string> = { jobs: config.jobsTable, slices: config.slicesTable, ledger: config.ledgerTable, chunks: config.chunksTable };
   return byLogical[table.logicalName] ?? `${config.prefix}-${table.logicalName}`;
 }
 

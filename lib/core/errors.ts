@@ -208,3 +208,15 @@ export class OutcomeOnRecordError extends CronfenceError {
     super(`${executionKey} is already ${recorded} on record under this claim`, options);
   }
 }
+
+/** `ctx.commitChunk` was asked for something it cannot commit (a bad chunk number or request key, or after the final commit); nothing was written. */
+export class InvalidChunkError extends CronfenceError {
+  override name = 'InvalidChunkError';
+  constructor(
+    readonly executionKey: string,
+    readonly chunk: number,
+    readonly reason: string,
+  ) {
+    super(`chunk ${String(chunk)} of ${executionKey}: ${reason}`);
+  }
+}

@@ -6,6 +6,7 @@
  */
 import type { JobSpecInput } from '../../lib/core/job-spec.ts';
 import { ManualClock } from '../../lib/core/clock.ts';
+import type { ChunkStore, OutboxStore } from '../../lib/core/chunks.ts';
 import type { ScheduleStore, SliceStore, StoredJob } from '../../lib/core/ports.ts';
 import type { Slice, SliceKey } from '../../lib/core/slice.ts';
 import { createMemoryInstallation } from '../../lib/memory/index.ts';
@@ -14,6 +15,8 @@ import { createTestInstallation } from '../support/harness.ts';
 
 export interface ContractInstallation {
   readonly slices: SliceStore;
+  readonly chunks: ChunkStore;
+  readonly outbox: OutboxStore;
   readonly schedules: ScheduleStore;
   /** The shard every job lands on (one shard). */
   readonly shard: number;
@@ -37,6 +40,8 @@ export const memoryFactory: ContractFactory = async () => {
   const jobs = memory.jobs();
   return {
     slices: memory.slices,
+    chunks: memory.chunks,
+    outbox: memory.outbox,
     schedules: memory.schedules,
     shard: 0,
     sweepGraceMs: memory.tables.sweepGraceMs,
@@ -56,6 +61,8 @@ export const dynamoFactory: ContractFactory = async () => {
   const businessTable = await createBusinessTable(installation);
   return {
     slices: runtime.slices,
+    chunks: runtime.chunks,
+    outbox: runtime.outbox,
     schedules: runtime.schedules,
     shard: 0,
     sweepGraceMs: runtime.config.sweepGraceMs,

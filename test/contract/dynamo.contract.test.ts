@@ -1,5 +1,6 @@
 /** The contract suites against the DynamoDB and SQS adapters, over the emulator. */
 import { dynamoFactory } from './contract-fixture.ts';
+import { chunkStoreContract } from './chunk-store.contract.ts';
 import { scheduleStoreContract } from './schedule-store.contract.ts';
 import { sliceStoreContract } from './slice-store.contract.ts';
 import { sqsQueueFactory, workQueueContract } from './work-queue.contract.ts';
@@ -7,3 +8,4 @@ import { sqsQueueFactory, workQueueContract } from './work-queue.contract.ts';
 sliceStoreContract('DynamoDB (emulator)', dynamoFactory);
 scheduleStoreContract('DynamoDB (emulator)', dynamoFactory);
 workQueueContract('SQS (emulator)', sqsQueueFactory);
+chunkStoreContract('DynamoDB (emulator)', dynamoFactory);

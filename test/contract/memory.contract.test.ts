@@ -1,5 +1,6 @@
 /** The contract suites against the in-memory stores (lib/memory). */
 import { memoryFactory } from './contract-fixture.ts';
+import { chunkStoreContract } from './chunk-store.contract.ts';
 import { scheduleStoreContract } from './schedule-store.contract.ts';
 import { sliceStoreContract } from './slice-store.contract.ts';
 import { memoryQueueFactory, workQueueContract } from './work-queue.contract.ts';
@@ -7,3 +8,4 @@ import { memoryQueueFactory, workQueueContract } from './work-queue.contract.ts'
 sliceStoreContract('in memory', memoryFactory);
 scheduleStoreContract('in memory', memoryFactory);
 workQueueContract('in memory', memoryQueueFactory);
+chunkStoreContract('in memory', memoryFactory);

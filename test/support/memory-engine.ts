@@ -49,6 +49,7 @@ export function createMemoryEngine(clock: Clock): MemoryEngine {
       new Worker({
         workerId,
         slices: memory.slices,
+        chunks: memory.chunks,
         queue: memory.workQueue,
         deadLetters: memory.deadLetters,
         events,
