@@ -14,6 +14,8 @@
  * worker   UpdateItem(slices) claim, renew, failure; GetItem(slices) lost claim
  *          TransactWriteItems: UpdateItem(slices) + PutItem(ledger) — finalize-slice.ts
  *          GetItem(ledger) own-commit check; SendMessage(dlq); PutEvents
+ *          TransactWriteItems: ConditionCheckItem(slices) + PutItem(chunks) — commit-chunk.ts;
+ *          Query, GetItem(chunks) — chunk-store.ts (checkpoint, own-chunk check)
  *          + the business tables granted with grantCommit
  * jobs     GetItem, PutItem, DeleteItem(jobs) — job-repository.ts;
  *          Query(slices), UpdateItem(slices) — skip-pending-slices.ts on delete
@@ -29,6 +31,7 @@ export interface SchedulerResources {
   readonly jobs: dynamodb.ITable;
   readonly slices: dynamodb.ITable;
   readonly ledger: dynamodb.ITable;
+  readonly chunks: dynamodb.ITable;
   readonly workQueue: sqs.IQueue;
   readonly scanQueue: sqs.IQueue;
   readonly deadLetterQueue: sqs.IQueue;
@@ -86,6 +89,9 @@ export function grantScanner(grantee: iam.IGrantable, r: SchedulerResources): vo
 export function grantWorker(grantee: iam.IGrantable, r: SchedulerResources): void {
   allow(grantee, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [r.slices.tableArn]);
   allow(grantee, ['dynamodb:GetItem', 'dynamodb:PutItem'], [r.ledger.tableArn]);
+  // Chunked commits (commit-chunk.ts, chunk-store.ts): the fence check on the slice, the chunk and outbox puts, the checkpoint read.
+  allow(grantee, ['dynamodb:ConditionCheckItem'], [r.slices.tableArn]);
+  allow(grantee, ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'], [r.chunks.tableArn]);
   useTableKey(grantee, r);
   sendTo(grantee, r, [r.deadLetterQueue]);
   r.bus.grantPutEventsTo(grantee);

@@ -97,11 +97,12 @@ describe('IAM', () => {
     const consume = [arnOf(s.workQueue)];
     const payouts = arnOf(example.node.findChild('Payouts'));
     expect(Object.fromEntries(grantsOf(template, s.workerFunction))).toEqual({
-      'dynamodb:GetItem': [arnOf(s.ledgerTable), arnOf(s.slicesTable)].sort(),
+      'dynamodb:GetItem': [arnOf(s.chunksTable), arnOf(s.ledgerTable), arnOf(s.slicesTable)].sort(),
       'dynamodb:UpdateItem': [arnOf(s.slicesTable), payouts].sort(),
-      'dynamodb:PutItem': [arnOf(s.ledgerTable), payouts].sort(),
+      'dynamodb:PutItem': [arnOf(s.chunksTable), arnOf(s.ledgerTable), payouts].sort(),
       'dynamodb:DeleteItem': [payouts],
-      'dynamodb:ConditionCheckItem': [payouts],
+      'dynamodb:ConditionCheckItem': [arnOf(s.slicesTable), payouts].sort(),
+      'dynamodb:Query': [arnOf(s.chunksTable)],
       'sqs:SendMessage': [arnOf(s.deadLetterQueue)],
       'events:PutEvents': [arnOf(s.eventBus)],
       ...consumeGrants(consume),

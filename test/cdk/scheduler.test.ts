@@ -56,9 +56,21 @@ describe('CronScheduler tables', () => {
     expect(ledger.GlobalSecondaryIndexes).toBeUndefined();
   });
 
+  it('builds the chunks table keyed by execution key and item, with the sparse outbox index and TTL', () => {
+    const chunks = template.toJSON().Resources[logicalIdOf(scheduler.chunksTable)].Properties;
+    expect(chunks.KeySchema).toEqual([
+      { AttributeName: 'executionKey', KeyType: 'HASH' },
+      { AttributeName: 'item', KeyType: 'RANGE' },
+    ]);
+    expect(chunks.GlobalSecondaryIndexes).toMatchObject([
+      { IndexName: 'outbox', KeySchema: [{ AttributeName: 'outboxShard', KeyType: 'HASH' }, { AttributeName: 'dueAt', KeyType: 'RANGE' }], Projection: { ProjectionType: 'ALL' } },
+    ]);
+    expect(chunks.TimeToLiveSpecification).toEqual({ AttributeName: 'expiresAt', Enabled: true });
+  });
+
   it('turns on point-in-time recovery, AWS-owned encryption and retention by default', () => {
     const tables = resourcesOf(template, 'AWS::DynamoDB::Table');
-    expect(Object.keys(tables)).toHaveLength(3);
+    expect(Object.keys(tables)).toHaveLength(4);
     for (const table of Object.values(tables)) {
       expect(table.Properties?.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
       // SSEEnabled false is DynamoDB's AWS-owned key.
