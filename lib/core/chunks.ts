@@ -15,6 +15,7 @@
  * the ordinary final commit (`ctx.commit`), sent once every chunk is settled.
  */
 import type { BusinessWrite } from './ports.ts';
+import { shardOf } from './shard.ts';
 import type { SliceKey } from './slice.ts';
 
 /** A transaction holds 100 items; the fence check and the chunk record take two. */
@@ -23,6 +24,12 @@ export const MAX_ITEMS_PER_CHUNK = 98;
 export const MAX_CHUNKS = 1_000_000;
 /** Deliveries of one outbound request before it is dead-lettered. */
 export const DEFAULT_MAX_DELIVERIES = 8;
+/** Partitions of the pending-outbox index, so none is hot; a dispatcher pass reads one. */
+export const OUTBOX_SHARDS = 4;
+
+export function outboxShardOf(executionKey: string): number {
+  return shardOf(executionKey, OUTBOX_SHARDS);
+}
 
 /** The deterministic name of chunk `n`: `merchant-settlement:2026-09-04T00:30:00Z#chunk-12`. */
 export function chunkKey(executionKey: string, n: number): string {
@@ -129,12 +136,12 @@ export type DeliveryResult =
   | { readonly kind: 'dead'; readonly now: number; readonly error: string; readonly statusCode?: number };
 
 export interface OutboxStore {
-  /** PENDING requests with dueAt ≤ now, earliest first. */
-  findDue(now: number, limit: number): Promise<OutboxItem[]>;
+  /** PENDING requests of one shard (0 to OUTBOX_SHARDS - 1) with dueAt ≤ now, earliest first. */
+  findDue(shard: number, now: number, limit: number): Promise<OutboxItem[]>;
   /**
    * Takes `item` for one delivery: dueAt → `until` (so no other dispatcher
    * takes it meanwhile) and deliveries + 1, on condition that it is still
-   * PENDING with the dueAt read. @returns false when another dispatcher took it first.
+   * PENDING with the dueAt read. @returns the taken item, or undefined when another dispatcher took it first.
    */
   take(item: OutboxItem, now: number, until: number): Promise<OutboxItem | undefined>;
   /** Records the attempt's result, on condition the item is still the one taken (deliveries unchanged). */

@@ -13,7 +13,7 @@
  * lost on the way), so the receiver must honour the idempotency key.
  */
 import { retryDelayMs, type BackoffPolicy } from '../core/backoff.ts';
-import { DEFAULT_MAX_DELIVERIES, type DeliveryResult, type OutboxItem, type OutboxStore } from '../core/chunks.ts';
+import { DEFAULT_MAX_DELIVERIES, OUTBOX_SHARDS, type DeliveryResult, type OutboxItem, type OutboxStore } from '../core/chunks.ts';
 import { sleep, type Clock } from '../core/clock.ts';
 import { parseExecutionKey } from '../core/execution-key.ts';
 import type { DeadLetterSink } from '../core/ports.ts';
@@ -55,39 +55,42 @@ const fetchDeliver: DeliverRequest = async ({ url, method, headers, body, signal
 export class OutboxDispatcher {
   private readonly deliver: DeliverRequest;
   private readonly takeMs: number;
+  private shard = 0;
 
   constructor(private readonly deps: OutboxDispatcherDeps) {
     this.deliver = deps.deliver ?? fetchDeliver;
     this.takeMs = deps.takeMs ?? 10_000;
   }
 
-  /** One pass over what is due now. */
-  async dispatchDue(limit = 100): Promise<DispatchPass> {
-    const due = await this.deps.store.findDue(this.deps.clock.now(), limit);
+  /** One pass over what is due now in `shard` (each pass of `run` reads the next shard). */
+  async dispatchDue(limit = 100, shard = this.shard): Promise<DispatchPass> {
+    const queue = await this.deps.store.findDue(shard, this.deps.clock.now(), limit);
     const counts = { delivered: 0, retried: 0, dead: 0 };
-    const queue = [...due];
     const lanes = Array.from({ length: Math.min(this.deps.concurrency ?? 16, queue.length) }, async () => {
       for (let item = queue.shift(); item !== undefined; item = queue.shift()) {
-        const result = await this.deliverOne(item);
-        if (result?.kind === 'delivered') counts.delivered++;
-        else if (result?.kind === 'retry') counts.retried++;
-        else if (result?.kind === 'dead') counts.dead++;
+        // One request's store error (a timeout) leaves it PENDING for a later pass; the rest go on.
+        const result = await this.deliverOne(item).catch((error: unknown) => this.deps.onError?.(error, `delivering ${item.idempotencyKey}`));
+        if (result) counts[result.kind === 'delivered' ? 'delivered' : result.kind === 'retry' ? 'retried' : 'dead']++;
       }
     });
     await Promise.all(lanes);
     return counts;
   }
 
-  /** Passes until `signal` aborts, resting `idleMs` whenever nothing was due. */
-  async run(signal: AbortSignal, idleMs = 250): Promise<void> {
+  /** Passes of up to `limit` until `signal` aborts, resting `idleMs` after any pass that found less than a full page. */
+  async run(signal: AbortSignal, idleMs = 250, limit = 100): Promise<void> {
     while (!signal.aborted) {
       let pass: DispatchPass = { delivered: 0, retried: 0, dead: 0 };
       try {
-        pass = await this.dispatchDue();
+        pass = await this.dispatchDue(limit);
       } catch (error) {
         this.deps.onError?.(error, 'outbox pass');
       }
-      if (pass.delivered + pass.retried + pass.dead === 0) await sleep(idleMs, signal).catch(() => {});
+      // A full page means more may be waiting in this shard: read it again before moving on.
+      if (pass.delivered + pass.retried + pass.dead < limit) {
+        this.shard = (this.shard + 1) % OUTBOX_SHARDS;
+        if (this.shard === 0) await sleep(idleMs, signal).catch(() => {});
+      }
     }
   }
 

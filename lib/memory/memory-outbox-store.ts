@@ -2,7 +2,7 @@
  * The OutboxStore port in memory: outbox-store.ts's take and record with the
  * same conditions (PENDING with the dueAt read; still the delivery taken).
  */
-import type { DeliveryResult, OutboxItem, OutboxStore } from '../core/chunks.ts';
+import { outboxShardOf, type DeliveryResult, type OutboxItem, type OutboxStore } from '../core/chunks.ts';
 import type { MemoryTables } from './memory-tables.ts';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
@@ -10,9 +10,9 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 export class InMemoryOutboxStore implements OutboxStore {
   constructor(private readonly tables: MemoryTables) {}
 
-  async findDue(now: number, limit: number): Promise<OutboxItem[]> {
+  async findDue(shard: number, now: number, limit: number): Promise<OutboxItem[]> {
     return [...this.tables.outbox.values()]
-      .filter((item) => item.status === 'PENDING' && (item.dueAt ?? 0) <= now)
+      .filter((item) => item.status === 'PENDING' && (item.dueAt ?? 0) <= now && outboxShardOf(item.executionKey) === shard)
       .sort((a, b) => (a.dueAt ?? 0) - (b.dueAt ?? 0))
       .slice(0, limit)
       .map((item) => structuredClone(item));

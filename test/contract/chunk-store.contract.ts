@@ -5,7 +5,7 @@
  * once per delivery. Run on the in-memory stores and on DynamoDB (emulator).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_ITEMS_PER_CHUNK, type ChunkCommitRequest, type OutboundRequest } from '../../lib/core/chunks.ts';
+import { MAX_ITEMS_PER_CHUNK, OUTBOX_SHARDS, type ChunkCommitRequest, type OutboundRequest } from '../../lib/core/chunks.ts';
 import { BusinessConditionFailedError, FencedOutError, TooManyWritesError } from '../../lib/core/errors.ts';
 import { executionKey } from '../../lib/core/execution-key.ts';
 import type { BusinessWrite } from '../../lib/core/ports.ts';
@@ -26,6 +26,8 @@ export function chunkStoreContract(label: string, factory: ContractFactory): voi
     const chunk = (key: SliceKey, n: number, fence: number, owner: string, now: number, ids: string[], wires: string[] = []): ChunkCommitRequest => ({
       key, fence, owner, now, chunk: n, writes: ids.map(put), outbox: wires.map(wire),
     });
+    /** Due requests of the shard `id`'s execution lands on. */
+    const dueOf = (s: ContractInstallation, now: number, limit: number) => Promise.all(Array.from({ length: OUTBOX_SHARDS }, (_, shard) => s.outbox.findDue(shard, now, limit))).then((shards) => shards.flat());
     /** The holder's lease ran out and worker-b claimed: fence 2. */
     async function takenOver(key: SliceKey, t: number): Promise<void> {
       const claim = await store.slices.claim(key, 'worker-b', t + FAST_POLICIES.leaseMs + LEASE_EXPIRY_MARGIN_MS + 1);
@@ -104,22 +106,22 @@ export function chunkStoreContract(label: string, factory: ContractFactory): voi
       const { key } = await claimed(store, space.jobId('outbox'), t);
       const id = executionKey(key.jobId, key.scheduledAt);
       await store.chunks.commitChunk(chunk(key, 0, 1, 'worker-a', t, [], ['m-1']));
-      const [pending] = (await store.outbox.findDue(t, 10_000)).filter((item) => item.executionKey === id);
+      const [pending] = (await dueOf(store, t, 10_000)).filter((item) => item.executionKey === id);
       expect(pending).toBeDefined();
       const [first, second] = await Promise.all([store.outbox.take(pending!, t, t + 5000), store.outbox.take(pending!, t, t + 5000)]);
       expect([first, second].filter((taken) => taken !== undefined)).toHaveLength(1);
       const taken = (first ?? second)!;
       expect(taken).toMatchObject({ deliveries: 1, dueAt: t + 5000 });
-      expect((await store.outbox.findDue(t + 4999, 10_000)).filter((item) => item.executionKey === id)).toEqual([]);
+      expect((await dueOf(store, t + 4999, 10_000)).filter((item) => item.executionKey === id)).toEqual([]);
       await store.outbox.record(taken, { kind: 'retry', now: t + 100, error: 'HTTP 503', statusCode: 503, dueAt: t + 300 });
-      const [again] = (await store.outbox.findDue(t + 300, 10_000)).filter((item) => item.executionKey === id);
+      const [again] = (await dueOf(store, t + 300, 10_000)).filter((item) => item.executionKey === id);
       expect(again).toMatchObject({ deliveries: 1, dueAt: t + 300, lastStatusCode: 503, lastError: 'HTTP 503' });
       const retaken = await store.outbox.take(again!, t + 300, t + 5300);
       await store.outbox.record(taken, { kind: 'delivered', now: t + 400, statusCode: 200 });
       expect(await store.outbox.list(id)).toMatchObject([{ status: 'PENDING', deliveries: 2 }]);
       await store.outbox.record(retaken!, { kind: 'delivered', now: t + 500, statusCode: 201 });
       expect(await store.outbox.list(id)).toMatchObject([{ status: 'DELIVERED', deliveries: 2, deliveredAt: t + 500, lastStatusCode: 201 }]);
-      expect((await store.outbox.findDue(t + 100_000, 10_000)).filter((item) => item.executionKey === id)).toEqual([]);
+      expect((await dueOf(store, t + 100_000, 10_000)).filter((item) => item.executionKey === id)).toEqual([]);
     });
 
     it('outbox: a dead request leaves the due set with its last error', async () => {
@@ -127,11 +129,11 @@ export function chunkStoreContract(label: string, factory: ContractFactory): voi
       const { key } = await claimed(store, space.jobId('outbox-dead'), t);
       const id = executionKey(key.jobId, key.scheduledAt);
       await store.chunks.commitChunk(chunk(key, 0, 1, 'worker-a', t, [], ['m-1']));
-      const [pending] = (await store.outbox.findDue(t, 10_000)).filter((item) => item.executionKey === id);
+      const [pending] = (await dueOf(store, t, 10_000)).filter((item) => item.executionKey === id);
       const taken = await store.outbox.take(pending!, t, t + 5000);
       await store.outbox.record(taken!, { kind: 'dead', now: t + 100, error: 'HTTP 400', statusCode: 400 });
       expect(await store.outbox.list(id)).toMatchObject([{ status: 'DEAD', lastError: 'HTTP 400', lastStatusCode: 400 }]);
-      expect((await store.outbox.findDue(t + 100_000, 10_000)).filter((item) => item.executionKey === id)).toEqual([]);
+      expect((await dueOf(store, t + 100_000, 10_000)).filter((item) => item.executionKey === id)).toEqual([]);
     });
   });
 }

@@ -2,16 +2,8 @@
  * Translation between the chunks table's items and the core's chunk and
  * outbox types (lib/core/chunks.ts). No rules here: only names and shapes.
  */
-import { chunkKey, chunkSortKey, outboxSortKey, type ChunkRecord, type OutboxItem, type OutboxStatus } from '../../core/chunks.ts';
-import { shardOf } from '../../core/shard.ts';
+import { chunkKey, chunkSortKey, outboxShardOf, outboxSortKey, type ChunkRecord, type OutboxItem, type OutboxStatus } from '../../core/chunks.ts';
 import { fromItem, toItem, type Item } from './items.ts';
-
-/** Partitions of the sparse "outbox" index: pending deliveries spread over a few, so none is hot. */
-export const OUTBOX_SHARDS = 4;
-
-export function outboxShardOf(executionKey: string): number {
-  return shardOf(executionKey, OUTBOX_SHARDS);
-}
 
 export function chunkRecordItem(record: ChunkRecord, expiresAtSeconds: number): Item {
   return toItem({

@@ -3,9 +3,9 @@
  * written by the chunk commit (commit-chunk.ts); here the dispatcher's three
  * operations on them:
  *
- * FIND DUE  Query chunks/index/outbox per shard: outboxShard = s AND dueAt ≤ now
+ * FIND DUE  Query chunks/index/outbox: outboxShard = s AND dueAt ≤ now
  *           (eventually consistent: TAKE decides).
- * TAKE      UpdateItem chunks[executionKey, outbox#key]
+ * TAKE      UpdateItem chunks[executionKey, outbox#key] (no return values: the effect is known)
  *           Condition: status = PENDING AND dueAt = the dueAt read — nobody took it since
  *           Effect:    dueAt = until (hidden from other dispatchers meanwhile), deliveries + 1
  * RECORD    UpdateItem, Condition: status = PENDING AND deliveries = the taken count
@@ -14,12 +14,12 @@
  *           retry     → dueAt = next try, lastError
  *           dead      → DEAD, lastError; leaves the index
  */
-import { UpdateItemCommand, type DynamoDBClient, type UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient, UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import { outboxSortKey, type DeliveryResult, type OutboxItem, type OutboxStore } from '../../core/chunks.ts';
 import type { CronfenceConfig } from '../config.ts';
 import { CHUNKS_TABLE } from '../schema.ts';
-import { OUTBOX_SHARDS, outboxKeyItem, toOutboxItem } from './chunk-items.ts';
-import { conditionalUpdate, isConditionFailure, onTable } from './errors.ts';
+import { outboxKeyItem, toOutboxItem } from './chunk-items.ts';
+import { conditionalUpdate } from './errors.ts';
 import { queryAll } from './read-pages.ts';
 
 const OUTBOX_INDEX = CHUNKS_TABLE.globalSecondaryIndexes[0]!.indexName;
@@ -35,47 +35,33 @@ export class DynamoOutboxStore implements OutboxStore {
     private readonly config: Pick<CronfenceConfig, 'chunksTable'>,
   ) {}
 
-  async findDue(now: number, limit: number): Promise<OutboxItem[]> {
-    const shards = await Promise.all(
-      Array.from({ length: OUTBOX_SHARDS }, (_, shard) =>
-        queryAll(
-          this.dynamo,
-          {
-            TableName: this.config.chunksTable,
-            IndexName: OUTBOX_INDEX,
-            KeyConditionExpression: 'outboxShard = :shard AND dueAt <= :now',
-            ExpressionAttributeValues: { ':shard': { N: String(shard) }, ':now': { N: String(now) } },
-          },
-          limit,
-        ),
-      ),
+  async findDue(shard: number, now: number, limit: number): Promise<OutboxItem[]> {
+    const items = await queryAll(
+      this.dynamo,
+      {
+        TableName: this.config.chunksTable,
+        IndexName: OUTBOX_INDEX,
+        KeyConditionExpression: 'outboxShard = :shard AND dueAt <= :now',
+        ExpressionAttributeValues: { ':shard': { N: String(shard) }, ':now': { N: String(now) } },
+      },
+      limit,
     );
-    return shards
-      .flat()
-      .map(toOutboxItem)
-      .sort((a, b) => (a.dueAt ?? 0) - (b.dueAt ?? 0))
-      .slice(0, limit);
+    return items.map(toOutboxItem);
   }
 
   async take(item: OutboxItem, _now: number, until: number): Promise<OutboxItem | undefined> {
-    try {
-      const result = await onTable(this.config.chunksTable, () =>
-        this.dynamo.send(
-          new UpdateItemCommand({
-            ...this.target(item),
-            UpdateExpression: 'SET dueAt = :until, deliveries = deliveries + :one',
-            ConditionExpression: UNTAKEN,
-            ExpressionAttributeNames: { '#status': 'status' },
-            ExpressionAttributeValues: { ':pending': { S: 'PENDING' }, ':seen': { N: String(item.dueAt ?? 0) }, ':until': { N: String(until) }, ':one': { N: '1' } },
-            ReturnValues: 'ALL_NEW',
-          }),
-        ),
-      );
-      return result.Attributes ? toOutboxItem(result.Attributes) : undefined;
-    } catch (error) {
-      if (isConditionFailure(error)) return undefined;
-      throw error;
-    }
+    const written = await conditionalUpdate(
+      this.dynamo,
+      {
+        ...this.target(item),
+        UpdateExpression: 'SET dueAt = :until, deliveries = deliveries + :one',
+        ConditionExpression: UNTAKEN,
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':pending': { S: 'PENDING' }, ':seen': { N: String(item.dueAt ?? 0) }, ':until': { N: String(until) }, ':one': { N: '1' } },
+      },
+      () => {},
+    );
+    return written ? { ...item, dueAt: until, deliveries: item.deliveries + 1 } : undefined;
   }
 
   async record(item: OutboxItem, result: DeliveryResult): Promise<void> {
