@@ -67,7 +67,7 @@ describe('the 1,200-merchant settlement, paused mid-batch and resumed by a stand
         `${run.standbyChunks.size - (30 - PAUSE_AT)} chunks skipped by the standby, ${redoneChunks(run).length} redone; failover ${run.failoverMs} ms; ` +
         `deliveries ${run.outbox.reduce((sum, item) => sum + item.deliveries, 0)}; SUCCEEDED after ${run.succeededAfterMs} ms, all wires delivered after ${run.elapsedMs} ms; standby errors ${run.standbyErrors.length}`,
     );
-  }, 180_000);
+  }, 240_000);
 
   it('without the fence check the same zombie’s late chunk lands after the takeover (what the first case rules out)', async () => {
     const { dynamo } = installation.runtime.clients;
@@ -76,10 +76,11 @@ describe('the 1,200-merchant settlement, paused mid-batch and resumed by a stand
       pauseAt: PAUSE_AT,
       wrapZombieChunks: (store) => unfencedChunkStore(store, dynamo, installation.runtime.config.chunksTable),
       standbyWaitsForZombie: true,
+      wires: false,
     });
     expect(run.late.outcome).toBe('committed');
     const lateRecord = run.chunks.find((record) => record.chunk === PAUSE_AT);
     expect(lateRecord).toMatchObject({ fence: 1, owner: 'worker-a' });
-    expect(lateRecord!.committedAt).toBeGreaterThan(run.takeoverAt);
+    expect(lateRecord!.committedAt).toBeGreaterThanOrEqual(run.takeoverAt);
   }, 180_000);
 });
