@@ -11,7 +11,7 @@ import { readAuditHistory, type AuditReadProgress, type EffectSource } from './d
 
 export interface VerifySource {
   readonly dynamo: DynamoDBClient;
-  readonly config: Pick<CronfenceConfig, 'jobsTable' | 'slicesTable' | 'ledgerTable' | 'sliceRetentionMs'>;
+  readonly config: Pick<CronfenceConfig, 'jobsTable' | 'slicesTable' | 'ledgerTable' | 'sliceRetentionMs'> & Partial<Pick<CronfenceConfig, 'chunksTable'>>;
   /** @default the system clock */
   readonly clock?: Clock;
 }

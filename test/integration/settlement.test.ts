@@ -62,6 +62,8 @@ describe('the 1,200-merchant settlement, paused mid-batch and resumed by a stand
     expect(run.bank.booked.size).toBe(1200);
     expect([...run.bank.booked.keys()].sort()).toEqual(expectedMerchants.map((merchant) => `${id}#${merchant}`));
     expect(run.failoverMs).toBeLessThan(5000);
+    // cronfence verify's chunk check agrees.
+    expect(run.verified).toEqual({ executions: 1, chunks: 30, outbox: { pending: 0, delivered: 1200, dead: 0 }, violations: [] });
     console.info(
       `settlement: ${rows.length} payout rows, ${run.bank.booked.size} wires booked (${run.bank.replays} replays answered from the key, ${run.bank.refused} refused 503), ` +
         `${run.standbyChunks.size - (30 - PAUSE_AT)} chunks skipped by the standby, ${redoneChunks(run).length} redone; failover ${run.failoverMs} ms; ` +
@@ -76,11 +78,15 @@ describe('the 1,200-merchant settlement, paused mid-batch and resumed by a stand
       pauseAt: PAUSE_AT,
       wrapZombieChunks: (store) => unfencedChunkStore(store, dynamo, installation.runtime.config.chunksTable),
       standbyWaitsForZombie: true,
+      // Past the clock-skew margin, so verify can tell it from a chunk that raced the claim.
+      zombieWakesAfterMs: 4500,
       wires: false,
     });
     expect(run.late.outcome).toBe('committed');
     const lateRecord = run.chunks.find((record) => record.chunk === PAUSE_AT);
     expect(lateRecord).toMatchObject({ fence: 1, owner: 'worker-a' });
     expect(lateRecord!.committedAt).toBeGreaterThanOrEqual(run.takeoverAt);
+    // And cronfence verify reports it.
+    expect(run.verified.violations).toMatchObject([{ kind: 'chunk-after-takeover', detail: expect.stringContaining(`chunk ${PAUSE_AT} of fence 1`) }]);
   }, 180_000);
 });

@@ -12,6 +12,8 @@ import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { DeleteMessageCommand } from '@aws-sdk/client-sqs';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { createTableInput } from '../../lib/aws/bootstrap.ts';
+import { verifyChunks } from '../../lib/aws/verify-chunks.ts';
+import type { ChunkAuditReport } from '../../lib/core/chunk-audit.ts';
 import type { ChunkCommitOutcome, ChunkCommitRequest, ChunkRecord, ChunkStore, OutboxItem } from '../../lib/core/chunks.ts';
 import { systemClock } from '../../lib/core/clock.ts';
 import { executionKey } from '../../lib/core/execution-key.ts';
@@ -47,6 +49,8 @@ export interface SettlementRun {
   readonly elapsedMs: number;
   /** Start → slice SUCCEEDED, ms. */
   readonly succeededAfterMs: number;
+  /** `cronfence verify`'s check of the chunks table over this execution. */
+  readonly verified: ChunkAuditReport;
 }
 
 export interface SettlementScenarioOptions {
@@ -57,6 +61,8 @@ export interface SettlementScenarioOptions {
   readonly wrapZombieChunks?: (store: ChunkStore) => ChunkStore;
   /** B commits no chunk until A's late chunk settled (so the race of the two is decided one way). */
   readonly standbyWaitsForZombie?: boolean;
+  /** How long after B's claim A wakes. @default 0 */
+  readonly zombieWakesAfterMs?: number;
   /** Wires through the outbox to the mock bank too. @default true */
   readonly wires?: boolean;
 }
@@ -168,7 +174,7 @@ export async function runSettlementTakeover(installation: TestInstallation, opti
         installation.events.emit(event);
         if (event.type === 'claimed' && event.worker === 'worker-b' && takeoverAt === 0) {
           takeoverAt = Date.now();
-          wake.open();
+          setTimeout(() => wake.open(), options.zombieWakesAfterMs ?? 0);
         }
       } },
       clock: systemClock,
@@ -205,6 +211,9 @@ export async function runSettlementTakeover(installation: TestInstallation, opti
       standbyErrors,
       failoverMs: takeoverAt - Math.max(lastRenewalByA, claimedByA),
       succeededAfterMs,
+      verified: await patiently(() =>
+        verifyChunks(runtime.clients.dynamo, runtime.config, { since: key.scheduledAt, until: key.scheduledAt + 1000, jobId: key.jobId, now: Date.now(), graceMs: 120_000 }),
+      ),
       takeoverAt,
       elapsedMs: Date.now() - started,
     };
