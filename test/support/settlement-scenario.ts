@@ -12,6 +12,7 @@ import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { DeleteMessageCommand } from '@aws-sdk/client-sqs';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { createTableInput } from '../../lib/aws/bootstrap.ts';
+import { WORK_QUEUE } from '../../lib/aws/schema.ts';
 import { verifyChunks } from '../../lib/aws/verify-chunks.ts';
 import type { ChunkAuditReport } from '../../lib/core/chunk-audit.ts';
 import type { ChunkCommitOutcome, ChunkCommitRequest, ChunkRecord, ChunkStore, OutboxItem } from '../../lib/core/chunks.ts';
@@ -153,8 +154,10 @@ export async function runSettlementTakeover(installation: TestInstallation, opti
       handlers,
       onLeaseRenewed: (_key, _fence, at) => (lastRenewalByA = at),
     });
-    const [first] = await installation.receiveSome(workUrl, 1);
-    const runA = workerA.process(received(first!));
+    // Received as the poller receives: with the queue's own visibility (3 s), which A's heartbeats would extend.
+    let first: Awaited<ReturnType<TestInstallation['receive']>>[number] | undefined;
+    while (first === undefined) [first] = await installation.receive(workUrl, 1, WORK_QUEUE.visibilityTimeoutSeconds);
+    const runA = workerA.process(received(first));
     await reachedPause.opened;
 
     // Standby B: takes the message when it comes back, and resumes.
@@ -184,7 +187,7 @@ export async function runSettlementTakeover(installation: TestInstallation, opti
     // As the SQS event source would: a message whose processing threw comes back later (errors are counted, not fatal).
     const deadline = Date.now() + 90_000;
     while (Date.now() < deadline && (await runtime.slices.get(key).catch(() => undefined))?.status !== 'SUCCEEDED') {
-      const messages = await installation.receive(workUrl, 10, 3).catch(() => []);
+      const messages = await installation.receive(workUrl, 10, WORK_QUEUE.visibilityTimeoutSeconds).catch(() => []);
       for (const message of messages) {
         try {
           const disposition = await workerB.process(received(message));
