@@ -116,11 +116,14 @@ export class AttemptChunks {
   }
 
   private loadCheckpoint(): Promise<Set<number>> {
-    this.checkpoint ??= this.options.store!.committedChunks(this.options.key).then((records) => new Set(records.map((record) => record.chunk)));
-    // A failed read is not cached: the next call reads again.
-    this.checkpoint.catch(() => {
-      this.checkpoint = undefined;
-    });
+    if (this.checkpoint === undefined) {
+      const reading = this.options.store!.committedChunks(this.options.key).then((records) => new Set(records.map((record) => record.chunk)));
+      this.checkpoint = reading;
+      // A failed read is not kept: the next call reads again.
+      reading.catch(() => {
+        if (this.checkpoint === reading) this.checkpoint = undefined;
+      });
+    }
     return this.checkpoint;
   }
 }
