@@ -77,7 +77,9 @@ describe('cost per payout', () => {
       );
       // 30 chunk transactions of 82 items (40 rows, 40 outbox items, chunk record, fence check), the final commit, nothing redone.
       expect(commit.kinds.dynamoTransactWrite).toBe(31);
-      expect(commit.transactItems).toBe(30 * 82 + 3);
+      // The final commit: slice + summary row (+ a ledger item while the ledger is its own table, before issue 11).
+      expect(commit.transactItems - 30 * 82).toBeGreaterThanOrEqual(2);
+      expect(commit.transactItems - 30 * 82).toBeLessThanOrEqual(3);
       // Each row and outbox item is one transactional write under 1 KB (2 WRU) and each outbox item one index write:
       // 5 WRU per payout at commit, plus the chunk records and the final commit.
       expect(commitUnits.write / 1200).toBeGreaterThanOrEqual(5);
