@@ -5,6 +5,8 @@
  */
 export { defineJob, HandlerRegistry, type JobContext, type JobFunction, type JobHandler } from './engine/define-job.ts';
 export type { BusinessWrite, AttributeMap } from './core/ports.ts';
+export type { ChunkCommitOutcome, ChunkWork, OutboundRequest } from './core/chunks.ts';
+export { OutboxDispatcher, type DeliverRequest, type OutboxDispatcherDeps } from './engine/outbox-dispatcher.ts';
 export { LIFECYCLE_EVENT_TYPES, type LifecycleEvent, type LifecycleEventType } from './core/events.ts';
 export { DEFAULT_POLICIES, MAX_ATTEMPTS, type JobPolicies, type JobSpec, type JobSpecInput } from './core/job-spec.ts';
 export type { LocalTable } from './lambda/jobs-module.ts';
@@ -15,6 +17,7 @@ export {
   CommitRejectedError,
   CronfenceError,
   FencedOutError,
+  InvalidChunkError,
   InvalidFieldError,
   InvalidJobSpecError,
   InvalidOperatorRequestError,

@@ -8,7 +8,7 @@
  * code change.
  */
 import { z } from 'zod';
-import { DEAD_LETTER_QUEUE, EVENT_BUS_LOGICAL_NAME, JOBS_TABLE, SCAN_QUEUE, SLICES_TABLE, WORK_QUEUE } from './schema.ts';
+import { CHUNKS_TABLE, DEAD_LETTER_QUEUE, EVENT_BUS_LOGICAL_NAME, JOBS_TABLE, SCAN_QUEUE, SLICES_TABLE, WORK_QUEUE } from './schema.ts';
 import { InvalidJobSpecError } from '../core/errors.ts';
 
 type Env = Record<string, string | undefined>;
@@ -38,6 +38,7 @@ const VARIABLES = {
   CRONFENCE_PREFIX: [text(), { scope: 'runtime', default: 'cronfence', description: 'Prefix of every resource name below that is not set itself (`<prefix>-jobs`, ...).' }],
   CRONFENCE_JOBS_TABLE: [text(), { scope: 'runtime', default: named(JOBS_TABLE.logicalName), description: 'The jobs table (set by the construct).' }],
   CRONFENCE_SLICES_TABLE: [text(), { scope: 'runtime', default: named(SLICES_TABLE.logicalName), description: 'The slices table (set by the construct).' }],
+  CRONFENCE_CHUNKS_TABLE: [text(), { scope: 'runtime', default: named(CHUNKS_TABLE.logicalName), description: 'Chunk records and outbox items of chunked slices (set by the construct).' }],
   CRONFENCE_WORK_QUEUE: [text(), { scope: 'runtime', default: named(WORK_QUEUE.logicalName), description: 'The work queue\'s name.' }],
   CRONFENCE_SCAN_QUEUE: [text(), { scope: 'runtime', default: named(SCAN_QUEUE.logicalName), description: 'The scan queue\'s name.' }],
   CRONFENCE_DEAD_LETTER_QUEUE: [text(), { scope: 'runtime', default: named(DEAD_LETTER_QUEUE.logicalName), description: 'The dead-letter queue\'s name.' }],
@@ -87,6 +88,7 @@ export interface CronfenceConfig {
   readonly prefix: string;
   readonly jobsTable: string;
   readonly slicesTable: string;
+  readonly chunksTable: string;
   readonly workQueueName: string;
   readonly scanQueueName: string;
   readonly deadLetterQueueName: string;
@@ -128,6 +130,7 @@ export function loadConfig(env: Env = process.env): CronfenceConfig {
     prefix,
     jobsTable: name(e.CRONFENCE_JOBS_TABLE, JOBS_TABLE.logicalName),
     slicesTable: name(e.CRONFENCE_SLICES_TABLE, SLICES_TABLE.logicalName),
+    chunksTable: name(e.CRONFENCE_CHUNKS_TABLE, CHUNKS_TABLE.logicalName),
     workQueueName: name(e.CRONFENCE_WORK_QUEUE, WORK_QUEUE.logicalName),
     scanQueueName: name(e.CRONFENCE_SCAN_QUEUE, SCAN_QUEUE.logicalName),
     deadLetterQueueName: name(e.CRONFENCE_DEAD_LETTER_QUEUE, DEAD_LETTER_QUEUE.logicalName),

@@ -13,6 +13,8 @@
  *   execution (core/ledger.ts): the slice key is the unique constraint.
  *   "sweep" (sparse GSI, sweepShard + sweepAt): live slices whose message may
  *   be lost; final slices drop `sweepShard`.
+ * - chunks, by executionKey + item: chunk records (checkpoint) and outbox
+ *   items of chunked slices; "outbox" (sparse GSI): pending deliveries.
  */
 export type AttributeType = 'S' | 'N';
 
@@ -79,7 +81,29 @@ export const SLICES_TABLE: TableDefinition = {
   timeToLiveAttribute: 'expiresAt',
 };
 
-export const TABLES = [JOBS_TABLE, SLICES_TABLE] as const;
+/**
+ * Chunk records and outbox items of chunked slices (lib/core/chunks.ts), one
+ * partition per execution: sort key `chunk#000012` (the checkpoint: one Query
+ * reads a slice's committed chunks) or `outbox#<request key>`. "outbox"
+ * (sparse GSI, outboxShard + dueAt): pending outbound requests the dispatcher
+ * delivers; delivered and dead ones drop `outboxShard` and leave it.
+ */
+export const CHUNKS_TABLE: TableDefinition = {
+  logicalName: 'chunks',
+  partitionKey: { name: 'executionKey', type: 'S' },
+  sortKey: { name: 'item', type: 'S' },
+  globalSecondaryIndexes: [
+    {
+      indexName: 'outbox',
+      partitionKey: { name: 'outboxShard', type: 'N' },
+      sortKey: { name: 'dueAt', type: 'N' },
+      projection: { type: 'ALL' },
+    },
+  ],
+  timeToLiveAttribute: 'expiresAt',
+};
+
+export const TABLES = [JOBS_TABLE, SLICES_TABLE, CHUNKS_TABLE] as const;
 
 export const DEAD_LETTER_QUEUE: QueueDefinition = {
   logicalName: 'dlq',

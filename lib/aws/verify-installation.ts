@@ -13,7 +13,7 @@ import { DEFAULT_DEAD_MAN_FACTOR } from '../core/dead-man.ts';
 
 export interface VerifySource {
   readonly dynamo: DynamoDBClient;
-  readonly config: Pick<CronfenceConfig, 'jobsTable' | 'slicesTable' | 'sliceRetentionMs'> & Partial<Pick<CronfenceConfig, 'deadManFactor'>>;
+  readonly config: Pick<CronfenceConfig, 'jobsTable' | 'slicesTable' | 'sliceRetentionMs'> & Partial<Pick<CronfenceConfig, 'deadManFactor' | 'chunksTable'>>;
   /** @default the system clock */
   readonly clock?: Clock;
 }

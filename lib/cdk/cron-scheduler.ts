@@ -20,7 +20,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
 import { loadConfig, type CronfenceConfig } from '../aws/config.ts';
-import { DEAD_LETTER_QUEUE, JOBS_TABLE, SCAN_QUEUE, SLICES_TABLE, WORK_QUEUE } from '../aws/schema.ts';
+import { CHUNKS_TABLE, DEAD_LETTER_QUEUE, JOBS_TABLE, SCAN_QUEUE, SLICES_TABLE, WORK_QUEUE } from '../aws/schema.ts';
 import { InvalidJobSpecError } from '../core/errors.ts';
 import { parseJobSpec, type JobSpec } from '../core/job-spec.ts';
 import { registry as defaultRegistry } from '../example-jobs/index.ts';
@@ -42,6 +42,8 @@ const TICK_INTERVAL = Duration.minutes(1);
 export class CronScheduler extends Construct {
   readonly jobsTable: dynamodb.Table;
   readonly slicesTable: dynamodb.Table;
+  /** Chunk records and outbox items of chunked slices (`ctx.commitChunk`). */
+  readonly chunksTable: dynamodb.Table;
   readonly deadLetterQueue: sqs.Queue;
   readonly workQueue: sqs.Queue;
   readonly scanQueue: sqs.Queue;
@@ -81,6 +83,7 @@ export class CronScheduler extends Construct {
     const tableOptions = { removalPolicy, pointInTimeRecovery: props.pointInTimeRecovery ?? true, encryptionKey: props.encryptionKey, warmThroughput: props.warmThroughput };
     this.jobsTable = schemaTable(this, 'Jobs', JOBS_TABLE, tableOptions);
     this.slicesTable = schemaTable(this, 'Slices', SLICES_TABLE, tableOptions);
+    this.chunksTable = schemaTable(this, 'Chunks', CHUNKS_TABLE, tableOptions);
 
     const encryptionKey = props.encryptionKey;
     this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', queueProps(DEAD_LETTER_QUEUE, { encryptionKey }));
@@ -92,6 +95,7 @@ export class CronScheduler extends Construct {
     this.resources = {
       jobs: this.jobsTable,
       slices: this.slicesTable,
+      chunks: this.chunksTable,
       workQueue: this.workQueue,
       scanQueue: this.scanQueue,
       deadLetterQueue,
@@ -248,6 +252,7 @@ export class CronScheduler extends Construct {
     return {
       CRONFENCE_JOBS_TABLE: this.jobsTable.tableName,
       CRONFENCE_SLICES_TABLE: this.slicesTable.tableName,
+      CRONFENCE_CHUNKS_TABLE: this.chunksTable.tableName,
       CRONFENCE_WORK_QUEUE: this.workQueue.queueName,
       CRONFENCE_SCAN_QUEUE: this.scanQueue.queueName,
       CRONFENCE_DEAD_LETTER_QUEUE: this.deadLetterQueue.queueName,

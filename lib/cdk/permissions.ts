@@ -17,6 +17,8 @@
  *          GetItem, PutItem(jobs), Query(slices, slices/index/sweep): a one-time job with
  *          afterOneTime 'delete' deleted after its run — job-repository.ts;
  *          Query(slices), UpdateItem(slices): the overlap policy — overlap-ops.ts
+ *          TransactWriteItems: ConditionCheckItem(slices) + PutItem(chunks) — commit-chunk.ts;
+ *          Query, GetItem(chunks) — chunk-store.ts (checkpoint, own-chunk check)
  *          + the business tables granted with grantCommit
  * jobs     GetItem, PutItem, DeleteItem(jobs) — job-repository.ts;
  *          Query(slices), UpdateItem(slices) — skip-pending-slices.ts on delete
@@ -31,6 +33,7 @@ import { JOBS_TABLE, SLICES_TABLE } from '../aws/schema.ts';
 export interface SchedulerResources {
   readonly jobs: dynamodb.ITable;
   readonly slices: dynamodb.ITable;
+  readonly chunks: dynamodb.ITable;
   readonly workQueue: sqs.IQueue;
   readonly scanQueue: sqs.IQueue;
   readonly deadLetterQueue: sqs.IQueue;
@@ -96,6 +99,9 @@ export function grantWorker(grantee: iam.IGrantable, r: SchedulerResources): voi
   allow(grantee, ['dynamodb:GetItem', 'dynamodb:PutItem'], [r.jobs.tableArn]);
   // The same, and the overlap policy's read of a job's recent slices (overlap-ops.ts).
   allow(grantee, ['dynamodb:Query'], [r.slices.tableArn, indexArn(r.slices, sweepIndex())]);
+  // Chunked commits (commit-chunk.ts, chunk-store.ts): the fence check on the slice, the chunk and outbox puts, the checkpoint read.
+  allow(grantee, ['dynamodb:ConditionCheckItem'], [r.slices.tableArn]);
+  allow(grantee, ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'], [r.chunks.tableArn]);
   useTableKey(grantee, r);
   sendTo(grantee, r, [r.deadLetterQueue]);
   r.bus.grantPutEventsTo(grantee);

@@ -64,7 +64,7 @@ export interface CronSchedulerProps {
   /** Point-in-time recovery on both tables. @default true */
   readonly pointInTimeRecovery?: boolean;
   /**
-   * Pre-warm both tables to serve this much at once (DynamoDB warm
+   * Pre-warm the tables (and their indexes) to serve this much at once (DynamoDB warm
    * throughput, billed once per change). A new on-demand table serves
    * 4,000 WRU/s at first; `npx cronfence bench` prints what a midnight burst
    * needs (docs/bench.md, "Capacity plan"), e.g. `{ writeUnitsPerSecond: 40_000 }`.

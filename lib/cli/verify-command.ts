@@ -9,6 +9,9 @@ import { SingleBar } from 'cli-progress';
 import { AUDIT_DEFAULTS } from '../core/audit.ts';
 import type { AuditReadProgress, EffectSource } from '../aws/dynamo/audit-reader.ts';
 import { verifyInstallation, type VerifySource } from '../aws/verify-installation.ts';
+import { verifyChunks } from '../aws/verify-chunks.ts';
+import type { ChunkAuditReport } from '../core/chunk-audit.ts';
+import { MissingResourceError } from '../core/errors.ts';
 import { parseDurationFlag, parseTimeAgo } from './time-flags.ts';
 import { renderAuditReport } from './verify-format.ts';
 
@@ -61,10 +64,39 @@ export function verifyCommand(source: () => VerifySource, write: (line: string) 
       if (flags.job !== undefined && report.jobs.checked === 0) {
         return usageError(`--job ${JSON.stringify(flags.job)}: no job, deleted job, slice or ledger record with this id between --since and --until`);
       }
-      if (flags.json) write(JSON.stringify(report, null, 2));
-      else for (const line of renderAuditReport(report)) write(line);
-      process.exitCode = report.exitCode;
+      let chunks: ChunkAuditReport | undefined;
+      try {
+        chunks = await chunkAudit(source(), { since: flags.since, until, jobId: flags.job, now: Date.now(), graceMs: flags.grace });
+      } catch (error) {
+        const cause = error as Error;
+        return usageError(`could not read the chunks table: ${cause.name}: ${cause.message}`);
+      }
+      if (flags.json) write(JSON.stringify(chunks === undefined ? report : { ...report, chunks }, null, 2));
+      else for (const line of [...renderAuditReport(report), ...renderChunkAudit(chunks)]) write(line);
+      process.exitCode = chunks !== undefined && chunks.violations.length > 0 ? 1 : report.exitCode;
     });
+}
+
+/** The chunks table's check (chunk records and outbox items); undefined for an installation without one. */
+async function chunkAudit(source: VerifySource, request: Parameters<typeof verifyChunks>[2]): Promise<ChunkAuditReport | undefined> {
+  const chunksTable = source.config.chunksTable;
+  if (chunksTable === undefined) return undefined;
+  try {
+    return await verifyChunks(source.dynamo, { slicesTable: source.config.slicesTable, chunksTable }, request);
+  } catch (error) {
+    // An installation bootstrapped before chunked commits has no chunks table, and so nothing to check there.
+    if (error instanceof MissingResourceError) return undefined;
+    throw error;
+  }
+}
+
+function renderChunkAudit(chunks: ChunkAuditReport | undefined): string[] {
+  if (chunks === undefined || chunks.chunks + chunks.outbox.pending + chunks.outbox.delivered + chunks.outbox.dead === 0) return [];
+  const { pending, delivered, dead } = chunks.outbox;
+  return [
+    `chunked slices: ${chunks.executions} executions, ${chunks.chunks} chunk records; outbox ${delivered} delivered, ${pending} pending, ${dead} dead-lettered`,
+    ...chunks.violations.map((violation) => `  VIOLATION ${violation.kind} ${violation.executionKey}: ${violation.detail}`),
+  ];
 }
 
 /** `table` or `table:keyAttribute`; DynamoDB table names never contain ':'. */

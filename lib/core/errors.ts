@@ -241,3 +241,15 @@ export class JobExistsError extends CronfenceError {
     super(`job ${JSON.stringify(jobId)} already exists with another definition; use updateJob to change it`);
   }
 }
+
+/** `ctx.commitChunk` was asked for something it cannot commit (a bad chunk number or request key, or after the final commit); nothing was written. */
+export class InvalidChunkError extends CronfenceError {
+  override name = 'InvalidChunkError';
+  constructor(
+    readonly executionKey: string,
+    readonly chunk: number,
+    readonly reason: string,
+  ) {
+    super(`chunk ${String(chunk)} of ${executionKey}: ${reason}`);
+  }
+}

@@ -9,6 +9,7 @@
  * });
  * ```
  */
+import type { ChunkCommitOutcome, ChunkWork } from '../core/chunks.ts';
 import type { BusinessWrite } from '../core/ports.ts';
 
 export interface JobContext {
@@ -35,6 +36,21 @@ export interface JobContext {
    * @throws {BusinessConditionFailedError} a condition on one of `writes` failed; nothing was written.
    */
   commit(writes?: readonly BusinessWrite[]): Promise<void>;
+  /**
+   * Commits chunk `n` of a batch too large for one transaction: its writes
+   * and outbound requests (`work`, or what `work()` returns) in one DynamoDB
+   * transaction with the chunk's record `<executionKey>#chunk-<n>`, on the
+   * fence. A chunk an earlier claim committed is not redone: `work` is not
+   * called and the result is `'already-committed'`. The slice becomes
+   * SUCCEEDED only with `commit` (or the handler's return), which waits for
+   * the chunks in flight. Chunks may be committed in any order, concurrently.
+   * @throws {FencedOutError} another worker owns the slice now; nothing was written.
+   * @throws {InvalidChunkError} a bad chunk number or request key, or a chunk after the final commit.
+   * @throws {TooManyWritesError} more than 98 writes + outbound requests.
+   */
+  commitChunk(n: number, work: ChunkWork | (() => ChunkWork | Promise<ChunkWork>)): Promise<ChunkCommitOutcome>;
+  /** The chunk numbers committed so far for this slice, by any claim: the checkpoint a standby resumes from. */
+  committedChunks(): Promise<ReadonlySet<number>>;
 }
 
 export type JobFunction = (ctx: JobContext) => Promise<void>;

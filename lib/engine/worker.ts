@@ -24,6 +24,7 @@ import { executionKey, isoSecond } from '../core/execution-key.ts';
 import { startAtOf } from '../core/jitter.ts';
 import { isOwnCommit } from '../core/ledger.ts';
 import { decodeWorkMessage } from '../core/messages.ts';
+import type { ChunkCommitOutcome, ChunkStore } from '../core/chunks.ts';
 import type { BusinessWrite, DeadLetterSink, OneTimeJobs, OverlapStore, SliceStore, WorkQueue } from '../core/ports.ts';
 import {
   afterFailure,
@@ -38,6 +39,7 @@ import {
 } from '../core/slice.ts';
 import type { HandlerRegistry, JobContext, JobHandler } from './define-job.ts';
 import { AttemptCommit } from './attempt-commit.ts';
+import { AttemptChunks } from './chunk-commit.ts';
 import { keepHidden } from './keep-hidden.ts';
 import { passOverlapGate } from './overlap-gate.ts';
 import { LeaseKeeper, type LeaseKeeperOptions } from './lease-keeper.ts';
@@ -65,6 +67,10 @@ export interface WorkerDeps {
   readonly oneTimeJobs?: OneTimeJobs;
   /** Each successful lease renewal (the chaos drill measures failover from the last one). */
   readonly onLeaseRenewed?: (slice: SliceKey, fence: number, at: number) => void;
+  /** Where `ctx.commitChunk` commits; without it, a chunked handler fails with InvalidChunkError. */
+  readonly chunks?: ChunkStore;
+  /** Each chunk an attempt committed, or skipped as committed by an earlier claim. */
+  readonly onChunk?: (slice: SliceKey, fence: number, chunk: number, outcome: ChunkCommitOutcome) => void;
 }
 
 /** Tries of one commit whose outcome was unknown (a timeout, a lost reply) or that DynamoDB refused for now. */
@@ -209,9 +215,22 @@ export class Worker {
     lease.start();
     const timeout = AbortSignal.timeout(slice.policies.timeoutMs);
     const signal = AbortSignal.any([lease.signal, timeout]);
-    const commit = new AttemptCommit(executionKey(slice.jobId, slice.scheduledAt), signal, () => abortReason(signal, slice), (writes) =>
-      this.commitOnce(key, slice.fence, writes),
-    );
+    const chunks = new AttemptChunks({
+      store: this.deps.chunks,
+      key,
+      fence: slice.fence,
+      owner: this.deps.workerId,
+      clock,
+      signal,
+      abortReason: () => abortReason(signal, slice),
+      random: this.deps.random,
+      onChunk: (chunk, outcome) => this.deps.onChunk?.(key, slice.fence, chunk, outcome),
+    });
+    // The final commit goes only after every chunk in flight settled, and not at all if one failed.
+    const commit = new AttemptCommit(executionKey(slice.jobId, slice.scheduledAt), signal, () => abortReason(signal, slice), async (writes) => {
+      await chunks.close();
+      await this.commitOnce(key, slice.fence, writes);
+    });
     const startedAt = { at: 0 };
     try {
       // A claim its message may have outrun: a standby given the message may have claimed since. Start only on a lease
@@ -222,7 +241,7 @@ export class Worker {
       await sleep(startAt - clock.now(), signal);
       startedAt.at = clock.now();
       this.emit('started', slice, { fence: slice.fence, attempt: slice.attempts, startLagMs: startedAt.at - startAt });
-      await Promise.race([handler.run(this.context(slice, signal, (writes) => commit.call(writes))), rejectOnAbort(signal, slice)]);
+      await Promise.race([handler.run(this.context(slice, signal, (writes) => commit.call(writes), chunks)), rejectOnAbort(signal, slice)]);
       await commit.afterHandlerReturned();
     } catch (error) {
       // A timeout or lost lease can win the race while a commit is in flight: that commit's outcome decides.
@@ -341,7 +360,7 @@ export class Worker {
     return 'delete';
   }
 
-  private context(slice: Slice, signal: AbortSignal, commit: (writes: readonly BusinessWrite[]) => Promise<void>): JobContext {
+  private context(slice: Slice, signal: AbortSignal, commit: (writes: readonly BusinessWrite[]) => Promise<void>, chunks: AttemptChunks): JobContext {
     return {
       jobId: slice.jobId,
       scheduledAt: new Date(slice.scheduledAt),
@@ -352,6 +371,8 @@ export class Worker {
       payload: slice.payload ?? {},
       worker: this.deps.workerId,
       commit: (writes = []) => commit(writes),
+      commitChunk: (n, work) => chunks.commit(n, work),
+      committedChunks: () => chunks.committed(),
     };
   }
 

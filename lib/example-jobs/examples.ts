@@ -1,12 +1,16 @@
 /**
  * The example jobs `cronfence dev` registers: a 6-field cron every 5 seconds,
- * a 5-field cron every minute, and the merchant settlement from the story,
- * which writes its payout row in the same transaction as its commit.
+ * a 5-field cron every minute, and the merchant settlement from the story
+ * (settlement.ts): 1,200 payouts in chunked commits, monthly at 06:00 in
+ * Kolkata, and its fast variant every minute for dev runs, tests and drills.
  */
 import type { JobSpecInput } from '../core/job-spec.ts';
 import { examplePayoutsTable } from '../aws/config.ts';
 import type { TableDefinition } from '../aws/schema.ts';
 import { defineJob } from '../engine/define-job.ts';
+import { merchantSettlement, SETTLEMENT_MERCHANTS } from './settlement.ts';
+
+export { merchantSettlement } from './settlement.ts';
 
 /** The settlement's business table (not part of cronfence's own schema). */
 export const PAYOUTS_TABLE: TableDefinition = {
@@ -27,40 +31,25 @@ export const everyMinute = defineJob('every-minute', async (ctx) => {
   ctx.signal.throwIfAborted();
 });
 
-export const merchantSettlement = defineJob('merchant-settlement', async (ctx) => {
-  const merchants = Number(ctx.payload.merchants ?? 3);
-  // The payout row is keyed by the execution key: even a bug elsewhere could not pay this slice twice.
-  await ctx.commit([
-    {
-      put: {
-        tableName: payoutsTableName(),
-        item: {
-          payoutId: ctx.executionKey,
-          jobId: ctx.jobId,
-          scheduledAt: ctx.scheduledAt.toISOString(),
-          merchants,
-          amountMinor: merchants * 125_000,
-          currency: 'INR',
-          fence: ctx.fence,
-          worker: ctx.worker,
-        },
-        conditionExpression: 'attribute_not_exists(payoutId)',
-      },
-    },
-  ]);
-});
-
 export const EXAMPLE_HANDLERS = [everyFiveSeconds, everyMinute, merchantSettlement];
 
 export const EXAMPLE_JOBS: JobSpecInput[] = [
   { id: 'every-5-seconds', schedule: '*/5 * * * * *', handler: everyFiveSeconds.name },
   { id: 'every-minute', schedule: '* * * * *', handler: everyMinute.name },
   {
-    // In production this is monthly ("0 0 2 1 * *"); every minute at :30 here so a short dev run shows it.
+    // The story's schedule: 06:00 on the 1st of every month, Kolkata time (00:30 UTC).
     id: 'merchant-settlement',
+    schedule: '0 0 6 1 * *',
+    timeZone: 'Asia/Kolkata',
+    handler: merchantSettlement.name,
+    payload: { merchants: SETTLEMENT_MERCHANTS },
+  },
+  {
+    // The same job every minute at :30, so a short dev run, a test or a drill sees it.
+    id: 'merchant-settlement-fast',
     schedule: '30 * * * * *',
     timeZone: 'Asia/Kolkata',
     handler: merchantSettlement.name,
-    payload: { merchants: 1200 },
+    payload: { merchants: SETTLEMENT_MERCHANTS },
   },
 ];

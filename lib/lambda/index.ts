@@ -14,5 +14,6 @@ export {
   type ScannerHandlerOptions,
   type SqsHandler,
 } from './handlers.ts';
+export { createOutboxHandler, type OutboxHandlerOptions } from './outbox-handler.ts';
 export { createRuntime, type Runtime, type RuntimeOptions } from './wiring.ts';
 export { loadConfig, type CronfenceConfig } from '../aws/config.ts';

@@ -9,6 +9,9 @@ import { createAwsClients, type AwsClients } from '../aws/clients.ts';
 import { loadConfig, type CronfenceConfig } from '../aws/config.ts';
 import { DynamoScheduleStore } from '../aws/dynamo/schedule-store.ts';
 import { DynamoSliceStore } from '../aws/dynamo/slice-store.ts';
+import { DynamoChunkStore } from '../aws/dynamo/chunk-store.ts';
+import { DynamoOutboxStore } from '../aws/dynamo/outbox-store.ts';
+import type { ChunkCommitOutcome, ChunkStore, OutboxStore } from '../core/chunks.ts';
 import { JobRepository } from '../aws/dynamo/job-repository.ts';
 import { OperatorActions } from '../aws/operator-actions.ts';
 import { DeadManWatch } from '../aws/dead-man-watch.ts';
@@ -29,6 +32,10 @@ export interface Runtime {
   readonly events: FanOutEventSink;
   readonly bus: EventBusSink;
   readonly slices: SliceStore;
+  /** Chunk records of chunked slices (`ctx.commitChunk`). */
+  readonly chunks: ChunkStore;
+  /** Outbound requests committed with chunks, for the outbox dispatcher. */
+  readonly outbox: OutboxStore;
   readonly schedules: DynamoScheduleStore;
   readonly workQueue: WorkQueue;
   readonly scanQueue: SqsScanQueue;
@@ -53,6 +60,7 @@ export interface RuntimeOptions {
   /** Wraps the work queue (the chaos drill's fault injection). */
   readonly wrapWorkQueue?: (queue: WorkQueue) => WorkQueue;
   readonly onLeaseRenewed?: (slice: SliceKey, fence: number, at: number) => void;
+  readonly onChunk?: (slice: SliceKey, fence: number, chunk: number, outcome: ChunkCommitOutcome) => void;
 }
 
 export function createRuntime(options: RuntimeOptions = {}): Runtime {
@@ -66,6 +74,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const events = new FanOutEventSink(bus, ...(options.sinks ?? []));
   const slices = (options.wrapSlices ?? identity)(new DynamoSliceStore(clients.dynamo, config));
   const schedules = new DynamoScheduleStore(clients.dynamo, config);
+  const chunks = new DynamoChunkStore(clients.dynamo, config);
+  const outbox = new DynamoOutboxStore(clients.dynamo, config);
   const workQueue = (options.wrapWorkQueue ?? identity)(
     new SqsWorkQueue(clients.sqs, () => queueUrl(clients.sqs, config.workQueueName, config.queueUrls.work)),
   );
@@ -78,6 +88,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     events,
     bus,
     slices,
+    chunks,
+    outbox,
     schedules,
     workQueue,
     scanQueue,
@@ -103,6 +115,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         overlap: new DynamoOverlapStore(clients.dynamo, config),
         onError,
         onLeaseRenewed: options.onLeaseRenewed,
+        chunks,
+        onChunk: options.onChunk,
       }),
     scanner: (scannerId) =>
       new Scanner({

@@ -16,7 +16,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { DeserializeMiddleware, MiddlewareStack } from '@smithy/types';
 import type { AwsClients } from '../aws/clients.ts';
 import type { CronfenceConfig } from '../aws/config.ts';
-import { JOBS_TABLE, SLICES_TABLE, type TableDefinition } from '../aws/schema.ts';
+import { CHUNKS_TABLE, JOBS_TABLE, SLICES_TABLE, type TableDefinition } from '../aws/schema.ts';
 import {
   indexWritesForPut,
   indexWritesForUpdate,
@@ -82,10 +82,11 @@ export class RequestMeter {
   private data = emptySnapshot();
 
   /** @param config the tables whose keys and indexes it knows (without it, no index write units are counted). */
-  constructor(config?: Pick<CronfenceConfig, 'jobsTable' | 'slicesTable'>) {
+  constructor(config?: Pick<CronfenceConfig, 'jobsTable' | 'slicesTable'> & Partial<Pick<CronfenceConfig, 'chunksTable'>>) {
     if (!config) return;
     this.tables.set(config.jobsTable, shape(JOBS_TABLE));
     this.tables.set(config.slicesTable, shape(SLICES_TABLE));
+    if (config.chunksTable !== undefined) this.tables.set(config.chunksTable, shape(CHUNKS_TABLE));
   }
 
   /** Requests so far by service.Operation (live, not a copy). */

@@ -7,14 +7,18 @@
  * Not a production store: one process, no persistence.
  */
 import type { Clock } from '../core/clock.ts';
+import { InMemoryChunkStore } from './memory-chunk-store.ts';
 import { InMemoryJobRepository } from './memory-jobs.ts';
+import { InMemoryOutboxStore } from './memory-outbox-store.ts';
 import { InMemoryDeadLetterSink, InMemoryWorkQueue } from './memory-queue.ts';
 import { InMemoryOverlapStore } from './memory-overlap-store.ts';
 import { InMemoryScheduleStore } from './memory-schedule-store.ts';
 import { InMemorySliceStore } from './memory-slice-store.ts';
 import { MemoryTables, type MemoryTablesOptions } from './memory-tables.ts';
 
+export { InMemoryChunkStore } from './memory-chunk-store.ts';
 export { InMemoryJobRepository, type MemoryJobChange } from './memory-jobs.ts';
+export { InMemoryOutboxStore } from './memory-outbox-store.ts';
 export { InMemoryDeadLetterSink, InMemoryWorkQueue, type QueuedMessage, type ReceivedWorkMessage, type RejectedMessage } from './memory-queue.ts';
 export { InMemoryOverlapStore } from './memory-overlap-store.ts';
 export { InMemoryScheduleStore } from './memory-schedule-store.ts';
@@ -24,6 +28,8 @@ export { MemoryTables, type MemoryTablesOptions } from './memory-tables.ts';
 export interface MemoryInstallation {
   readonly tables: MemoryTables;
   readonly slices: InMemorySliceStore;
+  readonly chunks: InMemoryChunkStore;
+  readonly outbox: InMemoryOutboxStore;
   readonly schedules: InMemoryScheduleStore;
   readonly overlap: InMemoryOverlapStore;
   /** The queue's clock is the installation's clock: SQS's own, not a worker's. */
@@ -37,6 +43,8 @@ export function createMemoryInstallation(options: MemoryTablesOptions & { readon
   return {
     tables,
     slices: new InMemorySliceStore(tables),
+    chunks: new InMemoryChunkStore(tables),
+    outbox: new InMemoryOutboxStore(tables),
     schedules: new InMemoryScheduleStore(tables),
     overlap: new InMemoryOverlapStore(tables),
     workQueue: new InMemoryWorkQueue(options.clock),

@@ -9,6 +9,7 @@
  * Every operation runs to completion without awaiting in between, so on one
  * event loop it is atomic, as a DynamoDB conditional write is per item.
  */
+import type { ChunkRecord, OutboxItem } from '../core/chunks.ts';
 import type { JobRecord } from '../core/job-lifecycle.ts';
 import type { Slice } from '../core/slice.ts';
 
@@ -45,6 +46,10 @@ export interface MemoryTablesOptions {
 export class MemoryTables {
   readonly jobs = new Map<string, JobRecord>();
   readonly slices = new Map<string, SliceRow>();
+  /** The chunks table: chunk records by chunk key (`<executionKey>#chunk-<n>`), outbox items by idempotency key. */
+  readonly chunks = new Map<string, ChunkRecord>();
+  readonly outbox = new Map<string, OutboxItem>();
+
   /** Table name → key JSON → item. */
   readonly business = new Map<string, Map<string, Record<string, unknown>>>();
   readonly sweepGraceMs: number;

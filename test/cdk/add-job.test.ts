@@ -100,7 +100,7 @@ describe('addJob', () => {
     const jobs = Object.values(resourcesOf(template, JOB_RESOURCE_TYPE)).map((r) => JSON.parse((r.Properties as { Job: string }).Job));
     expect(jobs.map((job) => job.id).sort()).toEqual(['five-second-probe', 'merchant-settlement', 'minutely-probe']);
     expect(jobs.find((job) => job.id === 'merchant-settlement')).toMatchObject({
-      schedule: '0 0 2 1 * *',
+      schedule: '0 0 6 1 * *',
       timeZone: 'Asia/Kolkata',
       handler: 'merchant-settlement',
       payload: { merchants: 1200 },

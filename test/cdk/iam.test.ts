@@ -102,12 +102,12 @@ describe('IAM', () => {
     const consume = [arnOf(s.workQueue)];
     const payouts = arnOf(example.node.findChild('Payouts'));
     expect(Object.fromEntries(grantsOf(template, s.workerFunction))).toEqual({
-      'dynamodb:GetItem': [arnOf(s.jobsTable), arnOf(s.slicesTable)].sort(),
+      'dynamodb:GetItem': [arnOf(s.chunksTable), arnOf(s.jobsTable), arnOf(s.slicesTable)].sort(),
       'dynamodb:UpdateItem': [arnOf(s.slicesTable), payouts].sort(),
-      'dynamodb:Query': [arnOf(s.slicesTable), indexOf(s.slicesTable, 'sweep')].sort(),
-      'dynamodb:PutItem': [arnOf(s.jobsTable), payouts].sort(),
+      'dynamodb:Query': [arnOf(s.chunksTable), arnOf(s.slicesTable), indexOf(s.slicesTable, 'sweep')].sort(),
+      'dynamodb:PutItem': [arnOf(s.chunksTable), arnOf(s.jobsTable), payouts].sort(),
       'dynamodb:DeleteItem': [payouts],
-      'dynamodb:ConditionCheckItem': [payouts],
+      'dynamodb:ConditionCheckItem': [arnOf(s.slicesTable), payouts].sort(),
       'sqs:SendMessage': [arnOf(s.deadLetterQueue)],
       'events:PutEvents': [arnOf(s.eventBus)],
       ...consumeGrants(consume),

@@ -52,10 +52,22 @@ describe('CronScheduler tables', () => {
   });
 
 
+  it('builds the chunks table keyed by execution key and item, with the sparse outbox index and TTL', () => {
+    const chunks = template.toJSON().Resources[logicalIdOf(scheduler.chunksTable)].Properties;
+    expect(chunks.KeySchema).toEqual([
+      { AttributeName: 'executionKey', KeyType: 'HASH' },
+      { AttributeName: 'item', KeyType: 'RANGE' },
+    ]);
+    expect(chunks.GlobalSecondaryIndexes).toMatchObject([
+      { IndexName: 'outbox', KeySchema: [{ AttributeName: 'outboxShard', KeyType: 'HASH' }, { AttributeName: 'dueAt', KeyType: 'RANGE' }], Projection: { ProjectionType: 'ALL' } },
+    ]);
+    expect(chunks.TimeToLiveSpecification).toEqual({ AttributeName: 'expiresAt', Enabled: true });
+  });
+
   it('turns on point-in-time recovery, AWS-owned encryption and retention by default', () => {
     const tables = resourcesOf(template, 'AWS::DynamoDB::Table');
-    // Jobs and slices: a final slice is its execution's ledger record, so there is no ledger table.
-    expect(Object.keys(tables)).toHaveLength(2);
+    // Jobs, slices and chunks: a final slice is its execution's ledger record, so there is no ledger table.
+    expect(Object.keys(tables)).toHaveLength(3);
     for (const table of Object.values(tables)) {
       expect(table.Properties?.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
       // SSEEnabled false is DynamoDB's AWS-owned key.
@@ -80,11 +92,11 @@ describe('CronScheduler tables', () => {
     }
   });
 
-  it('pre-warms both tables and their indexes when asked (warmThroughput), and neither by default', () => {
+  it('pre-warms every table and its indexes when asked (warmThroughput), and none by default', () => {
     const stack = new Stack(testApp(), 'Warm');
     new CronScheduler(stack, 'Cron', { warmThroughput: { writeUnitsPerSecond: 40_000, readUnitsPerSecond: 12_000 }, alarms: { enabled: false } });
     const warm = Object.values(resourcesOf(Template.fromStack(stack), 'AWS::DynamoDB::Table'));
-    expect(warm).toHaveLength(2);
+    expect(warm).toHaveLength(3);
     for (const table of warm) {
       expect(table.Properties?.WarmThroughput).toEqual({ WriteUnitsPerSecond: 40_000, ReadUnitsPerSecond: 12_000 });
       for (const index of table.Properties?.GlobalSecondaryIndexes as { WarmThroughput?: unknown }[]) {

@@ -11,7 +11,7 @@ import type { Duration } from 'aws-cdk-lib';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEAD_LETTER_QUEUE, JOBS_TABLE, SCAN_QUEUE, SLICES_TABLE, WORK_QUEUE, type QueueDefinition, type TableDefinition } from '../../lib/aws/schema.ts';
+import { CHUNKS_TABLE, DEAD_LETTER_QUEUE, JOBS_TABLE, SCAN_QUEUE, SLICES_TABLE, WORK_QUEUE, type QueueDefinition, type TableDefinition } from '../../lib/aws/schema.ts';
 import { effectiveVisibilitySeconds } from '../../lib/cdk/schema-resources.ts';
 import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
 import { logicalIdOf, synthScheduler } from './synth.ts';
@@ -33,6 +33,7 @@ afterAll(() => local?.destroy());
 const tables: Array<[string, TableDefinition, () => Table]> = [
   ['jobs', JOBS_TABLE, () => scheduler.jobsTable],
   ['slices', SLICES_TABLE, () => scheduler.slicesTable],
+  ['chunks', CHUNKS_TABLE, () => scheduler.chunksTable],
 ];
 
 const byName = <T extends { AttributeName?: string }>(items: readonly T[]) => [...items].sort((a, b) => String(a.AttributeName).localeCompare(String(b.AttributeName)));

@@ -6,6 +6,7 @@
  */
 import type { JobSpecInput } from '../../lib/core/job-spec.ts';
 import { ManualClock } from '../../lib/core/clock.ts';
+import type { ChunkStore, OutboxStore } from '../../lib/core/chunks.ts';
 import type { OverlapStore, ScheduleStore, SliceStore, StoredJob } from '../../lib/core/ports.ts';
 import { DynamoOverlapStore } from '../../lib/aws/dynamo/overlap-ops.ts';
 import type { Slice, SliceKey } from '../../lib/core/slice.ts';
@@ -15,6 +16,8 @@ import { createTestInstallation } from '../support/harness.ts';
 
 export interface ContractInstallation {
   readonly slices: SliceStore;
+  readonly chunks: ChunkStore;
+  readonly outbox: OutboxStore;
   readonly schedules: ScheduleStore;
   /** The overlap policy's reads and writes (core/overlap-policy.ts). */
   readonly overlap: OverlapStore;
@@ -40,6 +43,8 @@ export const memoryFactory: ContractFactory = async () => {
   const jobs = memory.jobs();
   return {
     slices: memory.slices,
+    chunks: memory.chunks,
+    outbox: memory.outbox,
     schedules: memory.schedules,
     overlap: memory.overlap,
     shard: 0,
@@ -60,6 +65,8 @@ export const dynamoFactory: ContractFactory = async () => {
   const businessTable = await createBusinessTable(installation);
   return {
     slices: runtime.slices,
+    chunks: runtime.chunks,
+    outbox: runtime.outbox,
     schedules: runtime.schedules,
     overlap: new DynamoOverlapStore(runtime.clients.dynamo, runtime.config),
     shard: 0,

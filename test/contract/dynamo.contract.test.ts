@@ -1,6 +1,7 @@
 /** The contract suites against the DynamoDB and SQS adapters, over the emulator. */
 import { dynamoFactory } from './contract-fixture.ts';
 import { overlapStoreContract } from './overlap-store.contract.ts';
+import { chunkStoreContract } from './chunk-store.contract.ts';
 import { scheduleStoreContract } from './schedule-store.contract.ts';
 import { sliceStoreContract } from './slice-store.contract.ts';
 import { sqsQueueFactory, workQueueContract } from './work-queue.contract.ts';
@@ -9,3 +10,4 @@ sliceStoreContract('DynamoDB (emulator)', dynamoFactory);
 scheduleStoreContract('DynamoDB (emulator)', dynamoFactory);
 overlapStoreContract('DynamoDB (emulator)', dynamoFactory);
 workQueueContract('SQS (emulator)', sqsQueueFactory);
+chunkStoreContract('DynamoDB (emulator)', dynamoFactory);

@@ -201,8 +201,9 @@ describe('cronfence dev, end to end', () => {
       const fenceBySlice = new Map(slices.map((slice) => [slice.scheduledAt, slice.fence]));
       for (const record of ledger) expect(fenceBySlice.get(record.scheduledAt), record.executionKey).toBe(record.fence);
 
-      // merchant-settlement: one payout row per SUCCEEDED ledger record, keyed by the execution key.
-      const settlements = (await jobs.ledgerOf('merchant-settlement', since)).filter((record) => record.outcome === 'SUCCEEDED');
+      // merchant-settlement-fast: per SUCCEEDED ledger record, its summary row (keyed by the execution key) and one payout
+      // row per merchant (`<executionKey>#<merchant>`), each written by a chunk of the claim that committed it or an earlier one.
+      const settlements = (await jobs.ledgerOf('merchant-settlement-fast', since)).filter((record) => record.outcome === 'SUCCEEDED');
       const payouts: Record<string, unknown>[] = [];
       let startKey: Record<string, AttributeValue> | undefined;
       do {
@@ -212,10 +213,14 @@ describe('cronfence dev, end to end', () => {
         payouts.push(...(page.Items ?? []).map((item) => unmarshall(item)));
         startKey = page.LastEvaluatedKey;
       } while (startKey);
-      expect(payouts.map((payout) => payout.payoutId).sort()).toEqual(settlements.map((record) => record.executionKey).sort());
+      const summaries = payouts.filter((payout) => !String(payout.payoutId).includes('#'));
+      expect(summaries.map((payout) => payout.payoutId).sort()).toEqual(settlements.map((record) => record.executionKey).sort());
       for (const record of settlements) {
-        const payout = payouts.find((candidate) => candidate.payoutId === record.executionKey);
-        expect(payout).toMatchObject({ jobId: 'merchant-settlement', fence: record.fence, worker: record.owner, merchants: 1200 });
+        const summary = summaries.find((candidate) => candidate.payoutId === record.executionKey);
+        expect(summary).toMatchObject({ jobId: 'merchant-settlement-fast', fence: record.fence, worker: record.owner, merchants: 1200 });
+        const rows = payouts.filter((payout) => String(payout.payoutId).startsWith(`${record.executionKey}#`));
+        expect(new Set(rows.map((row) => row.merchant)).size, `merchants paid by ${record.executionKey}`).toBe(1200);
+        for (const row of rows) expect(Number(row.fence)).toBeLessThanOrEqual(record.fence);
       }
     },
     120_000,

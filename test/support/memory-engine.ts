@@ -13,7 +13,7 @@ import type { SliceKey } from '../../lib/core/slice.ts';
 import { defineJob, HandlerRegistry, type JobFunction } from '../../lib/engine/define-job.ts';
 import { Scanner } from '../../lib/engine/scanner.ts';
 import { Worker, type Disposition, type WorkerDeps } from '../../lib/engine/worker.ts';
-import { createMemoryInstallation, type MemoryInstallation, type ReceivedWorkMessage } from '../../lib/memory/index.ts';
+import { createMemoryInstallation, type MemoryInstallation, type MemoryTablesOptions, type ReceivedWorkMessage } from '../../lib/memory/index.ts';
 import { handleSqsBatch } from '../../lib/lambda/sqs-batch.ts';
 
 export interface MemoryEngine extends MemoryInstallation {
@@ -35,8 +35,8 @@ export interface MemoryEngine extends MemoryInstallation {
   nextEvent(match: (event: LifecycleEvent) => boolean, timeoutMs?: number): Promise<LifecycleEvent>;
 }
 
-export function createMemoryEngine(clock: Clock): MemoryEngine {
-  const memory = createMemoryInstallation({ clock });
+export function createMemoryEngine(clock: Clock, tables: MemoryTablesOptions = {}): MemoryEngine {
+  const memory = createMemoryInstallation({ ...tables, clock });
   const events = new RecordingEventSink();
   const handlers = new HandlerRegistry();
   const errors: string[] = [];
@@ -49,6 +49,7 @@ export function createMemoryEngine(clock: Clock): MemoryEngine {
       new Worker({
         workerId,
         slices: memory.slices,
+        chunks: memory.chunks,
         queue: memory.workQueue,
         deadLetters: memory.deadLetters,
         events,

@@ -1,0 +1,129 @@
+/**
+ * The chunked commits of one attempt, as `ctx.commitChunk` and
+ * `ctx.committedChunks` expose them.
+ *
+ * - The checkpoint (the chunks earlier claims committed) is read once, on the
+ *   first call, after this attempt's claim: the claim moved the fence, so no
+ *   older claim can commit a chunk after the read and the set is complete.
+ * - `commitChunk(n, work)` for a chunk in the checkpoint returns
+ *   'already-committed' without calling `work`: a standby resumes at the first
+ *   uncommitted chunk and redoes none.
+ * - A chunk whose reply was lost (timeout, 5xx) is sent again as the same
+ *   transaction; the store recognises its own earlier try by fence and owner.
+ * - The final commit waits until every chunk in flight has settled, and fails
+ *   if one failed: a SUCCEEDED slice has all its chunks. After it, no chunk
+ *   may be committed.
+ */
+import { retryDelayMs } from '../core/backoff.ts';
+import { chunkItemCount, chunkProblem, type ChunkCommitOutcome, type ChunkStore, type ChunkWork } from '../core/chunks.ts';
+import { sleep, type Clock } from '../core/clock.ts';
+import { CronfenceError, InvalidChunkError, StoreBusyError } from '../core/errors.ts';
+import { executionKey } from '../core/execution-key.ts';
+import type { SliceKey } from '../core/slice.ts';
+
+export interface AttemptChunksOptions {
+  readonly store: ChunkStore | undefined;
+  readonly key: SliceKey;
+  readonly fence: number;
+  readonly owner: string;
+  readonly clock: Clock;
+  readonly signal: AbortSignal;
+  readonly abortReason: () => Error;
+  readonly random?: () => number;
+  /** Each chunk this attempt committed or found committed (the drill counts redone chunks from it). */
+  readonly onChunk?: (chunk: number, outcome: ChunkCommitOutcome, items: number) => void;
+}
+
+/** Tries of one chunk whose outcome was unknown or that DynamoDB refused for now. */
+const CHUNK_TRIES = 5;
+const CHUNK_BACKOFF = { baseMs: 100, maxMs: 1000 };
+
+export class AttemptChunks {
+  private checkpoint?: Promise<Set<number>>;
+  private readonly inFlight = new Map<number, Promise<ChunkCommitOutcome>>();
+  private failure?: unknown;
+  private closed = false;
+  private readonly executionKey: string;
+
+  constructor(private readonly options: AttemptChunksOptions) {
+    this.executionKey = executionKey(options.key.jobId, options.key.scheduledAt);
+  }
+
+  /** The chunk numbers committed so far (by earlier claims and by this one). */
+  async committed(): Promise<ReadonlySet<number>> {
+    if (this.options.store === undefined) throw new InvalidChunkError(this.executionKey, 0, 'this worker has no chunk store (wire one into WorkerDeps.chunks)');
+    return new Set(await this.loadCheckpoint());
+  }
+
+  /** What `ctx.commitChunk(n, work)` does. */
+  async commit(n: number, work: ChunkWork | (() => ChunkWork | Promise<ChunkWork>)): Promise<ChunkCommitOutcome> {
+    const refuse = (reason: string): never => {
+      throw new InvalidChunkError(this.executionKey, n, reason);
+    };
+    if (this.options.store === undefined) refuse('this worker has no chunk store (wire one into WorkerDeps.chunks)');
+    if (this.closed) refuse('the final commit was already sent; chunks come before ctx.commit');
+    if (this.inFlight.has(n)) refuse('is already being committed in this attempt');
+    if (this.options.signal.aborted) throw this.options.abortReason();
+    const sending = this.send(n, work);
+    this.inFlight.set(n, sending);
+    try {
+      return await sending;
+    } catch (error) {
+      this.failure ??= error;
+      throw error;
+    } finally {
+      this.inFlight.delete(n);
+    }
+  }
+
+  /**
+   * Before the final commit: no more chunks; wait for those in flight.
+   * @throws the first chunk failure of this attempt (the slice must not succeed without it).
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.allSettled([...this.inFlight.values()]);
+    if (this.failure !== undefined) throw this.failure;
+  }
+
+  private async send(n: number, work: ChunkWork | (() => ChunkWork | Promise<ChunkWork>)): Promise<ChunkCommitOutcome> {
+    const checkpoint = await this.loadCheckpoint();
+    if (checkpoint.has(n)) {
+      this.options.onChunk?.(n, 'already-committed', 0);
+      return 'already-committed';
+    }
+    const resolved = typeof work === 'function' ? await work() : work;
+    const problem = chunkProblem(n, resolved);
+    if (problem !== undefined) throw new InvalidChunkError(this.executionKey, n, problem);
+    if (this.options.signal.aborted) throw this.options.abortReason();
+    const outcome = await this.sendWithRetries(n, resolved);
+    checkpoint.add(n);
+    this.options.onChunk?.(n, outcome, outcome === 'committed' ? chunkItemCount(resolved) : 0);
+    return outcome;
+  }
+
+  private async sendWithRetries(n: number, work: ChunkWork): Promise<ChunkCommitOutcome> {
+    const { store, key, fence, owner, clock } = this.options;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await store!.commitChunk({ key, fence, owner, now: clock.now(), chunk: n, writes: work.writes ?? [], outbox: work.outbox ?? [] });
+      } catch (error) {
+        const sendAgain = !(error instanceof CronfenceError) || error instanceof StoreBusyError;
+        if (!sendAgain || attempt >= CHUNK_TRIES || this.options.signal.aborted) throw error;
+        await sleep(retryDelayMs(attempt, CHUNK_BACKOFF, this.options.random));
+      }
+    }
+  }
+
+  private loadCheckpoint(): Promise<Set<number>> {
+    if (this.checkpoint === undefined) {
+      const reading = this.options.store!.committedChunks(this.options.key).then((records) => new Set(records.map((record) => record.chunk)));
+      this.checkpoint = reading;
+      // A failed read is not kept: the next call reads again.
+      reading.catch(() => {
+        if (this.checkpoint === reading) this.checkpoint = undefined;
+      });
+    }
+    return this.checkpoint;
+  }
+}
