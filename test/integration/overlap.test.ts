@@ -81,22 +81,28 @@ describe('overlap policy against the emulator (a 5 s handler every 2 s)', () => 
     expect(slices.length).toBeGreaterThanOrEqual(3);
     expect(new Set(statuses(slices))).toEqual(new Set(['SUCCEEDED', 'SKIPPED overlap']));
     expect(statuses(slices)[0]).toBe('SUCCEEDED');
-    expect(concurrentRuns(runs)).toBe(0);
-    expect(runs.length).toBe(slices.filter((slice) => slice.status === 'SUCCEEDED').length);
+    const completed = runs.filter((run) => !run.aborted);
+    expect(concurrentRuns(completed)).toBe(0);
+    expect(completed.map((run) => run.scheduledAt)).toEqual(slices.filter((slice) => slice.status === 'SUCCEEDED').map((slice) => slice.scheduledAt));
   });
 
   it('replace: each newer occurrence fences out the running one (SKIPPED "replaced", its signal fired, no ledger record); the last one commits', async () => {
     const { slices, runs } = await runPolicy('ov-replace', 'replace', 5000);
     expect(statuses(slices).slice(0, -1).every((status) => status === 'SKIPPED replaced')).toBe(true);
     expect(statuses(slices).at(-1)).toBe('SUCCEEDED');
-    expect(runs.filter((run) => run.aborted).length).toBe(slices.length - 1);
+    // Each replaced run's signal fired; on a loaded machine a run may also lose its lease and run again (aborted too).
+    expect(runs.filter((run) => run.aborted).length).toBeGreaterThanOrEqual(slices.length - 1);
+    expect(runs.filter((run) => !run.aborted).map((run) => run.scheduledAt)).toEqual([slices.at(-1)?.scheduledAt]);
     for (const slice of slices.slice(0, -1)) expect(await installation.runtime.slices.getLedger(slice)).toBeUndefined();
   });
 
   it('bufferAll: every occurrence runs, one after another, none concurrently', async () => {
     const { slices, runs } = await runPolicy('ov-buffer', 'bufferAll', 2500);
     expect(statuses(slices).every((status) => status === 'SUCCEEDED')).toBe(true);
-    expect(runs.length).toBe(slices.length);
-    expect(concurrentRuns(runs)).toBe(0);
+    // One completed run per occurrence, none beside another. (A run whose lease lapsed on a loaded machine is aborted
+    // and run again by its standby: handler code may run again after a lost lease, its commit is fenced.)
+    const completed = runs.filter((run) => !run.aborted);
+    expect(completed.map((run) => run.scheduledAt).sort((a, b) => a - b)).toEqual(slices.map((slice) => slice.scheduledAt));
+    expect(concurrentRuns(completed)).toBe(0);
   });
 });

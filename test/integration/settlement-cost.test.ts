@@ -40,7 +40,9 @@ describe('cost per payout', () => {
     try {
       const { key } = await enqueuedSlice(
         installation,
-        { id: 'settlement-cost', handler: merchantSettlement.name, payload: { merchants: 1200, bankUrl: bank.url }, policies: { timeoutMs: 120_000 } },
+        // A long lease: this measures cost, not failover, and on a loaded machine a 4 s lease can lapse while 30 large
+        // transactions queue at the emulator (the worker then stands down: 'keep', seen in CI).
+        { id: 'settlement-cost', handler: merchantSettlement.name, payload: { merchants: 1200, bankUrl: bank.url }, policies: { timeoutMs: 120_000, leaseMs: 30_000, heartbeatMs: 5000 } },
         wholeSecond(-1000),
         [merchantSettlement.name],
       );
@@ -77,9 +79,8 @@ describe('cost per payout', () => {
       );
       // 30 chunk transactions of 82 items (40 rows, 40 outbox items, chunk record, fence check), the final commit, nothing redone.
       expect(commit.kinds.dynamoTransactWrite).toBe(31);
-      // The final commit: slice + summary row (+ a ledger item while the ledger is its own table, before issue 11).
-      expect(commit.transactItems - 30 * 82).toBeGreaterThanOrEqual(2);
-      expect(commit.transactItems - 30 * 82).toBeLessThanOrEqual(3);
+      // The final commit: the slice (its ledger record) + the summary row.
+      expect(commit.transactItems - 30 * 82).toBe(2);
       // Each row and outbox item is one transactional write under 1 KB (2 WRU) and each outbox item one index write:
       // 5 WRU per payout at commit, plus the chunk records and the final commit.
       expect(commitUnits.write / 1200).toBeGreaterThanOrEqual(5);
