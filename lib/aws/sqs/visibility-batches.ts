@@ -79,9 +79,15 @@ export class VisibilityBatches {
   }
 }
 
-/** The receipt handle is stale or the message is no longer in flight. */
+/**
+ * The receipt handle is stale or the message is no longer in flight. SQS (and
+ * LocalStack) report a deleted message's handle in a batch as
+ * InvalidParameterValue naming the ReceiptHandle ("Message does not exist or
+ * is not available for visibility timeout change").
+ */
 function isMovedOn(entry: BatchResultErrorEntry): boolean {
-  return /ReceiptHandleIsInvalid|MessageNotInflight/.test(entry.Code ?? '');
+  const code = entry.Code ?? '';
+  return /ReceiptHandleIsInvalid|MessageNotInflight/.test(code) || (/InvalidParameterValue/.test(code) && /ReceiptHandle/.test(entry.Message ?? ''));
 }
 
 function clampSeconds(seconds: number): number {
