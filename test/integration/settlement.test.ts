@@ -69,7 +69,7 @@ describe('the 1,200-merchant settlement, paused mid-batch and resumed by a stand
         `${run.standbyChunks.size - (30 - PAUSE_AT)} chunks skipped by the standby, ${redoneChunks(run).length} redone; failover ${run.failoverMs} ms; ` +
         `deliveries ${run.outbox.reduce((sum, item) => sum + item.deliveries, 0)}; SUCCEEDED after ${run.succeededAfterMs} ms, all wires delivered after ${run.elapsedMs} ms; standby errors ${run.standbyErrors.length}`,
     );
-  }, 240_000);
+  }, 480_000);
 
   it('without the fence check the same zombie’s late chunk lands after the takeover (what the first case rules out)', async () => {
     const { dynamo } = installation.runtime.clients;

@@ -201,7 +201,8 @@ export async function runSettlementTakeover(installation: TestInstallation, opti
     await runA.catch(() => 'keep');
     await lateSettled.opened;
     const id = executionKey(key.jobId, key.scheduledAt);
-    const outbox = options.wires === false ? [] : await waitForDeliveries(runtime.outbox.list.bind(runtime.outbox), id, 1200, 150_000);
+    // About 100 s alone (the emulator serialises DynamoDB); up to 300 s while CI runs other test files beside it.
+    const outbox = options.wires === false ? [] : await waitForDeliveries(runtime.outbox.list.bind(runtime.outbox), id, 1200, 300_000);
     return {
       key,
       slice: await patiently(() => runtime.slices.get(key)),
