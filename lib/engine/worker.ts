@@ -141,9 +141,9 @@ export class Worker {
     // keeper judges from it whether the message could surface under a live holder.
     let hiddenAt = now;
     const tracked = {
-      hide: async (receiptHandle: string, seconds: number): Promise<void> => {
+      hide: async (receiptHandle: string, seconds: number, atClaim = false): Promise<void> => {
         const sentAt = clock.now();
-        await queue.hide(receiptHandle, seconds);
+        await (atClaim ? queue.hideAtClaim(receiptHandle, seconds) : queue.hide(receiptHandle, seconds));
         hiddenAt = Math.max(hiddenAt, sentAt);
       },
     };
@@ -166,7 +166,7 @@ export class Worker {
     // queue and default policies they agree, and this costs no request.)
     const visibilitySeconds = messageVisibilitySeconds(slice.policies);
     if (Math.abs(visibilitySeconds * 1000 - visibilityMs) > slice.policies.heartbeatMs) {
-      await tracked.hide(message.receiptHandle, visibilitySeconds);
+      await tracked.hide(message.receiptHandle, visibilitySeconds, true);
     }
     if (this.deps.overlap && (slice.policies.overlap ?? 'allow') !== 'allow') {
       const { workerId: id, overlap, queue: work, events, clock: time } = this.deps;

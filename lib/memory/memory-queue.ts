@@ -64,6 +64,11 @@ export class InMemoryWorkQueue implements WorkQueue {
     }
   }
 
+  /** No request to share in memory: the same as `hide`. */
+  hideAtClaim(receiptHandle: string, seconds: number): Promise<void> {
+    return this.hide(receiptHandle, seconds);
+  }
+
   async hide(receiptHandle: string, seconds: number): Promise<void> {
     const now = this.clock.now();
     const message = this.queued.find((candidate) => candidate.receiptHandles.has(receiptHandle));

@@ -19,6 +19,7 @@ function keeperWith(renew: () => Promise<void>, claimedAt = Date.now(), hide?: (
       calls.push(`hide ${seconds}`);
       await hide?.();
     },
+    hideAtClaim: async () => {},
   };
   const keeper = new LeaseKeeper(slices, queue, systemClock, {
     key,
@@ -93,7 +94,7 @@ describe('LeaseKeeper', () => {
     const calls: string[] = [];
     let hides = 0;
     const slices = { renew: async (_k: unknown, _f: number, _n: number, _l: number, disarm?: boolean) => void calls.push(disarm ? 'renew+disarm' : 'renew') } as unknown as SliceStore;
-    const queue = { send: async () => {}, hide: async () => (hides++ === 0 ? wait(650) : undefined) };
+    const queue = { send: async () => {}, hide: async () => (hides++ === 0 ? wait(650) : undefined), hideAtClaim: async () => {} };
     const keeper = new LeaseKeeper(slices, queue, systemClock, { key, fence: 1, leaseMs: 2000, heartbeatMs: 200, visibilitySeconds: 1, receiptHandle: 'r', claimedAt: Date.now() });
     keeper.start();
     await wait(1300);

@@ -11,14 +11,14 @@ import { MAX_VISIBILITY_SECONDS, VisibilityBatches } from './visibility-batches.
 /** SQS caps both a message delay and nothing else we need at 900 s. */
 export const MAX_DELAY_SECONDS = 900;
 export class SqsWorkQueue implements WorkQueue {
-  /** Claims of messages due in the same second, and heartbeats that fall together, share a request. */
-  private readonly visibility: VisibilityBatches;
+  /** Claims of messages due in the same second share a request. */
+  private readonly claimVisibility: VisibilityBatches;
 
   constructor(
     private readonly sqs: SQSClient,
     private readonly url: () => Promise<string>,
   ) {
-    this.visibility = new VisibilityBatches(sqs, url);
+    this.claimVisibility = new VisibilityBatches(sqs, url);
   }
 
   async send(messages: readonly WorkMessage[]): Promise<void> {
@@ -34,8 +34,12 @@ export class SqsWorkQueue implements WorkQueue {
     );
   }
 
-  hide(receiptHandle: string, seconds: number): Promise<void> {
-    return this.visibility.change(receiptHandle, seconds);
+  async hide(receiptHandle: string, seconds: number): Promise<void> {
+    await changeVisibility(this.sqs, await this.url(), receiptHandle, seconds);
+  }
+
+  hideAtClaim(receiptHandle: string, seconds: number): Promise<void> {
+    return this.claimVisibility.change(receiptHandle, seconds);
   }
 }
 
