@@ -106,6 +106,11 @@ function checkOneTime(job: PolicyCheckInput['oneTime'][number], slices: readonly
 
 /** Two claims closer than this (two clocks each ±2 s off) may be ordered either way by the claimers. */
 const CLAIM_ORDER_TOLERANCE_MS = 2 * MAX_CLOCK_SKEW_MS;
+/**
+ * A run's `committed` event comes after its commit's reply; the write landed up to a reply's time before, and a
+ * newer occurrence's gate may already have read it final (seen on LocalStack: a start 40 ms before the event).
+ */
+const COMMIT_REPLY_TOLERANCE_MS = 500;
 
 export interface OverlapRunsInput {
   readonly events: readonly ObservedEvent[];
@@ -137,7 +142,8 @@ export function checkOverlapRuns(input: OverlapRunsInput): string[] {
       const start = eventTime(started);
       const claim = at('claimed', key, started.event.fence) ?? start;
       const overlapped = runs.find(
-        (run) => run.key !== key && run.start < start && start < run.end && claim > run.claim + CLAIM_ORDER_TOLERANCE_MS && !pausedDuring(input.processFaults, run),
+        (run) =>
+          run.key !== key && run.start < start && start < run.end - COMMIT_REPLY_TOLERANCE_MS && claim > run.claim + CLAIM_ORDER_TOLERANCE_MS && !pausedDuring(input.processFaults, run),
       );
       if (overlapped) problems.push(`${jobId} (overlap ${policy}): ${key} started while ${overlapped.key} was still running`);
     }

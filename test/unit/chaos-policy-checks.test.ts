@@ -121,6 +121,8 @@ describe('overlap runs (skip, bufferOne)', () => {
       'O (overlap skip): O:2026-11-29T12:00:05Z started while O:2026-11-29T12:00:00Z was still running',
     ]);
     expect(checkOverlapRuns({ events: [...run(0, 0, 4), ...run(5, 5, 9, 'w2')], processFaults: [], overlapOf })).toEqual([]);
+    // A start within a commit reply of the earlier run's committed event: its gate may have read that commit landed.
+    expect(checkOverlapRuns({ events: [...run(0, 0, 5.3), ...run(5, 5, 9, 'w2')], processFaults: [], overlapOf })).toEqual([]);
   });
 
   it('claims within the clock-skew tolerance, a paused holder, or an allow job are not flagged', () => {
