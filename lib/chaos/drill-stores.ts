@@ -63,10 +63,24 @@ export async function simulateOutage(runtime: Runtime, jobId: string, outageMs: 
   return Number(result.Attributes?.nextFireAt?.N);
 }
 
+/**
+ * A read sent again, up to five times, when it fails: the drill's own reads share the emulator with every replica,
+ * and one that timed out (its SDK tries spent) must not end a 300 s drill (seen: a lifecycle change's read-back).
+ */
+export async function readPatiently<T>(read: () => Promise<T>, tries = 5): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await read();
+    } catch (error) {
+      if (attempt >= tries) throw error;
+    }
+  }
+}
+
 /** A job's item as stored, tombstone included. */
 export async function readJobRecord(runtime: Runtime, jobId: string): Promise<JobRecord | undefined> {
-  const result = await runtime.clients.dynamo.send(
-    new GetItemCommand({ TableName: runtime.config.jobsTable, Key: { jobId: { S: jobId } }, ConsistentRead: true }),
+  const result = await readPatiently(() =>
+    runtime.clients.dynamo.send(new GetItemCommand({ TableName: runtime.config.jobsTable, Key: { jobId: { S: jobId } }, ConsistentRead: true })),
   );
   return result.Item ? toJobRecord(result.Item) : undefined;
 }

@@ -16,6 +16,11 @@ import { createPayoutsTable, runSettlementTakeover, type SettlementRun } from '.
 import { unfencedChunkStore } from '../support/unfenced-chunk-store.ts';
 
 const PAUSE_AT = 12;
+/**
+ * The paused holder's message is back 3 s after its last heartbeat and the standby claims it; LocalStack releases
+ * re-visible messages from a once-a-second task, up to a second later (docs/localstack.md).
+ */
+const FAILOVER_BOUND_MS = process.env.CRONFENCE_EMULATOR === 'localstack' ? 6000 : 5000;
 let installation: TestInstallation;
 const previousPayoutsTable = process.env.CRONFENCE_PAYOUTS_TABLE;
 beforeAll(async () => {
@@ -61,7 +66,7 @@ describe('the 1,200-merchant settlement, paused mid-batch and resumed by a stand
     expect(run.outbox.filter((item) => item.status !== 'DELIVERED')).toEqual([]);
     expect(run.bank.booked.size).toBe(1200);
     expect([...run.bank.booked.keys()].sort()).toEqual(expectedMerchants.map((merchant) => `${id}#${merchant}`));
-    expect(run.failoverMs).toBeLessThan(5000);
+    expect(run.failoverMs).toBeLessThan(FAILOVER_BOUND_MS);
     // cronfence verify's chunk check agrees.
     expect(run.verified).toEqual({ executions: 1, chunks: 30, outbox: { pending: 0, delivered: 1200, dead: 0 }, violations: [] });
     console.info(

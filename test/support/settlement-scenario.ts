@@ -25,6 +25,7 @@ import { OutboxDispatcher } from '../../lib/engine/outbox-dispatcher.ts';
 import { Worker, type ReceivedMessage } from '../../lib/engine/worker.ts';
 import { PAYOUTS_TABLE } from '../../lib/example-jobs/examples.ts';
 import { merchantSettlement } from '../../lib/example-jobs/settlement.ts';
+import { readPatiently } from '../../lib/chaos/drill-stores.ts';
 import { MockBank } from '../../lib/local/mock-bank.ts';
 import type { TestInstallation } from './harness.ts';
 import { gate } from './memory-engine.ts';
@@ -202,12 +203,12 @@ export async function runSettlementTakeover(installation: TestInstallation, opti
     await lateSettled.opened;
     const id = executionKey(key.jobId, key.scheduledAt);
     // About 100 s alone (the emulator serialises DynamoDB); up to 300 s while CI runs other test files beside it.
-    const outbox = options.wires === false ? [] : await waitForDeliveries(runtime.outbox.list.bind(runtime.outbox), id, 1200, 300_000);
+    const outbox = options.wires === false ? [] : await waitForDeliveries(bank, runtime.outbox.list.bind(runtime.outbox), id, 1200, 300_000);
     return {
       key,
-      slice: await patiently(() => runtime.slices.get(key)),
-      chunks: await patiently(() => runtime.chunks.committedChunks(key)),
-      payouts: (await patiently(() => scanAll(installation, `${installation.prefix}-payouts`))).filter((row) => String(row.payoutId).startsWith(id)),
+      slice: await readPatiently(() => runtime.slices.get(key)),
+      chunks: await readPatiently(() => runtime.chunks.committedChunks(key)),
+      payouts: (await readPatiently(() => scanAll(installation, `${installation.prefix}-payouts`))).filter((row) => String(row.payoutId).startsWith(id)),
       outbox,
       bank,
       late,
@@ -215,7 +216,7 @@ export async function runSettlementTakeover(installation: TestInstallation, opti
       standbyErrors,
       failoverMs: takeoverAt - Math.max(lastRenewalByA, claimedByA),
       succeededAfterMs,
-      verified: await patiently(() =>
+      verified: await readPatiently(() =>
         verifyChunks(runtime.clients.dynamo, runtime.config, { since: key.scheduledAt, until: key.scheduledAt + 1000, jobId: key.jobId, now: Date.now(), graceMs: 120_000 }),
       ),
       takeoverAt,
@@ -232,12 +233,18 @@ function received(message: { Body?: string; ReceiptHandle?: string; MessageId?: 
   return { body: message.Body ?? '', receiptHandle: message.ReceiptHandle ?? '', messageId: message.MessageId, receiveCount: Number(message.Attributes?.ApproximateReceiveCount ?? 1) };
 }
 
-async function waitForDeliveries(list: (id: string) => Promise<OutboxItem[]>, id: string, count: number, timeoutMs: number): Promise<OutboxItem[]> {
+/**
+ * Waits until the bank booked `count` wires, then until the outbox records every delivery. Listing all 1,200 items
+ * takes the emulator seconds under load, and it serves DynamoDB one request at a time: polled every 250 ms, the
+ * listing itself slowed the dispatcher and the takeover it waits on.
+ */
+async function waitForDeliveries(bank: MockBank, list: (id: string) => Promise<OutboxItem[]>, id: string, count: number, timeoutMs: number): Promise<OutboxItem[]> {
   const deadline = Date.now() + timeoutMs;
+  while (bank.booked.size < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250));
   for (;;) {
     const items = await list(id).catch(() => []);
     if ((items.length >= count && items.every((item) => item.status !== 'PENDING')) || Date.now() > deadline) return items;
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    await new Promise((resolve) => setTimeout(resolve, 2000));
   }
 }
 
@@ -250,15 +257,4 @@ async function scanAll(installation: TestInstallation, tableName: string): Promi
     startKey = page.LastEvaluatedKey;
   } while (startKey);
   return rows;
-}
-
-/** Reads on a busy emulator: a request timeout is tried again. */
-async function patiently<T>(read: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await read();
-    } catch (error) {
-      if (attempt >= 5) throw error;
-    }
-  }
 }
