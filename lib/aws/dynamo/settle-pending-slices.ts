@@ -13,7 +13,8 @@
  *            generation stays
  *            effect status = SKIPPED, skipReason, finishedAt, history TTL;
  *            leaves the sweep index.
- * Outcome:   how many were skipped.
+ * Outcome:   how many were skipped (a skip whose first try landed unanswered and
+ *            was sent again counts once: the slice shows this request's own skip).
  */
 import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SkipReason } from '../../core/job-lifecycle.ts';
@@ -66,8 +67,9 @@ export async function settlePendingSlices(dynamo: DynamoDBClient, slicesTable: s
   return skipped;
 }
 
-function skipOne(dynamo: DynamoDBClient, slicesTable: string, key: Record<string, AttributeValue>, request: SettleRequest): Promise<boolean> {
-  return conditionalUpdate(
+async function skipOne(dynamo: DynamoDBClient, slicesTable: string, key: Record<string, AttributeValue>, request: SettleRequest): Promise<boolean> {
+  let ownSkipResent = false;
+  const skipped = await conditionalUpdate(
     dynamo,
     {
       TableName: slicesTable,
@@ -83,8 +85,14 @@ function skipOne(dynamo: DynamoDBClient, slicesTable: string, key: Record<string
         ':expires': { N: String(Math.floor((request.now + request.retentionMs) / 1000)) },
         ...PENDING,
       },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     },
-    // Claimed, final, or re-created for the new generation meanwhile: not ours to skip.
-    () => {},
+    // Claimed, final, or re-created for the new generation meanwhile: not ours to skip. Unless it shows this very
+    // skip: the SDK sent the update again after its first try landed unanswered (a timeout), and it was ours.
+    (error) => {
+      const old = error.Item;
+      ownSkipResent = old?.status?.S === SliceStatus.Skipped && old.skipReason?.S === request.reason && old.finishedAt?.N === String(request.now);
+    },
   );
+  return skipped || ownSkipResent;
 }
