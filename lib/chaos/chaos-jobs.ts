@@ -45,7 +45,7 @@ export function chaosHandlers(prefix: string, random: SeededRandom, slowHandlers
   return [effect('chaos-fast', () => random.int(0, 300)), effect('chaos-slow', () => (slowHandlers ? random.int(2500, 6000) : random.int(0, 300)))];
 }
 
-const FAST_CRONS = ['*/3 * * * * *', '*/5 * * * * *', '*/7 * * * * *'];
+const FAST_CRONS = ['*/5 * * * * *', '*/7 * * * * *', '*/10 * * * * *'];
 /**
  * Every 30 s, every minute, every 2 min, each at its own second. With them
  * all on :00 the drill would measure the emulator instead: its DynamoDB
@@ -58,8 +58,8 @@ const SLOW_CRONS: ((second: number) => string)[] = [
   (s) => `${s} * * * * *`,
   (s) => `${s} */2 * * * *`,
 ];
-/** `rate(...)` schedules (epoch-anchored, core/schedule-kinds.ts), every 10 s to a minute. */
-const RATES = ['rate(10 seconds)', 'rate(15 seconds)', 'rate(20 seconds)', 'rate(1 minute)'];
+/** `rate(...)` schedules (epoch-anchored, core/schedule-kinds.ts), every 15 s to a minute. */
+const RATES = ['rate(15 seconds)', 'rate(30 seconds)', 'rate(45 seconds)', 'rate(1 minute)'];
 /** The jittered jobs' window: each starts up to this late, at an offset of its own (core/jitter.ts). */
 const JITTER = '10s';
 const ZONES = ['UTC', 'Asia/Kolkata', 'America/New_York', 'Europe/Berlin'];
@@ -75,8 +75,11 @@ const DST_CRONS = ['*/20 * 1 * * *', '*/20 * 2 * * *', '*/20 * 1-3 * * *', '10,4
 /**
  * `count` schedules: one in eight an every-few-seconds 6-field cron, one in
  * eight a `rate(...)`, the rest every 30 s to 2 min at a second of its own;
- * one in five runs a slow handler; one in six is jittered. (100 jobs come to about 4 slices a second: what one emulator core
- * sustains with heartbeats, retries and injected duplicates on top.)
+ * one in five runs a slow handler; one in six is jittered. (100 jobs and the policy jobs come to about 4 slices a
+ * second: what one emulator core sustains with heartbeats, retries and injected duplicates on top. At 5.4 a second
+ * (every 3 s and every 10 s schedules) a replica's restart left the emulator answering in 2-3 s for a few seconds, a
+ * heartbeat's whole margin, and standbys took over holders that were still renewing: the emulator's limit, not the
+ * engine's.)
  */
 export function chaosJobs(count: number, random: SeededRandom, options: { dst?: boolean } = {}): JobSpecInput[] {
   return Array.from({ length: count }, (_, i) => {

@@ -49,7 +49,8 @@ export interface Displacement {
 export type ClaimsOf = (key: string) => ObservedEvent[];
 
 /** The attempt ended by itself: on its own fence, so any later claim was a retry or impossible, not a takeover. */
-const ATTEMPT_ENDS: readonly LifecycleEventType[] = ['committed', 'failed', 'dead'];
+/** An attempt's own ends: besides its outcome, the overlap gate putting its claim back to wait (`buffered`) or skipping it. */
+const ATTEMPT_ENDS: readonly LifecycleEventType[] = ['committed', 'failed', 'dead', 'buffered', 'skipped'];
 
 /** A zombie: a worker that had started its handler, then kept running past a standby's claim. */
 export function findOverlaps(byKey: Map<string, ObservedEvent[]>, claimsOf: ClaimsOf): Overlap[] {

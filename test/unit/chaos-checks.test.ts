@@ -129,7 +129,7 @@ describe('healthy holders displaced', () => {
     expect(verdict.healthyHoldersDisplaced.map((d) => d.silenceMs)).toEqual([700]);
   });
 
-  it('does not flag a takeover after the holder went silent for the window, was killed or paused, or ended its attempt itself', () => {
+  it('does not flag a takeover after the holder went silent for the window, was killed or paused, or ended its attempt itself (its overlap gate buffering it too)', () => {
     const claims = [observed('claimed', 'holder', T0, 1), observed('claimed', 'standby', T0 + 2600, 2)];
     const renewals = [renewal('holder', 1, T0 + 1000)];
     const silent = checkHistory({ ...empty, events: [observed('claimed', 'holder', T0, 1), observed('claimed', 'standby', T0 + 4100, 2)], renewals });
@@ -141,7 +141,9 @@ describe('healthy holders displaced', () => {
     const gaveUp = checkHistory({ ...empty, events: [...claims, observed('fenced_out', 'holder', T0 + 20, 1)] });
     // No renewal yet, and its first one was due: its message's visibility counts from before its claim's report.
     const neverRenewed = checkHistory({ ...empty, events: [observed('claimed', 'holder', T0, 1), observed('claimed', 'standby', T0 + 2990, 2)] });
-    for (const verdict of [silent, killed, paused, failed, ownReclaim, gaveUp, neverRenewed]) expect(verdict.healthyHoldersDisplaced).toEqual([]);
+    // Its overlap gate put the claim back to wait (bufferOne), and another worker claimed the slice when it came back.
+    const buffered = checkHistory({ ...empty, events: [...claims, observed('buffered', 'holder', T0 + 100, 1)], renewals });
+    for (const verdict of [silent, killed, paused, failed, ownReclaim, gaveUp, neverRenewed, buffered]) expect(verdict.healthyHoldersDisplaced).toEqual([]);
   });
 
   it('counts a claim its message outran, overtaken before it started, apart; once it started or renewed, a takeover is a displacement', () => {
