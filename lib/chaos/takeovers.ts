@@ -99,7 +99,7 @@ export function findFailovers(
           observed.event.type !== 'started' &&
           eventTime(observed) <= fault.at,
       );
-      if (endedBefore) continue;
+      if (endedBefore || releasedByOverlapGate(events, fault.replica, claim.event.fence)) continue;
       const takeover = claimsOf(key).find((observed) => observed.event.fence > claim.event.fence && observed.replica !== fault.replica);
       if (!takeover) continue;
       const heartbeats = renewals
@@ -127,6 +127,15 @@ export function findFailovers(
     }
   }
   return failovers;
+}
+
+/**
+ * The overlap gate gave this claim back (`buffered`: the slice waits, ENQUEUED) or ended it (`skipped`), on its fence:
+ * a conditional write no standby's claim could have preceded, so the next claim is not a failover, even when a pause
+ * came between the write and its report (seen: a 5.4 s "failover" of a bufferOne slice released before the pause).
+ */
+function releasedByOverlapGate(events: readonly ObservedEvent[], replica: string, fence: number): boolean {
+  return events.some((observed) => observed.replica === replica && observed.event.fence === fence && (observed.event.type === 'buffered' || observed.event.type === 'skipped'));
 }
 
 /**

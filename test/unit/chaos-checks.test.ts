@@ -179,6 +179,13 @@ describe('failovers slowed by injected AWS faults', () => {
     expect(hungReceive.failovers[0]?.slowedBy).toBe('hang');
   });
 
+  it('counts no failover when the victim’s overlap gate had given the claim back, even reported after its pause', () => {
+    const paused = { ...killedHolder, processFaults: [{ kind: 'pause' as const, replica: 'victim', at: T0 + 200, until: T0 + 7000 }] };
+    expect(checkHistory(paused).failovers).toHaveLength(1);
+    const bufferedLate = checkHistory({ ...paused, events: [...paused.events, observed('buffered', 'victim', T0 + 7100, 1)] });
+    expect(bufferedLate.failovers).toEqual([]);
+  });
+
   it('bounds a failover whose faults were elsewhere: another slice, another replica’s SQS request, or outside the window', () => {
     const elsewhere = checkHistory({
       ...killedHolder,
