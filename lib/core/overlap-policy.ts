@@ -15,8 +15,7 @@
  *              its commit is refused), and this one runs
  *
  * Who is ahead: a RUNNING slice of the job whose lease is live and that was
- * claimed first (`startedAt`, or the occurrence's second for a claim made
- * before it; ties by the earlier occurrence), so two
+ * claimed first (`startedAt`, ties by the earlier occurrence), so two
  * occurrences racing each other agree on which one yields. A claim time is
  * each claimer's own clock: two claims closer together than the clocks
  * disagree (±2 s) may both judge themselves first and both run. The policy
@@ -63,19 +62,9 @@ function isLiveRun(slice: Slice, now: number): boolean {
 }
 
 function claimedBefore(other: Slice, me: Slice): boolean {
-  const theirs = effectiveClaimAt(other) ?? 0;
-  const mine = effectiveClaimAt(me) ?? Number.MAX_SAFE_INTEGER;
+  const theirs = other.startedAt ?? 0;
+  const mine = me.startedAt ?? Number.MAX_SAFE_INTEGER;
   return theirs < mine || (theirs === mine && other.scheduledAt < me.scheduledAt);
-}
-
-/**
- * When a claim counts from: its claim time, or its occurrence's second if it was claimed early (up to 2 s before, and
- * its handler waits for that second). Without this, an occurrence claimed early by a clock running behind could stamp
- * a claim time before the earlier occurrence's, which was still running, and both ran (a drill: claims 5.2 s apart,
- * clocks 3.5 s apart, the later one claimed 1.9 s early).
- */
-function effectiveClaimAt(slice: Slice): number | undefined {
-  return slice.startedAt === undefined ? undefined : Math.max(slice.startedAt, slice.scheduledAt);
 }
 
 /** Waiting under bufferOne / bufferAll: back to ENQUEUED with its first wait recorded. */
