@@ -97,6 +97,8 @@ export class LeaseKeeper {
       const now = this.clock.now();
       try {
         await this.renewWithinLease(now);
+        // Stopped while it was in flight: whether it landed is unknown and no longer matters; report no renewal.
+        if (this.stopped.signal.aborted) return;
         this.lastRenewedAt = now;
         this.confirm?.resolve();
         this.onRenewed(now);
@@ -175,9 +177,13 @@ export class LeaseKeeper {
       () => Promise.reject(new LeaseRanOutError()),
       () => undefined,
     );
-    renewal.catch(() => {}); // once the deadline won, nothing awaits it
+    // Stopped (the attempt ended, its commit landed): nothing waits for a renewal still in flight. Awaited, a hung
+    // renewal held the end of the attempt back by its 3 s timeout: the committed event and the message's delete came
+    // that much after the commit (a drill read the run as still going and its next occurrence as an overlap).
+    const stopped = new Promise<void>((resolve) => this.stopped.signal.addEventListener('abort', () => resolve(), { once: true, signal: ranOut.signal }));
+    renewal.catch(() => {}); // once the deadline or the stop won, nothing awaits it
     try {
-      await Promise.race([renewal, deadline]);
+      await Promise.race([renewal, deadline, stopped]);
     } finally {
       ranOut.abort();
     }

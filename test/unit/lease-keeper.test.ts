@@ -74,6 +74,22 @@ describe('LeaseKeeper', () => {
     await keeper.stop();
   });
 
+  it('stops at once while a renewal is in flight: the end of an attempt never waits for a hung renewal', async () => {
+    let release = (): void => {};
+    const { keeper, calls } = keeperWith(() => new Promise<void>((resolve) => (release = resolve)));
+    keeper.start();
+    await wait(60); // the first renewal (after 40 ms) hangs
+    expect(calls).toEqual(['renew']);
+    const stopping = Date.now();
+    await keeper.stop();
+    expect(Date.now() - stopping).toBeLessThan(100); // not the lease's 400 ms
+    expect(keeper.lost).toBe(false);
+    // The renewal answering after the stop is neither reported nor followed by an extension.
+    release();
+    await wait(20);
+    expect(calls).toEqual(['renew']);
+  });
+
   it('an extension that hangs never delays a renewal, and the renewal before the message could surface disarms its takeover', async () => {
     // Visibility 1 s, heartbeat 40 ms: once 960 ms passed since the last accepted extension, the message may surface.
     const { keeper, calls } = keeperWith(async () => {}, Date.now(), () => new Promise<void>(() => {}));
