@@ -75,6 +75,9 @@ export function findOverlaps(byKey: Map<string, ObservedEvent[]>, claimsOf: Clai
   return overlaps;
 }
 
+/** The drill's work queue visibility (3 s): how long after its last confirmed extension a holder's message stays hidden. */
+const MESSAGE_VISIBILITY_MS = 3000;
+
 export function findFailovers(
   processFaults: readonly InjectedProcessFault[],
   renewals: readonly ObservedRenewal[],
@@ -110,9 +113,12 @@ export function findFailovers(
       const takeoverAt = eventTime(takeover);
       const slowedBy = clientFaults.find(
         (injected) =>
-          injected.at >= lastHeartbeatAt &&
           injected.at <= takeoverAt &&
-          (injected.executionKey === key || (injected.executionKey === undefined && injected.kind === 'hang' && injected.replica === takeover.replica)),
+          ((injected.at >= lastHeartbeatAt && (injected.executionKey === key || (injected.executionKey === undefined && injected.kind === 'hang' && injected.replica === takeover.replica))) ||
+            // The victim's own request about the slice refused or hung within a message visibility before its last
+            // heartbeat: an extension SQS did not confirm makes the holder disarm the fast takeover, and the standby
+            // waits for the lease (the designed slow path, docs/architecture.md).
+            (injected.at >= lastHeartbeatAt - MESSAGE_VISIBILITY_MS && injected.replica === fault.replica && injected.executionKey === key)),
       )?.kind;
       failovers.push({
         executionKey: key,

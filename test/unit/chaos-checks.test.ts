@@ -179,6 +179,17 @@ describe('failovers slowed by injected AWS faults', () => {
     expect(hungReceive.failovers[0]?.slowedBy).toBe('hang');
   });
 
+  it('reports a failover apart when the victim’s own request about the slice was refused within a visibility before its last heartbeat', () => {
+    const heartbeat = { replica: 'victim', offsetMs: 0, executionKey: KEY, fence: 1, at: T0 + 400 };
+    const refusedExtension = checkHistory({ ...killedHolder, renewals: [heartbeat], clientFaults: [{ kind: 'throttle', replica: 'victim', at: T0 + 100, executionKey: KEY }] });
+    expect(refusedExtension.failovers[0]?.slowedBy).toBe('throttle');
+    // Longer ago than a visibility, or another replica's: the failover is bounded.
+    const longAgo = checkHistory({ ...killedHolder, renewals: [{ ...heartbeat, at: T0 + 3500 }], processFaults: [{ kind: 'kill', replica: 'victim', at: T0 + 3600 }], clientFaults: [{ kind: 'throttle', replica: 'victim', at: T0 + 100, executionKey: KEY }] });
+    expect(longAgo.failovers[0]?.slowedBy).toBeUndefined();
+    const third = checkHistory({ ...killedHolder, renewals: [heartbeat], clientFaults: [{ kind: 'throttle', replica: 'third', at: T0 + 100, executionKey: KEY }] });
+    expect(third.failovers[0]?.slowedBy).toBeUndefined();
+  });
+
   it('counts no failover when the victim’s overlap gate had given the claim back, even reported after its pause', () => {
     const paused = { ...killedHolder, processFaults: [{ kind: 'pause' as const, replica: 'victim', at: T0 + 200, until: T0 + 7000 }] };
     expect(checkHistory(paused).failovers).toHaveLength(1);
