@@ -38,7 +38,11 @@ export class LeaseKeeper {
   private hiding: Promise<void> | undefined;
   /** The holder's-message-back takeover was disarmed: the message may surface while this holder still renews. */
   private disarmed = false;
+  /** An extension was refused: the next renewal disarms, whatever `mayBeVisible` says. */
+  private disarmNow = false;
   private loop: Promise<void> | undefined;
+  /** Aborted to send the next renewal now rather than after the heartbeat's wait (an extension SQS refused). */
+  private wake = new AbortController();
   private confirm: { resolve: () => void; promise: Promise<void> } | undefined;
 
   constructor(
@@ -89,11 +93,12 @@ export class LeaseKeeper {
     let wait = this.options.overtakeable ? 0 : Math.max(0, heartbeatMs - (this.clock.now() - this.options.claimedAt));
     while (!this.stopped.signal.aborted && !this.lost) {
       try {
-        await sleep(wait, this.stopped.signal);
-        wait = heartbeatMs;
+        await sleep(wait, AbortSignal.any([this.stopped.signal, this.wake.signal]));
       } catch {
-        return;
+        if (this.stopped.signal.aborted) return;
       }
+      wait = heartbeatMs;
+      this.wake = new AbortController();
       const now = this.clock.now();
       try {
         await this.renewWithinLease(now);
@@ -151,7 +156,16 @@ export class LeaseKeeper {
         () => {
           this.lastHiddenAt = Math.max(this.lastHiddenAt, sentAt);
         },
-        (error: unknown) => this.onRenewError(error),
+        (error: unknown) => {
+          this.onRenewError(error);
+          // Refused (throttled, say): the message may surface before the next heartbeat's renewal lands, and a standby
+          // given it would take over this live holder. Disarm that takeover now, a heartbeat sooner (a drill: the
+          // disarming renewal a heartbeat later landed after the standby's claim on a loaded emulator).
+          if (!this.disarmed) {
+            this.disarmNow = true;
+            this.wake.abort();
+          }
+        },
       )
       .finally(() => {
         this.hiding = undefined;
@@ -168,7 +182,7 @@ export class LeaseKeeper {
     // The message may surface before the next heartbeat (extensions failing or hung): then a standby given it would
     // take over a holder that still renews. This renewal disarms that takeover; failover falls back to the lease.
     if (!this.disarmed && !this.options.overtakeable && this.mayBeVisible(now)) await this.awaitExtensionInFlight();
-    const disarm = !this.disarmed && (this.options.overtakeable === true || this.mayBeVisible(now));
+    const disarm = !this.disarmed && (this.disarmNow || this.options.overtakeable === true || this.mayBeVisible(now));
     const renewal = this.slices.renew(key, fence, now, leaseMs, disarm).then(() => {
       if (disarm) this.disarmed = true;
     });

@@ -90,6 +90,29 @@ describe('LeaseKeeper', () => {
     expect(calls).toEqual(['renew']);
   });
 
+  it('an extension SQS refused disarms the message-back takeover at once, not a heartbeat later', async () => {
+    const calls: string[] = [];
+    const slices = { renew: async (_k: unknown, _f: number, _n: number, _l: number, disarm?: boolean) => void calls.push(disarm ? 'renew+disarm' : 'renew') } as unknown as SliceStore;
+    const queue = {
+      send: async () => {},
+      hide: async () => {
+        calls.push('hide');
+        throw new Error('throttled (test)');
+      },
+      hideAtClaim: async () => {},
+    };
+    // Heartbeat 300 ms, visibility 3 s: the message could not surface before the next heartbeat's renewal on its own.
+    const keeper = new LeaseKeeper(slices, queue, systemClock, { key, fence: 3, leaseMs: 1200, heartbeatMs: 300, visibilitySeconds: 3, receiptHandle: 'r', claimedAt: Date.now() });
+    keeper.start();
+    await wait(450);
+    // Before the second heartbeat (600 ms): the disarming renewal (then the next extension, refused again).
+    expect(calls.slice(0, 3)).toEqual(['renew', 'hide', 'renew+disarm']);
+    await wait(300);
+    await keeper.stop();
+    // Disarmed once: the renewals after it are plain.
+    expect(calls.filter((call) => call === 'renew+disarm')).toHaveLength(1);
+  });
+
   it('an extension that hangs never delays a renewal, and the renewal before the message could surface disarms its takeover', async () => {
     // Visibility 1 s, heartbeat 40 ms: once 960 ms passed since the last accepted extension, the message may surface.
     const { keeper, calls } = keeperWith(async () => {}, Date.now(), () => new Promise<void>(() => {}));
