@@ -194,7 +194,10 @@ export class LeaseKeeper {
     // Stopped (the attempt ended, its commit landed): nothing waits for a renewal still in flight. Awaited, a hung
     // renewal held the end of the attempt back by its 3 s timeout: the committed event and the message's delete came
     // that much after the commit (a drill read the run as still going and its next occurrence as an overlap).
-    const stopped = new Promise<void>((resolve) => this.stopped.signal.addEventListener('abort', () => resolve(), { once: true, signal: ranOut.signal }));
+    const stopped = new Promise<void>((resolve) => {
+      if (this.stopped.signal.aborted) resolve(); // stopped while it waited for an extension in flight
+      this.stopped.signal.addEventListener('abort', () => resolve(), { once: true, signal: ranOut.signal });
+    });
     renewal.catch(() => {}); // once the deadline or the stop won, nothing awaits it
     try {
       await Promise.race([renewal, deadline, stopped]);
