@@ -153,14 +153,15 @@ export async function runDrill(options: DrillOptions): Promise<ChaosReport> {
       executePlan(options, clock, startedAt, fleet, recorder, random, spawn),
       enabled.has('lifecycle') ? changeJobs(options, clock, startedAt, runtime, specs, book, recorder) : Promise.resolve(),
     ]);
-    await settlement?.stopFaults();
     const endedAt = clock.now();
+    settlement?.windowEnded(endedAt);
     clearInterval(running);
     timers.add(setInterval(() => progress('draining', startedAt), 1000));
     // Jobs keep firing while the window drains; only occurrences inside the window are checked.
     const enumerate = options.dst ? scheduleMathOccurrences : cronParserOccurrences;
     const expected = [...expectedOccurrences(book.histories(), startedAt, endedAt, enumerate), ...outageOccurrences(policies.outages, startedAt, enumerate)];
     await drainWindow(runtime, endedAt, DRAIN_TIMEOUT_MS);
+    await settlement?.stopFaults();
     for (const timer of timers) clearInterval(timer);
     await fleet.stopAll();
     progress('checking', startedAt);

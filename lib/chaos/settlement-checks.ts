@@ -115,7 +115,7 @@ function checkOccurrence(input: SettlementCheckInput, records: SettlementStoreRe
     committedChunksRedone: redoneChunks(records, reports).size,
     chunksSkippedByStandby: distinct(reports.filter((report) => report.outcome === 'already-committed')),
     zombieChunksRefused: distinct(reports.filter((report) => report.outcome === 'refused')),
-    faultsMidBatch: faultsMidBatch(records, reports, input.processFaults),
+    faultsMidBatch: faultsMidBatch(reports, input.processFaults),
     takeovers: Math.max(0, attempts.size - 1),
   };
 }
@@ -144,14 +144,17 @@ export function redoneChunks(records: SettlementStoreRecords, reports: readonly 
   return redone;
 }
 
-/** Faults on a replica that had reported a chunk of this execution, while some chunks were committed and some not yet. */
-function faultsMidBatch(records: SettlementStoreRecords, reports: readonly ObservedChunk[], processFaults: readonly InjectedProcessFault[]): number {
-  const committedAt = records.chunkRecords.map((record) => record.committedAt);
+/**
+ * Kills and pauses of a replica that had reported a chunk of this execution,
+ * after which more of its chunks were committed (by anyone): the batch was
+ * under way and not done. Report times only (the drill's clock; a chunk
+ * record's `committedAt` is by the worker's skewed clock).
+ */
+function faultsMidBatch(reports: readonly ObservedChunk[], processFaults: readonly InjectedProcessFault[]): number {
   return processFaults.filter(
     (fault) =>
       reports.some((report) => report.replica === fault.replica && report.at <= fault.at) &&
-      committedAt.some((at) => at <= fault.at) &&
-      committedAt.some((at) => at > fault.at),
+      reports.some((report) => report.outcome === 'committed' && report.at > fault.at),
   ).length;
 }
 

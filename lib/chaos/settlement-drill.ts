@@ -14,7 +14,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { createTableInput } from '../aws/bootstrap.ts';
 import { scanAll } from '../aws/dynamo/read-pages.ts';
 import type { Clock } from '../core/clock.ts';
-import { executionKey } from '../core/execution-key.ts';
+import { executionKey, parseExecutionKey } from '../core/execution-key.ts';
 import type { JobSpecInput } from '../core/job-spec.ts';
 import type { Slice } from '../core/slice.ts';
 import { OutboxDispatcher } from '../engine/outbox-dispatcher.ts';
@@ -62,6 +62,8 @@ export class SettlementDrill {
   private readonly pending: Promise<void>[] = [];
   private readonly dispatching = new AbortController();
   private faulting = true;
+  /** Once the window ended, only attempts at occurrences inside it are stopped (while the drain finishes them). */
+  private lastScheduledAt = Number.POSITIVE_INFINITY;
   private dispatcherDone: Promise<void> = Promise.resolve();
   /** Mid-batch faults the settlement drill injected (besides the plan's). */
   injected = 0;
@@ -103,12 +105,21 @@ export class SettlementDrill {
   /** A worker's chunk report: stops it when its attempt reached the chunk planned for it. */
   onChunk(observed: ObservedChunk, replica: Replica): void {
     if (!this.faulting || observed.outcome !== 'committed' || !observed.executionKey.startsWith(`${SETTLEMENT_JOB_ID}:`)) return;
+    if ((parseExecutionKey(observed.executionKey)?.scheduledAt ?? 0) > this.lastScheduledAt) return;
     const trigger = this.triggerOf(observed);
     if (!trigger || ++trigger.seen !== trigger.afterChunks) return;
     const { fleet, recorder } = this.options.process;
     if (recorder.paused.has(replica.id) || !fleet.list('worker').some((live) => live.id === replica.id)) return;
     this.injected++;
     this.pending.push(stopReplica(this.options.process, replica, trigger.kind, this.options.pauseMs));
+  }
+
+  /**
+   * The window ended at `at`: settlements due after it are left alone, those inside it may still be stopped
+   * mid-batch while the drain finishes them (one due late in the window runs mostly after it).
+   */
+  windowEnded(at: number): void {
+    this.lastScheduledAt = at;
   }
 
   /** No more mid-batch faults; resolves when the paused ones run again and the killed ones are replaced. */
