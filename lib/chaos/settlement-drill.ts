@@ -32,8 +32,17 @@ import type { SettlementStoreRecords } from './settlement-checks.ts';
 
 export const SETTLEMENT_JOB_ID = 'merchant-settlement-fast';
 export const SETTLEMENT_CHUNKS = Math.ceil(SETTLEMENT_MERCHANTS / MERCHANTS_PER_CHUNK);
-/** Simulated work per chunk: with the commit, a settlement takes several seconds, a window to stop its worker in. */
-const CHUNK_WORK_MS = 150;
+/**
+ * Simulated work per chunk: with the commit, a settlement takes 10 s or more, a window to stop its worker in,
+ * and its 30 large transactions are spread out rather than queued at the emulator at once.
+ */
+const CHUNK_WORK_MS = 300;
+/**
+ * Deliveries in flight. The emulator serves DynamoDB one request at a time (about 100 a second); 16 lanes of
+ * take + record would take all of it for 20 s after each settlement and the drill would measure that, not the
+ * engine (takeovers of other slices queued behind the deliveries, seen as 7 s failovers). Two lanes pace them.
+ */
+const DISPATCH_LANES = 2;
 /** The bank's faults: the dispatcher retries these; a dropped answer after booking is sent again under the same key. */
 const BANK_FAULTS = { unavailableRate: 0.02, dropAfterBookingRate: 0.02 };
 
@@ -84,7 +93,7 @@ export class SettlementDrill {
     const bankRandom = new SeededRandom(options.seed * 31 + 13);
     const bank = await new MockBank({ ...BANK_FAULTS, random: () => bankRandom.next() }).start();
     const drill = new SettlementDrill(options, bank);
-    const dispatcher = new OutboxDispatcher({ store: runtime.outbox, clock: options.clock, concurrency: 16, takeMs: 5000, backoff: { baseMs: 100, maxMs: 2000 } });
+    const dispatcher = new OutboxDispatcher({ store: runtime.outbox, clock: options.clock, concurrency: DISPATCH_LANES, takeMs: 5000, backoff: { baseMs: 100, maxMs: 2000 } });
     drill.dispatcherDone = dispatcher.run(drill.dispatching.signal, 200, 100);
     return drill;
   }
