@@ -36,7 +36,7 @@ export const SETTLEMENT_CHUNKS = Math.ceil(SETTLEMENT_MERCHANTS / MERCHANTS_PER_
  * Simulated work per chunk: with the commit, a settlement takes 10 s or more, a window to stop its worker in,
  * and its 30 large transactions are spread out rather than queued at the emulator at once.
  */
-const CHUNK_WORK_MS = 300;
+const CHUNK_WORK_MS = 500;
 /**
  * Deliveries in flight. The emulator serves DynamoDB one request at a time (about 100 a second); 16 lanes of
  * take + record would take all of it for 20 s after each settlement and the drill would measure that, not the
@@ -172,9 +172,10 @@ export class SettlementDrill {
         };
       }),
     );
-    // The final commit's summary row is the settlement's business write (the drill's `succeededWithoutWrites` check).
+    // The final commit's summary row is the settlement's business write (the drill's `succeededWithoutWrites` check),
+    // for every settlement the stores hold: those due while the window drained too.
     const summaries = rows
-      .filter((row) => keys.includes(String(row.payoutId)))
+      .filter((row) => String(row.payoutId).startsWith(`${SETTLEMENT_JOB_ID}:`) && !String(row.payoutId).includes('#'))
       .map((row): Effect => ({ executionKey: String(row.payoutId), fence: Number(row.fence), worker: String(row.worker) }));
     return { records, summaries };
   }
