@@ -87,16 +87,13 @@ export function usdPerMillionPayouts(writeUnitsPerPayout: number, readUnitsPerPa
 const POLICIES = { timeoutMs: 300_000, leaseMs: 30_000, heartbeatMs: 5000 };
 
 /**
- * Runs and meters one settlement on its own prefix (`env.CRONFENCE_PREFIX`).
+ * Runs and meters one settlement on its own prefix (the one `env` names).
  * A long lease: this measures cost, not failover (on a loaded emulator a 4 s
  * lease can lapse while 30 large transactions queue).
  */
 export async function measureSettlement(env: NodeJS.ProcessEnv, merchants = SETTLEMENT_MERCHANTS): Promise<SettlementCost> {
   const runtime = createRuntime({ env });
   const payoutsTable = `${runtime.config.prefix}-${PAYOUTS_TABLE.logicalName}`;
-  const previousTable = process.env.CRONFENCE_PAYOUTS_TABLE;
-  // The handler runs in this process: it finds its table the way a deployed one does, from the environment.
-  process.env.CRONFENCE_PAYOUTS_TABLE = payoutsTable;
   const bank = await new MockBank().start();
   try {
     await bootstrap(runtime.clients, runtime.config);
@@ -107,7 +104,8 @@ export async function measureSettlement(env: NodeJS.ProcessEnv, merchants = SETT
       schedule: '0 0 6 1 * *',
       timeZone: 'Asia/Kolkata',
       handler: merchantSettlement.name,
-      payload: { merchants, bankUrl: bank.url },
+      // The handler runs in this process: its table by name in the payload (this process's environment names none).
+      payload: { merchants, bankUrl: bank.url, payoutsTable },
       policies: POLICIES,
     });
     const meter = new RequestMeter(runtime.config).attach(runtime.clients);
@@ -125,8 +123,6 @@ export async function measureSettlement(env: NodeJS.ProcessEnv, merchants = SETT
     const wireSeconds = (performance.now() - wireStarted) / 1000;
     return costOf(commit, meter.snapshot(), { merchants, commitSeconds, wireSeconds, acceptedWires: bank.booked.size });
   } finally {
-    process.env.CRONFENCE_PAYOUTS_TABLE = previousTable;
-    if (previousTable === undefined) delete process.env.CRONFENCE_PAYOUTS_TABLE;
     await bank.close();
     destroyAwsClients(runtime.clients);
   }
