@@ -55,6 +55,8 @@ export function renderTimelineSvg(input: TimelineInput): string {
     }
   }
 
+  // Attempts at a chunked slice (the settlement) are outlined, so its runs stand out among the drill's jobs.
+  const chunked = new Set((input.chunks ?? []).map((chunk) => chunk.executionKey));
   const claims = new Map<string, ObservedEvent>();
   for (const observed of [...input.events].sort((a, b) => Date.parse(a.event.at) - Date.parse(b.event.at))) {
     const id = `${observed.replica}|${observed.event.executionKey}|${observed.event.fence}`;
@@ -65,7 +67,7 @@ export function renderTimelineSvg(input: TimelineInput): string {
     const from = x(Date.parse(claim.event.at) - claim.offsetMs);
     const to = x(Date.parse(observed.event.at) - observed.offsetMs);
     parts.push(
-      `<rect x="${from}" y="${y(observed.replica)}" width="${Math.max(1.5, to - from)}" height="${LANE - 6}" fill="${color}"><title>${escapeXml(`${observed.event.executionKey} fence ${observed.event.fence} ${observed.event.type}`)}</title></rect>`,
+      `<rect x="${from}" y="${y(observed.replica)}" width="${Math.max(1.5, to - from)}" height="${LANE - 6}" fill="${color}"${chunked.has(observed.event.executionKey) ? ' stroke="#6a3d9a" stroke-width="2"' : ''}><title>${escapeXml(`${observed.event.executionKey} fence ${observed.event.fence} ${observed.event.type}`)}</title></rect>`,
     );
   }
   for (const failover of input.verdict.failovers) {
@@ -76,7 +78,7 @@ export function renderTimelineSvg(input: TimelineInput): string {
   }
   parts.push(...chunkTicks(input.chunks ?? [], lane, x, y));
   parts.push(
-    `<text x="${LEFT}" y="${timelineHeight + 4}" fill="#444">green committed · red fenced out · orange failed · grey paused · × killed · blue takeover (last heartbeat → standby claim)${(input.chunks ?? []).length > 0 ? ' · settlement chunk ticks: purple committed, lilac skipped (checkpoint), red refused (fence)' : ''}</text>`,
+    `<text x="${LEFT}" y="${timelineHeight + 4}" fill="#444">green committed · red fenced out · orange failed · grey paused · × killed · blue takeover (last heartbeat → standby claim)${(input.chunks ?? []).length > 0 ? ' · settlement runs outlined purple; chunk ticks: purple committed, lilac skipped (checkpoint), red refused (fence)' : ''}</text>`,
   );
   parts.push(...histogram(input.verdict.failovers.map((f) => f.latencyMs), histogramTop));
   parts.push('</svg>');
