@@ -2,12 +2,16 @@
  * The settlement drill's checks (lib/chaos/settlement-checks.ts) on
  * hand-made stores and reports: a clean resumed settlement passes; a
  * redone chunk, a merchant paid twice under two keys, a missing payout, a
- * chunk record short and a slow takeover each break it, and say so.
+ * chunk record short and a slow takeover each break it, and say so. And
+ * the timeline marks the settlement's chunks.
  */
 import { describe, expect, it } from 'vitest';
 import type { ObservedChunk } from '../../lib/chaos/observed.ts';
 import { checkSettlement, redoneChunks, settlementViolations, type SettlementCheckInput, type SettlementStoreRecords } from '../../lib/chaos/settlement-checks.ts';
 import type { Failover } from '../../lib/chaos/takeovers.ts';
+import { renderTimelineSvg } from '../../lib/chaos/timeline-svg.ts';
+import { lifecycleEvent } from '../../lib/core/events.ts';
+import { checkHistory } from '../../lib/chaos/history.ts';
 
 const KEY = 'merchant-settlement-fast:2026-12-01T16:04:30Z';
 const MERCHANTS = 6;
@@ -118,5 +122,23 @@ describe('settlement checks', () => {
     const throttled = checkSettlement({ ...input, failovers: input.failovers.map((f) => ({ ...f, latencyMs: 7000, slowedBy: 'throttle' as const })) });
     expect(settlementViolations(throttled, BOUNDS)).toEqual([]);
     expect(settlementViolations(checkSettlement({ ...input, occurrences: [] }), BOUNDS)).toEqual(['settlement: no occurrence in the window (run the drill for at least 60 s)']);
+  });
+});
+
+describe('the settlement on the timeline', () => {
+  it('draws a tick per chunk report on its worker’s lane, refused ones in red, and outlines the settlement’s attempts', () => {
+    const { reports } = resumed();
+    const scheduledAt = Date.parse('2026-12-01T16:04:30Z');
+    const claimed = lifecycleEvent('claimed', { jobId: 'merchant-settlement-fast', scheduledAt }, T0 - 100, { fence: 1, worker: 'worker-1.1' });
+    const fenced = lifecycleEvent('fenced_out', { jobId: 'merchant-settlement-fast', scheduledAt }, T0 + 6600, { fence: 1, worker: 'worker-1.1' });
+    const events = [claimed, fenced].map((event) => ({ replica: 'worker-1.1', offsetMs: 0, event }));
+    const other = { replica: 'worker-2.1', offsetMs: 0, event: lifecycleEvent('claimed', { jobId: 'merchant-settlement-fast', scheduledAt }, T0 + 3400, { fence: 2, worker: 'worker-2.1' }) };
+    const verdict = checkHistory({ events: [...events, other], renewals: [], processFaults: [], slices: [], ledger: [], effects: [], expected: [] });
+    const svg = renderTimelineSvg({ events: [...events, other], processFaults: [], chunks: reports, verdict, startedAt: T0 - 1000, endedAt: T0 + 10_000, title: 'settlement' });
+    expect(svg.match(/<line [^>]*stroke="#6a3d9a"[^>]*><title>[^<]*committed<\/title>/g)).toHaveLength(3);
+    expect(svg.match(/<title>[^<]*chunk 0 fence 2 already-committed<\/title>/g)).toHaveLength(1);
+    expect(svg).toMatch(/stroke="#d62728" stroke-width="2"><title>[^<]*chunk 1 fence 1 refused<\/title>/);
+    expect(svg).toMatch(/fill="#d62728" stroke="#6a3d9a" stroke-width="2"><title>merchant-settlement-fast:2026-12-01T16:04:30Z fence 1 fenced_out/);
+    expect(renderTimelineSvg({ events, processFaults: [], verdict, startedAt: T0, endedAt: T0 + 1000, title: 'plain' })).not.toContain('#6a3d9a');
   });
 });
