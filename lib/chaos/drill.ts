@@ -78,7 +78,7 @@ const LEASE_MS = 4000;
 const TICK_MS = 5000;
 const DRAIN_TIMEOUT_MS = 90_000;
 /** After the drain: how long the outbox dispatcher gets to deliver the settlements' wires (the emulator serialises its writes). */
-const DELIVERY_TIMEOUT_MS = 300_000;
+const DELIVERY_TIMEOUT_MS = 600_000;
 /** About how long the replicas take to start and the jobs to be stored (places a DST transition in the window). */
 const SETUP_ESTIMATE_MS = 8000;
 // Short windows and sweeps so a dropped message is recovered inside a short drill; no `committed`

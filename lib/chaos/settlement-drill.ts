@@ -64,6 +64,17 @@ interface Trigger {
   seen: number;
 }
 
+/** A read of the stores after the drill: a request timeout on the busy emulator is tried again (up to 5 times). */
+async function patiently<T>(read: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await read();
+    } catch (error) {
+      if (attempt >= 5) throw error;
+    }
+  }
+}
+
 export class SettlementDrill {
   private readonly random: SeededRandom;
   private readonly triggers = new Map<string, Trigger | null>();
@@ -151,13 +162,16 @@ export class SettlementDrill {
       const wired = keys.every((key) => statusOf.get(key) !== 'SUCCEEDED' || this.wiresOf(key).length >= SETTLEMENT_MERCHANTS);
       const pending = wired ? (await Promise.all(keys.map((key) => runtime.outbox.list(key).catch(() => [{ status: 'PENDING' }])))).flat().filter((item) => item.status === 'PENDING').length : 1;
       if (pending === 0 || Date.now() > deadline) break;
-      await new Promise((resolve) => setTimeout(resolve, 2000));
+      await new Promise((resolve) => setTimeout(resolve, 3000));
     }
-    const rows = (await scanAll(runtime.clients.dynamo, { TableName: `${this.options.prefix}-${PAYOUTS_TABLE.logicalName}`, ConsistentRead: true })).map((item) => unmarshall(item));
+    // What is not delivered by now is reported missing; the reads below get the emulator to themselves.
+    await this.stopDispatcher();
+    const rows = (await patiently(() => scanAll(runtime.clients.dynamo, { TableName: `${this.options.prefix}-${PAYOUTS_TABLE.logicalName}`, ConsistentRead: true }))).map((item) => unmarshall(item));
     const records = await Promise.all(
       occurrences.map(async ({ jobId, scheduledAt }): Promise<SettlementStoreRecords> => {
         const key = executionKey(jobId, scheduledAt);
-        const [chunks, outbox] = await Promise.all([runtime.chunks.committedChunks({ jobId, scheduledAt }), runtime.outbox.list(key)]);
+        const chunks = await patiently(() => runtime.chunks.committedChunks({ jobId, scheduledAt }));
+        const outbox = await patiently(() => runtime.outbox.list(key));
         const outboxByStatus: Record<string, number> = {};
         for (const item of outbox) outboxByStatus[item.status] = (outboxByStatus[item.status] ?? 0) + 1;
         return {
@@ -183,9 +197,13 @@ export class SettlementDrill {
   /** Stops the dispatcher and the bank. */
   async close(): Promise<void> {
     this.faulting = false;
+    await this.stopDispatcher();
+    await this.bank.close();
+  }
+
+  private async stopDispatcher(): Promise<void> {
     this.dispatching.abort();
     await this.dispatcherDone;
-    await this.bank.close();
   }
 
   /** What the bank accepted for an execution, by the merchant each wire pays. */
