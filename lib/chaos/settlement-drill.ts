@@ -43,6 +43,8 @@ const CHUNK_WORK_MS = 500;
  * engine (takeovers of other slices queued behind the deliveries, seen as 7 s failovers). Two lanes pace them.
  */
 const DISPATCH_LANES = 2;
+/** After the drain the fleet is stopped and the deliveries have the emulator to themselves. */
+const DRAIN_DISPATCH_LANES = 8;
 /** The bank's faults: the dispatcher retries these; a dropped answer after booking is sent again under the same key. */
 const BANK_FAULTS = { unavailableRate: 0.02, dropAfterBookingRate: 0.02 };
 
@@ -80,7 +82,7 @@ export class SettlementDrill {
   private readonly triggers = new Map<string, Trigger | null>();
   private readonly attemptsSeen = new Map<string, number>();
   private readonly pending: Promise<void>[] = [];
-  private readonly dispatching = new AbortController();
+  private dispatching = new AbortController();
   private faulting = true;
   /** Once the window ended, only attempts at occurrences inside it are stopped (while the drain finishes them). */
   private lastScheduledAt = Number.POSITIVE_INFINITY;
@@ -104,9 +106,14 @@ export class SettlementDrill {
     const bankRandom = new SeededRandom(options.seed * 31 + 13);
     const bank = await new MockBank({ ...BANK_FAULTS, random: () => bankRandom.next() }).start();
     const drill = new SettlementDrill(options, bank);
-    const dispatcher = new OutboxDispatcher({ store: runtime.outbox, clock: options.clock, concurrency: DISPATCH_LANES, takeMs: 5000, backoff: { baseMs: 100, maxMs: 2000 } });
-    drill.dispatcherDone = dispatcher.run(drill.dispatching.signal, 200, 100);
+    drill.startDispatcher(DISPATCH_LANES);
     return drill;
+  }
+
+  private startDispatcher(lanes: number): void {
+    const dispatcher = new OutboxDispatcher({ store: this.options.runtime.outbox, clock: this.options.clock, concurrency: lanes, takeMs: 5000, backoff: { baseMs: 100, maxMs: 2000 } });
+    this.dispatching = new AbortController();
+    this.dispatcherDone = dispatcher.run(this.dispatching.signal, 200, 100);
   }
 
   /** The fast variant, paying through the bank. */
@@ -149,8 +156,9 @@ export class SettlementDrill {
   }
 
   /**
-   * Waits (up to `timeoutMs`) until the bank holds a wire per merchant for
-   * each SUCCEEDED occurrence and no outbox item is pending, then reads the
+   * Waits (up to `timeoutMs`, the dispatcher on more lanes now that the
+   * fleet is stopped) until the bank holds a wire per merchant for each
+   * SUCCEEDED occurrence and no outbox item is pending, then reads the
    * payout rows, chunk records and outbox items of each.
    */
   async collect(occurrences: readonly { jobId: string; scheduledAt: number }[], slices: readonly Slice[], timeoutMs: number): Promise<{ records: SettlementStoreRecords[]; summaries: Effect[] }> {
@@ -158,6 +166,8 @@ export class SettlementDrill {
     const statusOf = new Map(slices.map((slice) => [executionKey(slice.jobId, slice.scheduledAt), slice.status as string]));
     const keys = occurrences.map((o) => executionKey(o.jobId, o.scheduledAt));
     const deadline = Date.now() + timeoutMs;
+    await this.stopDispatcher();
+    this.startDispatcher(DRAIN_DISPATCH_LANES);
     for (;;) {
       const wired = keys.every((key) => statusOf.get(key) !== 'SUCCEEDED' || this.wiresOf(key).length >= SETTLEMENT_MERCHANTS);
       const pending = wired ? (await Promise.all(keys.map((key) => runtime.outbox.list(key).catch(() => [{ status: 'PENDING' }])))).flat().filter((item) => item.status === 'PENDING').length : 1;
