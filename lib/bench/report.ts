@@ -282,7 +282,7 @@ export function renderReport(report: BenchReport): string {
       ['settlement', fmt(st.writeUnitsPerPayout), fmt(st.readUnitsPerPayout), usd(st.usdPerMillionPayouts), round1(st.commitSeconds + st.wireSeconds), `${st.secondsFor1200} s`, `${st.ceilingSecondsFor1200} s (${st.itemWrites.toLocaleString('en-US')} item writes at ${fmt(report.ceiling.dynamoWritesPerSecond)}/s)`],
     ]),
   );
-  lines.push('', `${st.acceptedWires} wires accepted by the bank; ${st.transactions} transactions, ${st.transactItems} items. Dollars are DynamoDB request units only (the worker's Lambda time is the job's own).`);
+  lines.push('', `${st.acceptedWires.toLocaleString('en-US')} wires accepted by the bank; ${st.transactions} transactions, ${st.transactItems.toLocaleString('en-US')} items. Dollars are DynamoDB request units only (the worker's Lambda time is the job's own).`);
 
   section('Targets (issue 11)');
   lines.push(table([['target', 'measured', ''], ...report.targets.map((t) => [t.target, t.measured, t.met ? 'met' : 'NOT MET'])]));
