@@ -126,11 +126,16 @@ export class CronfenceTest {
    * @returns every outbound request of the execution, as recorded after delivery (DELIVERED, or DEAD).
    */
   async deliverOutbox(executionKey: string, options: { readonly timeoutMs?: number; readonly deliver?: DeliverRequest } = {}): Promise<OutboxItem[]> {
-    const dispatcher = new OutboxDispatcher({ store: this.runtime.outbox, clock: this.runtime.clock, backoff: { baseMs: 50, maxMs: 500 }, deliver: options.deliver, deadLetters: this.runtime.deadLetters });
+    // runSlice's workers run on the slice's clock (a monthly job's next occurrence may be weeks ahead), and the
+    // requests they recorded are due by it: the dispatcher's clock runs at least as far ahead as the latest of them.
+    const clock = { aheadMs: 0, now: () => Date.now() + clock.aheadMs };
+    const dispatcher = new OutboxDispatcher({ store: this.runtime.outbox, clock, backoff: { baseMs: 50, maxMs: 500 }, deliver: options.deliver, deadLetters: this.runtime.deadLetters });
     const deadline = Date.now() + (options.timeoutMs ?? 120_000);
     for (;;) {
       const items = await this.runtime.outbox.list(executionKey);
-      if (!items.some((item) => item.status === 'PENDING') || Date.now() > deadline) return items;
+      const pending = items.filter((item) => item.status === 'PENDING');
+      if (pending.length === 0 || Date.now() > deadline) return items;
+      clock.aheadMs = Math.max(clock.aheadMs, ...pending.map((item) => item.createdAt - Date.now()));
       let moved = 0;
       for (let shard = 0; shard < OUTBOX_SHARDS; shard++) {
         const pass = await dispatcher.dispatchDue(200, shard);
