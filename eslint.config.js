@@ -23,8 +23,9 @@ const LAYERS = {
   'lib/cdk': ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda', 'lib/package', 'lib/example-jobs'],
   'lib/local': ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda', 'lib/package', 'lib/example-jobs'],
   'lib/testing': ['lib/core', 'lib/engine', 'lib/aws', 'lib/memory', 'lib/lambda', 'lib/package', 'lib/local'],
-  'lib/chaos': ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda', 'lib/package', 'lib/local'],
-  'lib/bench': ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda', 'lib/package', 'lib/local'],
+  // The settlement drill and the bench's settlement row run the example settlement (lib/example-jobs/settlement.ts).
+  'lib/chaos': ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda', 'lib/package', 'lib/local', 'lib/example-jobs'],
+  'lib/bench': ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda', 'lib/package', 'lib/local', 'lib/example-jobs'],
   'lib/cli': ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda', 'lib/package', 'lib/example-jobs', 'lib/local', 'lib/chaos', 'lib/bench'],
   // The package's main entry (`cronfence`): what a jobs module imports.
   'lib/index.ts': ['lib/core', 'lib/engine', 'lib/lambda'],

@@ -11,6 +11,7 @@ import type { CostBreakdown, LeaseSettings } from './cost.ts';
 import type { DensityResult } from './density.ts';
 import type { PerExecution } from './per-execution.ts';
 import type { PriceTable } from './price-table.ts';
+import type { SettlementRow } from './settlement-cost.ts';
 
 export interface LeaseChoiceCost extends LeaseSettings {
   /** A standby takes over within about one lease after the holder's last heartbeat. */
@@ -44,6 +45,8 @@ export interface BenchReport {
   readonly perExecutionByRole: { readonly scanner: PerExecution; readonly worker: PerExecution };
   /** Per execution of jobs whose commit carries one business write (scanner and worker). */
   readonly perExecutionWithBusinessWrite: PerExecution;
+  /** One 1,200-merchant settlement: units and dollars per payout, its time here beside the ceiling (settlement-cost.ts). */
+  readonly settlement: SettlementRow;
   /** The worker processes' peak resident set in the burst, and the Lambda memory chosen from it (priced below). */
   readonly workerMemory: { readonly peakRssMb: number; readonly chosenMb: number };
   readonly heartbeats: { readonly rounds: readonly HeartbeatRound[]; readonly flatInJobs: boolean };
@@ -269,6 +272,18 @@ export function renderReport(report: BenchReport): string {
   const within = plan.initial.wruPerSecondWithin;
   lines.push('', `Scanning from 15 minutes before (lookahead 15m), every slice has started within 5 minutes at ${within.fiveMinutes.toLocaleString('en-US')} WRU/s and within 10 minutes at ${within.tenMinutes.toLocaleString('en-US')} WRU/s of table throughput (warmThroughput on the construct).`);
 
+  const st = report.settlement;
+  section(`6. Settlement: ${st.merchants.toLocaleString('en-US')} payouts in ${st.chunks} chunked commits, wires through the outbox to a local mock bank`);
+  lines.push(
+    table([
+      ['', 'WRU / payout', 'RRU / payout', '$ / M payouts', 'seconds here', `1,200 payouts here`, '1,200 at the ceiling'],
+      ['chunked commits', fmt(st.commitPerPayout.write), fmt(st.commitPerPayout.read), '', st.commitSeconds, '', ''],
+      ['outbox deliveries', fmt(st.deliveryPerPayout.write), fmt(st.deliveryPerPayout.read), '', st.wireSeconds, '', ''],
+      ['settlement', fmt(st.writeUnitsPerPayout), fmt(st.readUnitsPerPayout), usd(st.usdPerMillionPayouts), round1(st.commitSeconds + st.wireSeconds), `${st.secondsFor1200} s`, `${st.ceilingSecondsFor1200} s (${st.itemWrites.toLocaleString('en-US')} item writes at ${fmt(report.ceiling.dynamoWritesPerSecond)}/s)`],
+    ]),
+  );
+  lines.push('', `${st.acceptedWires.toLocaleString('en-US')} wires accepted by the bank; ${st.transactions} transactions, ${st.transactItems.toLocaleString('en-US')} items. Dollars are DynamoDB request units only (the worker's Lambda time is the job's own).`);
+
   section('Targets (issue 11)');
   lines.push(table([['target', 'measured', ''], ...report.targets.map((t) => [t.target, t.measured, t.met ? 'met' : 'NOT MET'])]));
   return lines.join('\n');
@@ -281,4 +296,8 @@ export function fmt(value: number): string {
 
 function usd(value: number): string {
   return `$${value.toFixed(value < 0.1 ? 4 : 3)}`;
+}
+
+function round1(value: number): number {
+  return Math.round(value * 10) / 10;
 }

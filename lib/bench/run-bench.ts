@@ -19,6 +19,7 @@ import { renderBenchSvg } from './chart-svg.ts';
 import { chooseWorkerMemoryMb, cronfenceUsdPerMillion, heartbeatsFor, heartbeatUsdPerMillion, LEASE_CHOICES, schedulerUsdPerMillion, type HeartbeatCost } from './cost.ts';
 import { round, runDensity } from './density.ts';
 import { perExecution } from './per-execution.ts';
+import { measureSettlement, settlementRow } from './settlement-cost.ts';
 import { CONSTRUCT_WORK_QUEUE_VISIBILITY_MS, PRICE_TABLE } from './price-table.ts';
 import { checkTargets, type BenchReport } from './report.ts';
 
@@ -34,6 +35,8 @@ export interface BenchSizes {
   readonly workerBatches: number;
   readonly heartbeatHoldMs: number;
   readonly heartbeatJobs: number;
+  /** Merchants in the settlement row's one settlement (lib/bench/settlement-cost.ts). */
+  readonly settlementMerchants: number;
 }
 
 /**
@@ -52,6 +55,7 @@ export const FULL_SIZES: BenchSizes = {
   workerBatches: 4,
   heartbeatHoldMs: 4000,
   heartbeatJobs: 8,
+  settlementMerchants: 1200,
 };
 
 /** The CI smoke test's sizes: every figure, in about a minute. */
@@ -65,6 +69,7 @@ export const QUICK_SIZES: BenchSizes = {
   workerBatches: 4,
   heartbeatHoldMs: 2500,
   heartbeatJobs: 4,
+  settlementMerchants: 1200,
 };
 
 export interface BenchOptions {
@@ -105,9 +110,9 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const aws = await ensureAwsEndpoint({ log: options.log });
   const base = options.prefix ?? `bench${randomUUID().slice(0, 6)}`;
   const sizes = options.sizes;
-  const envFor = (part: keyof typeof SWEEP_GRACE_MS): NodeJS.ProcessEnv => ({
+  const envFor = (part: keyof typeof SWEEP_GRACE_MS | 'settlement'): NodeJS.ProcessEnv => ({
     ...process.env,
-    CRONFENCE_SWEEP_GRACE_MS: String(SWEEP_GRACE_MS[part]),
+    CRONFENCE_SWEEP_GRACE_MS: String(part === 'settlement' ? 30_000 : SWEEP_GRACE_MS[part]),
     CRONFENCE_PREFIX: `${base}-${part}`,
     CRONFENCE_SHARDS: String(sizes.shards),
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
@@ -138,6 +143,9 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       onProgress: (done, total) => options.onProgress('ceiling: plain writes and sends', done, total),
     });
     const ceilingSlicesPerSecond = round(sizes.burst / Math.max(0.001, ceiling.seconds), 1);
+    options.onProgress('settlement: 1,200 payouts, chunked commits and outbox wires', 0, 1);
+    const settlement = settlementRow(await measureSettlement(envFor('settlement'), sizes.settlementMerchants), ceiling.dynamoWritesPerSecond);
+    options.onProgress('settlement: 1,200 payouts, chunked commits and outbox wires', 1, 1);
     const density = await runDensity({ env: envFor('density'), levels: sizes.schedules, duePerLevel: sizes.duePerLevel, onProgress: options.onProgress });
 
     const happy = perExecution(burst.meter, burst.committed);
@@ -181,6 +189,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       perExecution: happy,
       perExecutionByRole: byRole,
       perExecutionWithBusinessWrite: withBusinessWrite,
+      settlement,
       workerMemory: { peakRssMb: workerPeakRssMb, chosenMb: workerMemoryMb },
       heartbeats: { rounds, flatInJobs },
       usdPerMillion: cronfence1s.total,

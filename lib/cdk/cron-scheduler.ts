@@ -28,6 +28,7 @@ import { SchedulerAlarms } from './alarms.ts';
 import { SchedulerDashboard } from './dashboard.ts';
 import { cronfenceFunction, ENTRIES, retentionDays } from './functions.ts';
 import { prepareJobsWorker } from './jobs-worker.ts';
+import { addOutboxDispatcher } from './outbox-dispatcher.ts';
 import { grantBusinessWrites, grantJobsResource, grantScanner, grantTick, grantWorker, type SchedulerResources } from './permissions.ts';
 import type { AddJobOptions, CronSchedulerProps } from './props.ts';
 import { SchedulerMetrics } from './scheduler-metrics.ts';
@@ -50,6 +51,9 @@ export class CronScheduler extends Construct {
   readonly eventBus: events.EventBus;
   readonly tickRule: events.Rule;
   readonly tickFunction: lambda.Function;
+  /** The outbox dispatcher and its per-minute rule (outbox-dispatcher.ts); undefined with `outboxDispatcher: false`. */
+  readonly outboxFunction?: lambda.Function;
+  readonly outboxRule?: events.Rule;
   readonly scannerFunction: lambda.Function;
   readonly workerFunction: lambda.Function;
   /** Undefined when `alarms.enabled` is false. */
@@ -157,6 +161,10 @@ export class CronScheduler extends Construct {
         reportBatchItemFailures: true,
       }),
     );
+
+    if (props.outboxDispatcher ?? true) {
+      ({ outboxFunction: this.outboxFunction, outboxRule: this.outboxRule } = addOutboxDispatcher(this, { ...common, resources: this.resources, environment: this.environment }));
+    }
 
     if (props.alarms?.enabled ?? true) {
       this.alarms = new SchedulerAlarms(this, 'Alarms', {

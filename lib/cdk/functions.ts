@@ -23,6 +23,7 @@ export const ENTRIES = {
   scanner: packageFile('functions/scanner.ts', LAMBDA_BUILD),
   worker: packageFile('functions/worker.ts', LAMBDA_BUILD),
   jobsResource: packageFile('functions/jobs-resource.ts', LAMBDA_BUILD),
+  outbox: packageFile('functions/outbox.ts', LAMBDA_BUILD),
 } as const;
 
 /** ESM bundles need `require` for the CommonJS corners of their dependencies. */

@@ -28,7 +28,7 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as events from 'aws-cdk-lib/aws-events';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
-import { JOBS_TABLE, SLICES_TABLE } from '../aws/schema.ts';
+import { CHUNKS_TABLE, JOBS_TABLE, SLICES_TABLE } from '../aws/schema.ts';
 
 export interface SchedulerResources {
   readonly jobs: dynamodb.ITable;
@@ -105,6 +105,24 @@ export function grantWorker(grantee: iam.IGrantable, r: SchedulerResources): voi
   useTableKey(grantee, r);
   sendTo(grantee, r, [r.deadLetterQueue]);
   r.bus.grantPutEventsTo(grantee);
+}
+
+/**
+ * The outbox dispatcher (outbox-store.ts): due requests from the outbox
+ * index, take and record (UpdateItem) on the chunks table, dead-letter what
+ * keeps failing.
+ */
+export function grantOutboxDispatcher(grantee: iam.IGrantable, r: SchedulerResources): void {
+  allow(grantee, ['dynamodb:Query'], [indexArn(r.chunks, outboxIndex())]);
+  allow(grantee, ['dynamodb:UpdateItem'], [r.chunks.tableArn]);
+  useTableKey(grantee, r);
+  sendTo(grantee, r, [r.deadLetterQueue]);
+}
+
+function outboxIndex(): string {
+  const index = CHUNKS_TABLE.globalSecondaryIndexes[0];
+  if (!index) throw new Error('schema: the chunks table has no "outbox" index');
+  return index.indexName;
 }
 
 export function grantJobsResource(grantee: iam.IGrantable, r: SchedulerResources): void {

@@ -81,6 +81,12 @@ export interface CronSchedulerProps {
   readonly alarms?: CronSchedulerAlarmProps;
   /** @default namespace `Cronfence`, service `<stack name>/<construct id>` */
   readonly metrics?: CronSchedulerMetricsProps;
+  /**
+   * The outbox dispatcher: a Lambda every minute delivering the outbound requests chunked commits record
+   * (`ctx.commitChunk(n, { outbox })`). `false` when no job records any, or you deliver them yourself
+   * (`createOutboxHandler` from `cronfence/lambda`). @default true
+   */
+  readonly outboxDispatcher?: boolean;
   /** A CloudWatch dashboard of the installation; `false` for none. @default true */
   readonly dashboard?: boolean | CronSchedulerDashboardProps;
   /**

@@ -12,11 +12,13 @@ import type { SliceStore } from '../core/ports.ts';
 import { createAwsClients, type AwsClients } from '../aws/clients.ts';
 import { loadConfig, type CronfenceConfig } from '../aws/config.ts';
 import { HandlerRegistry } from '../engine/define-job.ts';
+import { merchantSettlement } from '../example-jobs/settlement.ts';
 import type { ReplicaSetup } from '../local/replica.ts';
 import { HangServer, injectClientFaults } from './chaos-clients.ts';
 import { chaosHandlers } from './chaos-jobs.ts';
 import { chaosSliceStore, chaosWorkQueue, type FaultReporter } from './chaos-ports.ts';
 import { chaosConfigFromEnv } from './config.ts';
+import { reportingChunkStore } from './settlement-chunks.ts';
 import { SeededRandom } from './random.ts';
 
 export interface ChaosReplicaOptions {
@@ -37,13 +39,16 @@ export function chaosReplica(options: ChaosReplicaOptions = {}): ReplicaSetup {
     injectClientFaults(clients, { config: chaos, random, report, hangServer });
     const inner = (store: SliceStore): SliceStore => (options.slices ? options.slices(store, { clients, config }) : store);
     return {
-      handlers: new HandlerRegistry(chaosHandlers(config.prefix, random, true)),
+      // The settlement drill's job (cronfence chaos --settlement) beside the drill's own.
+      handlers: new HandlerRegistry([...chaosHandlers(config.prefix, random, true), merchantSettlement]),
       runtime: {
         clients,
         clock: chaos.clockOffsetMs ? new OffsetClock(chaos.clockOffsetMs) : systemClock,
         wrapSlices: (store) => chaosSliceStore(inner(store), chaos, random, report),
         wrapWorkQueue: (queue) => chaosWorkQueue(queue, chaos, random, report),
         onLeaseRenewed: (slice, fence, at) => toParent({ kind: 'renewed', executionKey: executionKey(slice.jobId, slice.scheduledAt), fence, at }),
+        wrapChunks: (store) => reportingChunkStore(store, (refused) => toParent({ kind: 'chunk', ...refused, outcome: 'refused', at: Date.now() })),
+        onChunk: (slice, fence, chunk, outcome) => toParent({ kind: 'chunk', executionKey: executionKey(slice.jobId, slice.scheduledAt), fence, chunk, outcome, at: Date.now() }),
       },
     };
   };

@@ -32,9 +32,13 @@ import { OVERLAP_JOBS } from './policy-jobs.ts';
 import { outageOccurrences, setUpPolicyJobs, type PolicySetup } from './policy-setup.ts';
 import { LifecycleInjector } from './lifecycle-faults.ts';
 import { HistoryRecorder } from './recorder.ts';
-import { buildReport, type ChaosReport } from './report.ts';
+import { buildReport, FAILOVER_GOAL_MS, type ChaosReport, type SettlementReport } from './report.ts';
+import { checkSettlement, settlementReport, type SettlementStoreRecords } from './settlement-checks.ts';
+import { SETTLEMENT_CHUNKS, SETTLEMENT_JOB_ID, SettlementDrill } from './settlement-drill.ts';
+import { SETTLEMENT_MERCHANTS } from '../example-jobs/settlement.ts';
 import { SeededRandom } from './random.ts';
 import { renderTimelineSvg } from './timeline-svg.ts';
+import { stopReplica } from './process-faults.ts';
 
 export interface DrillOptions {
   readonly scanners: number;
@@ -53,6 +57,11 @@ export interface DrillOptions {
    * runs chaosReplica with a store of its own). @default lib/chaos/chaos-replica-entry.ts
    */
   readonly replicaEntry?: string;
+  /**
+   * Adds the story's settlement (settlement-drill.ts): merchant-settlement-fast paying 1,200 merchants through the
+   * outbox to a mock bank, its workers killed and paused mid-batch, its payouts, wires and chunks checked. @default false
+   */
+  readonly settlement?: boolean;
   readonly onProgress?: (progress: DrillProgress) => void;
 }
 
@@ -68,6 +77,8 @@ const CHAOS_REPLICA = packageFile('lib/chaos/chaos-replica-entry.ts');
 const LEASE_MS = 4000;
 const TICK_MS = 5000;
 const DRAIN_TIMEOUT_MS = 90_000;
+/** After the drain: how long the outbox dispatcher gets to deliver the settlements' wires (the emulator serialises its writes). */
+const DELIVERY_TIMEOUT_MS = 600_000;
 /** About how long the replicas take to start and the jobs to be stored (places a DST transition in the window). */
 const SETUP_ESTIMATE_MS = 8000;
 // Short windows and sweeps so a dropped message is recovered inside a short drill; no `committed`
@@ -102,6 +113,7 @@ export async function runDrill(options: DrillOptions): Promise<ChaosReport> {
     options.onProgress?.({ phase, elapsedSeconds: Math.round((clock.now() - since) / 1000), committed: recorder.committed, faults: recorder.totalFaults() });
   mkdirSync(options.outDir, { recursive: true });
   const timers = new Set<NodeJS.Timeout>();
+  let settlement: SettlementDrill | undefined;
   // Interrupted: a paused replica would otherwise stay stopped, holding its sockets, after we are gone.
   const interrupted = (signal: NodeJS.Signals): void => {
     fleet.killAllNow();
@@ -113,6 +125,12 @@ export async function runDrill(options: DrillOptions): Promise<ChaosReport> {
     progress('starting', clock.now());
     await prepareStores(runtime, prefix);
     const spawn = spawner(options.seed, fleet, recorder, random, enabled, rates, dstOffsetMs);
+    if (options.settlement) {
+      const faultKinds = (['kill', 'pause'] as const).filter((kind) => enabled.has(kind));
+      settlement = await SettlementDrill.start({ runtime, prefix, seed: options.seed, clock, faultKinds, pauseMs: LEASE_MS + 2000, process: { fleet, recorder, clock, spawn } });
+      const drill = settlement;
+      recorder.onChunk = (chunk, replica) => drill.onChunk(chunk, replica);
+    }
     for (let i = 1; i <= options.scanners; i++) spawn('scanner', i);
     for (let i = 1; i <= options.workers; i++) spawn('worker', i);
     await Promise.all(fleet.list().map((replica) => replica.ready));
@@ -122,6 +140,8 @@ export async function runDrill(options: DrillOptions): Promise<ChaosReport> {
     const specs = chaosJobs(options.jobs, new SeededRandom(options.seed + 1), { dst: options.dst !== undefined });
     const book = new JobHistoryBook();
     for (const spec of specs) book.record('create', (await runtime.jobs().put(spec)).job);
+    const settlementSpec = settlement?.spec();
+    if (settlementSpec) book.record('create', (await runtime.jobs().put(settlementSpec)).job);
     const policies = await setUpPolicyJobs(runtime, book, clock.now());
     const startedAt = clock.now();
     await tick(runtime.scanQueue, runtime.config.shardCount);
@@ -134,19 +154,22 @@ export async function runDrill(options: DrillOptions): Promise<ChaosReport> {
       enabled.has('lifecycle') ? changeJobs(options, clock, startedAt, runtime, specs, book, recorder) : Promise.resolve(),
     ]);
     const endedAt = clock.now();
+    settlement?.windowEnded(endedAt);
     clearInterval(running);
     timers.add(setInterval(() => progress('draining', startedAt), 1000));
     // Jobs keep firing while the window drains; only occurrences inside the window are checked.
     const enumerate = options.dst ? scheduleMathOccurrences : cronParserOccurrences;
     const expected = [...expectedOccurrences(book.histories(), startedAt, endedAt, enumerate), ...outageOccurrences(policies.outages, startedAt, enumerate)];
     await drainWindow(runtime, endedAt, DRAIN_TIMEOUT_MS);
+    await settlement?.stopFaults();
     for (const timer of timers) clearInterval(timer);
     await fleet.stopAll();
     progress('checking', startedAt);
 
-    const { verdict, policyViolations } = await readAndCheck(runtime, prefix, specs, policies, recorder, expected, startedAt, enumerate);
+    const checked = specs.concat(settlementSpec ? [settlementSpec] : []);
+    const { verdict, policyViolations, settlementSection } = await readAndCheck(runtime, prefix, checked, policies, recorder, expected, startedAt, enumerate, settlement);
     const dst = options.dst ? { mode: options.dst, transition: DST_TRANSITIONS[options.dst].description, clockOffsetMs: dstOffsetMs } : undefined;
-    const report = buildReport({ prefix, options, rates: ratesInUse(rates, enabled), dst, verdict, policyViolations, faults: recorder.faults, expected: expected.length, startedAt, endedAt, drainedAt: clock.now(), requests: fleet.requests });
+    const report = buildReport({ prefix, options, rates: ratesInUse(rates, enabled), dst, verdict, policyViolations, faults: recorder.faults, expected: expected.length, startedAt, endedAt, drainedAt: clock.now(), requests: fleet.requests, settlement: settlementSection });
     writeOutputs(options, report, recorder, book, verdict, startedAt, clock.now());
     return report;
   } finally {
@@ -154,6 +177,7 @@ export async function runDrill(options: DrillOptions): Promise<ChaosReport> {
     process.off('SIGTERM', interrupted);
     for (const timer of timers) clearInterval(timer);
     await fleet.stopAll();
+    await settlement?.close();
     destroyAwsClients(runtime.clients);
     await endpoint.stop();
   }
@@ -187,7 +211,8 @@ async function readAndCheck(
   expected: ReturnType<typeof expectedOccurrences>,
   startedAt: number,
   enumerate: Enumerate,
-): Promise<{ verdict: HistoryVerdict; policyViolations: string[] }> {
+  settlement?: SettlementDrill,
+): Promise<{ verdict: HistoryVerdict; policyViolations: string[]; settlementSection?: SettlementReport }> {
   const outageFrom = Math.min(startedAt, ...policies.outages.map((outage) => outage.outageFrom));
   const [randomSlices, policySlices, effects, deadLetters] = await Promise.all([
     readSlices(runtime, specs.map((spec) => spec.id), startedAt),
@@ -196,6 +221,8 @@ async function readAndCheck(
     readDeadLetters(runtime),
   ]);
   const slices = [...randomSlices, ...policySlices];
+  const settled = settlement ? await settlement.collect(expected.filter((o) => o.jobId === SETTLEMENT_JOB_ID), slices, DELIVERY_TIMEOUT_MS) : undefined;
+  effects.push(...(settled?.summaries ?? []));
   const { events, renewals, processFaults, clientFaults } = recorder;
   const misfireOf = new Map(policies.outages.map((outage) => [outage.jobId, outage.misfire]));
   const overlapOf = new Map(OVERLAP_JOBS.map(({ id, overlap }) => [id, overlap]));
@@ -210,7 +237,27 @@ async function readAndCheck(
     ...checkPolicies({ slices: policySlices, outages: policies.outages, startedAt, enumerate, oneTime }),
     ...checkOverlapRuns({ events, processFaults, overlapOf }),
   ];
-  return { verdict, policyViolations };
+  const settlementSection = settlement && settled ? checkSettlementRun(settlement, settled.records, recorder, verdict) : undefined;
+  return { verdict, policyViolations, settlementSection };
+}
+
+function checkSettlementRun(settlement: SettlementDrill, records: SettlementStoreRecords[], recorder: HistoryRecorder, verdict: HistoryVerdict): SettlementReport {
+  const settlementVerdict = checkSettlement({
+    merchants: SETTLEMENT_MERCHANTS,
+    chunks: SETTLEMENT_CHUNKS,
+    occurrences: records,
+    reports: recorder.chunks,
+    failovers: verdict.failovers,
+    processFaults: recorder.processFaults,
+  });
+  const { requests, replays, refused } = settlement.bank;
+  return settlementReport(settlementVerdict, {
+    merchants: SETTLEMENT_MERCHANTS,
+    chunks: SETTLEMENT_CHUNKS,
+    failoverBoundMs: FAILOVER_GOAL_MS,
+    injected: settlement.injected,
+    bank: { requests, replays, refused },
+  });
 }
 
 
@@ -236,10 +283,11 @@ function writeOutputs(
     renderTimelineSvg({
       events: recorder.events,
       processFaults: recorder.processFaults,
+      chunks: recorder.chunks,
       verdict,
       startedAt,
       endedAt,
-      title: `cronfence chaos --seed ${options.seed}${options.dst ? ` --dst ${options.dst}` : ''}: ${options.jobs} jobs, ${options.workers} workers, ${options.scanners} scanners, ${options.durationSeconds} s`,
+      title: `cronfence chaos --seed ${options.seed}${options.dst ? ` --dst ${options.dst}` : ''}${options.settlement ? ' --settlement' : ''}: ${options.jobs} jobs, ${options.workers} workers, ${options.scanners} scanners, ${options.durationSeconds} s`,
     }),
   );
 }
@@ -283,23 +331,7 @@ async function executePlan(
     if (candidates.length === 0) continue;
     const busy = role === 'worker' ? candidates.filter((replica) => recorder.isBusy(replica.id)) : [];
     const victim = random.pick(busy.length > 0 ? busy : candidates);
-    const slot = Number(/-(\d+)\./.exec(victim.id)?.[1] ?? 1);
-    if (fault.kind === 'pause') {
-      victim.process.kill('SIGSTOP');
-      const at = clock.now();
-      recorder.paused.add(victim.id);
-      pending.push(
-        sleepUntil(clock, at + (fault.pauseMs ?? LEASE_MS + 2000)).then(() => {
-          victim.process.kill('SIGCONT');
-          recorder.paused.delete(victim.id);
-          recorder.processFault({ kind: 'pause', replica: victim.id, at, until: clock.now() });
-        }),
-      );
-    } else {
-      fleet.kill(victim);
-      recorder.processFault({ kind: fault.kind, replica: victim.id, at: clock.now() });
-      pending.push(victim.exited.then(() => void spawn(role, slot)));
-    }
+    pending.push(stopReplica({ fleet, recorder, clock, spawn }, victim, fault.kind, fault.pauseMs ?? LEASE_MS + 2000));
   }
   await sleepUntil(clock, startedAt + options.durationSeconds * 1000);
   await Promise.all(pending);

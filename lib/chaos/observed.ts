@@ -31,6 +31,18 @@ export interface InjectedProcessFault {
   readonly until?: number;
 }
 
+/** A chunk a worker committed, found committed by an earlier claim (and skipped), or had refused by the fence. */
+export interface ObservedChunk {
+  readonly replica: string;
+  readonly executionKey: string;
+  /** The fence of the attempt that reported it. */
+  readonly fence: number;
+  readonly chunk: number;
+  readonly outcome: 'committed' | 'already-committed' | 'refused';
+  /** Drill time the report arrived. */
+  readonly at: number;
+}
+
 /** A throttled or hung AWS request a replica's client injected, on the drill's clock (when the parent heard of it). */
 export interface InjectedClientFault {
   readonly kind: 'throttle' | 'hang';

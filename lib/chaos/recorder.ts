@@ -6,13 +6,17 @@
  */
 import type { Replica, ReplicaReport, ReplicaRole } from '../local/fleet.ts';
 import { FAULT_KINDS, type FaultKind } from './config.ts';
-import type { InjectedClientFault, InjectedProcessFault, ObservedEvent, ObservedRenewal } from './observed.ts';
+import type { InjectedClientFault, InjectedProcessFault, ObservedChunk, ObservedEvent, ObservedRenewal } from './observed.ts';
 
 export class HistoryRecorder {
   readonly events: ObservedEvent[] = [];
   readonly renewals: ObservedRenewal[] = [];
   readonly processFaults: InjectedProcessFault[] = [];
   readonly clientFaults: InjectedClientFault[] = [];
+  /** Chunked commits the workers reported (the settlement drill's). */
+  readonly chunks: ObservedChunk[] = [];
+  /** Told of each chunk report as it comes (the settlement drill's mid-batch faults). */
+  onChunk?: (chunk: ObservedChunk, replica: Replica) => void;
   /** Each replica's clock minus the drill's, ms. */
   readonly offsets = new Map<string, number>();
   readonly paused = new Set<string>();
@@ -44,6 +48,13 @@ export class HistoryRecorder {
       if (report.fault === 'throttle' || report.fault === 'hang') {
         this.clientFaults.push({ kind: report.fault, replica: replica.id, at: now, ...(report.executionKey ? { executionKey: report.executionKey } : {}) });
       }
+      return;
+    }
+    if (report.kind === 'chunk') {
+      const { executionKey, fence, chunk, outcome } = report;
+      const observed: ObservedChunk = { replica: replica.id, executionKey, fence, chunk, outcome, at: now };
+      this.chunks.push(observed);
+      this.onChunk?.(observed, replica);
       return;
     }
     this.renewals.push({ replica: replica.id, offsetMs: this.offsets.get(replica.id) ?? 0, executionKey: report.executionKey, fence: report.fence, at: report.at });

@@ -4,6 +4,7 @@
  */
 import type { FaultKind } from './config.ts';
 import type { HistoryVerdict } from './history.ts';
+import type { SettlementOccurrenceVerdict, SettlementVerdict } from './settlement-checks.ts';
 
 export const FAILOVER_GOAL_MS = 5000;
 
@@ -55,6 +56,8 @@ export interface ChaosReport {
   readonly faults: Record<FaultKind, number>;
   /** AWS requests of the replicas that stopped cleanly (a killed replica reports none), by service.Operation. */
   readonly requests: Record<string, number>;
+  /** `--settlement`: each settlement occurrence's payouts, wires and chunks, and its takeovers (settlement-checks.ts). */
+  readonly settlement?: SettlementReport;
   /** The invariants this run broke; empty when it passed. */
   readonly violations: string[];
   readonly examples: {
@@ -67,6 +70,24 @@ export interface ChaosReport {
     succeededWithoutWrites: string[];
     slowestFailovers: { executionKey: string; victim: string; standby: string; fault: string; latencyMs: number; slowedBy?: string }[];
   };
+}
+
+export interface SettlementReport {
+  readonly merchants: number;
+  readonly chunksPerSettlement: number;
+  readonly occurrences: SettlementOccurrenceVerdict[];
+  readonly totals: SettlementVerdict['totals'];
+  /** Holder's last heartbeat → standby's claim (unhindered by an injected AWS fault), the drill's bound. */
+  readonly failover: { p50Ms: number; p99Ms: number; maxMs: number; count: number };
+  /** The same takeovers from the kill or pause itself. */
+  readonly failoverFromFault: { p50Ms: number; maxMs: number; count: number };
+  readonly slowestFailovers: SettlementVerdict['slowestFailovers'];
+  /** Mid-batch kills and pauses the settlement drill added to the plan's. */
+  readonly midBatchFaultsInjected: number;
+  /** The mock bank: requests, replays answered from an earlier booking (the idempotency key at work), refusals (503). */
+  readonly bank: { requests: number; replays: number; refused: number };
+  /** settlement-checks.ts's findings. */
+  readonly violations: string[];
 }
 
 export interface ReportInput {
@@ -83,6 +104,7 @@ export interface ReportInput {
   readonly endedAt: number;
   readonly drainedAt: number;
   readonly requests: Record<string, number>;
+  readonly settlement?: SettlementReport;
 }
 
 export function buildReport(input: ReportInput): ChaosReport {
@@ -121,6 +143,7 @@ export function buildReport(input: ReportInput): ChaosReport {
     startLag: { p50Ms: round(verdict.startLag.p50), p99Ms: round(verdict.startLag.p99), maxMs: round(verdict.startLag.max) },
     faults: input.faults,
     requests: input.requests,
+    ...(input.settlement ? { settlement: input.settlement } : {}),
     examples: {
       duplicates: verdict.duplicates.slice(0, 10),
       missed: verdict.missed.slice(0, 10),
@@ -150,6 +173,7 @@ function violations(report: Omit<ChaosReport, 'violations'>): string[] {
   if (report.committedThenDead > 0) broken.push(`${report.committedThenDead} execution keys both committed and DEAD or dead-lettered`);
   if (report.succeededWithoutWrites > 0) broken.push(`${report.succeededWithoutWrites} SUCCEEDED slices without their business write or ledger record`);
   for (const problem of report.policyViolations) broken.push(`schedule policy: ${problem}`);
+  broken.push(...(report.settlement?.violations ?? []));
   if (report.failover.count > 0 && report.failover.maxMs >= FAILOVER_GOAL_MS) broken.push(`failover max ${report.failover.maxMs} ms is not under ${FAILOVER_GOAL_MS} ms`);
   return broken;
 }

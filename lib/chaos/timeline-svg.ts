@@ -2,19 +2,25 @@
  * The drill's picture: one lane per worker replica with each attempt drawn
  * from claim to outcome (green committed, red fenced out, orange failed),
  * kills (black cross), pauses (grey band), takeovers (blue line from the
- * victim's last heartbeat to the standby's claim); below, a histogram of
+ * victim's last heartbeat to the standby's claim), and the settlement's
+ * chunks as ticks (purple committed, lilac skipped at a standby's checkpoint,
+ * red refused by the fence); below, a histogram of
  * failover latency against the 5 s goal.
  */
 import type { HistoryVerdict, InjectedProcessFault, ObservedEvent } from './history.ts';
+import type { ObservedChunk } from './observed.ts';
 
 const WIDTH = 1400;
 const LANE = 18;
 const LEFT = 110;
 const COLORS: Record<string, string> = { committed: '#2e9e44', fenced_out: '#d62728', failed: '#ff7f0e', dead: '#7f0000' };
+const CHUNK_COLORS: Record<ObservedChunk['outcome'], string> = { committed: '#6a3d9a', 'already-committed': '#cab2d6', refused: '#d62728' };
 
 export interface TimelineInput {
   readonly events: readonly ObservedEvent[];
   readonly processFaults: readonly InjectedProcessFault[];
+  /** The settlement drill's chunk reports. @default [] */
+  readonly chunks?: readonly ObservedChunk[];
   readonly verdict: HistoryVerdict;
   readonly startedAt: number;
   readonly endedAt: number;
@@ -49,6 +55,8 @@ export function renderTimelineSvg(input: TimelineInput): string {
     }
   }
 
+  // Attempts at a chunked slice (the settlement) are outlined, so its runs stand out among the drill's jobs.
+  const chunked = new Set((input.chunks ?? []).map((chunk) => chunk.executionKey));
   const claims = new Map<string, ObservedEvent>();
   for (const observed of [...input.events].sort((a, b) => Date.parse(a.event.at) - Date.parse(b.event.at))) {
     const id = `${observed.replica}|${observed.event.executionKey}|${observed.event.fence}`;
@@ -59,7 +67,7 @@ export function renderTimelineSvg(input: TimelineInput): string {
     const from = x(Date.parse(claim.event.at) - claim.offsetMs);
     const to = x(Date.parse(observed.event.at) - observed.offsetMs);
     parts.push(
-      `<rect x="${from}" y="${y(observed.replica)}" width="${Math.max(1.5, to - from)}" height="${LANE - 6}" fill="${color}"><title>${escapeXml(`${observed.event.executionKey} fence ${observed.event.fence} ${observed.event.type}`)}</title></rect>`,
+      `<rect x="${from}" y="${y(observed.replica)}" width="${Math.max(1.5, to - from)}" height="${LANE - 6}" fill="${color}"${chunked.has(observed.event.executionKey) ? ' stroke="#6a3d9a" stroke-width="2"' : ''}><title>${escapeXml(`${observed.event.executionKey} fence ${observed.event.fence} ${observed.event.type}`)}</title></rect>`,
     );
   }
   for (const failover of input.verdict.failovers) {
@@ -68,12 +76,25 @@ export function renderTimelineSvg(input: TimelineInput): string {
       `<line x1="${x(failover.lastHeartbeatAt)}" y1="${y(failover.victim) + 6}" x2="${x(failover.takeoverAt)}" y2="${y(failover.standby) + 6}" stroke="#1f77b4" stroke-width="1.5"><title>${escapeXml(`takeover of ${failover.executionKey}: ${failover.latencyMs} ms`)}</title></line>`,
     );
   }
+  parts.push(...chunkTicks(input.chunks ?? [], lane, x, y));
   parts.push(
-    `<text x="${LEFT}" y="${timelineHeight + 4}" fill="#444">green committed · red fenced out · orange failed · grey paused · × killed · blue takeover (last heartbeat → standby claim)</text>`,
+    `<text x="${LEFT}" y="${timelineHeight + 4}" fill="#444">green committed · red fenced out · orange failed · grey paused · × killed · blue takeover (last heartbeat → standby claim)${(input.chunks ?? []).length > 0 ? ' · settlement runs outlined purple; chunk ticks: purple committed, lilac skipped (checkpoint), red refused (fence)' : ''}</text>`,
   );
   parts.push(...histogram(input.verdict.failovers.map((f) => f.latencyMs), histogramTop));
   parts.push('</svg>');
   return parts.join('\n');
+}
+
+/** One tick per settlement chunk report, on its worker's lane, above the attempt bars. */
+function chunkTicks(chunks: readonly ObservedChunk[], lane: ReadonlyMap<string, number>, x: (t: number) => number, y: (worker: string) => number): string[] {
+  return chunks
+    .filter((chunk) => lane.has(chunk.replica))
+    .map((chunk) => {
+      const cx = x(chunk.at);
+      const top = y(chunk.replica) - 3;
+      const tall = chunk.outcome === 'committed' ? 8 : 12;
+      return `<line x1="${cx}" y1="${top}" x2="${cx}" y2="${top + tall}" stroke="${CHUNK_COLORS[chunk.outcome]}" stroke-width="${chunk.outcome === 'refused' ? 2 : 1}"><title>${escapeXml(`${chunk.executionKey} chunk ${chunk.chunk} fence ${chunk.fence} ${chunk.outcome}`)}</title></line>`;
+    });
 }
 
 function histogram(latencies: readonly number[], top: number): string[] {

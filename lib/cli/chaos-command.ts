@@ -31,9 +31,10 @@ export function chaosCommand(write: (line: string) => void): Command {
         asArgument((value: string) => parseDstMode(value)),
       ),
     )
+    .option('--settlement', 'add the 1,200-merchant settlement (merchant-settlement-fast, every minute at :30) paying a mock bank through the outbox; its workers are killed and paused mid-batch')
     .option('--out <dir>', 'where report.json, timeline.svg and events.jsonl go', '.cronfence/chaos')
     .option('--json', 'print report.json instead of the summary')
-    .action(async (flags: { scanners: number; workers: number; jobs: number; duration: number; seed: number; faults: FaultKind[]; rates?: Partial<FaultRates>; dst?: DstMode | true; out: string; json?: boolean }) => {
+    .action(async (flags: { scanners: number; workers: number; jobs: number; duration: number; seed: number; faults: FaultKind[]; rates?: Partial<FaultRates>; dst?: DstMode | true; settlement?: boolean; out: string; json?: boolean }) => {
       const bar = new SingleBar({
         format: 'chaos {phase} |{bar}| {value}/{total} s · {committed} committed · {faults} faults',
         stream: process.stderr,
@@ -55,6 +56,7 @@ export function chaosCommand(write: (line: string) => void): Command {
         faults,
         rates,
         dst,
+        settlement: flags.settlement === true,
         outDir,
         onProgress: (progress: DrillProgress) => {
           if (drawBar) bar.update(Math.min(progress.elapsedSeconds, flags.duration), { ...progress });
@@ -83,6 +85,25 @@ function asArgument<T>(parse: (value: string) => T): (value: string) => T {
   };
 }
 
+/** The settlement drill's lines: per occurrence, then its takeovers. */
+function settlementRows(report: ChaosReport, ok: (pass: boolean) => string): (string | number)[][] {
+  const settlement = report.settlement;
+  if (!settlement) return [];
+  const { merchants } = settlement;
+  const rows: (string | number)[][] = settlement.occurrences.map((o) => [
+    `settlement ${o.executionKey.split(':').slice(1).join(':')}`,
+    `${o.status}; payouts ${o.payoutRows} (${o.duplicatePayouts} twice, ${o.missingPayouts} missing); wires ${o.acceptedWires} (${o.duplicateWires} twice, ${o.missingWires} missing); ` +
+      `chunks ${o.chunksCommitted}, redone ${o.committedChunksRedone}, skipped by standby ${o.chunksSkippedByStandby}, zombie refused ${o.zombieChunksRefused}; faults mid-batch ${o.faultsMidBatch}, takeovers ${o.takeovers}`,
+    ok(o.status === 'SUCCEEDED' && o.payoutRows === merchants && o.missingPayouts + o.duplicatePayouts + o.duplicateWires + o.missingWires + o.committedChunksRedone === 0 && o.acceptedWires === merchants),
+  ]);
+  const t = settlement.totals;
+  rows.push(['settlement committed chunks redone after a takeover', t.committedChunksRedone, ok(t.committedChunksRedone === 0)]);
+  rows.push(['settlement duplicate payouts / duplicate wires / missing', `${t.duplicatePayouts} / ${t.duplicateWires} / ${t.missingPayouts + t.missingWires}`, ok(t.duplicatePayouts + t.duplicateWires + t.missingPayouts + t.missingWires === 0)]);
+  rows.push(['settlement failover p50 / p99 / max', `${settlement.failover.p50Ms} / ${settlement.failover.p99Ms} / ${settlement.failover.maxMs} ms (n=${settlement.failover.count}); ${settlement.failoverFromFault.count - settlement.failover.count} more slowed by a throttled or hung request; from the kill or pause, all: max ${settlement.failoverFromFault.maxMs} ms`, ok(settlement.failover.maxMs < 5000)]);
+  rows.push(['settlement mock bank', `${settlement.bank.requests} requests, ${settlement.bank.replays} replays answered by key, ${settlement.bank.refused} refused (503)`, '']);
+  return rows;
+}
+
 function printSummary(report: ChaosReport, outDir: string, write: (line: string) => void): void {
   const ok = (pass: boolean): string => (pass ? 'ok' : 'BROKEN');
   write(
@@ -105,6 +126,7 @@ function printSummary(report: ChaosReport, outDir: string, write: (line: string)
       ['final states', JSON.stringify(report.finalStates), ''],
       ...(report.settings.dst ? [['DST transition crossed', `${report.settings.dst.transition} (clocks ${report.settings.dst.clockOffsetMs} ms)`, '']] : []),
       ['faults injected', JSON.stringify(report.faults), ''],
+      ...settlementRows(report, ok),
     ]),
   );
   write(`report: ${path.join(outDir, 'report.json')}  picture: ${path.join(outDir, 'timeline.svg')}`);

@@ -29,13 +29,16 @@ export interface SettlementPlan {
   readonly bankUrl?: string;
   /** Simulated work per chunk (the drill's window to kill a worker mid-batch). */
   readonly chunkWorkMs: number;
+  /** Where the payout rows go (the bench's own table). @default examplePayoutsTable() */
+  readonly payoutsTable?: string;
 }
 
 export function settlementPlan(payload: Readonly<Record<string, unknown>>): SettlementPlan {
   const merchants = Number(payload.merchants ?? SETTLEMENT_MERCHANTS);
   const perChunk = Number(payload.merchantsPerChunk ?? MERCHANTS_PER_CHUNK);
   const bankUrl = typeof payload.bankUrl === 'string' ? payload.bankUrl : undefined;
-  return { merchants, perChunk, chunks: Math.ceil(merchants / perChunk), bankUrl, chunkWorkMs: Number(payload.chunkWorkMs ?? 0) };
+  const payoutsTable = typeof payload.payoutsTable === 'string' ? payload.payoutsTable : undefined;
+  return { merchants, perChunk, chunks: Math.ceil(merchants / perChunk), bankUrl, chunkWorkMs: Number(payload.chunkWorkMs ?? 0), payoutsTable };
 }
 
 export function merchantId(index: number): string {
@@ -55,7 +58,7 @@ export function settlementChunk(ctx: Pick<JobContext, 'executionKey' | 'jobId' |
   return {
     writes: payouts.map(({ merchant, amountMinor }) => ({
       put: {
-        tableName: examplePayoutsTable(),
+        tableName: plan.payoutsTable ?? examplePayoutsTable(),
         item: {
           payoutId: `${ctx.executionKey}#${merchant}`,
           jobId: ctx.jobId,
@@ -92,7 +95,7 @@ export const merchantSettlement = defineJob('merchant-settlement', async (ctx) =
   await ctx.commit([
     {
       put: {
-        tableName: examplePayoutsTable(),
+        tableName: plan.payoutsTable ?? examplePayoutsTable(),
         item: {
           payoutId: ctx.executionKey,
           jobId: ctx.jobId,

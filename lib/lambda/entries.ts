@@ -16,6 +16,11 @@ import { createScannerHandler, createTickHandler, createWorkerHandler, type SqsH
 import { createRuntime, type Runtime } from './wiring.ts';
 import { lambdaMetrics, type LambdaMetrics } from './emf-metrics.ts';
 import { jobsFromModule, type JobsModuleExports } from './jobs-module.ts';
+import { createOutboxHandler } from './outbox-handler.ts';
+import type { DispatchPass } from '../engine/outbox-dispatcher.ts';
+
+/** One outbox invocation's dispatching time: under the construct's 60 s function timeout. */
+export const OUTBOX_BUDGET_MS = 50_000;
 
 function productionRuntime(log: Logger, metrics: LambdaMetrics): Runtime {
   return createRuntime({ onError: (error, context) => log.error(context, { error: String(error) }), ...metrics.runtimeOptions() });
@@ -51,4 +56,15 @@ export function createTick(): () => Promise<{ shards: number; staleJobs?: number
   const log = new Logger({ serviceName: 'cronfence-tick' });
   const metrics = lambdaMetrics();
   return metrics.flushAfter(createTickHandler(productionRuntime(log, metrics), log));
+}
+
+/**
+ * The outbox dispatcher Lambda (the construct's per-minute `OutboxRule`
+ * target): delivers due outbound requests for up to 50 s (under its 60 s
+ * timeout), then returns; the next invocation carries on.
+ */
+export function createOutboxDispatcher(): () => Promise<DispatchPass> {
+  const log = new Logger({ serviceName: 'cronfence-outbox' });
+  const metrics = lambdaMetrics();
+  return metrics.flushAfter(createOutboxHandler(productionRuntime(log, metrics), log, { budgetMs: OUTBOX_BUDGET_MS }));
 }

@@ -3,7 +3,7 @@
  * `createScanner`, `createTick`), the factories over a Runtime they are built
  * from, and the jobs-module reader.
  */
-export { createJobsWorker, createScanner, createTick } from './entries.ts';
+export { createJobsWorker, createOutboxDispatcher, createScanner, createTick } from './entries.ts';
 export { EngineMetrics, lambdaMetrics, type LambdaMetrics, type MeteredRuntimeOptions } from './emf-metrics.ts';
 export { InvalidJobsModuleError, jobsFromModule, tableDefinition, type JobsModule, type JobsModuleExports, type LocalTable } from './jobs-module.ts';
 export {

@@ -3,7 +3,8 @@
  * (`rate(1 minute)`): passes over every outbox shard until nothing is due or
  * the time budget is spent, then returns; the next invocation carries on.
  * Two invocations at once are safe: each request is taken by one of them
- * (outbox-store.ts, TAKE). Not yet wired into the CronScheduler construct.
+ * (outbox-store.ts, TAKE). The CronScheduler construct runs it every minute
+ * (lib/cdk/outbox-dispatcher.ts, functions/outbox.ts).
  */
 import { OUTBOX_SHARDS } from '../core/chunks.ts';
 import { OutboxDispatcher, type DispatchPass, type OutboxDispatcherDeps } from '../engine/outbox-dispatcher.ts';

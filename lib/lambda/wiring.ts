@@ -59,6 +59,8 @@ export interface RuntimeOptions {
   readonly wrapSlices?: (store: SliceStore) => SliceStore;
   /** Wraps the work queue (the chaos drill's fault injection). */
   readonly wrapWorkQueue?: (queue: WorkQueue) => WorkQueue;
+  /** Wraps the chunk store (the chaos drill's report of chunks the fence refused). */
+  readonly wrapChunks?: (store: ChunkStore) => ChunkStore;
   readonly onLeaseRenewed?: (slice: SliceKey, fence: number, at: number) => void;
   readonly onChunk?: (slice: SliceKey, fence: number, chunk: number, outcome: ChunkCommitOutcome) => void;
 }
@@ -74,7 +76,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const events = new FanOutEventSink(bus, ...(options.sinks ?? []));
   const slices = (options.wrapSlices ?? identity)(new DynamoSliceStore(clients.dynamo, config));
   const schedules = new DynamoScheduleStore(clients.dynamo, config);
-  const chunks = new DynamoChunkStore(clients.dynamo, config);
+  const chunks = (options.wrapChunks ?? identity)(new DynamoChunkStore(clients.dynamo, config));
   const outbox = new DynamoOutboxStore(clients.dynamo, config);
   const workQueue = (options.wrapWorkQueue ?? identity)(
     new SqsWorkQueue(clients.sqs, () => queueUrl(clients.sqs, config.workQueueName, config.queueUrls.work)),

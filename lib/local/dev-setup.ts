@@ -8,7 +8,7 @@
 import { CreateTableCommand, ResourceInUseException, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import { bootstrap, createTableInput } from '../aws/bootstrap.ts';
 import type { TableDefinition } from '../aws/schema.ts';
-import { EXAMPLE_JOBS, PAYOUTS_TABLE, payoutsTableName } from '../example-jobs/examples.ts';
+import { EXAMPLE_JOBS, merchantSettlement, PAYOUTS_TABLE, payoutsTableName } from '../example-jobs/examples.ts';
 import { registry } from '../example-jobs/index.ts';
 import type { JobSpecInput } from '../core/job-spec.ts';
 import type { StoredJob } from '../core/ports.ts';
@@ -48,9 +48,13 @@ async function createBusinessTable(runtime: Runtime, name: string, table: TableD
   await waitUntilTableExists({ client: runtime.clients.dynamo, maxWaitTime: 60 }, { TableName: name });
 }
 
-/** Registers (or re-registers) the example jobs; their first occurrence is the next one from now. */
-export async function registerExampleJobs(runtime: Runtime): Promise<StoredJob[]> {
-  return putAll(runtime, EXAMPLE_JOBS, registry.names());
+/**
+ * Registers (or re-registers) the example jobs; their first occurrence is the next one from now. With
+ * `bankUrl`, the settlements wire their payouts there through the outbox.
+ */
+export async function registerExampleJobs(runtime: Runtime, options: { readonly bankUrl?: string } = {}): Promise<StoredJob[]> {
+  const specs = EXAMPLE_JOBS.map((spec) => (options.bankUrl !== undefined && spec.handler === merchantSettlement.name ? { ...spec, payload: { ...spec.payload, bankUrl: options.bankUrl } } : spec));
+  return putAll(runtime, specs, registry.names());
 }
 
 /**

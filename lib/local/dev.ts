@@ -20,6 +20,7 @@ import { PACKAGE_ROOT } from '../package/package-files.ts';
 import { DevReport, type DevSummary } from './dev-report.ts';
 import { prepareDevEnvironment, prepareModuleEnvironment, registerExampleJobs, registerModuleJobs } from './dev-setup.ts';
 import { emulatorProfile, ensureAwsEndpoint } from './emulator.ts';
+import { startDevOutbox, type DevOutbox } from './dev-outbox.ts';
 import { ReplicaFleet } from './fleet.ts';
 import { createRuntime, type Runtime } from '../lambda/wiring.ts';
 
@@ -59,6 +60,7 @@ export async function runDev(options: DevOptions): Promise<DevSummary> {
     const runtime = createRuntime();
     const statePath = path.join(options.stateDir, 'dev.json');
     let fleet: ReplicaFleet | undefined;
+    let outbox: DevOutbox | undefined;
     try {
       const env = jobs ? await prepareModuleEnvironment(runtime, jobs) : await prepareDevEnvironment(runtime).then(() => ({}));
       mkdirSync(options.stateDir, { recursive: true });
@@ -70,10 +72,12 @@ export async function runDev(options: DevOptions): Promise<DevSummary> {
         jobsModule: jobs?.path,
       });
       await startReplicas(fleet, options, report);
-      if (!stop.signalled()) await run(runtime, jobs, options, report, stop);
+      outbox = await startDevOutbox(runtime, { withBank: jobs === undefined });
+      if (!stop.signalled()) await run(runtime, jobs, options, report, stop, outbox.bank?.url);
     } finally {
       report.say('stopping replicas…');
       await fleet?.stopAll();
+      if (outbox) report.say(await outbox.stop());
     }
     const summary = await report.summarize(runtime, fleet.requests);
     destroyAwsClients(runtime.clients);
@@ -93,8 +97,9 @@ async function startReplicas(fleet: ReplicaFleet, options: DevOptions, report: D
 }
 
 /** Registers the jobs once the replicas are up (so no occurrence falls due while they boot), then ticks until the end. */
-async function run(runtime: Runtime, jobs: JobsModuleDescription | undefined, options: DevOptions, report: DevReport, stop: StopSignal): Promise<void> {
-  const registered = jobs ? await registerModuleJobs(runtime, jobs, options.schedule) : await registerExampleJobs(runtime);
+async function run(runtime: Runtime, jobs: JobsModuleDescription | undefined, options: DevOptions, report: DevReport, stop: StopSignal, bankUrl?: string): Promise<void> {
+  const registered = jobs ? await registerModuleJobs(runtime, jobs, options.schedule) : await registerExampleJobs(runtime, { bankUrl });
+  if (bankUrl) report.say(`the settlements wire their payouts through the outbox to a local mock bank at ${bankUrl}`);
   report.say(`registered ${registered.map((job) => `${job.id} (${job.schedule}, ${job.timeZone})`).join(', ')}`);
   report.say('time          job                    scheduled             start lag   worker     fence  outcome');
   await tick(runtime.scanQueue, runtime.config.shardCount);

@@ -141,6 +141,7 @@ export class ReplicaFleet {
         return this.options.onScan?.({ report: message.report, at: message.at }, member);
       case 'fault':
       case 'renewed':
+      case 'chunk':
         return this.options.onReport?.(message, member);
       case 'meter':
         if (message.final) this.stopped = addSnapshots(this.stopped, message.snapshot);

@@ -22,11 +22,13 @@ export type ReplicaMessage =
   | { readonly kind: 'fault'; readonly fault: string; readonly executionKey?: string }
   /** A worker renewed a lease (the chaos drill checks renewals against fences). */
   | { readonly kind: 'renewed'; readonly executionKey: string; readonly fence: number; readonly at: number }
+  /** A worker's chunked commit (`ctx.commitChunk`): committed, skipped as an earlier claim's, or refused by the fence. */
+  | { readonly kind: 'chunk'; readonly executionKey: string; readonly fence: number; readonly chunk: number; readonly outcome: 'committed' | 'already-committed' | 'refused'; readonly at: number }
   /** Its request meter: on the parent's request, and once more (`final`) as it exits. */
   | { readonly kind: 'meter'; readonly snapshot: MeterSnapshot; readonly final: boolean };
 
 /** Parent -> replica: send your meter now. */
 export type ParentMessage = { readonly kind: 'meter' };
 
-/** The messages the fleet hands to its owner as they come (fault and renewal reports). */
-export type ReplicaReport = Extract<ReplicaMessage, { kind: 'fault' | 'renewed' }>;
+/** The messages the fleet hands to its owner as they come (fault, renewal and chunk reports). */
+export type ReplicaReport = Extract<ReplicaMessage, { kind: 'fault' | 'renewed' | 'chunk' }>;

@@ -37,7 +37,7 @@ export interface ReplicaPlan {
   /** The handlers a worker runs. */
   readonly handlers: HandlerRegistry;
   /** Clients, clock and port wrappers (the chaos replica's faults). */
-  readonly runtime?: Pick<RuntimeOptions, 'clients' | 'clock' | 'wrapSlices' | 'wrapWorkQueue' | 'onLeaseRenewed'>;
+  readonly runtime?: Pick<RuntimeOptions, 'clients' | 'clock' | 'wrapSlices' | 'wrapWorkQueue' | 'wrapChunks' | 'onLeaseRenewed' | 'onChunk'>;
   /** Which lifecycle events go to the parent. @default all of them */
   readonly forwards?: (event: LifecycleEvent) => boolean;
 }

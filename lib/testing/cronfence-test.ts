@@ -17,6 +17,9 @@ import { PACKAGE_ROOT } from '../package/package-files.ts';
 import { ensureAwsEndpoint, type AwsEndpoint } from '../local/emulator.ts';
 import { createRuntime, type Runtime } from '../lambda/wiring.ts';
 import type { JobSpecInput } from '../core/job-spec.ts';
+import { OUTBOX_SHARDS, type OutboxItem } from '../core/chunks.ts';
+import { sleep } from '../core/clock.ts';
+import { OutboxDispatcher, type DeliverRequest } from '../engine/outbox-dispatcher.ts';
 import { runSlice, runSliceWithTakeover, type RunSliceOptions, type SliceRun, type TakeoverOptions, type TakeoverRun } from './run-slice.ts';
 
 export interface CronfenceTestOptions {
@@ -114,6 +117,33 @@ export class CronfenceTest {
    */
   runSliceWithTakeover(job: string | JobSpecInput, options: TakeoverOptions = {}): Promise<TakeoverRun> {
     return runSliceWithTakeover(this.context(), job, options);
+  }
+
+  /**
+   * Delivers what a slice's chunks recorded in the outbox (`ctx.commitChunk(n, { outbox })`) as the
+   * construct's outbox Lambda does: an OutboxDispatcher's passes, retrying with backoff, until none of the
+   * execution's requests is pending (or `timeoutMs` passed).
+   * @returns every outbound request of the execution, as recorded after delivery (DELIVERED, or DEAD).
+   */
+  async deliverOutbox(executionKey: string, options: { readonly timeoutMs?: number; readonly deliver?: DeliverRequest } = {}): Promise<OutboxItem[]> {
+    // runSlice's workers run on the slice's clock (a monthly job's next occurrence may be weeks ahead), and the
+    // requests they recorded are due by it: the dispatcher's clock runs at least as far ahead as the latest of them.
+    const clock = { aheadMs: 0, now: () => Date.now() + clock.aheadMs };
+    const dispatcher = new OutboxDispatcher({ store: this.runtime.outbox, clock, backoff: { baseMs: 50, maxMs: 500 }, deliver: options.deliver, deadLetters: this.runtime.deadLetters });
+    const deadline = Date.now() + (options.timeoutMs ?? 120_000);
+    for (;;) {
+      const items = await this.runtime.outbox.list(executionKey);
+      const pending = items.filter((item) => item.status === 'PENDING');
+      if (pending.length === 0 || Date.now() > deadline) return items;
+      clock.aheadMs = Math.max(clock.aheadMs, ...pending.map((item) => item.createdAt - Date.now()));
+      let moved = 0;
+      for (let shard = 0; shard < OUTBOX_SHARDS; shard++) {
+        const pass = await dispatcher.dispatchDue(200, shard);
+        moved += pass.delivered + pass.retried + pass.dead;
+      }
+      // Only retries waiting out their backoff are left.
+      if (moved === 0) await sleep(100);
+    }
   }
 
   /** Stops the emulator if this test started it, and puts the table variables back. */

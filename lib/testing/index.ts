@@ -16,5 +16,6 @@
 export { CronfenceTest, startCronfenceTest, type CronfenceTestOptions } from './cronfence-test.ts';
 export type { AttemptReport, RunSliceOptions, SliceRun, TakeoverOptions, TakeoverRun } from './run-slice.ts';
 export type { CommitRecord, HandlerEnd } from './observe.ts';
+export type { OutboxItem } from '../core/chunks.ts';
 export type { LocalTable } from '../lambda/jobs-module.ts';
 export { EmulatorSetupError, EmulatorStartError } from '../local/emulator.ts';

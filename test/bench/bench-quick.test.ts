@@ -49,6 +49,19 @@ describe('cronfence bench --quick', () => {
     expect(w.writeRequestUnits).toBeGreaterThan(p.writeRequestUnits);
     expect(p.dynamoWriteRequests).toBeCloseTo(report.perExecutionByRole.scanner.dynamoWriteRequests + report.perExecutionByRole.worker.dynamoWriteRequests, 2);
 
+    // Settlement: 1,200 payouts, every wire accepted once; units per payout as test/integration/settlement-cost.test.ts pins them.
+    const st = report.settlement;
+    expect(st.merchants).toBe(1200);
+    expect(st.acceptedWires).toBe(1200);
+    expect(st.transactions).toBe(31); // 30 chunks and the final commit
+    expect(st.commitPerPayout.write).toBeGreaterThanOrEqual(5);
+    expect(st.commitPerPayout.write).toBeLessThan(5.2);
+    expect(st.deliveryPerPayout.write).toBeGreaterThanOrEqual(5);
+    expect(st.writeUnitsPerPayout).toBeCloseTo(st.commitPerPayout.write + st.deliveryPerPayout.write, 2);
+    expect(st.usdPerMillionPayouts).toBeGreaterThan(0);
+    expect(st.secondsFor1200).toBeGreaterThan(0);
+    expect(st.ceilingSecondsFor1200).toBeGreaterThan(0);
+
     // Ceiling and its ratio.
     expect(report.ceiling.dynamoWritesPerSecond).toBeGreaterThan(0);
     expect(report.ceiling.slicesPerSecond).toBeGreaterThan(0);

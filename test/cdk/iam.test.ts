@@ -114,6 +114,15 @@ describe('IAM', () => {
     });
   });
 
+  it('gives the outbox dispatcher the outbox index, take and record on the chunks table, and the dead-letter queue only', () => {
+    expect(s.outboxFunction).toBeDefined();
+    expect(Object.fromEntries(grantsOf(template, s.outboxFunction!))).toEqual({
+      'dynamodb:Query': [indexOf(s.chunksTable, 'outbox')],
+      'dynamodb:UpdateItem': [arnOf(s.chunksTable)],
+      'sqs:SendMessage': [arnOf(s.deadLetterQueue)],
+    });
+  });
+
   it('gives the jobs custom resource the JobRepository put and delete operations', () => {
     const fn = s.node.findChild('JobsResource') as lambda.Function;
     expect(Object.fromEntries(grantsOf(template, fn))).toEqual({

@@ -22,7 +22,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ScanCommand } from '@aws-sdk/client-dynamodb';
+import { ScanCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAwsClients, destroyAwsClients } from '../../lib/aws/clients.ts';
@@ -168,18 +168,20 @@ describe('examples/settlement-app with the packed cronfence', () => {
     const tests = await run('npm', ['test', '--silent'], dir, cleanEnv(endpointEnv()));
     timings.exampleTests = tests.ms;
     expect(tests.code, `${tests.stdout}\n${tests.stderr}`).toBe(0);
-    expect(stripAnsi(tests.stderr)).toMatch(/Tests: +4 passed, 4 total/);
+    expect(stripAnsi(tests.stderr)).toMatch(/Tests: +5 passed, 5 total/);
   }, 300_000);
 
-  it('cronfence dev --jobs runs the example’s own handler on 3 workers, each slice committed once with its payout', async () => {
+  it('cronfence dev --jobs runs the example’s own handler on 3 workers, each slice committed once with its 1,200 payouts', async () => {
     const dir = await exampleApp;
     const prefix = `pkg${randomUUID().slice(0, 8)}`;
     const env = cleanEnv({ ...endpointEnv(), CRONFENCE_PREFIX: prefix, CRONFENCE_STATE_DIR: path.join(dir, '.cronfence') });
-    const dev = await run('npx', ['cronfence', 'dev', '--jobs', 'src/cron-jobs.ts', '--scanners', '1', '--workers', '3', '--duration', '22', '--schedule', '*/5 * * * * *'], dir, env);
+    const dev = await run('npx', ['cronfence', 'dev', '--jobs', 'src/cron-jobs.ts', '--scanners', '1', '--workers', '3', '--duration', '30', '--schedule', '*/10 * * * * *'], dir, env);
     timings.exampleDev = dev.ms;
     expect(dev.code, `${dev.stdout}\n${dev.stderr}`).toBe(0);
     expect(dev.stdout).toContain('1 scanners and 3 workers running');
-    expect(dev.stdout).toContain('registered merchant-settlement (*/5 * * * * *, Asia/Kolkata)');
+    expect(dev.stdout).toContain('registered merchant-settlement (*/10 * * * * *, Asia/Kolkata)');
+    // The outbox dispatcher ran beside the workers (no BANK_URL here: the settlement books payouts without wires).
+    expect(dev.stdout).toMatch(/^outbox: 0 requests delivered/m);
     const commits = [...dev.stdout.matchAll(/^\S+ +merchant-settlement +(\S+) +lag +\d+ ms +(worker-\d) +fence +1 +committed$/gm)].map((match) => ({ at: match[1], worker: match[2] }));
     const replicasLog = readFileSync(path.join(dir, '.cronfence', 'replicas.log'), 'utf8').split('\n').slice(-40).join('\n');
     expect(commits.length, `${dev.stdout}\nreplicas.log:\n${replicasLog}`).toBeGreaterThanOrEqual(2);
@@ -189,10 +191,21 @@ describe('examples/settlement-app with the packed cronfence', () => {
 
     const clients = createAwsClients();
     try {
-      const page = await clients.dynamo.send(new ScanCommand({ TableName: `${prefix}-payouts`, ConsistentRead: true }));
-      const payouts = (page.Items ?? []).map((item) => unmarshall(item));
-      expect(payouts.map((payout) => payout.payoutId).sort()).toEqual(commits.map((commit) => `merchant-settlement:${commit.at}`).sort());
-      for (const payout of payouts) expect(payout).toMatchObject({ merchants: 1200, amountMinor: 1200 * 125_000, fence: 1 });
+      const rows: Record<string, unknown>[] = [];
+      let startKey: Record<string, AttributeValue> | undefined;
+      do {
+        const page = await clients.dynamo.send(new ScanCommand({ TableName: `${prefix}-payouts`, ConsistentRead: true, ExclusiveStartKey: startKey }));
+        rows.push(...(page.Items ?? []).map((item) => unmarshall(item)));
+        startKey = page.LastEvaluatedKey;
+      } while (startKey);
+      // Each committed settlement: its summary row (payoutId = execution key) and one row per merchant, in 30 chunks.
+      const summaries = rows.filter((row) => !String(row.payoutId).includes('#'));
+      expect(summaries.map((payout) => payout.payoutId).sort()).toEqual(commits.map((commit) => `merchant-settlement:${commit.at}`).sort());
+      for (const payout of summaries) {
+        expect(payout).toMatchObject({ merchants: 1200, chunks: 30, fence: 1 });
+        const merchants = rows.filter((row) => String(row.payoutId).startsWith(`${String(payout.payoutId)}#`)).map((row) => row.merchant);
+        expect(new Set(merchants).size).toBe(1200);
+      }
     } finally {
       destroyAwsClients(clients);
     }

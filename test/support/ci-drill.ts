@@ -3,7 +3,8 @@
  * LocalStack profile (test/localstack/chaos.test.ts): one set of settings,
  * every fault kind on, and one set of checks that every fault was injected
  * and every correctness invariant held exactly. Each file adds its own
- * failover bound.
+ * failover bound. The moto lane adds the settlement (`--settlement`): its
+ * checks are expectSettlementHeld's.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,7 +14,7 @@ import { FAULT_KINDS } from '../../lib/chaos/config.ts';
 import { runDrill } from '../../lib/chaos/drill.ts';
 import type { ChaosReport } from '../../lib/chaos/report.ts';
 
-export function runCiDrill(outPrefix: string): Promise<ChaosReport> {
+export function runCiDrill(outPrefix: string, options: { settlement?: boolean } = {}): Promise<ChaosReport> {
   return runDrill({
     scanners: 2,
     workers: 3,
@@ -21,6 +22,7 @@ export function runCiDrill(outPrefix: string): Promise<ChaosReport> {
     durationSeconds: 60,
     seed: 7,
     faults: FAULT_KINDS,
+    settlement: options.settlement ?? false,
     outDir: mkdtempSync(path.join(tmpdir(), outPrefix)),
   });
 }
@@ -44,4 +46,24 @@ export function expectFaultsInjectedAndInvariantsHeld(report: ChaosReport): void
   // The schedule-policy jobs (lib/chaos/policy-jobs.ts): misfire after an outage, overlap, one-time; skipped is not missed.
   expect(report.policyViolations).toEqual([]);
   expect(report.skippedByPolicy).toBeGreaterThan(0);
+}
+
+/**
+ * The settlement drill's figures: every occurrence paid each of the 1,200
+ * merchants once (rows and wires), no committed chunk redone, and the drill
+ * did stop a worker mid-batch and a standby resumed at the checkpoint.
+ */
+export function expectSettlementHeld(report: ChaosReport): void {
+  const settlement = report.settlement;
+  expect(settlement).toBeDefined();
+  if (!settlement) return;
+  expect(settlement.occurrences.length).toBeGreaterThan(0);
+  for (const occurrence of settlement.occurrences) {
+    expect(occurrence).toMatchObject({ status: 'SUCCEEDED', payoutRows: 1200, duplicatePayouts: 0, missingPayouts: 0, acceptedWires: 1200, duplicateWires: 0, missingWires: 0, chunksCommitted: 30, committedChunksRedone: 0 });
+  }
+  expect(settlement.totals.faultsMidBatch).toBeGreaterThan(0);
+  expect(settlement.totals.takeovers).toBeGreaterThan(0);
+  expect(settlement.totals.chunksSkippedByStandby).toBeGreaterThan(0);
+  expect(settlement.failover.count).toBeGreaterThan(0);
+  expect(settlement.violations).toEqual([]);
 }

@@ -20,9 +20,10 @@ export class SettlementAppStack extends cdk.Stack {
       shardCount: 4,
       // The worker Lambda is generated around this module and bundled with esbuild.
       jobs: path.join(__dirname, '../src/cron-jobs.ts'),
-      workerEnvironment: { PAYOUTS_TABLE: payouts.tableName },
+      // Where the outbox dispatcher (the construct's outbox Lambda, every minute) sends the wires.
+      workerEnvironment: { PAYOUTS_TABLE: payouts.tableName, BANK_URL: this.node.tryGetContext('bankUrl') ?? 'https://bank.example.com/v1' },
     });
-    // The handler writes its payout row inside the commit transaction.
+    // The handler writes its payout rows inside its chunk commits and its summary row inside the final commit.
     this.scheduler.grantCommit(payouts);
     // The jobs the module declares, checked against its handlers now, written to the jobs table at deploy.
     for (const { id: jobId, ...job } of schedules) this.scheduler.addJob(jobId, job);

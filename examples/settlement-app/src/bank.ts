@@ -1,25 +1,23 @@
 /**
- * The bank the settlement wires money through: a stand-in for a real
- * payments API. Like most of them it takes an idempotency key: a second wire
- * with the same key returns the first one instead of paying again. Tests
- * replace `bank.wire` (jest.spyOn) to watch what a handler sends it.
+ * The bank the settlement pays through: a payments API that, like most,
+ * takes an `Idempotency-Key` header (a second request with the same key
+ * returns the first wire instead of paying again). The handler does not call
+ * it: each wire is recorded in cronfence's outbox with the chunk that books
+ * the payout, and the outbox dispatcher (the construct's outbox Lambda, or
+ * `cronfence dev`) sends it with `Idempotency-Key: <executionKey>#<merchant>`.
  */
-export interface WireRequest {
-  /** `ctx.executionKey`: the same for every run of one slice. */
-  readonly idempotencyKey: string;
-  /** `ctx.fence`: a bank that supports fencing refuses a lower one than it has seen. */
-  readonly fence: number;
-  readonly amountMinor: number;
-  readonly currency: string;
+import type { OutboundRequest } from 'cronfence';
+
+/** Where wires go: set by the stack (workerEnvironment), or by a test; unset, the settlement books payouts without wiring. */
+export function bankUrl(): string | undefined {
+  return process.env.BANK_URL || undefined;
 }
 
-export interface Wire {
-  readonly id: string;
+/** One merchant's wire: its request key (the merchant) names the idempotency key. */
+export function wireRequest(url: string, merchant: string, amountMinor: number, reference: string): OutboundRequest {
+  return {
+    key: merchant,
+    url: `${url}/wires`,
+    body: JSON.stringify({ merchant, amountMinor, currency: 'INR', reference }),
+  };
 }
-
-export const bank = {
-  async wire(request: WireRequest, signal: AbortSignal): Promise<Wire> {
-    signal.throwIfAborted();
-    return { id: `wire-${request.idempotencyKey}` };
-  },
-};

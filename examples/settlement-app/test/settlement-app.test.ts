@@ -26,3 +26,12 @@ test('the worker may write the payouts table inside its commit, and knows its na
     },
   });
 });
+
+test('the outbox dispatcher runs every minute, delivering the wires the chunks record', () => {
+  const dispatchers = template.findResources('AWS::Lambda::Function', { Properties: { Description: Match.stringLikeRegexp('cronfence outbox') } });
+  expect(Object.keys(dispatchers)).toHaveLength(1);
+  template.hasResourceProperties('AWS::Events::Rule', {
+    ScheduleExpression: 'rate(1 minute)',
+    Targets: Match.arrayWith([Match.objectLike({ Arn: { 'Fn::GetAtt': [Object.keys(dispatchers)[0], 'Arn'] } })]),
+  });
+});
