@@ -15,8 +15,9 @@ import { HandlerRegistry } from '../../lib/engine/define-job.ts';
 import { OutboxDispatcher } from '../../lib/engine/outbox-dispatcher.ts';
 import { merchantSettlement } from '../../lib/example-jobs/settlement.ts';
 import { PRICE_TABLE } from '../../lib/bench/price-table.ts';
+import { settlementUnits } from '../../lib/bench/settlement-cost.ts';
 import { MockBank } from '../../lib/local/mock-bank.ts';
-import { RequestMeter, type MeterSnapshot } from '../../lib/local/request-meter.ts';
+import { RequestMeter } from '../../lib/local/request-meter.ts';
 import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
 import { createPayoutsTable } from '../support/settlement-scenario.ts';
 import { enqueuedSlice, wholeSecond } from '../support/slices.ts';
@@ -32,8 +33,6 @@ afterAll(() => {
   installation?.destroy();
 });
 
-const sum = (values: Record<string, number>): number => Object.values(values).reduce((a, b) => a + b, 0);
-const units = (snapshot: MeterSnapshot) => ({ write: sum(snapshot.writeUnits) + sum(snapshot.indexWriteUnits), read: sum(snapshot.readUnits) });
 
 describe('cost per payout', () => {
   it('counts the write units of 1,200 payouts: chunked commits, then outbox deliveries', async () => {
@@ -77,8 +76,8 @@ describe('cost per payout', () => {
       expect(bank.booked.size).toBe(1200);
       expect((await readPatiently(() => runtime.outbox.list(id))).filter((item) => item.status !== 'DELIVERED')).toEqual([]);
 
-      const commitUnits = units(commit);
-      const deliverUnits = units(deliver);
+      const commitUnits = settlementUnits(commit);
+      const deliverUnits = settlementUnits(deliver);
       const perPayout = (commitUnits.write + deliverUnits.write) / 1200;
       console.info(
         `per payout: commit ${(commitUnits.write / 1200).toFixed(2)} WRU + ${(commitUnits.read / 1200).toFixed(2)} RRU ` +
