@@ -7,15 +7,23 @@ import { runDrill, type DrillProgress } from '../chaos/drill.ts';
 import { DST_MODES, parseDstMode, type DstMode } from '../chaos/dst.ts';
 import type { ChaosReport } from '../chaos/report.ts';
 import { table } from '../local/format.ts';
-import { parseInteger } from './jobs-command.ts';
+import { parseInteger, wholeNumberAtLeast } from './jobs-command.ts';
+
+const MIN_DURATION_S = 30;
+/** The settlement fires every minute at :30: a shorter window may hold none. */
+const MIN_SETTLEMENT_DURATION_S = 60;
 
 export function chaosCommand(write: (line: string) => void): Command {
   return new Command('chaos')
     .description('run scanners and workers under injected faults and check the history for double commits, missed slices and slow failover')
-    .addOption(new Option('--scanners <n>', 'scanner replicas').argParser(parseInteger).default(3))
-    .addOption(new Option('--workers <n>', 'worker replicas').argParser(parseInteger).default(4))
-    .addOption(new Option('--jobs <n>', 'schedules (one in eight every few seconds, the rest every 30 s to 2 min)').argParser(parseInteger).default(100))
-    .addOption(new Option('--duration <seconds>', 'how long faults are injected').argParser(parseInteger).default(90))
+    .addOption(new Option('--scanners <n>', 'scanner replicas').argParser(wholeNumberAtLeast(1, 'nothing would create slices')).default(3))
+    .addOption(new Option('--workers <n>', 'worker replicas').argParser(wholeNumberAtLeast(2, 'a failover needs a standby')).default(4))
+    .addOption(new Option('--jobs <n>', 'schedules (one in eight every few seconds, the rest every 30 s to 2 min)').argParser(wholeNumberAtLeast(1, 'there would be nothing to check')).default(100))
+    .addOption(
+      new Option('--duration <seconds>', `how long faults are injected (at least ${MIN_DURATION_S}; ${MIN_SETTLEMENT_DURATION_S} with --settlement)`)
+        .argParser(wholeNumberAtLeast(MIN_DURATION_S, 'the one-time policy jobs fire 25 s in, and their checks expect them run'))
+        .default(90),
+    )
     .addOption(new Option('--seed <n>', 'the same seed gives the same fault plan').argParser(parseInteger).default(1))
     .addOption(new Option('--faults <list>', `comma-separated, or "all": ${FAULT_KINDS.join(', ')}`).argParser(asArgument(parseFaultList)).default([...FAULT_KINDS], 'all'))
     .addOption(
@@ -34,7 +42,10 @@ export function chaosCommand(write: (line: string) => void): Command {
     .option('--settlement', 'add the 1,200-merchant settlement (merchant-settlement-fast, every minute at :30) paying a mock bank through the outbox; its workers are killed and paused mid-batch')
     .option('--out <dir>', 'where report.json, timeline.svg and events.jsonl go', '.cronfence/chaos')
     .option('--json', 'print report.json instead of the summary')
-    .action(async (flags: { scanners: number; workers: number; jobs: number; duration: number; seed: number; faults: FaultKind[]; rates?: Partial<FaultRates>; dst?: DstMode | true; settlement?: boolean; out: string; json?: boolean }) => {
+    .action(async (flags: { scanners: number; workers: number; jobs: number; duration: number; seed: number; faults: FaultKind[]; rates?: Partial<FaultRates>; dst?: DstMode | true; settlement?: boolean; out: string; json?: boolean }, command: Command) => {
+      if (flags.settlement && flags.duration < MIN_SETTLEMENT_DURATION_S) {
+        command.error(`error: option '--duration' ${flags.duration} is below ${MIN_SETTLEMENT_DURATION_S} with --settlement: the settlement fires once a minute, and a shorter window may hold none`);
+      }
       const bar = new SingleBar({
         format: 'chaos {phase} |{bar}| {value}/{total} s · {committed} committed · {faults} faults',
         stream: process.stderr,

@@ -144,6 +144,15 @@ export function parseInteger(value: string): number {
   return parsed;
 }
 
+/** A whole-number flag's parser that also refuses values below `min`, saying why (commander names the flag). */
+export function wholeNumberAtLeast(min: number, why: string): (value: string) => number {
+  return (value) => {
+    const parsed = parseInteger(value);
+    if (parsed < min) throw new InvalidArgumentError(`${parsed} is below ${min}: ${why}`);
+    return parsed;
+  };
+}
+
 function parseJsonObject(value: string): Record<string, unknown> {
   try {
     const parsed: unknown = JSON.parse(value);
