@@ -80,7 +80,8 @@ describe('overlap policy against the emulator (a 5 s handler every 2 s)', () => 
     const { slices, runs } = await runPolicy('ov-skip', 'skip', 5000);
     expect(slices.length).toBeGreaterThanOrEqual(3);
     expect(new Set(statuses(slices))).toEqual(new Set(['SUCCEEDED', 'SKIPPED overlap']));
-    expect(statuses(slices)[0]).toBe('SUCCEEDED');
+    // Not necessarily the first occurrence: on a loaded machine the second can be claimed first, and the first yields
+    // to it (the one claimed first runs: core/overlap-policy.ts; seen in CI).
     const completed = runs.filter((run) => !run.aborted);
     expect(concurrentRuns(completed)).toBe(0);
     expect(completed.map((run) => run.scheduledAt)).toEqual(slices.filter((slice) => slice.status === 'SUCCEEDED').map((slice) => slice.scheduledAt));
