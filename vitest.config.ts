@@ -13,13 +13,14 @@ const RUN_ALONE = ['test/integration/settlement.test.ts', 'test/integration/sett
 export default defineConfig({
   test: {
     globalSetup: ['test/setup/global-emulator.ts'],
+    setupFiles: ['test/setup/worker-emulator.ts'],
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
     testTimeout: 60_000,
     hookTimeout: 120_000,
     allowOnly: false,
     passWithNoTests: false,
     projects: [
-      // Integration tests share one emulator; two files at once on two cores keeps timing honest.
+      // Two files at once on two cores keeps timing honest; each worker has its own emulator (test/setup/global-emulator.ts).
       { extends: true, test: { name: 'shared', include: ['test/**/*.test.ts'], exclude: RUN_ALONE, maxWorkers: 2 } },
       { extends: true, test: { name: 'alone', include: RUN_ALONE, fileParallelism: false, sequence: { groupOrder: 1 } } },
     ],

@@ -34,22 +34,31 @@ export function sqsEndpointConfigured(env: Env = process.env): boolean {
   return Boolean(env.AWS_ENDPOINT_URL_SQS || env.AWS_ENDPOINT_URL);
 }
 
-export function createAwsClients(region = process.env.AWS_REGION ?? 'us-east-1'): AwsClients {
+/** How long a client waits for one try, and how many tries it makes. The engine's defaults fit its 4 s lease. */
+export interface ClientPatience {
+  readonly requestTimeoutMs: number;
+  readonly maxAttempts: number;
+}
+
+const ENGINE_PATIENCE: ClientPatience = { requestTimeoutMs: REQUEST_TIMEOUT_MS, maxAttempts: SDK_MAX_ATTEMPTS };
+
+export function createAwsClients(region = process.env.AWS_REGION ?? 'us-east-1', patience: ClientPatience = ENGINE_PATIENCE): AwsClients {
+  const { requestTimeoutMs, maxAttempts } = patience;
   const requestHandler = {
     // A local worker replica runs many slices at once (Lambda would run them in separate instances): room for their heartbeats.
     httpAgent: { maxSockets: 256 },
     httpsAgent: { maxSockets: 256 },
     connectionTimeout: CONNECTION_TIMEOUT_MS,
-    requestTimeout: REQUEST_TIMEOUT_MS,
+    requestTimeout: requestTimeoutMs,
     throwOnRequestTimeout: true,
   };
   return {
-    dynamo: new DynamoDBClient({ region, maxAttempts: SDK_MAX_ATTEMPTS, requestHandler }),
+    dynamo: new DynamoDBClient({ region, maxAttempts, requestHandler }),
     // By default the SDK sends each request to its QueueUrl's host. A LocalStack queue URL names
     // sqs.<region>.localhost.localstack.cloud:4566, which does not resolve everywhere (getaddrinfo
     // ENOTFOUND); with an endpoint configured, send to that endpoint instead.
-    sqs: new SQSClient({ region, maxAttempts: SDK_MAX_ATTEMPTS, requestHandler, useQueueUrlAsEndpoint: !sqsEndpointConfigured() }),
-    events: new EventBridgeClient({ region, maxAttempts: SDK_MAX_ATTEMPTS, requestHandler }),
+    sqs: new SQSClient({ region, maxAttempts, requestHandler, useQueueUrlAsEndpoint: !sqsEndpointConfigured() }),
+    events: new EventBridgeClient({ region, maxAttempts, requestHandler }),
   };
 }
 

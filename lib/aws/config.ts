@@ -10,6 +10,7 @@
 import { z } from 'zod';
 import { CHUNKS_TABLE, DEAD_LETTER_QUEUE, EVENT_BUS_LOGICAL_NAME, JOBS_TABLE, SCAN_QUEUE, SLICES_TABLE, WORK_QUEUE } from './schema.ts';
 import { InvalidJobSpecError } from '../core/errors.ts';
+import { MAX_LOOKAHEAD_MS } from '../core/advance-plan.ts';
 
 type Env = Record<string, string | undefined>;
 
@@ -47,7 +48,7 @@ const VARIABLES = {
   CRONFENCE_DEAD_LETTER_QUEUE_URL: [text(), { scope: 'runtime', default: 'looked up by name', description: 'The dead-letter queue\'s URL (set by the construct).' }],
   CRONFENCE_EVENT_BUS: [text(), { scope: 'runtime', default: named(EVENT_BUS_LOGICAL_NAME), description: 'The EventBridge bus lifecycle events go to.' }],
   CRONFENCE_SHARDS: [whole(8, 1, 10_000), { scope: 'runtime', default: '8', description: 'Shards of the schedule index; the tick queues one scan per shard (1 to 10000).' }],
-  CRONFENCE_LOOKAHEAD_MS: [whole(120_000, 10_000, 900_000), { scope: 'runtime', default: '120000', description: 'How far ahead a scan creates slices; must exceed the tick interval (10000 to 900000).' }],
+  CRONFENCE_LOOKAHEAD_MS: [whole(120_000, 10_000, MAX_LOOKAHEAD_MS), { scope: 'runtime', default: '120000', description: 'How far ahead a scan creates slices; must exceed the tick interval (10000 to 3600000; past 900000 a message surfaces early and is hidden again until its second).' }],
   CRONFENCE_SWEEP_GRACE_MS: [whole(30_000, 1000, 3_600_000), { scope: 'runtime', default: '30000', description: 'Slack past a slice\'s due time before the sweep re-sends it (1000 to 3600000).' }],
   CRONFENCE_SLICE_RETENTION_MS: [whole(30 * DAY_MS, 60_000, 3650 * DAY_MS), { scope: 'runtime', default: '2592000000 (30 days)', description: 'History retention of SKIPPED and MISSED slices (DynamoDB TTL); SUCCEEDED and DEAD slices are the ledger and are kept.' }],
   CRONFENCE_PUBLISH_SUCCEEDED: [text(), { scope: 'runtime', default: 'false', description: 'Put `committed` events on the bus too (opt-in: one entry per execution, $1 per million); failures, dead, fenced-out, missed and skipped are always sent.' }],

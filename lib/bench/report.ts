@@ -102,8 +102,8 @@ export function checkTargets(report: Omit<BenchReport, 'targets' | 'chart'>): Ta
     },
     {
       target: '1,000,000 slices at 00:00 all started by 00:10 on a new on-demand table (4,000 WRU/s)',
-      measured: `${plan.initial.allCommittedAfterSecondS} s after the second`,
-      met: plan.initial.allCommittedAfterSecondS <= BURST_DEADLINES_S.initial,
+      measured: `${plan.initialPreCreated.allCommittedAfterSecondS} s after the second, lookahead ${minutes(plan.initialPreCreated.lookaheadMs)} (${plan.initial.allCommittedAfterSecondS} s at ${minutes(plan.initial.lookaheadMs)})`,
+      met: plan.initialPreCreated.allCommittedAfterSecondS <= BURST_DEADLINES_S.initial,
     },
   ];
   if (first && last && levels.length > 1) {
@@ -253,15 +253,17 @@ export function renderReport(report: BenchReport): string {
   section(`5. Capacity plan (per slice: scanner ${fmt(plan.mix.scannerWru)} WRU, worker ${fmt(plan.mix.workerWru)} WRU; shard-keyed GSI units ${Object.entries(plan.mix.indexWruPerSlice).map(([i, u]) => `${i} ${fmt(u)}`).join(', ')})`);
   lines.push(
     table([
-      ['table write throughput', 'slices/s', 'shards needed', 'hottest index', `${plan.burstSlices.toLocaleString('en-US')}-slice burst at the second`, 'pre-enqueue (scanner part)', 'fits 900 s delay', 'all started by', 'nothing pre-enqueued', 'WRU/s to pre-enqueue'],
-      ...[plan.initial, plan.warm].map((t) => [
+      ['table write throughput', 'lookahead', 'slices/s', 'shards needed', 'hottest index', `${plan.burstSlices.toLocaleString('en-US')}-slice burst at the second`, 'pre-enqueue (scanner part)', 'done before the second', 'surfacing early', 'all started by', 'nothing pre-enqueued', 'WRU/s to pre-enqueue'],
+      ...[plan.initial, plan.initialPreCreated, plan.warm].map((t) => [
         `${t.tableWruPerSecond.toLocaleString('en-US')} WRU/s`,
+        minutes(t.lookaheadMs),
         t.slicesPerSecond,
         t.shardsNeeded,
         t.hottestIndex,
         `${t.burstAtSecondSeconds} s`,
         `${t.preEnqueueSeconds} s`,
-        t.preEnqueueFitsDelayWindow ? 'yes' : 'no',
+        t.preEnqueueFitsLookahead ? 'yes' : 'no',
+        t.earlySurfacingSlices.toLocaleString('en-US'),
         `+${t.allCommittedAfterSecondS} s`,
         `${t.burstColdSeconds} s`,
         t.wruPerSecondToPreEnqueue.toLocaleString('en-US'),
@@ -270,7 +272,11 @@ export function renderReport(report: BenchReport): string {
   );
 
   const within = plan.initial.wruPerSecondWithin;
-  lines.push('', `Scanning from 15 minutes before (lookahead 15m), every slice has started within 5 minutes at ${within.fiveMinutes.toLocaleString('en-US')} WRU/s and within 10 minutes at ${within.tenMinutes.toLocaleString('en-US')} WRU/s of table throughput (warmThroughput on the construct).`);
+  lines.push(
+    '',
+    `With lookahead ${minutes(plan.initial.lookaheadMs)} (every message delayed to its second), every slice has started within 5 minutes at ${within.fiveMinutes.toLocaleString('en-US')} WRU/s and within 10 minutes at ${within.tenMinutes.toLocaleString('en-US')} WRU/s of table throughput (warmThroughput on the construct).`,
+    `With lookahead ${minutes(plan.initialPreCreated.lookaheadMs)} a new table creates the whole burst before the second; the ${plan.initialPreCreated.earlySurfacingSlices.toLocaleString('en-US')} slices created more than 15 minutes ahead surface early and are hidden again once (a receive and a visibility change, shared by a batch of 10).`,
+  );
 
   const st = report.settlement;
   section(`6. Settlement: ${st.merchants.toLocaleString('en-US')} payouts in ${st.chunks} chunked commits, wires through the outbox to a local mock bank`);
@@ -300,4 +306,9 @@ function usd(value: number): string {
 
 function round1(value: number): number {
   return Math.round(value * 10) / 10;
+}
+
+/** `960000` → `16m`. */
+function minutes(ms: number): string {
+  return `${Math.round(ms / 60_000)}m`;
 }

@@ -21,6 +21,7 @@ import * as cr from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
 import { loadConfig, type CronfenceConfig } from '../aws/config.ts';
 import { CHUNKS_TABLE, DEAD_LETTER_QUEUE, JOBS_TABLE, SCAN_QUEUE, SLICES_TABLE, WORK_QUEUE } from '../aws/schema.ts';
+import { MAX_LOOKAHEAD_MS } from '../core/advance-plan.ts';
 import { InvalidJobSpecError } from '../core/errors.ts';
 import { parseJobSpec, type JobSpec } from '../core/job-spec.ts';
 import { registry as defaultRegistry } from '../example-jobs/index.ts';
@@ -173,7 +174,7 @@ export class CronScheduler extends Construct {
         workQueue: this.workQueue,
         deadLetterQueue,
         bus: this.eventBus,
-        oldestWorkMessageAge: props.alarms?.oldestWorkMessageAge ?? Duration.minutes(15),
+        oldestWorkMessageAge: props.alarms?.oldestWorkMessageAge ?? defaultOldestWorkMessageAge(lookaheadOf(props)),
         metrics: this.metrics,
         topic: props.alarms?.topic,
         removalPolicy,
@@ -274,12 +275,26 @@ export class CronScheduler extends Construct {
   }
 }
 
-/** The tunables as the environment variables lib/aws/config.ts reads. */
-function schedulerSettings(props: CronSchedulerProps): Record<string, string> {
+/** The `lookahead` prop, checked against the tick and the longest lookahead the engine accepts. */
+function lookaheadOf(props: CronSchedulerProps): Duration {
   const lookahead = props.lookahead ?? Duration.minutes(2);
   if (lookahead.toMilliseconds() <= TICK_INTERVAL.toMilliseconds()) {
     throw new InvalidJobSpecError('lookahead', lookahead.toHumanString(), 'must exceed the one-minute tick, or occurrences fall between scans');
   }
+  if (lookahead.toMilliseconds() > MAX_LOOKAHEAD_MS) {
+    throw new InvalidJobSpecError('lookahead', lookahead.toHumanString(), `must be at most ${Duration.millis(MAX_LOOKAHEAD_MS).toHumanString()}`);
+  }
+  return lookahead;
+}
+
+/** A slice's message waits on the queue for up to the lookahead before it is due: that age is not a backlog. */
+function defaultOldestWorkMessageAge(lookahead: Duration): Duration {
+  return Duration.millis(Math.max(Duration.minutes(15).toMilliseconds(), lookahead.toMilliseconds() + Duration.minutes(5).toMilliseconds()));
+}
+
+/** The tunables as the environment variables lib/aws/config.ts reads. */
+function schedulerSettings(props: CronSchedulerProps): Record<string, string> {
+  const lookahead = lookaheadOf(props);
   return {
     CRONFENCE_SHARDS: String(props.shardCount ?? 8),
     CRONFENCE_LOOKAHEAD_MS: String(lookahead.toMilliseconds()),

@@ -17,7 +17,7 @@ export interface CronSchedulerAlarmProps {
   /**
    * Alarm when the oldest work message is older than this. A work message's
    * age includes its DelaySeconds (up to the lookahead) and retry backoffs.
-   * @default Duration.minutes(15)
+   * @default Duration.minutes(15), or the lookahead plus 5 minutes if that is longer
    */
   readonly oldestWorkMessageAge?: Duration;
 }
@@ -51,7 +51,12 @@ export interface CronSchedulerProps {
   readonly lease?: Duration;
   /** Default lease renewal interval, at most half the lease. @default Duration.seconds(1) */
   readonly heartbeat?: Duration;
-  /** How far ahead a scan creates slices; must exceed the one-minute tick. @default Duration.minutes(2) */
+  /**
+   * How far ahead a scan creates slices; must exceed the one-minute tick, at most 1 hour. Past 15 minutes (SQS's
+   * longest delay) a slice's message surfaces early and a worker hides it again until its second: one more receive
+   * and visibility change per slice, so that a midnight burst can be created before midnight on a new table
+   * (docs/bench.md, "Pre-enqueueing a burst"). @default Duration.minutes(2)
+   */
   readonly lookahead?: Duration;
   /** Slack before the sweep re-sends a live slice whose message may be lost. @default Duration.seconds(30) */
   readonly sweepGrace?: Duration;

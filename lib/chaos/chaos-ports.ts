@@ -20,7 +20,7 @@ export class SimulatedTimeoutError extends Error {
 export function chaosWorkQueue(inner: WorkQueue, config: ReplicaChaosConfig, random: SeededRandom, report: FaultReporter): WorkQueue {
   return {
     hide: (receiptHandle, seconds) => inner.hide(receiptHandle, seconds),
-    hideAtClaim: (receiptHandle, seconds) => inner.hideAtClaim(receiptHandle, seconds),
+    hideBatched: (receiptHandle, seconds) => inner.hideBatched(receiptHandle, seconds),
     async send(messages) {
       const out: WorkMessage[] = [];
       for (const message of messages) {

@@ -87,12 +87,12 @@ export async function readJobRecord(runtime: Runtime, jobId: string): Promise<Jo
 
 export async function readSlices(runtime: Runtime, jobIds: readonly string[], fromMs: number): Promise<Slice[]> {
   const all: Slice[] = [];
-  for (const jobId of jobIds) all.push(...(await runtime.jobs().slicesOf(jobId, fromMs - 60_000)));
+  for (const jobId of jobIds) all.push(...(await readPatiently(() => runtime.jobs().slicesOf(jobId, fromMs - 60_000))));
   return all;
 }
 
 export async function readEffects(runtime: Runtime, prefix: string): Promise<Effect[]> {
-  return (await scanAll(runtime.clients.dynamo, { TableName: effectsTableName(prefix), ConsistentRead: true })).map((item) => unmarshall(item) as Effect);
+  return (await readPatiently(() => scanAll(runtime.clients.dynamo, { TableName: effectsTableName(prefix), ConsistentRead: true }))).map((item) => unmarshall(item) as Effect);
 }
 
 /** Everything on the dead-letter queue (hidden for long enough to read it all once), by the slice each record names. */

@@ -9,8 +9,9 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { destroyAwsClients } from '../aws/clients.ts';
+import { createAwsClients, destroyAwsClients, type ClientPatience } from '../aws/clients.ts';
 import { OffsetClock, systemClock, type Clock } from '../core/clock.ts';
+import { CronfenceError } from '../core/errors.ts';
 import { jitterOffsetMs } from '../core/jitter.ts';
 import { ledgerOfSlices } from '../core/ledger.ts';
 import { parseJobSpec, type JobSpecInput } from '../core/job-spec.ts';
@@ -21,6 +22,7 @@ import { createRuntime, type Runtime } from '../lambda/wiring.ts';
 import { packageFile } from '../package/package-files.ts';
 import { chaosJobs, isFastSchedule } from './chaos-jobs.ts';
 import { CHAOS_ENV, DEFAULT_FAULT_RATES, encodeChaosConfig, type FaultKind, type FaultRates, type ReplicaChaosConfig } from './config.ts';
+import { DrillAbortedError } from './drill-aborted.ts';
 import { drainWindow, prepareStores, readDeadLetters, readEffects, readJobRecord, readSlices, sleepUntil } from './drill-stores.ts';
 import { DST_TRANSITIONS, dstClockOffsetMs, type DstMode } from './dst.ts';
 import { cronParserOccurrences, expectedOccurrences, scheduleMathOccurrences, type Enumerate } from './expected.ts';
@@ -77,6 +79,8 @@ const CHAOS_REPLICA = packageFile('lib/chaos/chaos-replica-entry.ts');
 const LEASE_MS = 4000;
 const TICK_MS = 5000;
 const DRAIN_TIMEOUT_MS = 90_000;
+/** The drill's own clients: 10 s a try, 5 tries (the replicas keep the engine's 3 s x 3). */
+const DRILL_CLIENT_PATIENCE: ClientPatience = { requestTimeoutMs: 10_000, maxAttempts: 5 };
 /** After the drain: how long the outbox dispatcher gets to deliver the settlements' wires (the emulator serialises its writes). */
 const DELIVERY_TIMEOUT_MS = 600_000;
 /** About how long the replicas take to start and the jobs to be stored (places a DST transition in the window). */
@@ -97,7 +101,9 @@ export async function runDrill(options: DrillOptions): Promise<ChaosReport> {
   // DST mode: the drill's clock and every replica's run `dstOffsetMs` ahead (or behind) of real time.
   const dstOffsetMs = options.dst ? dstClockOffsetMs(options.dst, Date.now(), options.durationSeconds * 1000, SETUP_ESTIMATE_MS) : 0;
   const clock: Clock = dstOffsetMs !== 0 ? new OffsetClock(dstOffsetMs) : systemClock;
-  const runtime = createRuntime({ env, clock });
+  // The drill's own requests (setup, lifecycle changes, the checks) are not under test: a loaded emulator may keep
+  // one waiting longer than the engine's 3 s x 3 tries, which stopped 300 s drills at their start without a verdict.
+  const runtime = createRuntime({ env, clock, clients: createAwsClients(undefined, DRILL_CLIENT_PATIENCE) });
   const random = new SeededRandom(options.seed);
   const enabled = new Set(options.faults);
   const rates: FaultRates = { ...DEFAULT_FAULT_RATES, ...options.rates };
@@ -109,8 +115,11 @@ export async function runDrill(options: DrillOptions): Promise<ChaosReport> {
     onEvent: (event, replica) => recorder.event(event, replica),
     onReport: (report, replica) => recorder.report(report, replica, clock.now()),
   });
-  const progress = (phase: DrillProgress['phase'], since: number): void =>
+  let phase: DrillProgress['phase'] = 'starting';
+  const progress = (now: DrillProgress['phase'], since: number): void => {
+    phase = now;
     options.onProgress?.({ phase, elapsedSeconds: Math.round((clock.now() - since) / 1000), committed: recorder.committed, faults: recorder.totalFaults() });
+  };
   mkdirSync(options.outDir, { recursive: true });
   const timers = new Set<NodeJS.Timeout>();
   let settlement: SettlementDrill | undefined;
@@ -146,6 +155,7 @@ export async function runDrill(options: DrillOptions): Promise<ChaosReport> {
     const startedAt = clock.now();
     await tick(runtime.scanQueue, runtime.config.shardCount);
     timers.add(setInterval(() => void tick(runtime.scanQueue, runtime.config.shardCount).catch(() => {}), TICK_MS));
+    progress('running', startedAt);
     const running = setInterval(() => progress('running', startedAt), 1000);
     timers.add(running);
 
@@ -156,6 +166,7 @@ export async function runDrill(options: DrillOptions): Promise<ChaosReport> {
     const endedAt = clock.now();
     settlement?.windowEnded(endedAt);
     clearInterval(running);
+    progress('draining', startedAt);
     timers.add(setInterval(() => progress('draining', startedAt), 1000));
     // Jobs keep firing while the window drains; only occurrences inside the window are checked.
     const enumerate = options.dst ? scheduleMathOccurrences : cronParserOccurrences;
@@ -172,6 +183,9 @@ export async function runDrill(options: DrillOptions): Promise<ChaosReport> {
     const report = buildReport({ prefix, options, rates: ratesInUse(rates, enabled), dst, verdict, policyViolations, faults: recorder.faults, expected: expected.length, startedAt, endedAt, drainedAt: clock.now(), requests: fleet.requests, settlement: settlementSection });
     writeOutputs(options, report, recorder, book, verdict, startedAt, clock.now());
     return report;
+  } catch (error) {
+    if (error instanceof CronfenceError) throw error;
+    throw new DrillAbortedError(phase, path.join(options.outDir, 'replicas.log'), error);
   } finally {
     process.off('SIGINT', interrupted);
     process.off('SIGTERM', interrupted);

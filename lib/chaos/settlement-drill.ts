@@ -23,6 +23,7 @@ import { MERCHANTS_PER_CHUNK, SETTLEMENT_MERCHANTS } from '../example-jobs/settl
 import type { Runtime } from '../lambda/wiring.ts';
 import type { Replica } from '../local/fleet.ts';
 import { MockBank } from '../local/mock-bank.ts';
+import { readPatiently } from './drill-stores.ts';
 import type { ProcessFaultKind } from './fault-plan.ts';
 import type { ObservedChunk } from './observed.ts';
 import type { Effect } from './outcomes.ts';
@@ -43,8 +44,15 @@ const CHUNK_WORK_MS = 500;
  * engine (takeovers of other slices queued behind the deliveries, seen as 7 s failovers). Two lanes pace them.
  */
 const DISPATCH_LANES = 2;
+/**
+ * And a rest of a second between passes over the four outbox shards: moto answers each index Query by walking the
+ * whole chunks table (a settlement adds 1,230 items), so the 200 ms rest the drain uses made about 20 such walks a
+ * second beside the drill's own traffic.
+ */
+const DISPATCH_IDLE_MS = 1000;
 /** After the drain the fleet is stopped and the deliveries have the emulator to themselves. */
 const DRAIN_DISPATCH_LANES = 8;
+const DRAIN_DISPATCH_IDLE_MS = 200;
 /** The bank's faults: the dispatcher retries these; a dropped answer after booking is sent again under the same key. */
 const BANK_FAULTS = { unavailableRate: 0.02, dropAfterBookingRate: 0.02 };
 
@@ -64,17 +72,6 @@ interface Trigger {
   readonly afterChunks: number;
   readonly kind: 'kill' | 'pause';
   seen: number;
-}
-
-/** A read of the stores after the drill: a request timeout on the busy emulator is tried again (up to 5 times). */
-async function patiently<T>(read: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await read();
-    } catch (error) {
-      if (attempt >= 5) throw error;
-    }
-  }
 }
 
 export class SettlementDrill {
@@ -106,14 +103,14 @@ export class SettlementDrill {
     const bankRandom = new SeededRandom(options.seed * 31 + 13);
     const bank = await new MockBank({ ...BANK_FAULTS, random: () => bankRandom.next() }).start();
     const drill = new SettlementDrill(options, bank);
-    drill.startDispatcher(DISPATCH_LANES);
+    drill.startDispatcher(DISPATCH_LANES, DISPATCH_IDLE_MS);
     return drill;
   }
 
-  private startDispatcher(lanes: number): void {
+  private startDispatcher(lanes: number, idleMs: number): void {
     const dispatcher = new OutboxDispatcher({ store: this.options.runtime.outbox, clock: this.options.clock, concurrency: lanes, takeMs: 5000, backoff: { baseMs: 100, maxMs: 2000 } });
     this.dispatching = new AbortController();
-    this.dispatcherDone = dispatcher.run(this.dispatching.signal, 200, 100);
+    this.dispatcherDone = dispatcher.run(this.dispatching.signal, idleMs, 100);
   }
 
   /** The fast variant, paying through the bank. */
@@ -167,7 +164,7 @@ export class SettlementDrill {
     const keys = occurrences.map((o) => executionKey(o.jobId, o.scheduledAt));
     const deadline = Date.now() + timeoutMs;
     await this.stopDispatcher();
-    this.startDispatcher(DRAIN_DISPATCH_LANES);
+    this.startDispatcher(DRAIN_DISPATCH_LANES, DRAIN_DISPATCH_IDLE_MS);
     for (;;) {
       const wired = keys.every((key) => statusOf.get(key) !== 'SUCCEEDED' || this.wiresOf(key).length >= SETTLEMENT_MERCHANTS);
       const pending = wired ? (await Promise.all(keys.map((key) => runtime.outbox.list(key).catch(() => [{ status: 'PENDING' }])))).flat().filter((item) => item.status === 'PENDING').length : 1;
@@ -176,12 +173,12 @@ export class SettlementDrill {
     }
     // What is not delivered by now is reported missing; the reads below get the emulator to themselves.
     await this.stopDispatcher();
-    const rows = (await patiently(() => scanAll(runtime.clients.dynamo, { TableName: `${this.options.prefix}-${PAYOUTS_TABLE.logicalName}`, ConsistentRead: true }))).map((item) => unmarshall(item));
+    const rows = (await readPatiently(() => scanAll(runtime.clients.dynamo, { TableName: `${this.options.prefix}-${PAYOUTS_TABLE.logicalName}`, ConsistentRead: true }))).map((item) => unmarshall(item));
     const records = await Promise.all(
       occurrences.map(async ({ jobId, scheduledAt }): Promise<SettlementStoreRecords> => {
         const key = executionKey(jobId, scheduledAt);
-        const chunks = await patiently(() => runtime.chunks.committedChunks({ jobId, scheduledAt }));
-        const outbox = await patiently(() => runtime.outbox.list(key));
+        const chunks = await readPatiently(() => runtime.chunks.committedChunks({ jobId, scheduledAt }));
+        const outbox = await readPatiently(() => runtime.outbox.list(key));
         const outboxByStatus: Record<string, number> = {};
         for (const item of outbox) outboxByStatus[item.status] = (outboxByStatus[item.status] ?? 0) + 1;
         return {

@@ -22,6 +22,12 @@
 import type { MisfirePolicy } from './job-spec.ts';
 import { countOccurrences, nextOccurrenceAtOrAfter, occurrencesBetween, type Schedule } from './schedule.ts';
 
+/**
+ * The farthest ahead a scan may create slices (CRONFENCE_LOOKAHEAD_MS). Past SQS's 900 s delay a message surfaces
+ * early and the worker hides it again until its second (one more receive and visibility change); an hour lets a
+ * million-slice midnight be created before it on a new table, and bounds what a pause or an update must settle.
+ */
+export const MAX_LOOKAHEAD_MS = 3_600_000;
 /** `nextFireAt` of a job that never fires again. */
 export const NEVER = Number.MAX_SAFE_INTEGER;
 /** Missed occurrences are counted up to this many (a week-long outage of a per-second job is 604,800). */

@@ -38,6 +38,8 @@ export interface LifecycleEvent {
   readonly attempt?: number;
   /** `claimed`: true when this claim took the slice over from a holder whose lease lapsed (a failover). */
   readonly takeover?: boolean;
+  /** `claimed`: from the message's processing start to the claim's answer (a slow claim delays the start and the first renewal). */
+  readonly claimMs?: number;
   /** `started`: handler start minus its intended start (the scheduled time plus the job's jitter offset). */
   readonly startLagMs?: number;
   /** `committed`, `failed`: handler run time. */

@@ -160,12 +160,13 @@ export interface WorkQueue {
   /** Hides a received message for `seconds` (renewal of a lease, or a retry delay). */
   hide(receiptHandle: string, seconds: number): Promise<void>;
   /**
-   * The same for a claim's visibility change (behind Lambda, from the function
-   * timeout down to the lease): it may wait a few milliseconds to share one
-   * request with the other claims of its batch. Heartbeats use `hide`, whose
-   * timing the lease keeper counts on.
+   * The same, for the visibility changes a batch asks for at once (a claim's,
+   * behind Lambda from the function timeout down to the lease; an early
+   * message's, until its second): it may wait a few milliseconds to share one
+   * request with the others of its batch. Heartbeats use `hide`, whose timing
+   * the lease keeper counts on.
    */
-  hideAtClaim(receiptHandle: string, seconds: number): Promise<void>;
+  hideBatched(receiptHandle: string, seconds: number): Promise<void>;
 }
 
 export interface DeadLetterRecord {

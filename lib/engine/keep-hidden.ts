@@ -4,7 +4,11 @@
  * request is slow (a saturated table, a throttled partition) the message
  * would surface and a standby would take over a live holder, adding load
  * exactly when there is least to spare. The first extension is sent only
- * once `everyMs` has passed: fast work costs no request.
+ * once `everyMs` has passed: fast work costs no request. The work's result is
+ * returned as soon as the work ends, not after an extension still in flight:
+ * a slow extension (the SDK tries a timed-out request three times, 3 s each) held a won
+ * claim back that long, and with it the holder's first renewal (a LocalStack
+ * drill: a standby's claim landed at once and its slice started 10 s later).
  */
 import { sleep } from '../core/clock.ts';
 
@@ -38,7 +42,8 @@ export async function keepHidden<T>(queue: Hideable, receiptHandle: string, opti
   try {
     return await work();
   } finally {
+    // An extension still in flight lands or fails on its own; it is not awaited (see above), and `beat` never rejects.
     stop.abort();
-    await beat;
+    void beat;
   }
 }

@@ -33,7 +33,7 @@ export class LeaseKeeper {
   private readonly controller = new AbortController();
   private readonly stopped = new AbortController();
   private lastRenewedAt: number;
-  /** When the last visibility extension that SQS accepted was sent (at first, the claim: the message was just received). */
+  /** When the last visibility extension that SQS accepted was sent (at first, since when its receive hid the message: `hiddenAt`). */
   private lastHiddenAt: number;
   private hiding: Promise<void> | undefined;
   /** The holder's-message-back takeover was disarmed: the message may surface while this holder still renews. */
@@ -54,7 +54,7 @@ export class LeaseKeeper {
     private readonly onRenewed: (at: number) => void = () => {},
   ) {
     this.lastRenewedAt = options.claimedAt;
-    this.lastHiddenAt = Math.max(options.claimedAt, options.hiddenAt ?? options.claimedAt);
+    this.lastHiddenAt = options.hiddenAt ?? options.claimedAt;
   }
 
   /** Aborts when the lease is lost. */
@@ -110,7 +110,7 @@ export class LeaseKeeper {
         // Only after the renewal held: a zombie's hide would keep the message (which its standby may now hold
         // too) hidden for another visibility timeout after the standby itself dies (seen: 5.2 s failovers).
         // In the background: a slow or refused extension must not delay the next renewal.
-        this.extendVisibility(now);
+        this.extendVisibility();
       } catch (error) {
         if (error instanceof LeaseLostError) {
           this.controller.abort(error);
@@ -147,9 +147,14 @@ export class LeaseKeeper {
     }
   }
 
-  /** One extension at a time; its send time counts once SQS accepted it. */
-  private extendVisibility(sentAt: number): void {
+  /**
+   * One extension at a time; its send time counts once SQS accepted it. Its own send time, not the renewal's before
+   * it: counted from the renewal, a renewal slower than a heartbeat (a loaded table) made the next one disarm the
+   * fast takeover with the message hidden for seconds more, and a kill then took 9.8 s to fail over (a drill).
+   */
+  private extendVisibility(): void {
     if (this.hiding !== undefined || this.stopped.signal.aborted) return;
+    const sentAt = this.clock.now();
     this.hiding = this.queue
       .hide(this.options.receiptHandle, this.options.visibilitySeconds)
       .then(

@@ -13,6 +13,7 @@ import { isoSecond } from '../core/execution-key.ts';
 import { startAtOf } from '../core/jitter.ts';
 import { sweepAgainAt, sweepAtFor, SliceStatus, type SliceKey } from '../core/slice.ts';
 import { mapBounded } from '../core/map-bounded.ts';
+import { StoreBusyError } from '../core/errors.ts';
 
 /** One transaction holds 100 items: 99 slices and the job. */
 export const MAX_SLICES_PER_JOB_SCAN = 99;
@@ -72,13 +73,15 @@ export class Scanner {
     // Slices go out in full batches as their jobs advance, not after the whole page: in a burst the first
     // workers start while the scan is still advancing (the benchmark saw the first commit 13 s in, otherwise).
     const outbox: OutgoingSlice[] = [];
+    // Jobs whose advance failed with an outcome this scan cannot know (its tries timed out: a late one may have landed).
+    const unknownOutcomes = new Set<string>();
     const sendFullBatches = async (): Promise<void> => {
       while (outbox.length >= SEND_BATCH) await this.send(outbox.splice(0, SEND_BATCH));
     };
     for (;;) {
       const jobs = await this.deps.schedules.queryDue(shard, windowEnd, JOBS_PER_PAGE);
       await mapBounded(jobs, JOB_CONCURRENCY, async (job) => {
-        await this.catchUp(job, now, windowEnd, report, options, async (created) => {
+        await this.catchUp(job, now, windowEnd, report, options, unknownOutcomes, async (created) => {
           outbox.push(...created);
           await sendFullBatches();
         });
@@ -91,7 +94,9 @@ export class Scanner {
       }
     }
     report.swept = await this.sweep(shard, now);
-    if (options.redelivered && options.scanId) report.resent = await this.resendFromEarlierDelivery(shard, options.scanId, now, windowEnd);
+    if (options.scanId && (options.redelivered || unknownOutcomes.size > 0)) {
+      report.resent = await this.resendCreatedByScan(shard, options.scanId, now, windowEnd, options.redelivered ? undefined : unknownOutcomes);
+    }
     return report;
   }
 
@@ -107,6 +112,7 @@ export class Scanner {
     windowEnd: number,
     report: ScanReport,
     options: ScanOptions,
+    unknownOutcomes: Set<string>,
     onCreated: (created: readonly OutgoingSlice[]) => Promise<void>,
   ): Promise<void> {
     let current: StoredJob | undefined = job;
@@ -116,6 +122,8 @@ export class Scanner {
       } catch (error) {
         report.errors++;
         report.incomplete = true;
+        // A busy store refused the advance and wrote nothing; any other failure may have written it.
+        if (!(error instanceof StoreBusyError)) unknownOutcomes.add(job.id);
         this.deps.onError?.(error, `advancing job ${job.id}`);
         return;
       }
@@ -211,13 +219,18 @@ export class Scanner {
 
   /**
    * This scan request was delivered before, so its first scanner may have died
-   * between creating slices and sending them. Re-send the live slices that
-   * delivery created (they carry its scan id; the index does not say which
-   * are still unclaimed); a duplicate is harmless (a claim admits one, and a
-   * copy of a claimed slice is dropped), a missing message is not.
+   * between creating slices and sending them; or an advance of this scan
+   * failed with an unknown outcome (every try timed out, and one may have
+   * landed later: the job is no longer due, so no later scan sees it, and
+   * only the sweep, a grace after the slice's second, would send it). Re-send
+   * the live slices that scan id created, of `jobIds` when given (they carry
+   * the id; the index does not say which are still unclaimed); a duplicate is
+   * harmless (a claim admits one, and a copy of a claimed slice is dropped), a
+   * missing message is not.
    */
-  private async resendFromEarlierDelivery(shard: number, scanId: string, now: number, windowEnd: number): Promise<number> {
-    const upcoming = await this.deps.slices.findCreatedByScan(shard, scanId, now - this.deps.sweepGraceMs, windowEnd + this.deps.sweepGraceMs, 1000);
+  private async resendCreatedByScan(shard: number, scanId: string, now: number, windowEnd: number, jobIds?: ReadonlySet<string>): Promise<number> {
+    const created = await this.deps.slices.findCreatedByScan(shard, scanId, now - this.deps.sweepGraceMs, windowEnd + this.deps.sweepGraceMs, 1000);
+    const upcoming = jobIds ? created.filter((slice) => jobIds.has(slice.jobId)) : created;
     await this.send(upcoming);
     return upcoming.length;
   }

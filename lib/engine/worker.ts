@@ -8,6 +8,7 @@
  * when it must come back (a retry, a live lease elsewhere) or belongs to a
  * standby now (fenced out).
  */
+import { MAX_LOOKAHEAD_MS } from '../core/advance-plan.ts';
 import { retryDelayMs } from '../core/backoff.ts';
 import { sleep, type Clock } from '../core/clock.ts';
 import {
@@ -73,10 +74,10 @@ export interface WorkerDeps {
   readonly onChunk?: (slice: SliceKey, fence: number, chunk: number, outcome: ChunkCommitOutcome) => void;
 }
 
-/** Tries of one commit whose outcome was unknown (a timeout, a lost reply) or that DynamoDB refused for now. */
-const COMMIT_TRIES = 5;
+/** Tries of one idempotent write (a commit, a one-time job's delete) whose outcome was unknown (a timeout, a lost reply) or that DynamoDB refused for now. */
+const WRITE_TRIES = 5;
 /** Backoff between them: full jitter from 100 ms, capped at 1 s, so the tries fit in a default lease. */
-const COMMIT_BACKOFF = { baseMs: 100, maxMs: 1000 };
+const WRITE_BACKOFF = { baseMs: 100, maxMs: 1000 };
 
 export interface ReceivedMessage {
   readonly body: string;
@@ -84,6 +85,8 @@ export interface ReceivedMessage {
   readonly messageId?: string;
   /** SQS's ApproximateReceiveCount of this delivery. */
   readonly receiveCount?: number;
+  /** Since when SQS has hidden it at the earliest, by this worker's clock (the local poller knows; Lambda does not). @default the processing start */
+  readonly hiddenSince?: number;
 }
 
 /** A message that surfaces more than this before its slice's second is hidden again (clock skew, long delays). */
@@ -91,7 +94,7 @@ const EARLY_TOLERANCE_MS = 2000;
 /** How soon a message comes back after an error before its claim settled. */
 const RETRY_SOON_SECONDS = 1;
 /** The longest lookahead a scan may have (CRONFENCE_LOOKAHEAD_MS), plus the clock-skew margin. */
-const FARTHEST_SLICE_AHEAD_MS = 900_000 + LEASE_EXPIRY_MARGIN_MS;
+const FARTHEST_SLICE_AHEAD_MS = MAX_LOOKAHEAD_MS + LEASE_EXPIRY_MARGIN_MS;
 
 export class Worker {
   constructor(private readonly deps: WorkerDeps) {}
@@ -133,17 +136,21 @@ export class Worker {
       if (key.scheduledAt - now > FARTHEST_SLICE_AHEAD_MS && !(await slices.get(key))) {
         throw new UnrunnableMessageError(message.body, `no such slice, and ${isoSecond(key.scheduledAt)} is further ahead than any scan creates slices`);
       }
-      await queue.hide(message.receiptHandle, Math.floor((key.scheduledAt - now) / 1000));
+      // A slice created more than SQS's 900 s delay ahead (a long lookahead) surfaces early, with its batch: hidden
+      // again until its second, in one request per batch, without a claim.
+      await queue.hideBatched(message.receiptHandle, Math.floor((key.scheduledAt - now) / 1000));
       return 'keep';
     }
     const visibilityMs = this.deps.queueVisibilityMs ?? 3000;
     // When the message was last made invisible (received, or extended while a slow claim was pending): the lease
-    // keeper judges from it whether the message could surface under a live holder.
-    let hiddenAt = now;
+    // keeper judges from it whether the message could surface under a live holder. From the poller's `hiddenSince`
+    // where given: a reply read late (a loaded queue, a paused process) has less visibility left than `now` suggests,
+    // and a holder that started on it was taken over while it renewed (a LocalStack drill, 2026-12-02).
+    let hiddenAt = Math.min(now, message.hiddenSince ?? now);
     const tracked = {
       hide: async (receiptHandle: string, seconds: number, atClaim = false): Promise<void> => {
         const sentAt = clock.now();
-        await (atClaim ? queue.hideAtClaim(receiptHandle, seconds) : queue.hide(receiptHandle, seconds));
+        await (atClaim ? queue.hideBatched(receiptHandle, seconds) : queue.hide(receiptHandle, seconds));
         hiddenAt = Math.max(hiddenAt, sentAt);
       },
     };
@@ -157,7 +164,13 @@ export class Worker {
     const slice = claim.slice;
     // Judged before any hide below, which a message already handed to a standby would not undo.
     const overtakeable = clock.now() - hiddenAt > visibilityMs - slice.policies.heartbeatMs;
-    this.emit('claimed', slice, { fence: slice.fence, attempt: slice.attempts, ...(overtakeable ? { overtakeable } : {}), ...(isTakeover(slice) && { takeover: true }) });
+    this.emit('claimed', slice, {
+      fence: slice.fence,
+      attempt: slice.attempts,
+      claimMs: clock.now() - now,
+      ...(overtakeable ? { overtakeable } : {}),
+      ...(isTakeover(slice) && { takeover: true }),
+    });
     if (slice.attempts > slice.policies.maxAttempts) {
       return this.giveUp(slice, `gave up after ${slice.policies.maxAttempts} attempts (the last worker stopped renewing its lease)`);
     }
@@ -170,7 +183,15 @@ export class Worker {
     }
     if (this.deps.overlap && (slice.policies.overlap ?? 'allow') !== 'allow') {
       const { workerId: id, overlap, queue: work, events, clock: time } = this.deps;
-      const gate = await passOverlapGate({ workerId: id, overlap, queue: work, events, clock: time, sweepGraceMs: this.deps.sweepGraceMs ?? 30_000 }, slice, message.receiptHandle);
+      // Kept hidden while the gate reads and writes, as during the claim: the lease keeper starts after it, and a
+      // slow gate (1.1 s in a LocalStack drill, after a 1.2 s claim) left its first renewal to find the message's
+      // visibility nearly spent and disarm the fast takeover; that holder's kill then failed over on the lease (9.7 s).
+      const gate = await keepHidden(
+        tracked,
+        message.receiptHandle,
+        { everyMs: slice.policies.heartbeatMs, visibilitySeconds, onError: (error) => this.deps.onError?.(error, 'overlap gate heartbeat') },
+        () => passOverlapGate({ workerId: id, overlap, queue: work, events, clock: time, sweepGraceMs: this.deps.sweepGraceMs ?? 30_000 }, slice, message.receiptHandle),
+      );
       if (gate !== 'run') return gate;
     }
     const handler = this.deps.handlers.get(slice.handler);
@@ -264,16 +285,23 @@ export class Worker {
    * backoff. The store recognises its own earlier commit by fence, owner and
    * outcome, so a try that landed is reported as success, never written twice.
    */
-  private async commitOnce(key: SliceKey, fence: number, writes: readonly BusinessWrite[]): Promise<void> {
+  private commitOnce(key: SliceKey, fence: number, writes: readonly BusinessWrite[]): Promise<void> {
+    return this.sendAgainWhileUnsure('commit refused for now or outcome unknown; sending the same commit again', () =>
+      this.deps.slices.commit(key, fence, this.deps.workerId, this.deps.clock.now(), writes),
+    );
+  }
+
+  /** Sends an idempotent write again while its outcome is unknown or the store refused it for now, with backoff. */
+  private async sendAgainWhileUnsure(what: string, send: () => Promise<void>): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.deps.slices.commit(key, fence, this.deps.workerId, this.deps.clock.now(), writes);
+        await send();
         return;
       } catch (error) {
         const sendAgain = !(error instanceof CronfenceError) || error instanceof StoreBusyError;
-        if (!sendAgain || attempt >= COMMIT_TRIES) throw error;
-        this.deps.onError?.(error, 'commit refused for now or outcome unknown; sending the same commit again');
-        await sleep(retryDelayMs(attempt, COMMIT_BACKOFF, this.deps.random));
+        if (!sendAgain || attempt >= WRITE_TRIES) throw error;
+        this.deps.onError?.(error, what);
+        await sleep(retryDelayMs(attempt, WRITE_BACKOFF, this.deps.random));
       }
     }
   }
@@ -295,14 +323,16 @@ export class Worker {
   }
 
   /**
-   * A one-time job whose slot is final deletes itself when asked to. Best
-   * effort: a worker that dies first leaves it completed (it never fires
-   * again), which `cronfence jobs delete` can finish.
+   * A one-time job whose slot is final deletes itself when asked to, sent
+   * again while throttled or unanswered (a drill: one throttled delete left
+   * the job stored). Best effort beyond that: a worker that dies first leaves
+   * it completed (it never fires again), which `cronfence jobs delete` can finish.
    */
   private async afterFinal(slice: Slice): Promise<void> {
-    if (slice.policies.afterOneTime !== 'delete' || !this.deps.oneTimeJobs) return;
+    const oneTimeJobs = this.deps.oneTimeJobs;
+    if (slice.policies.afterOneTime !== 'delete' || !oneTimeJobs) return;
     try {
-      await this.deps.oneTimeJobs.deleteAfterRun(slice.jobId, slice.generation);
+      await this.sendAgainWhileUnsure('deleting a one-time job after its run; sending it again', () => oneTimeJobs.deleteAfterRun(slice.jobId, slice.generation));
     } catch (error) {
       this.deps.onError?.(error, 'deleting a one-time job after its run');
     }

@@ -54,6 +54,7 @@ export function createWorkerHandler(runtime: Runtime, workerId: string, handlers
           receiptHandle: record.receiptHandle,
           messageId: record.messageId,
           receiveCount: receiveCountOf(record),
+          ...(isPolledRecord(record) && { hiddenSince: record.hiddenSince }),
         }),
       batchHooks(runtime, 'work', log),
     );
@@ -119,6 +120,19 @@ function logScan(log: HandlerLog, scannerId: string, report: ScanReport): void {
   if (report.slicesCreated + report.swept + report.resent + report.missed + report.conflicts + report.errors > 0 || report.incomplete) {
     log.info('scanned shard', { scanner: scannerId, ...report });
   }
+}
+
+/**
+ * A record the local poller (lib/local/sqs-poller.ts) received: it knows since when SQS has hidden it at the earliest,
+ * by the handler's clock. Lambda's event source does not say when it received a record: there the worker counts
+ * from its own start.
+ */
+export interface PolledSqsRecord extends SQSRecord {
+  readonly hiddenSince: number;
+}
+
+function isPolledRecord(record: SQSRecord): record is PolledSqsRecord {
+  return typeof (record as Partial<PolledSqsRecord>).hiddenSince === 'number';
 }
 
 /** SQS's ApproximateReceiveCount of a record, when it has one. */

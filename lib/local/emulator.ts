@@ -8,12 +8,13 @@
  * `ensureAwsEndpoint()` starts emulators only when AWS_ENDPOINT_URL is not
  * set, and exports the endpoints, region and test credentials into
  * process.env so that child processes (and the AWS SDK's default config
- * chain) pick them up. Which emulators, by CRONFENCE_EMULATOR:
- * - `moto` (the default): our serialized moto serves everything.
- * - `localstack`: LocalStack (host mode, lib/local/localstack.ts) serves
- *   SQS and EventBridge as AWS_ENDPOINT_URL, and our moto serves DynamoDB as
- *   AWS_ENDPOINT_URL_DYNAMODB (LocalStack's DynamoDB is Amazon's DynamoDB
- *   Local, which we do not use). See docs/localstack.md.
+ * chain) pick them up. Our serialized moto serves DynamoDB, in a process of
+ * its own, as AWS_ENDPOINT_URL_DYNAMODB; SQS and EventBridge are
+ * AWS_ENDPOINT_URL, served by CRONFENCE_EMULATOR's choice:
+ * - `moto` (the default): a second moto process.
+ * - `localstack`: LocalStack (host mode, lib/local/localstack.ts).
+ *   LocalStack's DynamoDB is Amazon's DynamoDB Local, which we do not use.
+ *   See docs/localstack.md.
  *
  * No emulator outlives this process (lib/local/emulator-child.ts).
  */
@@ -182,24 +183,28 @@ function endpointVariables(): Record<string, string> {
   );
 }
 
-/** Starts what the profile needs; the returned endpoints become process.env. */
+/**
+ * Starts what the profile needs; the returned endpoints become process.env.
+ * DynamoDB always has a moto process of its own (AWS_ENDPOINT_URL_DYNAMODB),
+ * beside the one that serves SQS and EventBridge (AWS_ENDPOINT_URL): moto or
+ * LocalStack. One Python process is held to about one core by its GIL: in one
+ * process SQS's requests (a holder's visibility extensions among them) shared
+ * that core with DynamoDB's, which a drill can saturate on a slow machine.
+ */
 async function startProfile(profile: EmulatorProfile, opts: EmulatorOptions): Promise<{ env: Record<string, string>; stops: (() => Promise<void>)[] }> {
-  if (profile === 'moto') {
-    const moto = await startEmulator(opts);
-    return { env: { AWS_ENDPOINT_URL: moto.endpoint }, stops: [moto.stop] };
-  }
   // Started side by side (LocalStack takes a few seconds); a failure of one stops the other.
   const ownDynamo = process.env.AWS_ENDPOINT_URL_DYNAMODB;
-  const started = await Promise.allSettled([startLocalStack(opts), ownDynamo ? Promise.resolve(undefined) : startEmulator(opts)]);
+  const startQueuesAndEvents = profile === 'moto' ? startEmulator : startLocalStack;
+  const started = await Promise.allSettled([startQueuesAndEvents(opts), ownDynamo ? Promise.resolve(undefined) : startEmulator(opts)]);
   const stops = started.flatMap((result) => (result.status === 'fulfilled' && result.value ? [result.value.stop] : []));
   const failed = started.find((result): result is PromiseRejectedResult => result.status === 'rejected');
   if (failed) {
     await Promise.all(stops.map((stop) => stop()));
     throw failed.reason;
   }
-  const [localstack, moto] = started.map((result) => (result as PromiseFulfilledResult<RunningEmulator | undefined>).value);
-  const env: Record<string, string> = { AWS_ENDPOINT_URL: localstack!.endpoint };
-  if (moto) env.AWS_ENDPOINT_URL_DYNAMODB = moto.endpoint;
+  const [queuesAndEvents, dynamo] = started.map((result) => (result as PromiseFulfilledResult<RunningEmulator | undefined>).value);
+  const env: Record<string, string> = { AWS_ENDPOINT_URL: queuesAndEvents!.endpoint };
+  if (dynamo) env.AWS_ENDPOINT_URL_DYNAMODB = dynamo.endpoint;
   return { env, stops };
 }
 

@@ -94,6 +94,7 @@ async function runReplica(entry: string, setup: ReplicaSetup): Promise<never> {
     // behind a slow table and every lease in the queue runs out together.
     maxConcurrentBatches: role === 'worker' ? localConfig().workerBatches : SCANNER_BATCHES,
     onError: (error) => log.warn('poll failed', { error: String(error) }),
+    clock: runtime.clock,
   });
   toParent({ kind: 'ready', role, id });
   return runUntilStopped(poller, () => runtime.bus.flush(), () => ({ kind: 'meter', snapshot: meter.snapshot(), final: true }));

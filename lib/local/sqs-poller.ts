@@ -6,9 +6,9 @@
  */
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import { longPollRequestTimeoutMs } from '../aws/clients.ts';
-import type { SQSEvent, SQSRecord } from 'aws-lambda';
-import { sleep } from '../core/clock.ts';
-import type { SqsHandler } from '../lambda/handlers.ts';
+import type { SQSEvent } from 'aws-lambda';
+import { sleep, systemClock, type Clock } from '../core/clock.ts';
+import type { PolledSqsRecord, SqsHandler } from '../lambda/handlers.ts';
 
 export interface PollerOptions {
   readonly sqs: SQSClient;
@@ -21,6 +21,8 @@ export interface PollerOptions {
   /** @default DEFAULT_WAIT_TIME_SECONDS */
   readonly waitTimeSeconds?: number;
   readonly onError?: (error: unknown) => void;
+  /** The handler's clock, on which each record's `hiddenSince` is read. @default systemClock */
+  readonly clock?: Clock;
 }
 
 /**
@@ -56,8 +58,10 @@ export class SqsPoller {
         continue;
       }
       let messages: Message[];
+      const clock = this.options.clock ?? systemClock;
+      const waitTimeSeconds = this.options.waitTimeSeconds ?? DEFAULT_WAIT_TIME_SECONDS;
+      const sentAt = clock.now();
       try {
-        const waitTimeSeconds = this.options.waitTimeSeconds ?? DEFAULT_WAIT_TIME_SECONDS;
         const received = await sqs.send(
           new ReceiveMessageCommand({
             QueueUrl: queueUrl,
@@ -74,7 +78,7 @@ export class SqsPoller {
         continue;
       }
       if (messages.length === 0) continue;
-      const batch = this.invoke(messages).finally(() => this.inFlight.delete(batch));
+      const batch = this.invoke(messages, hiddenSince(sentAt, clock.now(), waitTimeSeconds)).finally(() => this.inFlight.delete(batch));
       this.inFlight.add(batch);
     }
     await Promise.allSettled([...this.inFlight]);
@@ -84,8 +88,8 @@ export class SqsPoller {
     this.stopping.abort();
   }
 
-  private async invoke(messages: Message[]): Promise<void> {
-    const records = messages.map((message) => toRecord(message, this.options.queueUrl));
+  private async invoke(messages: Message[], since: number): Promise<void> {
+    const records = messages.map((message) => toRecord(message, this.options.queueUrl, since));
     let failed: Set<string>;
     try {
       const response = await this.options.handler({ Records: records } satisfies SQSEvent);
@@ -110,9 +114,24 @@ export class SqsPoller {
   }
 }
 
-function toRecord(message: Message, queueUrl: string): SQSRecord {
+/** A reply later than the long poll's wait by more than this was held up on its way (a loaded queue, a paused process). */
+const LATE_REPLY_MS = 500;
+
+/**
+ * Since when the received messages have been hidden, at the earliest, as far as the worker needs to know. SQS hides a
+ * message as it answers, so a reply that came within the long poll's wait shows its hide within the reply's transit:
+ * its arrival. A later reply (held up by a loaded queue, or by a pause of this process while it was on its way) may
+ * have spent much of the visibility on the way: then only the send time bounds the hide (a LocalStack drill: a
+ * receive answered during a 6.8 s pause, its holder started at once and was taken over while it renewed).
+ */
+export function hiddenSince(sentAt: number, repliedAt: number, waitTimeSeconds: number): number {
+  return repliedAt - sentAt > waitTimeSeconds * 1000 + LATE_REPLY_MS ? sentAt : repliedAt;
+}
+
+function toRecord(message: Message, queueUrl: string, hiddenSince: number): PolledSqsRecord {
   const attributes = message.Attributes ?? {};
   return {
+    hiddenSince,
     messageId: message.MessageId ?? '',
     receiptHandle: message.ReceiptHandle ?? '',
     body: message.Body ?? '',

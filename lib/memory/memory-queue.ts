@@ -65,7 +65,7 @@ export class InMemoryWorkQueue implements WorkQueue {
   }
 
   /** No request to share in memory: the same as `hide`. */
-  hideAtClaim(receiptHandle: string, seconds: number): Promise<void> {
+  hideBatched(receiptHandle: string, seconds: number): Promise<void> {
     return this.hide(receiptHandle, seconds);
   }
 

@@ -18,7 +18,22 @@ import threading
 from typing import Any, Callable, Iterable
 
 
-def _serialise_dynamodb(app: Callable[..., Iterable[bytes]]) -> Callable[..., Iterable[bytes]]:
+# How long a DynamoDB request may wait for its turn before it is refused as
+# throttled. Under the engine's 3 s client timeout: a request served after that
+# would answer a client that already gave up (and sent it again).
+MAX_WAIT_SECONDS = 2.5
+
+THROTTLED_BODY = json.dumps(
+    {
+        "__type": "com.amazonaws.dynamodb.v20120810#ThrottlingException",
+        "message": "the emulator is busy: this request waited its turn longer than a client waits (serve.py)",
+    }
+).encode()
+
+
+def _serialise_dynamodb(
+    app: Callable[..., Iterable[bytes]], max_wait_seconds: float = MAX_WAIT_SECONDS
+) -> Callable[..., Iterable[bytes]]:
     # moto serves each request on its own thread and takes no per-item lock, so
     # two conditional writes on one item can both pass their condition
     # (measured: in 1 round in 300, 2 of 32 racing conditional UpdateItems on
@@ -26,12 +41,30 @@ def _serialise_dynamodb(app: Callable[..., Iterable[bytes]]) -> Callable[..., It
     # scripts/race-check.ts). Real DynamoDB is atomic per item, so we run
     # DynamoDB requests one at a time. SQS and the rest stay concurrent: an SQS
     # long poll must never hold up DynamoDB.
+    #
+    # A request that cannot get its turn within max_wait_seconds is refused
+    # with DynamoDB's ThrottlingException (retryable; nothing applied), as a
+    # table over its capacity refuses it. Unbounded, the queue collapsed under
+    # a 300 s chaos drill: clients timed out and sent again while every request
+    # they had given up on still waited for its turn; 8,573 threads were
+    # waiting in this process, and the drill's own requests got no answer in
+    # 5 tries of 10 s (2026-12-02).
     lock = threading.Lock()
 
     def wrapped(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         if not environ.get("HTTP_X_AMZ_TARGET", "").startswith("DynamoDB"):
             return app(environ, start_response)
-        with lock:
+        if not lock.acquire(timeout=max_wait_seconds):
+            start_response(
+                "400 Bad Request",
+                [
+                    ("Content-Type", "application/x-amz-json-1.0"),
+                    ("Content-Length", str(len(THROTTLED_BODY))),
+                    ("x-amzn-ErrorType", "ThrottlingException"),
+                ],
+            )
+            return [THROTTLED_BODY]
+        try:
             result = app(environ, start_response)
             try:
                 return list(result)  # materialise the body inside the lock
@@ -39,6 +72,8 @@ def _serialise_dynamodb(app: Callable[..., Iterable[bytes]]) -> Callable[..., It
                 close = getattr(result, "close", None)
                 if close is not None:
                     close()
+        finally:
+            lock.release()
 
     return wrapped
 
@@ -159,6 +194,51 @@ def _cache_service_list() -> None:
     backends.list_of_moto_modules = lambda: modules  # type: ignore[assignment]
 
 
+def _direct_item_responses() -> None:
+    # moto 5.2 writes every response through a generic serializer driven by
+    # botocore's models (moto/core/serialize.py), which walks the shape of each
+    # attribute value of each item. For DynamoDB's item actions (JSON 1.0, item
+    # attributes already in wire form in the handler's dict) its output is that
+    # dict as JSON, and the walk was half of the emulator's DynamoDB time in a
+    # chaos drill that stalled on a 2-core machine (py-spy, 2026-12-01). Those
+    # results are written with json.dumps; errors, other actions, and anything
+    # json cannot write go through moto's serializer as before.
+    from moto.dynamodb.responses import DynamoHandler
+
+    direct = {
+        "GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan",
+        "BatchGetItem", "BatchWriteItem", "TransactWriteItems", "TransactGetItems",
+    }
+    original = DynamoHandler.serialized
+    # Top-level members of each action's output shape: moto's serializer leaves out the rest (DeleteItem's
+    # ConsumedCapacityUnits, say), and so does this.
+    members: dict[str, frozenset[str]] = {}
+
+    def output_members(self: Any, action: str) -> frozenset[str]:
+        if action not in members:
+            from moto.core.responses import get_service_model
+
+            shape = get_service_model(self.boto3_service_name).operation_model(action).output_shape
+            members[action] = frozenset(shape.members) if shape is not None else frozenset()
+        return members[action]
+
+    def serialized(self: Any, action_result: Any) -> Any:
+        result = action_result.result
+        action = self._get_action()
+        if isinstance(result, dict) and action in direct:
+            known = output_members(self, action)
+            try:
+                body = json.dumps({key: value for key, value in result.items() if key in known}, separators=(",", ":"))
+            except (TypeError, ValueError):
+                return original(self, action_result)
+            headers = {"Content-Type": "application/x-amz-json-1.0"}
+            headers.update(self.response_headers)
+            return 200, headers, body
+        return original(self, action_result)
+
+    DynamoHandler.serialized = serialized  # type: ignore[method-assign]
+
+
 def _watch_stdin(on_eof: Callable[[], None]) -> None:
     # os.read on the raw fd, not sys.stdin: a daemon thread blocked inside a
     # BufferedReader holds its lock and makes interpreter shutdown abort.
@@ -196,6 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     _cheap_sqs_clock()
     _item_level_transaction_rollback()
     _cache_service_list()
+    _direct_item_responses()
     app = _serialise_dynamodb(DomainDispatcherApplication(create_backend_app))
     server = make_server(
         args.host, args.port, app, threaded=True, request_handler=MotoRequestHandler

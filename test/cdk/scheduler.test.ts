@@ -202,5 +202,19 @@ describe('CronScheduler tick and functions', () => {
     expect(() => synthScheduler({ shardCount: 0 })).toThrow(InvalidJobSpecError);
     expect(() => synthScheduler({ shardCount: 0 })).toThrow(/CRONFENCE_SHARDS "0"/);
     expect(() => synthScheduler({ lookahead: Duration.seconds(30) })).toThrow(/lookahead/);
+    expect(() => synthScheduler({ lookahead: Duration.minutes(61) })).toThrow(InvalidJobSpecError);
+    expect(() => synthScheduler({ lookahead: Duration.minutes(61) })).toThrow(/invalid lookahead "1 hour 1 minute": must be at most 1 hour/);
+  });
+
+  it('takes a lookahead past SQS\'s 15-minute delay, up to an hour, and raises the oldest-message alarm above it', () => {
+    const long = synthScheduler({ lookahead: Duration.minutes(30) });
+    const lookaheads = Object.values(resourcesOf(long.template, 'AWS::Lambda::Function'))
+      .map((r) => (r.Properties as { Environment?: { Variables?: Record<string, unknown> } }).Environment?.Variables?.CRONFENCE_LOOKAHEAD_MS)
+      .filter((value) => value !== undefined);
+    expect(lookaheads.length).toBeGreaterThan(0);
+    expect(new Set(lookaheads)).toEqual(new Set(['1800000']));
+    // A message waits up to the lookahead before it is due: that is not a backlog (35 minutes, not the default 15).
+    long.template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'ApproximateAgeOfOldestMessage', Threshold: 2100 });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'ApproximateAgeOfOldestMessage', Threshold: 900 });
   });
 });

@@ -78,7 +78,7 @@ describe('scanners racing one shard', () => {
     const { runtime } = installation;
     clock.advance(10_000);
     // The first delivery of scan "scan-1" creates slices, then (as if killed) never sends them: its sends are lost.
-    const lost: WorkQueue = { send: async () => {}, hide: async () => {}, hideAtClaim: async () => {} };
+    const lost: WorkQueue = { send: async () => {}, hide: async () => {}, hideBatched: async () => {} };
     const crashed = new Scanner({ ...scannerDeps(runtime), queue: lost });
     const first = await crashed.scanShard(0, { scanId: 'scan-1' });
     expect(first.slicesCreated).toBeGreaterThan(0);

@@ -14,7 +14,7 @@
  *    through cronfence/testing (the ESM build).
  *
  * The apps install from the registry, in parallel. The tests reuse the
- * suite's emulator through AWS_ENDPOINT_URL.
+ * suite's emulators through the AWS_ENDPOINT_URL variables.
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -155,7 +155,9 @@ describe('a stock cdk init app with the packed cronfence', () => {
   }, 300_000);
 });
 
+// Every endpoint variable in effect: DynamoDB has an emulator of its own (AWS_ENDPOINT_URL_DYNAMODB, lib/local/emulator.ts).
 const endpointEnv = (): Record<string, string> => ({
+  ...Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[0].startsWith('AWS_ENDPOINT_URL_') && Boolean(entry[1]))),
   AWS_ENDPOINT_URL: awsEndpoint(),
   AWS_REGION: 'us-east-1',
   AWS_ACCESS_KEY_ID: 'test',

@@ -89,7 +89,8 @@ describe('stopping cronfence dev', () => {
 
       await until(() => / committed\n/.test(stdout), 90_000, `no execution was committed (stdout:\n${stdout}\nstderr:\n${stderr})`);
       const running = descendants(pid);
-      expect(running.filter((p) => p.args.includes('serve.py')), 'the emulator').toHaveLength(1);
+      // Two moto processes: DynamoDB's, and SQS's and EventBridge's (lib/local/emulator.ts).
+      expect(running.filter((p) => p.args.includes('serve.py')), 'the emulators').toHaveLength(2);
       expect(running.filter((p) => p.args.includes('replica.ts')), 'the replicas').toHaveLength(3);
 
       process.kill(-pid, signal);

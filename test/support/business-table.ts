@@ -1,5 +1,5 @@
 /** A user's own table for commit tests, created from the same definition helper as cronfence's tables. */
-import { CreateTableCommand, GetItemCommand, ScanCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, GetItemCommand, ResourceInUseException, ScanCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { createTableInput } from '../../lib/aws/bootstrap.ts';
 import type { TestInstallation } from './harness.ts';
@@ -7,9 +7,14 @@ import type { TestInstallation } from './harness.ts';
 export async function createBusinessTable(installation: TestInstallation, logicalName = 'payouts'): Promise<string> {
   const tableName = `${installation.prefix}-${logicalName}`;
   const dynamo = installation.runtime.clients.dynamo;
-  await dynamo.send(
-    new CreateTableCommand(createTableInput(tableName, { logicalName, partitionKey: { name: 'id', type: 'S' }, globalSecondaryIndexes: [] })),
-  );
+  try {
+    await dynamo.send(
+      new CreateTableCommand(createTableInput(tableName, { logicalName, partitionKey: { name: 'id', type: 'S' }, globalSecondaryIndexes: [] })),
+    );
+  } catch (error) {
+    // A try that timed out on a busy emulator may have created it; the SDK's retry then finds it there.
+    if (!(error instanceof ResourceInUseException)) throw error;
+  }
   await waitUntilTableExists({ client: dynamo, maxWaitTime: 60 }, { TableName: tableName });
   return tableName;
 }

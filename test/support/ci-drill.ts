@@ -3,8 +3,9 @@
  * LocalStack profile (test/localstack/chaos.test.ts): one set of settings,
  * every fault kind on, and one set of checks that every fault was injected
  * and every correctness invariant held exactly. Each file adds its own
- * failover bound. The moto lane adds the settlement (`--settlement`): its
- * checks are expectSettlementHeld's.
+ * failover bound. The moto lane also runs the settlement (`--settlement`)
+ * beside a few jobs, in a drill of its own: its checks are
+ * expectSettlementHeld's.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,13 +13,16 @@ import path from 'node:path';
 import { expect } from 'vitest';
 import { FAULT_KINDS } from '../../lib/chaos/config.ts';
 import { runDrill } from '../../lib/chaos/drill.ts';
-import type { ChaosReport } from '../../lib/chaos/report.ts';
+import { FAILOVER_GOAL_MS, type ChaosReport } from '../../lib/chaos/report.ts';
 
-export function runCiDrill(outPrefix: string, options: { settlement?: boolean } = {}): Promise<ChaosReport> {
+/** The CI drill's jobs; the settlement drill runs few beside the settlement (see test/chaos/drill.test.ts). */
+const CI_DRILL_JOBS = 80;
+
+export function runCiDrill(outPrefix: string, options: { settlement?: boolean; jobs?: number } = {}): Promise<ChaosReport> {
   return runDrill({
     scanners: 2,
     workers: 3,
-    jobs: 80,
+    jobs: options.jobs ?? CI_DRILL_JOBS,
     durationSeconds: 60,
     seed: 7,
     faults: FAULT_KINDS,
@@ -35,6 +39,13 @@ export function expectFaultsInjectedAndInvariantsHeld(report: ChaosReport): void
   expect(report.faults.lateDuplicate).toBeGreaterThan(0);
   expect(report.faults.throttle).toBeGreaterThan(0);
   expect(report.faults.hang).toBeGreaterThan(0);
+  expectInvariantsHeld(report);
+  // The schedule-policy jobs (lib/chaos/policy-jobs.ts): misfire after an outage, overlap, one-time; skipped is not missed.
+  expect(report.skippedByPolicy).toBeGreaterThan(0);
+}
+
+/** Every correctness invariant exactly, whatever the drill's size. */
+export function expectInvariantsHeld(report: ChaosReport): void {
   expect(report.duplicates).toBe(0);
   expect(report.missed).toBe(0);
   expect(report.zombieCommitsAccepted).toBe(0);
@@ -43,9 +54,7 @@ export function expectFaultsInjectedAndInvariantsHeld(report: ChaosReport): void
   expect(report.committedThenDead).toBe(0);
   expect(report.succeededWithoutWrites).toBe(0);
   expect(report.failover.count).toBeGreaterThan(0);
-  // The schedule-policy jobs (lib/chaos/policy-jobs.ts): misfire after an outage, overlap, one-time; skipped is not missed.
   expect(report.policyViolations).toEqual([]);
-  expect(report.skippedByPolicy).toBeGreaterThan(0);
 }
 
 /**
@@ -66,4 +75,22 @@ export function expectSettlementHeld(report: ChaosReport): void {
   expect(settlement.totals.chunksSkippedByStandby).toBeGreaterThan(0);
   expect(settlement.failover.count).toBeGreaterThan(0);
   expect(settlement.violations).toEqual([]);
+}
+
+/**
+ * The violations other than the failover goal's (lib/chaos/report.ts words them "failover max N ms is not under
+ * 5000 ms", and the settlement's "settlement failover max …"): each CI file bounds failover itself and prints it.
+ */
+export function violationsBesidesFailoverGoal(report: ChaosReport): string[] {
+  return report.violations.filter((violation) => !/^(settlement )?failover max \d+ ms is not under /.test(violation));
+}
+
+/** One line with the failover figures against the goal and the file's bound, for the CI log. */
+export function printFailover(label: string, report: ChaosReport, boundMs: number): void {
+  const { failover, failoverSlowedByAws, startLag } = report;
+  console.log(
+    `${label}: failover p50 ${failover.p50Ms} / p99 ${failover.p99Ms} / max ${failover.maxMs} ms (n=${failover.count}; goal ${FAILOVER_GOAL_MS}, CI bound ${boundMs}), ` +
+      `slowed by a throttled or hung request max ${failoverSlowedByAws.maxMs} ms (n=${failoverSlowedByAws.count}), start lag p50 ${startLag.p50Ms} / p99 ${startLag.p99Ms} ms; ` +
+      `slowest: ${JSON.stringify(report.examples.slowestFailovers)}`,
+  );
 }

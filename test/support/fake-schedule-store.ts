@@ -56,7 +56,7 @@ export function recordingQueue(sent: WorkMessage[], clock?: ManualClock, sentAt:
       sentAt.push(...messages.map(() => clock?.now() ?? 0));
     },
     hide: async () => {},
-    hideAtClaim: async () => {},
+    hideBatched: async () => {},
   };
 }
 

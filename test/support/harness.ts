@@ -96,7 +96,14 @@ export async function createTestInstallation(options: { env?: Record<string, str
 export async function eventually<T>(check: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000, everyMs = 100): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const value = await check();
+    let value: T | undefined;
+    try {
+      value = await check();
+    } catch (error) {
+      // A poll's read that timed out (its SDK tries spent on a busy emulator, seen in CI) is polled again; any other
+      // error, or a timeout at the deadline, fails the wait.
+      if ((error as Error | undefined)?.name !== 'TimeoutError' || Date.now() > deadline) throw error;
+    }
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, everyMs));

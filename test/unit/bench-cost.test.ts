@@ -57,16 +57,18 @@ describe('dollars per million executions', () => {
 describe('capacity plan', () => {
   const mix = { scannerWru: 4, workerWru: 6, indexWruPerSlice: { 'slices/sweep': 4, 'jobs/due': 2 } };
 
-  it('at a new table\'s 4,000 WRU/s', () => {
+  it('at a new table\'s 4,000 WRU/s, lookahead 16 minutes (every message delayed to its second)', () => {
     expect(planThroughput(mix, 4000, 1_000_000)).toEqual({
       tableWruPerSecond: 4000,
+      lookaheadMs: 960_000,
       slicesPerSecond: 400,
       shardsNeeded: 2, // 400 slices/s × 4 sweep units / 1,000 per partition
       hottestIndex: 'slices/sweep',
       burstSlices: 1_000_000,
       burstAtSecondSeconds: 1500,
       preEnqueueSeconds: 1000,
-      preEnqueueFitsDelayWindow: false,
+      preEnqueueFitsLookahead: false,
+      earlySurfacingSlices: 0,
       burstColdSeconds: 2500,
       wruPerSecondToPreEnqueue: 4939, // 4,000,000 / 810 s
       // 3,600,000 of the scanner's 4,000,000 WRU before the second; then 400,000 + 6,000,000 at 4,000/s.
@@ -80,13 +82,27 @@ describe('capacity plan', () => {
     const plan = planThroughput(mix, 40_000, 1_000_000);
     expect(plan.shardsNeeded).toBe(16);
     expect(plan.burstAtSecondSeconds).toBe(150);
-    expect(plan.preEnqueueFitsDelayWindow).toBe(true);
+    expect(plan.preEnqueueFitsLookahead).toBe(true);
     // The scanner's part all before the second: the workers' 6,000,000 WRU at 40,000/s.
     expect(plan.allCommittedAfterSecondS).toBe(150);
   });
 
-  it('finds the lookahead that pre-enqueues a burst, if any fits 900 s', () => {
-    expect(preEnqueueLookaheadMs(1_000_000, 4, 40_000)).toBe(160_000);
-    expect(preEnqueueLookaheadMs(1_000_000, 4, 4000)).toBeUndefined();
+  it('finds the lookahead that pre-enqueues a burst, if any up to an hour does', () => {
+    // 100 s of scanning and a tick, in whole minutes.
+    expect(preEnqueueLookaheadMs(1_000_000, 4, 40_000)).toBe(180_000);
+    // 1,000 s and a tick: 18 minutes.
+    expect(preEnqueueLookaheadMs(1_000_000, 4, 4000)).toBe(1_080_000);
+    // 4,000 s is more than an hour.
+    expect(preEnqueueLookaheadMs(1_000_000, 16, 4000)).toBeUndefined();
+  });
+
+  it('a new table with that lookahead: the scanner done before the second, only the workers after', () => {
+    const plan = planThroughput(mix, 4000, 1_000_000, 1_080_000);
+    expect(plan.preEnqueueFitsLookahead).toBe(true);
+    // The workers' 6,000,000 WRU at 4,000/s.
+    expect(plan.allCommittedAfterSecondS).toBe(1500);
+    // The scan starts 17 minutes (1,020 s) before; the first 120 s of it, 4,000 WRU/s ÷ 4 = 1,000 slices/s, are more than 900 s ahead.
+    expect(plan.earlySurfacingSlices).toBe(120_000);
+    expect(plan.wruPerSecondToPreEnqueue).toBe(4358); // 4,000,000 / (1,020 s × 0.9)
   });
 });

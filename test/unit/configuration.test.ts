@@ -44,7 +44,7 @@ describe('configuration', () => {
 
   it('refuses a value out of range, naming the variable and the range', () => {
     expect(() => loadConfig({ CRONFENCE_SHARDS: '0' })).toThrow(InvalidJobSpecError);
-    expect(() => loadConfig({ CRONFENCE_LOOKAHEAD_MS: 'soon' })).toThrow('invalid CRONFENCE_LOOKAHEAD_MS "soon": must be a whole number from 10000 to 900000');
+    expect(() => loadConfig({ CRONFENCE_LOOKAHEAD_MS: 'soon' })).toThrow('invalid CRONFENCE_LOOKAHEAD_MS "soon": must be a whole number from 10000 to 3600000');
     expect(() => localConfig({ CRONFENCE_WORKER_BATCHES: '1.5' })).toThrow('CRONFENCE_WORKER_BATCHES');
   });
 });

@@ -39,4 +39,21 @@ describe('keepHidden', () => {
     expect(errors.length).toBeGreaterThan(0);
     await expect(keepHidden(queue, 'r1', { everyMs: 30, visibilitySeconds: 3 }, () => Promise.reject(new Error('claim failed')))).rejects.toThrow('claim failed');
   });
+
+  it('returns when the work ends, without waiting for an extension still in flight', async () => {
+    let extensionLanded = false;
+    const slowQueue = {
+      hide: async () => {
+        await wait(2000);
+        extensionLanded = true;
+      },
+    };
+    // The first beat at 20 ms sends an extension that takes 2 s; the work ends at 100 ms.
+    const result = await keepHidden(slowQueue, 'r1', { everyMs: 20, visibilitySeconds: 3 }, async () => {
+      await wait(100);
+      return 'claimed';
+    });
+    expect(result).toBe('claimed');
+    expect(extensionLanded).toBe(false);
+  });
 });

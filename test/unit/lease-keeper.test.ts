@@ -8,7 +8,7 @@ const key = { jobId: 'job', scheduledAt: Date.parse('2026-11-29T12:00:00Z') };
 const wait = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Only the two calls a lease keeper makes; the store's real fencing is tested against the emulator. */
-function keeperWith(renew: () => Promise<void>, claimedAt = Date.now(), hide?: () => Promise<void>, hiddenAt?: number) {
+function keeperWith(renew: () => Promise<void>, claimedAt = Date.now(), hide?: () => Promise<void>, hiddenAt?: number, timing: { leaseMs?: number; heartbeatMs?: number } = {}) {
   const calls: string[] = [];
   const slices = {
     renew: async (_key: unknown, _fence: number, _now: number, _lease: number, disarm?: boolean) => (calls.push(disarm ? 'renew+disarm' : 'renew'), renew()),
@@ -19,13 +19,13 @@ function keeperWith(renew: () => Promise<void>, claimedAt = Date.now(), hide?: (
       calls.push(`hide ${seconds}`);
       await hide?.();
     },
-    hideAtClaim: async () => {},
+    hideBatched: async () => {},
   };
   const keeper = new LeaseKeeper(slices, queue, systemClock, {
     key,
     fence: 3,
-    leaseMs: 400,
-    heartbeatMs: 40,
+    leaseMs: timing.leaseMs ?? 400,
+    heartbeatMs: timing.heartbeatMs ?? 40,
     visibilitySeconds: hide ? 1 : 3,
     receiptHandle: 'r',
     claimedAt,
@@ -43,6 +43,17 @@ describe('LeaseKeeper', () => {
     expect(calls.length).toBeGreaterThanOrEqual(4);
     expect(calls.slice(0, 4)).toEqual(['renew', 'hide 3', 'renew', 'hide 3']);
     expect(keeper.lost).toBe(false);
+  });
+
+  it('counts an extension from when it was sent, not from the renewal before it: slow renewals do not disarm the takeover', async () => {
+    // Heartbeat 400 ms, visibility 1 s: a renewal is disarmed when the last accepted extension is over 600 ms old.
+    // Each renewal takes 400 ms, and its extension goes out after it: 400 ms before the next renewal, not 800.
+    const { keeper, calls } = keeperWith(() => wait(400), Date.now(), async () => {}, undefined, { leaseMs: 4000, heartbeatMs: 400 });
+    keeper.start();
+    await wait(1400);
+    await keeper.stop();
+    expect(calls.slice(0, 3)).toEqual(['renew', 'hide 1', 'renew']);
+    expect(calls).not.toContain('renew+disarm');
   });
 
   it('a refused renewal (a standby took over) aborts the signal and never extends the message again', async () => {
@@ -99,7 +110,7 @@ describe('LeaseKeeper', () => {
         calls.push('hide');
         throw new Error('throttled (test)');
       },
-      hideAtClaim: async () => {},
+      hideBatched: async () => {},
     };
     // Heartbeat 300 ms, visibility 3 s: the message could not surface before the next heartbeat's renewal on its own.
     const keeper = new LeaseKeeper(slices, queue, systemClock, { key, fence: 3, leaseMs: 1200, heartbeatMs: 300, visibilitySeconds: 3, receiptHandle: 'r', claimedAt: Date.now() });
@@ -133,7 +144,7 @@ describe('LeaseKeeper', () => {
     const calls: string[] = [];
     let hides = 0;
     const slices = { renew: async (_k: unknown, _f: number, _n: number, _l: number, disarm?: boolean) => void calls.push(disarm ? 'renew+disarm' : 'renew') } as unknown as SliceStore;
-    const queue = { send: async () => {}, hide: async () => (hides++ === 0 ? wait(650) : undefined), hideAtClaim: async () => {} };
+    const queue = { send: async () => {}, hide: async () => (hides++ === 0 ? wait(650) : undefined), hideBatched: async () => {} };
     const keeper = new LeaseKeeper(slices, queue, systemClock, { key, fence: 1, leaseMs: 2000, heartbeatMs: 200, visibilitySeconds: 1, receiptHandle: 'r', claimedAt: Date.now() });
     keeper.start();
     await wait(1300);

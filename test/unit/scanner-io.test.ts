@@ -8,19 +8,19 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../lib/core/clock.ts';
 import { StoreBusyError } from '../../lib/core/errors.ts';
 import { RecordingEventSink } from '../../lib/core/events.ts';
-import type { WorkMessage } from '../../lib/core/ports.ts';
+import type { SliceStore, SweepCandidate, WorkMessage } from '../../lib/core/ports.ts';
 import { Scanner } from '../../lib/engine/scanner.ts';
 import { fakeJob, FakeScheduleStore, noSweeps, recordingQueue } from '../support/fake-schedule-store.ts';
 
 const T0 = Date.parse('2026-12-01T08:00:00Z');
 
-function scannerOver(store: FakeScheduleStore, clock: ManualClock, sent: WorkMessage[], sentAt: number[] = []) {
+function scannerOver(store: FakeScheduleStore, clock: ManualClock, sent: WorkMessage[], sentAt: number[] = [], slices: SliceStore = noSweeps) {
   const events = new RecordingEventSink();
   const errors: unknown[] = [];
   const scanner = new Scanner({
     scannerId: 's1',
     schedules: store,
-    slices: noSweeps,
+    slices,
     queue: recordingQueue(sent, clock, sentAt),
     events,
     clock,
@@ -95,16 +95,46 @@ describe('Scanner I/O', () => {
     expect(none).toEqual([]);
   });
 
+  it('an advance whose every try timed out may have landed: the scan re-sends what its own id created for that job, and only that', async () => {
+    const clock = new ManualClock(T0);
+    const store = new FakeScheduleStore([fakeJob({ id: 'timed-out', cron: '0 * * * * *' }, T0 + 5000), fakeJob({ id: 'fine', cron: '0 * * * * *' }, T0 + 5000)]);
+    // The first try landed while the client waited: the slice is there, the job advanced, and the scanner saw only a timeout.
+    store.answer = (job) => (job.id === 'timed-out' ? Promise.reject(Object.assign(new Error('a request has exceeded the configured 3000 ms requestTimeout'), { name: 'TimeoutError' })) : undefined);
+    const createdByScan: { scanId: string; from: number; to: number }[] = [];
+    const slices = {
+      ...noSweeps,
+      findCreatedByScan: async (_shard: number, scanId: string, from: number, to: number): Promise<SweepCandidate[]> => {
+        createdByScan.push({ scanId, from, to });
+        return [
+          { jobId: 'timed-out', scheduledAt: T0 + 5000, sweepAt: T0 + 35_000 },
+          { jobId: 'fine', scheduledAt: T0 + 5000, sweepAt: T0 + 35_000 },
+        ] as SweepCandidate[];
+      },
+    } as SliceStore;
+    const sent: WorkMessage[] = [];
+    const { scanner } = scannerOver(store, clock, sent, [], slices);
+    const report = await scanner.scanShard(0, { scanId: 'scan-1' });
+    expect(report).toMatchObject({ errors: 1, incomplete: true, jobsAdvanced: 1, resent: 1 });
+    expect(createdByScan.map((query) => query.scanId)).toEqual(['scan-1']);
+    // 'fine' was sent once, by its own advance; 'timed-out' once, by the re-send.
+    expect(sent.map((message) => message.jobId).sort()).toEqual(['fine', 'timed-out']);
+  });
+
   it('a busy store stops the one job and flags the scan incomplete; the other jobs advance', async () => {
     const clock = new ManualClock(T0);
     const store = new FakeScheduleStore([fakeJob({ id: 'throttled', cron: '0 * * * * *' }, T0 + 5000), fakeJob({ id: 'fine', cron: '0 * * * * *' }, T0 + 5000)]);
     store.answer = (job) => (job.id === 'throttled' ? Promise.reject(new StoreBusyError('advance', 'ThrottlingError')) : undefined);
     const sent: WorkMessage[] = [];
-    const { scanner, errors } = scannerOver(store, clock, sent);
-    const report = await scanner.scanShard(0);
+    let lookedUp = 0;
+    const slices = { ...noSweeps, findCreatedByScan: async () => (lookedUp++, []) } as unknown as SliceStore;
+    const { scanner, errors } = scannerOver(store, clock, sent, [], slices);
+    const report = await scanner.scanShard(0, { scanId: 'scan-1' });
     expect(report).toMatchObject({ errors: 1, incomplete: true, jobsAdvanced: 1 });
     expect(errors[0]).toBeInstanceOf(StoreBusyError);
     expect(sent.map((message) => message.jobId)).toEqual(['fine']);
     expect(store.jobs.get('throttled')?.nextFireAt).toBe(T0 + 5000);
+    // A refusal wrote nothing: nothing to look for, nothing re-sent.
+    expect(lookedUp).toBe(0);
+    expect(report.resent).toBe(0);
   });
 });

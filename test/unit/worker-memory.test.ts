@@ -178,6 +178,92 @@ describe('Worker over the in-memory stores', () => {
     expect(await engine.slices.get(key)).toMatchObject({ status: 'SUCCEEDED', fence: 1 });
   });
 
+  it('a receive read late is judged from its send: its holder waits for a renewal and, overtaken, stands down unstarted', async () => {
+    const queueClock = new ManualClock(T0);
+    const engine = createMemoryEngine(queueClock);
+    const runs: string[] = [];
+    const job = await engine.register({ id: 'late-reply', policies: FAST }, async (ctx) => {
+      runs.push(ctx.worker);
+    });
+    const key = await engine.enqueue(job, T0);
+    // The holder's receive was sent at T0 and SQS hid the message then; its process read the reply 3.5 s later (paused
+    // meanwhile), when the message had surfaced again and gone to a standby in a later delivery.
+    const [original] = engine.workQueue.receive();
+    queueClock.advance(3500);
+    const [redelivered] = engine.workQueue.receive();
+    expect(redelivered!.receiveCount).toBe(2);
+    const standbyClaimed = gate();
+    const renewsAfterStandby = Object.assign(Object.create(engine.slices) as typeof engine.slices, {
+      renew: async (...args: Parameters<typeof engine.slices.renew>) => {
+        await standbyClaimed.opened;
+        return engine.slices.renew(...args);
+      },
+    });
+    const holder = engine.worker('late-reader', { slices: renewsAfterStandby }).process({ ...original!, hiddenSince: T0 });
+    await engine.nextEvent((event) => event.type === 'claimed' && event.worker === 'late-reader');
+    const standby = engine.deliver(engine.worker('standby'), redelivered!);
+    await engine.nextEvent((event) => event.type === 'claimed' && event.worker === 'standby');
+    standbyClaimed.open();
+    expect(await holder).toBe('keep');
+    expect(await standby).toBe('delete');
+    expect(runs).toEqual(['standby']);
+    expect(engine.events.ofType('claimed').find((event) => event.worker === 'late-reader')).toMatchObject({ fence: 1, overtakeable: true });
+    expect(engine.events.events.filter((event) => event.worker === 'late-reader').map((event) => event.type)).toEqual(['claimed', 'fenced_out']);
+    expect(await engine.slices.getLedger(key)).toMatchObject({ fence: 2, owner: 'standby', outcome: 'SUCCEEDED' });
+  });
+
+  it('a one-time job set to delete itself is deleted after its run even when the first delete is throttled', async () => {
+    const clock = new ManualClock(T0);
+    const engine = createMemoryEngine(clock);
+    const at = new Date(T0).toISOString().slice(0, 19);
+    const job = await engine.register({ id: 'once', schedule: `at(${at})`, timeZone: 'UTC', policies: { ...FAST, afterOneTime: 'delete' } }, async () => {});
+    await engine.enqueue(job, T0);
+    const jobs = engine.jobs();
+    let deletes = 0;
+    const throttledOnce = {
+      deleteAfterRun: async (id: string, generation: number) => {
+        // What the SDK throws once its own three tries were all throttled (a plain SDK error, not one of ours).
+        if (deletes++ === 0) throw Object.assign(new Error('rate of requests exceeds the allowed throughput'), { name: 'ThrottlingException' });
+        await jobs.deleteAfterRun(id, generation);
+      },
+    };
+    expect(await engine.drain(engine.worker('w1', { oneTimeJobs: throttledOnce }))).toBe(1);
+    expect(deletes).toBe(2);
+    expect(await jobs.get('once')).toBeUndefined();
+    expect(engine.events.events.map((event) => event.type)).toEqual(['claimed', 'started', 'committed']);
+  });
+
+  it('keeps the message hidden through a slow overlap gate, so the first renewal after it does not disarm the fast takeover', async () => {
+    const queueClock = new ManualClock(T0);
+    const engine = createMemoryEngine(queueClock);
+    const release = gate();
+    const job = await engine.register({ id: 'gated', policies: { ...FAST, overlap: 'skip' } }, (ctx) => held(ctx, release.opened));
+    await engine.enqueue(job, T0);
+    // The gate's read takes 950 ms of clock time (and 250 ms of real time, for the hiding beat to run): without an
+    // extension meanwhile, the message's 1 s visibility would be 95 % spent when the lease keeper starts.
+    const slowOverlap = Object.assign(Object.create(engine.overlap) as typeof engine.overlap, {
+      recentSlices: async (...args: Parameters<typeof engine.overlap.recentSlices>) => {
+        queueClock.advance(950);
+        await sleep(250);
+        return engine.overlap.recentSlices(...args);
+      },
+    });
+    const disarms: boolean[] = [];
+    const recordingRenewals = Object.assign(Object.create(engine.slices) as typeof engine.slices, {
+      renew: async (...args: Parameters<typeof engine.slices.renew>) => {
+        disarms.push(args[4] === true);
+        return engine.slices.renew(...args);
+      },
+    });
+    const [message] = engine.workQueue.receive();
+    const holder = engine.deliver(engine.worker('gated-holder', { overlap: slowOverlap, slices: recordingRenewals }), message!);
+    await engine.nextEvent((event) => event.type === 'started');
+    while (disarms.length === 0) await sleep(5);
+    release.open();
+    expect(await holder).toBe('delete');
+    expect(disarms[0]).toBe(false);
+  });
+
   it('a failed attempt backs off: the message stays hidden until the retry is due, and the ceiling doubles', async () => {
     const clock = new ManualClock(T0);
     const engine = createMemoryEngine(clock);

@@ -11,14 +11,14 @@ import { MAX_VISIBILITY_SECONDS, VisibilityBatches } from './visibility-batches.
 /** SQS caps both a message delay and nothing else we need at 900 s. */
 export const MAX_DELAY_SECONDS = 900;
 export class SqsWorkQueue implements WorkQueue {
-  /** Claims of messages due in the same second share a request. */
-  private readonly claimVisibility: VisibilityBatches;
+  /** Visibility changes a batch asks for at once (its claims, its early messages) share a request. */
+  private readonly batchedVisibility: VisibilityBatches;
 
   constructor(
     private readonly sqs: SQSClient,
     private readonly url: () => Promise<string>,
   ) {
-    this.claimVisibility = new VisibilityBatches(sqs, url);
+    this.batchedVisibility = new VisibilityBatches(sqs, url);
   }
 
   async send(messages: readonly WorkMessage[]): Promise<void> {
@@ -38,8 +38,8 @@ export class SqsWorkQueue implements WorkQueue {
     await changeVisibility(this.sqs, await this.url(), receiptHandle, seconds);
   }
 
-  hideAtClaim(receiptHandle: string, seconds: number): Promise<void> {
-    return this.claimVisibility.change(receiptHandle, seconds);
+  hideBatched(receiptHandle: string, seconds: number): Promise<void> {
+    return this.batchedVisibility.change(receiptHandle, seconds);
   }
 }
 
