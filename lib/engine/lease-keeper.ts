@@ -107,8 +107,9 @@ export class LeaseKeeper {
         this.lastRenewedAt = now;
         this.confirm?.resolve();
         this.onRenewed(now);
-        // Only after the renewal held: a zombie's hide would keep the message (which its standby may now hold
-        // too) hidden for another visibility timeout after the standby itself dies (seen: 5.2 s failovers).
+        // After the renewal held, as a rule: a zombie's hide would keep the message (which its standby may now hold
+        // too) hidden for another visibility timeout after the standby itself dies (seen: 5.2 s failovers). Only a
+        // renewal too slow for that rule extends it sooner as well (renewWithinLease).
         // In the background: a slow or refused extension must not delay the next renewal.
         this.extendVisibility();
       } catch (error) {
@@ -191,6 +192,18 @@ export class LeaseKeeper {
     const renewal = this.slices.renew(key, fence, now, leaseMs, disarm).then(() => {
       if (disarm) this.disarmed = true;
     });
+    // Still unanswered a heartbeat before the message could surface (a loaded table): extend it now, not after the
+    // answer, or a standby given the message takes this live holder over on the holder's-message-back rule. A 300 s
+    // drill (2026-12-02) saw five such displacements as the fleet started: renewals of 2 s, 2.7-2.9 s of silence.
+    // Should this renewal then be refused, the message stays hidden one visibility timeout longer than it had to.
+    const early = new AbortController();
+    if (!disarm && !this.disarmed) {
+      const surfacesAt = this.lastHiddenAt + this.options.visibilitySeconds * 1000;
+      sleep(surfacesAt - this.options.heartbeatMs - this.clock.now(), early.signal).then(
+        () => this.extendVisibility(),
+        () => {},
+      );
+    }
     const ranOut = new AbortController();
     const deadline = sleep(this.lastRenewedAt + leaseMs - now, ranOut.signal).then(
       () => Promise.reject(new LeaseRanOutError()),
@@ -208,6 +221,7 @@ export class LeaseKeeper {
       await Promise.race([renewal, deadline, stopped]);
     } finally {
       ranOut.abort();
+      early.abort();
     }
   }
 }
