@@ -3,7 +3,8 @@
  * advance transaction (rate, at, the misfire policy's SKIPPED range), the
  * real worker over the real queue (jitter's delay, a one-time job deleting
  * itself), read back from the tables; and `cronfence verify`'s expected
- * occurrences counting a misfire range as SKIPPED, not missing.
+ * occurrences counting a misfire range as SKIPPED, not missing, also where
+ * the range began before the window.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../lib/core/clock.ts';
@@ -77,6 +78,12 @@ describe('schedule kinds against the emulator', () => {
     expect(audit.expected.final.SKIPPED).toBe(audit.expected.occurrences);
     expect(audit.expected.missing).toBe(0);
     expect(audit.violations).toEqual([]);
+    // A window that begins inside the range: the range record lies before it and still stands for its occurrences
+    // (a chaos drill's window began while its misfire jobs' ranges, made at the first scan, reached into it).
+    const inside = await verifyInstallation({ dynamo: runtime.clients.dynamo, config: runtime.config, clock }, { since: T0 + 60_000, jobId: 'k-none', graceMs: 0 });
+    expect(inside.expected.occurrences).toBe(12);
+    expect(inside.expected.final.SKIPPED).toBe(12);
+    expect(inside.violations).toEqual([]);
     const skippedEvents = manual.events.ofType('skipped').filter((event) => event.jobId.startsWith('k-'));
     expect(skippedEvents.map((event) => [event.jobId, event.reason, event.count]).sort()).toEqual([
       ['k-latest', 'misfire', 17],

@@ -7,8 +7,8 @@
  *   2. job ids: a Scan of the slices table's keys in [since, until), for slices
  *      of a job with no item at all (O(table); skipped with --job);
  *   3. slices: one Query per job id over scheduledAt in [since, until); and the
- *      job's last slice before `since`, when it is a MISSED range reaching into
- *      the window. A SUCCEEDED or DEAD slice carries its ledger record
+ *      job's last slice before `since`, when it is a range record (MISSED, or
+ *      SKIPPED by the misfire policy) reaching into the window. A SUCCEEDED or DEAD slice carries its ledger record
  *      (core/ledger.ts), so the ledger is what these slices say.
  * Business writes are in the commit's transaction with the slice, so a write
  * seen in step 0 has its slice final by step 3: an in-flight commit never
@@ -20,7 +20,7 @@ import { CronfenceError, MissingResourceError } from '../../core/errors.ts';
 import { parseExecutionKey } from '../../core/execution-key.ts';
 import type { JobRecord } from '../../core/job-lifecycle.ts';
 import { ledgerOfSlices, type LedgerRecord } from '../../core/ledger.ts';
-import { SliceStatus, type Slice } from '../../core/slice.ts';
+import type { Slice } from '../../core/slice.ts';
 import type { CronfenceConfig } from '../config.ts';
 import { onTable } from './errors.ts';
 import { fromItem, toJobRecord, toSlice } from './items.ts';
@@ -150,7 +150,8 @@ async function readSlices(dynamo: DynamoDBClient, slicesTable: string, jobId: st
       ExpressionAttributeValues: { ':job': { S: jobId }, ':since': { N: String(request.since) }, ':last': { N: String(request.until - 1) } },
       ConsistentRead: true,
     }),
-    // A MISSED range is one item at its first occurrence: one that began before the window still covers part of it.
+    // A range record (MISSED, or SKIPPED by the misfire policy) is one item at its first occurrence: one that began
+    // before the window still covers part of it.
     queryAll(
       dynamo,
       {
@@ -163,6 +164,6 @@ async function readSlices(dynamo: DynamoDBClient, slicesTable: string, jobId: st
       1,
     ),
   ]);
-  const reaching = before.map(toSlice).filter((slice) => slice.status === SliceStatus.Missed && (slice.missedUntil ?? 0) > request.since);
+  const reaching = before.map(toSlice).filter((slice) => (slice.missedUntil ?? 0) > request.since);
   return [...reaching, ...items.map(toSlice)];
 }
