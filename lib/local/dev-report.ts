@@ -5,7 +5,7 @@
 import { executionKey } from '../core/execution-key.ts';
 import type { LifecycleEvent } from '../core/events.ts';
 import { distribution } from '../core/stats.ts';
-import { formatOutcome, isOutcome, ms, table } from './format.ts';
+import { formatOutcome, isOutcome, jobColumnWidth, ms, outcomeHeader, table } from './format.ts';
 import type { Runtime } from '../lambda/wiring.ts';
 
 export interface DevJobSummary {
@@ -33,6 +33,7 @@ export class DevReport {
   private readonly lags = new Map<string, number>();
   private readonly committedBy = new Map<string, Set<string>>();
   private began = Date.now();
+  private jobWidth = jobColumnWidth([]);
 
   constructor(private readonly options: { readonly json: boolean; readonly write: (line: string) => void }) {}
 
@@ -43,6 +44,12 @@ export class DevReport {
   /** The run proper starts (after the emulator's start-up, which may take a minute the first time). */
   begin(): void {
     this.began = Date.now();
+  }
+
+  /** The jobs are registered: the outcome lines' header, its job column as wide as the longest id. */
+  outcomesFollow(jobIds: readonly string[]): void {
+    this.jobWidth = jobColumnWidth(jobIds);
+    this.say(outcomeHeader(this.jobWidth));
   }
 
   /** Progress text (nothing under --json, whose stdout is events only). */
@@ -58,7 +65,7 @@ export class DevReport {
       const workers = this.committedBy.get(event.jobId) ?? new Set<string>();
       this.committedBy.set(event.jobId, workers.add(event.worker));
     }
-    if (isOutcome(event)) this.say(formatOutcome(event, this.lags.get(event.executionKey)));
+    if (isOutcome(event)) this.say(formatOutcome(event, this.lags.get(event.executionKey), this.jobWidth));
   }
 
   /** Reads the ledger of every job; a store that is gone is reported in the summary, not thrown. */

@@ -101,7 +101,7 @@ async function run(runtime: Runtime, jobs: JobsModuleDescription | undefined, op
   const registered = jobs ? await registerModuleJobs(runtime, jobs, options.schedule) : await registerExampleJobs(runtime, { bankUrl });
   if (bankUrl) report.say(`the settlements wire their payouts through the outbox to a local mock bank at ${bankUrl}`);
   report.say(`registered ${registered.map((job) => `${job.id} (${job.schedule}, ${job.timeZone})`).join(', ')}`);
-  report.say('time          job                    scheduled             start lag   worker     fence  outcome');
+  report.outcomesFollow(registered.map((job) => job.id));
   await tick(runtime.scanQueue, runtime.config.shardCount);
   const ticker = setInterval(() => void tick(runtime.scanQueue, runtime.config.shardCount).catch(() => {}), options.tickSeconds * 1000);
   try {

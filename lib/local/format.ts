@@ -7,12 +7,22 @@ export function isOutcome(event: LifecycleEvent): boolean {
   return OUTCOMES.has(event.type);
 }
 
+/** The job column's width for these job ids: the longest, and never narrower than the header's default. */
+export function jobColumnWidth(jobIds: readonly string[]): number {
+  return Math.max(22, ...jobIds.map((id) => id.length));
+}
+
+/** The header over {@link formatOutcome}'s lines, its job column `jobWidth` wide. */
+export function outcomeHeader(jobWidth: number): string {
+  return `time          ${'job'.padEnd(jobWidth)}  scheduled             start lag     worker     fence     outcome`;
+}
+
 /** One readable line per execution outcome: time, job, scheduled time, start lag, worker, fence, outcome. */
-export function formatOutcome(event: LifecycleEvent, startLagMs: number | undefined): string {
+export function formatOutcome(event: LifecycleEvent, startLagMs: number | undefined, jobWidth: number): string {
   const time = event.at.slice(11, 23);
   const lag = startLagMs === undefined ? '      -' : `${String(startLagMs).padStart(5)} ms`;
   const extra = event.type === 'missed' ? ` (${event.count} occurrences)` : event.error ? `  ${event.error}` : '';
-  return `${time}  ${event.jobId.padEnd(22)} ${event.scheduledAt}  lag ${lag}  ${event.worker.padEnd(10)} fence ${String(event.fence).padStart(2)}  ${event.type}${extra}`;
+  return `${time}  ${event.jobId.padEnd(jobWidth)}  ${event.scheduledAt}  lag ${lag}  ${event.worker.padEnd(10)} fence ${String(event.fence).padStart(2)}  ${event.type}${extra}`;
 }
 
 export function table(rows: readonly (readonly (string | number)[])[]): string {

@@ -1,0 +1,34 @@
+/**
+ * `cronfence dev`'s outcome lines: the job column is as wide as the longest
+ * registered job id, so a long id (merchant-settlement-fast, 24 characters)
+ * does not push its line's columns out from under the header; every column
+ * starts under its heading.
+ */
+import { describe, expect, it } from 'vitest';
+import { lifecycleEvent } from '../../lib/core/events.ts';
+import { DevReport } from '../../lib/local/dev-report.ts';
+
+const AT = Date.parse('2026-12-02T14:34:30Z');
+
+describe('cronfence dev outcome lines', () => {
+  it('line up under the header whatever the length of the job ids', () => {
+    const lines: string[] = [];
+    const report = new DevReport({ json: false, write: (line) => lines.push(line) });
+    const ids = ['every-5-seconds', 'merchant-settlement-fast-with-a-long-name'];
+    report.outcomesFollow(ids);
+    for (const jobId of ids) {
+      const slice = { jobId, scheduledAt: AT };
+      report.onEvent(lifecycleEvent('started', slice, AT + 1, { fence: 1, worker: 'worker-1', startLagMs: 1 }));
+      report.onEvent(lifecycleEvent('committed', slice, AT + 5, { fence: 1, worker: 'worker-1', durationMs: 4 }));
+    }
+    const [header, ...rows] = lines;
+    expect(rows).toHaveLength(2);
+    // Each column's value begins where its heading does, on every line.
+    const starts: [string, string][] = [['scheduled', '2026-12-02T14:34:30Z  '], ['start lag', 'lag     1 ms  '], ['worker', 'worker-1 '], ['fence', 'fence  1  '], ['outcome', 'committed']];
+    for (const [heading, value] of starts) {
+      const at = header?.indexOf(heading) ?? -1;
+      expect(at, heading).toBeGreaterThan(0);
+      expect(rows.map((row) => row.slice(at, at + value.length)), heading).toEqual([value, value]);
+    }
+  });
+});
