@@ -1,20 +1,19 @@
 /** The `cronfence` command line. */
 import path from 'node:path';
-import { Command, Option } from 'commander';
+import { Command } from 'commander';
 import { CronfenceError } from '../core/errors.ts';
 import { bootstrap } from '../aws/bootstrap.ts';
 import { localConfig } from '../aws/config.ts';
 import { tick } from '../engine/ticker.ts';
 import { registry } from '../example-jobs/index.ts';
 import { PACKAGE_ROOT } from '../package/package-files.ts';
-import { runDev } from '../local/dev.ts';
-import { DEFAULT_DEV_SCHEDULE } from '../local/dev-setup.ts';
 import { startEmulator, EmulatorSetupError, EmulatorStartError } from '../local/emulator.ts';
 import { createRuntime, type Runtime } from '../lambda/wiring.ts';
 import { devJobsModuleHandlers, useDevEndpointIfRunning } from './endpoint.ts';
 import { benchCommand } from './bench-command.ts';
 import { chaosCommand } from './chaos-command.ts';
-import { jobsCommand, parseInteger } from './jobs-command.ts';
+import { devCommand } from './dev-command.ts';
+import { jobsCommand } from './jobs-command.ts';
 import { runsCommand } from './runs-command.ts';
 import { verifyCommand } from './verify-command.ts';
 
@@ -34,29 +33,7 @@ const program = new Command('cronfence')
   .description('Serverless distributed cron for AWS: every scheduled slice committed exactly once.')
   .showHelpAfterError();
 
-program
-  .command('dev')
-  .description('run the emulator, scanners, workers and your jobs module (or the example jobs) locally')
-  .addOption(new Option('--scanners <n>', 'scanner replicas').argParser(parseInteger).default(3))
-  .addOption(new Option('--workers <n>', 'worker replicas').argParser(parseInteger).default(3))
-  .addOption(new Option('--duration <seconds>', 'stop after this long (default: until Ctrl-C)').argParser(parseInteger))
-  .addOption(new Option('--tick <seconds>', 'interval of the stand-in EventBridge rule').argParser(parseInteger).default(60))
-  .option('--json', 'one JSON object per lifecycle event (a documented interface: docs/events.md)')
-  .option('--jobs <module>', 'your jobs module (defineJob handlers or a `registry`; optional `schedules`, `tables`): the workers run its handlers')
-  .option('--schedule <cron>', `with --jobs: the schedule of every job it registers (default: the module's \`schedules\`, or "${DEFAULT_DEV_SCHEDULE}" per handler)`)
-  .action(async (flags: { scanners: number; workers: number; duration?: number; tick: number; json?: boolean; jobs?: string; schedule?: string }) => {
-    await runDev({
-      scanners: flags.scanners,
-      workers: flags.workers,
-      durationSeconds: flags.duration,
-      tickSeconds: flags.tick,
-      json: flags.json ?? false,
-      stateDir,
-      write,
-      ...(flags.jobs !== undefined && { jobsModule: flags.jobs }),
-      ...(flags.schedule !== undefined && { schedule: flags.schedule }),
-    });
-  });
+program.addCommand(devCommand(write, stateDir));
 
 program
   .command('emulator')

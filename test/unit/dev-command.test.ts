@@ -1,0 +1,25 @@
+/**
+ * `cronfence dev` refuses a fleet or timing under which nothing would run, naming the flag and the value, before
+ * it starts anything (`--scanners 0` and `--workers -1` ran for their whole duration with nothing committed).
+ */
+import { describe, expect, it } from 'vitest';
+import { devCommand } from '../../lib/cli/dev-command.ts';
+
+async function refusal(...args: string[]): Promise<string> {
+  let written = '';
+  const command = devCommand(() => {}, '/nonexistent-state-dir')
+    .exitOverride()
+    .configureOutput({ writeErr: (text) => (written += text) });
+  await expect(command.parseAsync(args, { from: 'user' })).rejects.toThrow();
+  return written;
+}
+
+describe('cronfence dev: bad settings', () => {
+  it('refuses no scanner, no worker, a zero tick or duration, and a value that is not a whole number', async () => {
+    expect(await refusal('--scanners', '0')).toContain("option '--scanners <n>' argument '0' is invalid. 0 is below 1: nothing would create slices");
+    expect(await refusal('--workers', '-1')).toContain("option '--workers <n>' argument '-1' is invalid. -1 is below 1: nothing would run the jobs");
+    expect(await refusal('--tick', '0')).toContain("option '--tick <seconds>' argument '0' is invalid. 0 is below 1");
+    expect(await refusal('--duration', '0')).toContain("option '--duration <seconds>' argument '0' is invalid. 0 is below 1");
+    expect(await refusal('--workers', 'three')).toContain('"three" is not a whole number');
+  });
+});
