@@ -8,8 +8,9 @@
  *      of a job with no item at all (O(table); skipped with --job);
  *   3. slices: one Query per job id over scheduledAt in [since, until); and the
  *      job's last slice before `since`, when it is a range record (MISSED, or
- *      SKIPPED by the misfire policy) reaching into the window. A SUCCEEDED or DEAD slice carries its ledger record
- *      (core/ledger.ts), so the ledger is what these slices say.
+ *      SKIPPED by the misfire policy) reaching into the window. A SUCCEEDED
+ *      or DEAD slice carries its ledger record (core/ledger.ts), so the
+ *      ledger is what these slices say.
  * Business writes are in the commit's transaction with the slice, so a write
  * seen in step 0 has its slice final by step 3: an in-flight commit never
  * reads as a mismatch.
