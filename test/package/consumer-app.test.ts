@@ -4,7 +4,8 @@
  * 1. a fresh `cdk init app --language typescript` app (the pinned aws-cdk's
  *    own template; its app command and tsconfig untouched) with the packed
  *    tarball installed and the README's "Use it in your CDK app" code blocks
- *    written as they are: `cdk synth` passes;
+ *    written as they are: `cdk synth` passes, and `cronfence dev --jobs`
+ *    commits the README module's slices;
  * 2. examples/settlement-app with the tarball in place of `file:../..`:
  *    its own jest tests (cronfence/testing, CommonJS; the stack too), and
  *    `cronfence dev --jobs src/cron-jobs.ts` running its handler on 3 workers.
@@ -132,12 +133,7 @@ describe('a stock cdk init app with the packed cronfence', () => {
   it('synthesizes the README stack with the template’s app command and tsconfig untouched', async () => {
     const app = await cdkInitApp;
     expect(JSON.parse(app.cdkJson).app).toBe('npx tsc && npx tsx bin/my-app.ts');
-    const files = readmeFiles();
-    expect([...files.keys()].sort()).toEqual(['lib/my-app-stack.ts', 'src/cron-jobs.ts']);
-    for (const [file, text] of files) {
-      mkdirSync(path.dirname(path.join(app.dir, file)), { recursive: true });
-      writeFileSync(path.join(app.dir, file), text);
-    }
+    expect(writeReadmeFiles(app.dir)).toEqual(['lib/my-app-stack.ts', 'src/cron-jobs.ts']);
     const synth = await ok('npx', ['cdk', 'synth', '-q'], app.dir);
     timings.cdkInitSynth = synth.ms;
     expect(readFileSync(path.join(app.dir, 'cdk.json'), 'utf8')).toBe(app.cdkJson);
@@ -153,7 +149,30 @@ describe('a stock cdk init app with the packed cronfence', () => {
     const workers = bundles.filter((name) => readFileSync(path.join(app.dir, 'cdk.out', name, 'index.mjs'), 'utf8').includes('nightly-report'));
     expect(workers, 'the one bundle with the user’s handler').toHaveLength(1);
   }, 300_000);
+
+  it('runs the README module locally: cronfence dev --jobs commits its slices into the table the module names', async () => {
+    const app = await cdkInitApp;
+    writeReadmeFiles(app.dir);
+    const env = cleanEnv({ ...endpointEnv(), CRONFENCE_PREFIX: `pkg${randomUUID().slice(0, 8)}`, CRONFENCE_STATE_DIR: path.join(app.dir, '.cronfence') });
+    const dev = await run('npx', ['cronfence', 'dev', '--jobs', 'src/cron-jobs.ts', '--scanners', '1', '--workers', '2', '--duration', '20', '--schedule', '*/5 * * * * *'], app.dir, env);
+    timings.cdkInitDev = dev.ms;
+    expect(dev.code, `${dev.stdout}\n${dev.stderr}`).toBe(0);
+    const commits = [...dev.stdout.matchAll(/^\S+ +nightly-report +(\S+) +lag +\d+ ms +worker-\d +fence +1 +committed$/gm)];
+    // Without the module's `tables`, every run failed: table "reports" named in the commit does not exist.
+    expect(commits.length, dev.stdout).toBeGreaterThanOrEqual(2);
+    expect(dev.stdout).not.toMatch(/ (failed|dead) /);
+  }, 120_000);
 });
+
+/** Writes the README's "Use it in your CDK app" files into `dir`; @returns their paths. */
+function writeReadmeFiles(dir: string): string[] {
+  const files = readmeFiles();
+  for (const [file, text] of files) {
+    mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
+    writeFileSync(path.join(dir, file), text);
+  }
+  return [...files.keys()].sort();
+}
 
 // Every endpoint variable in effect: DynamoDB has an emulator of its own (AWS_ENDPOINT_URL_DYNAMODB, lib/local/emulator.ts).
 const endpointEnv = (): Record<string, string> => ({
