@@ -4,15 +4,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { chaosCommand } from '../../lib/cli/chaos-command.ts';
+import { refusalOf } from '../support/cli-refusal.ts';
 
-async function refusal(...args: string[]): Promise<string> {
-  let written = '';
-  const command = chaosCommand(() => {})
-    .exitOverride()
-    .configureOutput({ writeErr: (text) => (written += text) });
-  await expect(command.parseAsync(args, { from: 'user' })).rejects.toThrow();
-  return written;
-}
+const refusal = (...args: string[]): Promise<string> => refusalOf(chaosCommand(() => {}), args);
 
 describe('cronfence chaos: bad settings', () => {
   it('refuses a window too short for the one-time policy jobs, and for the settlement', async () => {

@@ -4,15 +4,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { devCommand } from '../../lib/cli/dev-command.ts';
+import { refusalOf } from '../support/cli-refusal.ts';
 
-async function refusal(...args: string[]): Promise<string> {
-  let written = '';
-  const command = devCommand(() => {}, '/nonexistent-state-dir')
-    .exitOverride()
-    .configureOutput({ writeErr: (text) => (written += text) });
-  await expect(command.parseAsync(args, { from: 'user' })).rejects.toThrow();
-  return written;
-}
+const refusal = (...args: string[]): Promise<string> => refusalOf(devCommand(() => {}, '/nonexistent-state-dir'), args);
 
 describe('cronfence dev: bad settings', () => {
   it('refuses no scanner, no worker, a zero tick or duration, and a value that is not a whole number', async () => {
