@@ -162,8 +162,8 @@ export interface WorkQueue {
   /**
    * The same, for the visibility changes a batch asks for at once (a claim's,
    * behind Lambda from the function timeout down to the lease; an early
-   * message's, until its second): it may wait a few milliseconds to share one
-   * request with the others of its batch. Heartbeats use `hide`, whose timing
+   * message's, until its second): it may wait for a quarter second without a new
+   * change (750 ms at most) to share one request with the others of its batch. Heartbeats use `hide`, whose timing
    * the lease keeper counts on.
    */
   hideBatched(receiptHandle: string, seconds: number): Promise<void>;

@@ -6,7 +6,7 @@
  */
 import { DeleteMessageCommand, ReceiveMessageCommand, SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { VisibilityBatches } from '../../lib/aws/sqs/visibility-batches.ts';
+import { MAX_WAIT_MS, VisibilityBatches } from '../../lib/aws/sqs/visibility-batches.ts';
 import { sleep } from '../../lib/core/clock.ts';
 import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
 
@@ -52,6 +52,36 @@ describe('VisibilityBatches', () => {
     const more = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
     expect(more.Messages ?? []).toEqual([]);
     for (const message of [...again, b, c]) await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.handle }));
+  });
+
+  it('changes trickling in less than a quarter second apart share one request, and none waits past the longest wait', { timeout: 30_000 }, async () => {
+    await sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: Array.from({ length: 10 }, (_, index) => ({ Id: `t${index}`, MessageBody: `t${index}` })) }));
+    const messages = await receiveAll(10);
+    expect(messages).toHaveLength(10);
+    const batches = new VisibilityBatches(sqs, async () => queueUrl);
+    sent.length = 0;
+    // Five changes 120 ms apart (480 ms in all, past a fixed quarter-second window): one request.
+    const changes: Promise<void>[] = [];
+    for (const [index, message] of messages.slice(0, 5).entries()) {
+      if (index > 0) await sleep(120);
+      changes.push(batches.change(message.handle, 30));
+    }
+    await Promise.all(changes);
+    expect(sent.filter((name) => name.startsWith('ChangeMessageVisibility'))).toEqual(['ChangeMessageVisibilityBatchCommand']);
+    // Five more 200 ms apart: the first four go out at the longest wait, the fifth a quarter second after it joined.
+    sent.length = 0;
+    const firstAskedAt = Date.now();
+    let firstSettledAfter = 0;
+    const trickle: Promise<void>[] = [batches.change(messages[5]!.handle, 30).then(() => void (firstSettledAfter = Date.now() - firstAskedAt))];
+    for (const message of messages.slice(6)) {
+      await sleep(200);
+      trickle.push(batches.change(message.handle, 30));
+    }
+    await Promise.all(trickle);
+    expect(sent.filter((name) => name.startsWith('ChangeMessageVisibility'))).toEqual(['ChangeMessageVisibilityBatchCommand', 'ChangeMessageVisibilityBatchCommand']);
+    expect(firstSettledAfter).toBeGreaterThanOrEqual(MAX_WAIT_MS);
+    expect(firstSettledAfter).toBeLessThan(MAX_WAIT_MS + 1000);
+    for (const message of messages) await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.handle }));
   });
 
   it('a receipt handle of a message that is gone is not an error', { timeout: 30_000 }, async () => {
