@@ -118,12 +118,43 @@ describe('LeaseKeeper', () => {
     const keeper = new LeaseKeeper(slices, queue, systemClock, { key, fence: 3, leaseMs: 1200, heartbeatMs: 300, visibilitySeconds: 3, receiptHandle: 'r', claimedAt: Date.now() });
     keeper.start();
     await wait(450);
-    // Before the second heartbeat (600 ms): the disarming renewal (then the next extension, refused again).
-    expect(calls.slice(0, 3)).toEqual(['renew', 'hide', 'renew+disarm']);
+    // Before the second heartbeat (600 ms): the disarming renewal, and the extension sent again beside it (refused again).
+    expect(calls.slice(0, 2)).toEqual(['renew', 'hide']);
+    expect(calls.slice(2, 4).sort()).toEqual(['hide', 'renew+disarm']);
     await wait(300);
     await keeper.stop();
-    // Disarmed once: the renewals after it are plain.
+    // Disarmed once: the renewals after it are plain; and sent again once, not again and again while refused.
     expect(calls.filter((call) => call === 'renew+disarm')).toHaveLength(1);
+    expect(calls.filter((call) => call === 'hide').length).toBeLessThanOrEqual(calls.filter((call) => call.startsWith('renew')).length + 1);
+  });
+
+  it('an extension SQS refused is sent again beside the disarming renewal: a slow renewal then leaves the message hidden', async () => {
+    // A CI drill: the extension refused, the disarming renewal throttled past the moment the message surfaced, and a
+    // standby took the live holder over. Here the disarming renewal takes 1.5 s; the extension must not wait for it.
+    const calls: string[] = [];
+    let hides = 0;
+    const slices = {
+      renew: async (_k: unknown, _f: number, _n: number, _l: number, disarm?: boolean) => {
+        calls.push(disarm ? 'renew+disarm' : 'renew');
+        if (disarm) await wait(1500);
+      },
+    } as unknown as SliceStore;
+    const queue = {
+      send: async () => {},
+      hide: async () => {
+        calls.push('hide');
+        if (hides++ === 0) throw new Error('throttled (test)');
+      },
+      hideBatched: async () => {},
+    };
+    const keeper = new LeaseKeeper(slices, queue, systemClock, { key, fence: 3, leaseMs: 4000, heartbeatMs: 300, visibilitySeconds: 3, receiptHandle: 'r', claimedAt: Date.now() });
+    keeper.start();
+    await wait(800);
+    // The disarming renewal is still in flight: the extension went out again meanwhile, and SQS accepted it.
+    expect(calls).toContain('renew+disarm');
+    expect(calls.filter((call) => call === 'hide')).toHaveLength(2);
+    await keeper.stop();
+    expect(keeper.lost).toBe(false);
   });
 
   it('an extension that hangs never delays a renewal, and the renewal before the message could surface disarms its takeover', async () => {
