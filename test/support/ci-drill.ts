@@ -71,7 +71,9 @@ export function expectSettlementHeld(report: ChaosReport): void {
   expect(settlement.totals.takeovers).toBeGreaterThan(0);
   expect(settlement.totals.chunksSkippedByStandby).toBeGreaterThan(0);
   expect(settlement.failover.count).toBeGreaterThan(0);
-  expect(settlement.violations).toEqual([]);
+  // Its failover goal apart, as in violationsBesidesFailoverGoal: each CI file bounds failover itself (a CI run failed
+  // on "settlement failover max 6106 ms is not under 5000 ms" under a 10 s bound, every invariant held).
+  expect(settlement.violations.filter((violation) => !FAILOVER_GOAL_VIOLATION.test(violation))).toEqual([]);
 }
 
 /**
@@ -79,8 +81,11 @@ export function expectSettlementHeld(report: ChaosReport): void {
  * 5000 ms", and the settlement's "settlement failover max …"): each CI file bounds failover itself and prints it.
  */
 export function violationsBesidesFailoverGoal(report: ChaosReport): string[] {
-  return report.violations.filter((violation) => !/^(settlement )?failover max \d+ ms is not under /.test(violation));
+  return report.violations.filter((violation) => !FAILOVER_GOAL_VIOLATION.test(violation));
 }
+
+/** How lib/chaos/report.ts and lib/chaos/settlement-checks.ts word a failover over the 5 s goal. */
+const FAILOVER_GOAL_VIOLATION = /^(settlement )?failover max \d+ ms is not under /;
 
 /** One line with the failover figures against the goal and the file's bound, for the CI log. */
 export function printFailover(label: string, report: ChaosReport, boundMs: number): void {
