@@ -73,7 +73,8 @@ export function expectSettlementHeld(report: ChaosReport): void {
   expect(settlement.failover.count).toBeGreaterThan(0);
   // Its failover goal apart, as in violationsBesidesFailoverGoal: each CI file bounds failover itself (a CI run failed
   // on "settlement failover max 6106 ms is not under 5000 ms" under a 10 s bound, every invariant held).
-  expect(settlement.violations.filter((violation) => !FAILOVER_GOAL_VIOLATION.test(violation))).toEqual([]);
+  const findings = settlement.violations.filter((violation) => !FAILOVER_GOAL_VIOLATION.test(violation));
+  expect(findings, findings.join('; ')).toEqual([]);
 }
 
 /**
