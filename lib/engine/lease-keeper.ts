@@ -129,7 +129,7 @@ export class LeaseKeeper {
 
   /** Could the message surface before the renewal after `now` lands: is the last extension SQS accepted that old? */
   private mayBeVisible(now: number): boolean {
-    return now - this.lastHiddenAt > this.options.visibilitySeconds * 1000 - this.options.heartbeatMs;
+    return now > this.surfacesAt() - this.options.heartbeatMs;
   }
 
   /**
@@ -139,7 +139,7 @@ export class LeaseKeeper {
    */
   private async awaitExtensionInFlight(): Promise<void> {
     if (this.hiding === undefined) return;
-    const surfacesAt = this.lastHiddenAt + this.options.visibilitySeconds * 1000;
+    const surfacesAt = this.surfacesAt();
     const budget = new AbortController();
     try {
       await Promise.race([this.hiding, sleep(surfacesAt - this.options.heartbeatMs / 2 - this.clock.now(), budget.signal).catch(() => {})]);
@@ -185,9 +185,14 @@ export class LeaseKeeper {
       });
   }
 
-  /** Could the message have surfaced already: is the last extension SQS accepted a whole visibility timeout old (less half a heartbeat of margin)? */
+  /** When the message surfaces unless extended again: a visibility timeout after the last extension SQS accepted. */
+  private surfacesAt(): number {
+    return this.lastHiddenAt + this.options.visibilitySeconds * 1000;
+  }
+
+  /** Could the message have surfaced already (half a heartbeat of margin)? */
   private surfaced(now: number): boolean {
-    return now >= this.lastHiddenAt + this.options.visibilitySeconds * 1000 - this.options.heartbeatMs / 2;
+    return now >= this.surfacesAt() - this.options.heartbeatMs / 2;
   }
 
   /**
@@ -210,8 +215,7 @@ export class LeaseKeeper {
     // Should this renewal then be refused, the message stays hidden one visibility timeout longer than it had to.
     const early = new AbortController();
     if (!disarm && !this.disarmed) {
-      const surfacesAt = this.lastHiddenAt + this.options.visibilitySeconds * 1000;
-      sleep(surfacesAt - this.options.heartbeatMs - this.clock.now(), early.signal).then(
+      sleep(this.surfacesAt() - this.options.heartbeatMs - this.clock.now(), early.signal).then(
         () => this.extendVisibility(),
         () => {},
       );
