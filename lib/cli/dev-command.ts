@@ -14,7 +14,11 @@ export function devCommand(write: (line: string) => void, stateDir: string): Com
     .option('--json', 'one JSON object per lifecycle event (a documented interface: docs/events.md)')
     .option('--jobs <module>', 'your jobs module (defineJob handlers or a `registry`; optional `schedules`, `tables`): the workers run its handlers')
     .option('--schedule <cron>', `with --jobs: the schedule of every job it registers (default: the module's \`schedules\`, or "${DEFAULT_DEV_SCHEDULE}" per handler)`)
-    .action(async (flags: { scanners: number; workers: number; duration?: number; tick: number; json?: boolean; jobs?: string; schedule?: string }) => {
+    .action(async (flags: { scanners: number; workers: number; duration?: number; tick: number; json?: boolean; jobs?: string; schedule?: string }, command: Command) => {
+      // Without a module the example jobs keep their own schedules: the option would be ignored, unchecked.
+      if (flags.schedule !== undefined && flags.jobs === undefined) {
+        command.error(`error: option '--schedule <cron>' ${JSON.stringify(flags.schedule)} needs --jobs: the example jobs keep their own schedules`);
+      }
       await runDev({
         scanners: flags.scanners,
         workers: flags.workers,

@@ -16,4 +16,8 @@ describe('cronfence dev: bad settings', () => {
     expect(await refusal('--duration', '0')).toContain("option '--duration <seconds>' argument '0' is invalid. 0 is below 1");
     expect(await refusal('--workers', 'three')).toContain('"three" is not a whole number');
   });
+
+  it('refuses --schedule without --jobs (it was ignored, a bad cron unchecked), naming the option and the value', async () => {
+    expect(await refusal('--schedule', '0 25 * * *')).toContain(`option '--schedule <cron>' "0 25 * * *" needs --jobs`);
+  });
 });
