@@ -111,6 +111,57 @@ def _wake_long_polls_for_delayed_messages() -> None:
     Queue.wait_for_messages = wait_for_messages
 
 
+def _atomic_sqs_queues() -> None:
+    # moto's SQS takes no lock while it reads and changes a queue's messages
+    # (only its send appends under the queue's condition). A receive checks
+    # that a message is visible and then marks it received: two long polls
+    # woken by one message can both take it (a CI drill, 2026-12-03: a second
+    # worker claimed a slice as the holder's message back, 52 ms into the
+    # holder's lease). A delete rebuilds the message list
+    # from a copy, losing a message sent meanwhile, and a receive can fail on
+    # "Set changed size during iteration". Real SQS hides a received message
+    # from other receivers, so each receive pass, delete and visibility change
+    # runs under the queue's condition, one at a time per queue; the long
+    # poll's wait between passes does not hold it.
+    import time
+
+    from moto.sqs.models import SQSBackend
+
+    receive = SQSBackend.receive_message
+
+    def receive_message(
+        self: Any,
+        queue_name: str,
+        count: int,
+        wait_seconds_timeout: int,
+        visibility_timeout: int,
+        message_attribute_names: list[str] | None = None,
+    ) -> Any:
+        queue = self.get_queue(queue_name)
+        deadline = time.monotonic() + wait_seconds_timeout
+        while True:
+            with queue._messages_lock:
+                # A wait of 0: one pass over the queue, no sleeping inside the lock.
+                result = receive(self, queue_name, count, 0, visibility_timeout, message_attribute_names)
+            remaining = deadline - time.monotonic()
+            if result or remaining <= 0:
+                return result
+            queue.wait_for_messages(remaining)
+
+    SQSBackend.receive_message = receive_message  # type: ignore[method-assign]
+
+    def under_queue_lock(original: Callable[..., Any]) -> Callable[..., Any]:
+        def locked(self: Any, queue_name: str, *args: Any, **kwargs: Any) -> Any:
+            with self.get_queue(queue_name)._messages_lock:
+                return original(self, queue_name, *args, **kwargs)
+
+        return locked
+
+    # The batch forms call these once per entry.
+    SQSBackend.delete_message = under_queue_lock(SQSBackend.delete_message)  # type: ignore[method-assign]
+    SQSBackend.change_message_visibility = under_queue_lock(SQSBackend.change_message_visibility)  # type: ignore[method-assign]
+
+
 def _cheap_sqs_clock() -> None:
     # moto's SQS reads the time through datetime arithmetic (about 14 us a
     # call) for every message on every visibility check, and SendMessage
@@ -239,6 +290,16 @@ def _direct_item_responses() -> None:
     DynamoHandler.serialized = serialized  # type: ignore[method-assign]
 
 
+def _patch_moto() -> None:
+    """moto as the engine needs it: each patch above says what it fixes."""
+    _wake_long_polls_for_delayed_messages()
+    _atomic_sqs_queues()
+    _cheap_sqs_clock()
+    _item_level_transaction_rollback()
+    _cache_service_list()
+    _direct_item_responses()
+
+
 def _watch_stdin(on_eof: Callable[[], None]) -> None:
     # os.read on the raw fd, not sys.stdin: a daemon thread blocked inside a
     # BufferedReader holds its lock and makes interpreter shutdown abort.
@@ -272,11 +333,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     from werkzeug.serving import make_server
 
-    _wake_long_polls_for_delayed_messages()
-    _cheap_sqs_clock()
-    _item_level_transaction_rollback()
-    _cache_service_list()
-    _direct_item_responses()
+    _patch_moto()
     app = _serialise_dynamodb(DomainDispatcherApplication(create_backend_app))
     server = make_server(
         args.host, args.port, app, threaded=True, request_handler=MotoRequestHandler
