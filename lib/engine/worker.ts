@@ -91,8 +91,13 @@ export interface ReceivedMessage {
 
 /** A message that surfaces more than this before its slice's second is hidden again (clock skew, long delays). */
 const EARLY_TOLERANCE_MS = 2000;
-/** How soon a message comes back after an error before its claim settled. */
-const RETRY_SOON_SECONDS = 1;
+/**
+ * How soon a message comes back after an error before its claim settled: 1 s after its first delivery, then
+ * full-jittered exponential backoff by delivery, up to 16 s. At a fixed second, a table that stayed throttled was
+ * sent a claim for every pending slice each second, more each second as slices fell due, and never recovered
+ * (a LocalStack drill in CI, 2026-12-03: 14 failed messages in a 10 s window grew to 1,100 in one).
+ */
+const RETRY_AFTER_ERROR = { baseMs: 1000, maxMs: 16_000 };
 /** The longest lookahead a scan may have (CRONFENCE_LOOKAHEAD_MS), plus the clock-skew margin. */
 const FARTHEST_SLICE_AHEAD_MS = MAX_LOOKAHEAD_MS + LEASE_EXPIRY_MARGIN_MS;
 
@@ -116,13 +121,14 @@ export class Worker {
   /**
    * Something failed before the message's visibility was set for the job (a
    * store error during the claim, say). Behind a Lambda event source the
-   * queue's visibility is the function timeout: hide the message for a second
-   * instead, so the slice is tried again at once (a standby's refused claim
-   * must not add a lease to the failover), not minutes later by the sweep.
+   * queue's visibility is the function timeout: hide the message for seconds
+   * instead (RETRY_AFTER_ERROR), so the slice is tried again soon (a standby's
+   * refused claim must not add a lease to the failover), not minutes later by the sweep.
    */
   private async retrySoon(message: ReceivedMessage): Promise<void> {
+    const seconds = 1 + Math.floor(retryDelayMs(message.receiveCount ?? 1, RETRY_AFTER_ERROR, this.deps.random) / 1000);
     try {
-      await this.deps.queue.hide(message.receiptHandle, RETRY_SOON_SECONDS);
+      await this.deps.queue.hide(message.receiptHandle, seconds);
     } catch (error) {
       this.deps.onError?.(error, 'hiding a message after an error');
     }
