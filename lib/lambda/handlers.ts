@@ -8,6 +8,7 @@ import { decodeScanMessage } from '../core/messages.ts';
 import { SCAN_QUEUE } from '../aws/schema.ts';
 import type { RejectedMessageKind } from '../aws/sqs/work-queue.ts';
 import type { HandlerRegistry } from '../engine/define-job.ts';
+import type { Disposition } from '../engine/worker.ts';
 import { keepHidden } from '../engine/keep-hidden.ts';
 import type { ScanReport } from '../engine/scanner.ts';
 import { tick } from '../engine/ticker.ts';
@@ -113,6 +114,9 @@ function batchHooks(runtime: Runtime, queue: string, log: HandlerLog) {
     deadLetterRejected: (body: string, reason: string, kind: RejectedMessageKind) => runtime.deadLetters.sendRejected(body, reason, queue, kind),
     onError: (error: unknown, record: SQSRecord) =>
       log.error('message failed', { queue, messageId: record.messageId, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) }),
+    settled: (record: SQSRecord, disposition: Disposition) => {
+      if (isPolledRecord(record)) record.settled(disposition);
+    },
   };
 }
 
@@ -129,10 +133,18 @@ function logScan(log: HandlerLog, scannerId: string, report: ScanReport): void {
  */
 export interface PolledSqsRecord extends SQSRecord {
   readonly hiddenSince: number;
+  /**
+   * Told the record's disposition as soon as it is known. Lambda deletes a batch's records when the whole batch
+   * returns, under a visibility of the function timeout; locally the visibility is the lease's, and a record done
+   * early in a batch held up by one slow claim surfaced again, was claimed again and then deleted under its new
+   * receiver by the batch's late delete (a LocalStack drill with its DynamoDB stopped for 6 s, 2026-12-03). The poller
+   * deletes it now instead (test/integration/poller-early-delete.test.ts).
+   */
+  readonly settled: (disposition: Disposition) => void;
 }
 
 function isPolledRecord(record: SQSRecord): record is PolledSqsRecord {
-  return typeof (record as Partial<PolledSqsRecord>).hiddenSince === 'number';
+  return typeof (record as Partial<PolledSqsRecord>).hiddenSince === 'number' && typeof (record as Partial<PolledSqsRecord>).settled === 'function';
 }
 
 /** SQS's ApproximateReceiveCount of a record, when it has one. */

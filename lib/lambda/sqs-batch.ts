@@ -13,6 +13,8 @@ export interface BatchHooks {
   /** Keeps an unreadable or unrunnable message for an operator. */
   deadLetterRejected(body: string, reason: string, kind: RejectedMessageKind): Promise<void>;
   onError(error: unknown, record: SQSRecord): void;
+  /** Each record's disposition as soon as it is known, before the batch ends. */
+  settled?(record: SQSRecord, disposition: Disposition): void;
 }
 
 export async function handleSqsBatch(
@@ -22,25 +24,31 @@ export async function handleSqsBatch(
 ): Promise<SQSBatchResponse> {
   const outcomes = await Promise.all(
     records.map(async (record): Promise<Disposition> => {
-      try {
-        return await processRecord(record);
-      } catch (error) {
-        if (error instanceof MalformedMessageError || error instanceof UnrunnableMessageError) {
-          hooks.onError(error, record);
-          try {
-            await hooks.deadLetterRejected(record.body, error.reason, error instanceof MalformedMessageError ? 'malformed-message' : 'unrunnable-message');
-            return 'delete';
-          } catch (sendError) {
-            hooks.onError(sendError, record);
-            return 'keep';
-          }
-        }
-        hooks.onError(error, record);
-        return 'keep';
-      }
+      const disposition = await dispositionOf(record, processRecord, hooks);
+      hooks.settled?.(record, disposition);
+      return disposition;
     }),
   );
   return {
     batchItemFailures: records.flatMap((record, index) => (outcomes[index] === 'keep' ? [{ itemIdentifier: record.messageId }] : [])),
   };
+}
+
+async function dispositionOf(record: SQSRecord, processRecord: (record: SQSRecord) => Promise<Disposition>, hooks: BatchHooks): Promise<Disposition> {
+  try {
+    return await processRecord(record);
+  } catch (error) {
+    if (error instanceof MalformedMessageError || error instanceof UnrunnableMessageError) {
+      hooks.onError(error, record);
+      try {
+        await hooks.deadLetterRejected(record.body, error.reason, error instanceof MalformedMessageError ? 'malformed-message' : 'unrunnable-message');
+        return 'delete';
+      } catch (sendError) {
+        hooks.onError(sendError, record);
+        return 'keep';
+      }
+    }
+    hooks.onError(error, record);
+    return 'keep';
+  }
 }

@@ -2,10 +2,15 @@
  * The local stand-in for Lambda's SQS event source mapping: long-poll a
  * queue, hand each batch to the same handler Lambda would run, and delete
  * the records it did not report as failures. Several batches run at once,
- * as several Lambda instances would.
+ * as several Lambda instances would. Unlike Lambda, a record is deleted as soon
+ * as the handler settles it (`PolledSqsRecord.settled`), not when its batch
+ * ends: locally its visibility is the lease's, not the function timeout's. The
+ * deletes of records settled less than a quarter second apart share a
+ * DeleteMessageBatch (coalesced-entries.ts).
  */
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import { longPollRequestTimeoutMs } from '../aws/clients.ts';
+import { CoalescedEntries } from '../aws/sqs/coalesced-entries.ts';
 import type { SQSEvent } from 'aws-lambda';
 import { sleep, systemClock, type Clock } from '../core/clock.ts';
 import type { PolledSqsRecord, SqsHandler } from '../lambda/handlers.ts';
@@ -39,6 +44,7 @@ export const DEFAULT_WAIT_TIME_SECONDS = 1;
 export class SqsPoller {
   private readonly stopping = new AbortController();
   private readonly inFlight = new Set<Promise<void>>();
+  private readonly deletes = new CoalescedEntries<string>((receiptHandles) => this.delete(receiptHandles));
 
   constructor(private readonly options: PollerOptions) {}
 
@@ -82,6 +88,7 @@ export class SqsPoller {
       this.inFlight.add(batch);
     }
     await Promise.allSettled([...this.inFlight]);
+    await this.deletes.settle();
   }
 
   stop(): void {
@@ -89,23 +96,36 @@ export class SqsPoller {
   }
 
   private async invoke(messages: Message[], since: number): Promise<void> {
-    const records = messages.map((message) => toRecord(message, this.options.queueUrl, since));
+    const deleted = new Set<string>();
+    const deleteOnce = (receiptHandle: string): void => {
+      if (deleted.has(receiptHandle)) return;
+      deleted.add(receiptHandle);
+      this.deletes.add(receiptHandle);
+    };
+    const records = messages.map((message) =>
+      toRecord(message, this.options.queueUrl, since, (disposition) => {
+        if (disposition === 'delete') deleteOnce(message.ReceiptHandle ?? '');
+      }),
+    );
     let failed: Set<string>;
     try {
       const response = await this.options.handler({ Records: records } satisfies SQSEvent);
       failed = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
     } catch (error) {
-      // A thrown handler fails the whole batch, as in Lambda.
+      // A thrown handler fails the whole batch, as in Lambda (records it settled as done are deleted already).
       this.options.onError?.(error);
       return;
     }
-    const done = messages.filter((message) => !failed.has(message.MessageId ?? ''));
-    if (done.length === 0) return;
+    // A handler that did not settle each record as it went: its done records go now.
+    for (const message of messages) if (!failed.has(message.MessageId ?? '')) deleteOnce(message.ReceiptHandle ?? '');
+  }
+
+  private async delete(receiptHandles: readonly string[]): Promise<void> {
     try {
       await this.options.sqs.send(
         new DeleteMessageBatchCommand({
           QueueUrl: this.options.queueUrl,
-          Entries: done.map((message, index) => ({ Id: String(index), ReceiptHandle: message.ReceiptHandle ?? '' })),
+          Entries: receiptHandles.map((receiptHandle, index) => ({ Id: String(index), ReceiptHandle: receiptHandle })),
         }),
       );
     } catch (error) {
@@ -128,10 +148,11 @@ export function hiddenSince(sentAt: number, repliedAt: number, waitTimeSeconds: 
   return repliedAt - sentAt > waitTimeSeconds * 1000 + LATE_REPLY_MS ? sentAt : repliedAt;
 }
 
-function toRecord(message: Message, queueUrl: string, hiddenSince: number): PolledSqsRecord {
+function toRecord(message: Message, queueUrl: string, hiddenSince: number, settled: PolledSqsRecord['settled']): PolledSqsRecord {
   const attributes = message.Attributes ?? {};
   return {
     hiddenSince,
+    settled,
     messageId: message.MessageId ?? '',
     receiptHandle: message.ReceiptHandle ?? '',
     body: message.Body ?? '',

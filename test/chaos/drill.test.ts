@@ -11,7 +11,7 @@
  * redone, the same invariants and bound. Then a drill against a deliberately
  * unfenced store must report what it broke.
  *
- * The settlement has a drill of its own: in one drill with the 80 jobs, on a
+ * The settlement has a drill of its own: in one drill with the 80 jobs the CI drill then ran, on a
  * 2-core machine whose moto was slow (2026-12-01), DynamoDB's moto process
  * ran at one full core and the failover bound broke (same seed, alone:
  * 6,252 ms with the settlement, 3,931 ms without; in fresh-clone CI runs 16 s

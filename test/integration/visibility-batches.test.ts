@@ -6,7 +6,8 @@
  */
 import { DeleteMessageCommand, ReceiveMessageCommand, SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_WAIT_MS, VisibilityBatches } from '../../lib/aws/sqs/visibility-batches.ts';
+import { MAX_WAIT_MS } from '../../lib/aws/sqs/coalesced-entries.ts';
+import { VisibilityBatches } from '../../lib/aws/sqs/visibility-batches.ts';
 import { sleep } from '../../lib/core/clock.ts';
 import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
 

@@ -16,7 +16,7 @@ import { runDrill } from '../../lib/chaos/drill.ts';
 import { FAILOVER_GOAL_MS, type ChaosReport } from '../../lib/chaos/report.ts';
 
 /** The CI drill's jobs; the settlement drill runs few beside the settlement (see test/chaos/drill.test.ts). */
-const CI_DRILL_JOBS = 80;
+const CI_DRILL_JOBS = 50;
 
 export function runCiDrill(outPrefix: string, options: { settlement?: boolean; jobs?: number } = {}): Promise<ChaosReport> {
   return runDrill({

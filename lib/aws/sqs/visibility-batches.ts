@@ -1,31 +1,22 @@
 /**
- * Visibility changes of one queue, coalesced: the changes asked for less than a
- * quarter second apart go out as one ChangeMessageVisibilityBatch
- * (up to 10 entries, one billed request). A Lambda batch of messages due in
- * the same second is claimed at once, so each claim's visibility change (the
- * event source leaves the queue's visibility at the function timeout) costs a
- * tenth of a request instead of one.
+ * Visibility changes of one queue, coalesced (coalesced-entries.ts): the
+ * changes asked for less than a quarter second apart go out as one
+ * ChangeMessageVisibilityBatch. A Lambda batch of messages due in the same
+ * second is claimed at once, so each claim's visibility change (the event
+ * source leaves the queue's visibility at the function timeout) costs a tenth
+ * of a request instead of one. While the changes wait, the messages keep the
+ * queue's longer visibility, so no standby is admitted early; what it costs is
+ * that much more before the handler starts.
  *
  * A stale receipt handle (another consumer received the message since) or a
  * message that is gone is not an error: the message is theirs now.
  */
 import { ChangeMessageVisibilityBatchCommand, type BatchResultErrorEntry, type SQSClient } from '@aws-sdk/client-sqs';
 import { CronfenceError } from '../../core/errors.ts';
+import { CoalescedEntries } from './coalesced-entries.ts';
 
 /** SQS caps a visibility timeout at 12 hours. */
 export const MAX_VISIBILITY_SECONDS = 43_200;
-/** Entries in one ChangeMessageVisibilityBatch. */
-const MAX_ENTRIES = 10;
-/**
- * How long the pending changes wait for one more after the last joined. The claims of one batch return over tens of
- * milliseconds from an idle table and over hundreds from a busy one (the emulator answers them one at a time, with
- * stalls of 200 ms: a fixed 50 ms window sent a 200-slice bench burst's changes about two to a request, 0.58 batch
- * requests per execution). While they wait the messages keep the queue's longer visibility, so no standby is admitted
- * early; what it costs is that much more before the handler starts.
- */
-export const QUIET_MS = 250;
-/** The longest the first change waits, however the others trickle in: the lease keeper starts only after it. */
-export const MAX_WAIT_MS = 750;
 
 interface PendingChange {
   readonly receiptHandle: string;
@@ -44,31 +35,16 @@ export class VisibilityChangeError extends CronfenceError {
 }
 
 export class VisibilityBatches {
-  private pending: PendingChange[] = [];
-  private quietTimer: NodeJS.Timeout | undefined;
-  private maxWaitTimer: NodeJS.Timeout | undefined;
+  private readonly entries = new CoalescedEntries<PendingChange>((changes) => this.send(changes));
 
   constructor(
     private readonly sqs: SQSClient,
     private readonly url: () => Promise<string>,
   ) {}
 
+  /** Resolves once SQS applied the change (or the message had moved on); the lease keeper starts only after it. */
   change(receiptHandle: string, seconds: number): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.pending.push({ receiptHandle, seconds: clampSeconds(seconds), resolve, reject });
-      if (this.pending.length >= MAX_ENTRIES) return this.flush();
-      clearTimeout(this.quietTimer);
-      this.quietTimer = setTimeout(() => this.flush(), QUIET_MS);
-      this.maxWaitTimer ??= setTimeout(() => this.flush(), MAX_WAIT_MS);
-    });
-  }
-
-  private flush(): void {
-    clearTimeout(this.quietTimer);
-    clearTimeout(this.maxWaitTimer);
-    this.quietTimer = undefined;
-    this.maxWaitTimer = undefined;
-    while (this.pending.length > 0) void this.send(this.pending.splice(0, MAX_ENTRIES));
+    return new Promise((resolve, reject) => this.entries.add({ receiptHandle, seconds: clampSeconds(seconds), resolve, reject }));
   }
 
   private async send(changes: readonly PendingChange[]): Promise<void> {

@@ -1,0 +1,54 @@
+/**
+ * Entries for one SQS batch action (ChangeMessageVisibilityBatch,
+ * DeleteMessageBatch), coalesced: the entries added less than a quarter second
+ * apart go out together, up to 10 to a request (one billed request). The
+ * entries of a Lambda batch, or of messages due in the same second, arrive
+ * over tens of milliseconds, so ten of them cost one request instead of ten.
+ */
+
+/** Entries in one SQS batch request. */
+export const MAX_ENTRIES = 10;
+/**
+ * How long the pending entries wait for one more after the last joined. The claims of one batch return over tens of
+ * milliseconds from an idle table and over hundreds from a busy one (the emulator answers them one at a time, with
+ * stalls of 200 ms: a fixed 50 ms window sent a 200-slice bench burst's visibility changes about two to a request,
+ * 0.58 batch requests per execution).
+ */
+export const QUIET_MS = 250;
+/** The longest the first entry waits, however the others trickle in. */
+export const MAX_WAIT_MS = 750;
+
+export class CoalescedEntries<T> {
+  private pending: T[] = [];
+  private quietTimer: NodeJS.Timeout | undefined;
+  private maxWaitTimer: NodeJS.Timeout | undefined;
+  private readonly sending = new Set<Promise<void>>();
+
+  /** `send` gets up to MAX_ENTRIES entries; it reports its own failures and never rejects. */
+  constructor(private readonly send: (entries: readonly T[]) => Promise<void>) {}
+
+  add(entry: T): void {
+    this.pending.push(entry);
+    if (this.pending.length >= MAX_ENTRIES) return this.flush();
+    clearTimeout(this.quietTimer);
+    this.quietTimer = setTimeout(() => this.flush(), QUIET_MS);
+    this.maxWaitTimer ??= setTimeout(() => this.flush(), MAX_WAIT_MS);
+  }
+
+  /** Sends what is pending now, and resolves once every request sent so far has returned. */
+  async settle(): Promise<void> {
+    this.flush();
+    await Promise.all([...this.sending]);
+  }
+
+  private flush(): void {
+    clearTimeout(this.quietTimer);
+    clearTimeout(this.maxWaitTimer);
+    this.quietTimer = undefined;
+    this.maxWaitTimer = undefined;
+    while (this.pending.length > 0) {
+      const request = this.send(this.pending.splice(0, MAX_ENTRIES)).finally(() => this.sending.delete(request));
+      this.sending.add(request);
+    }
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * The local poller deletes a record as soon as the handler settles it, not
+ * when its batch ends. Locally a message's visibility is the lease's (the work
+ * queue's 3 s), not Lambda's function timeout: a record done early in a batch
+ * held up by one slow claim surfaced again, was claimed again, and the batch's
+ * late delete then removed it under its new receiver (a LocalStack drill with
+ * its DynamoDB stopped for 6 s, 2026-12-03: 49 messages whose claim-phase
+ * visibility extension, 1.3 s after their receive, found "Message does not
+ * exist"). Without the early delete, `fast` below is delivered twice.
+ */
+import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSEvent } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sleep } from '../../lib/core/clock.ts';
+import type { PolledSqsRecord } from '../../lib/lambda/handlers.ts';
+import { SqsPoller } from '../../lib/local/sqs-poller.ts';
+import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
+
+let installation: TestInstallation;
+let sqs: SQSClient;
+let queueUrl: string;
+
+beforeAll(async () => {
+  installation = await createTestInstallation();
+  sqs = installation.runtime.clients.sqs;
+  queueUrl = installation.resources.queueUrls.work;
+});
+afterAll(() => installation?.destroy());
+
+describe('the local poller', () => {
+  it('deletes a record the handler settled while the rest of its batch still runs', { timeout: 30_000 }, async () => {
+    const deliveries: string[] = [];
+    let slowRuns = 0;
+    const poller = new SqsPoller({
+      sqs,
+      queueUrl,
+      waitTimeSeconds: 1,
+      handler: async (event: SQSEvent) => {
+        await Promise.all(
+          (event.Records as PolledSqsRecord[]).map(async (record) => {
+            deliveries.push(record.body);
+            // The slow one holds its batch past the queue's 3 s visibility, once.
+            if (record.body === 'slow' && slowRuns++ === 0) await sleep(5000);
+            record.settled('delete');
+          }),
+        );
+        return { batchItemFailures: [] };
+      },
+    });
+    await sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: ['fast', 'slow'].map((body) => ({ Id: body, MessageBody: body })) }));
+    const running = poller.run();
+    await sleep(7000);
+    poller.stop();
+    await running;
+    // Deleted at the batch's end, `fast` would have surfaced at 3 s and been delivered again.
+    expect(deliveries.filter((body) => body === 'fast')).toEqual(['fast']);
+    expect(deliveries.filter((body) => body === 'slow').length).toBeGreaterThanOrEqual(1);
+  });
+});
