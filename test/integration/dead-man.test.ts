@@ -29,10 +29,15 @@ describe("dead-man's switch", () => {
     await jobs.put({ id: 'running', schedule: EVERY_2S, handler: 'tick', policies: { timeoutMs: 60_000 } });
     await runtime.scanner('s1').scanShard(0);
     const handlers = new HandlerRegistry([defineJob('tick', async () => {})]);
-    const poller = new SqsPoller({ sqs: runtime.clients.sqs, queueUrl: installation.resources.queueUrls.work, handler: createWorkerHandler(runtime, 'w1', handlers, { info: () => {}, error: () => {} }), waitTimeSeconds: 1 });
+    // What the worker logged, in the failure's message: a CI run (2026-12-03, LocalStack profile) saw no slice final in 15 s, and nothing said why.
+    const logged: string[] = [];
+    const log = { info: () => {}, error: (message: string, fields?: Record<string, unknown>) => logged.push(`${message} ${JSON.stringify(fields ?? {})}`) };
+    const poller = new SqsPoller({ sqs: runtime.clients.sqs, queueUrl: installation.resources.queueUrls.work, handler: createWorkerHandler(runtime, 'w1', handlers, log), waitTimeSeconds: 1, onError: (error) => logged.push(`poll failed ${String(error)}`) });
     const polling = poller.run();
     try {
-      await eventually(async () => ((await jobs.slicesOf('running', 0)).some((slice) => slice.status === SliceStatus.Succeeded) ? true : undefined), 15_000);
+      await eventually(async () => ((await jobs.slicesOf('running', 0)).some((slice) => slice.status === SliceStatus.Succeeded) ? true : undefined), 15_000).catch((error: unknown) => {
+        throw new Error(`${String(error)}; the worker logged: ${logged.slice(0, 5).join(' | ') || 'nothing'}`, { cause: error });
+      });
     } finally {
       poller.stop();
       await polling;
