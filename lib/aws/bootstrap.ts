@@ -38,7 +38,7 @@ export interface BootstrapResult {
 }
 
 export function physicalTableName(config: CronfenceConfig, table: TableDefinition): string {
-  const byLogical: Record<string, string> = { jobs: config.jobsTable, slices: config.slicesTable, chunks: config.chunksTable };
+  const byLogical: Record<string, string> = { jobs: config.jobsTable, wheel: config.wheelTable, slices: config.slicesTable, chunks: config.chunksTable };
   return byLogical[table.logicalName] ?? `${config.prefix}-${table.logicalName}`;
 }
 

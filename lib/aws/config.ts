@@ -8,7 +8,7 @@
  * code change.
  */
 import { z } from 'zod';
-import { CHUNKS_TABLE, DEAD_LETTER_QUEUE, EVENT_BUS_LOGICAL_NAME, JOBS_TABLE, SCAN_QUEUE, SLICES_TABLE, WORK_QUEUE } from './schema.ts';
+import { CHUNKS_TABLE, DEAD_LETTER_QUEUE, EVENT_BUS_LOGICAL_NAME, JOBS_TABLE, SCAN_QUEUE, SLICES_TABLE, WHEEL_TABLE, WORK_QUEUE } from './schema.ts';
 import { InvalidJobSpecError } from '../core/errors.ts';
 import { MAX_LOOKAHEAD_MS } from '../core/advance-plan.ts';
 
@@ -38,6 +38,7 @@ const named = (logical: string): string => `\`<prefix>-${logical}\``;
 const VARIABLES = {
   CRONFENCE_PREFIX: [text(), { scope: 'runtime', default: 'cronfence', description: 'Prefix of every resource name below that is not set itself (`<prefix>-jobs`, ...).' }],
   CRONFENCE_JOBS_TABLE: [text(), { scope: 'runtime', default: named(JOBS_TABLE.logicalName), description: 'The jobs table (set by the construct).' }],
+  CRONFENCE_WHEEL_TABLE: [text(), { scope: 'runtime', default: named(WHEEL_TABLE.logicalName), description: 'The timing wheel: which jobs each shard has due when (set by the construct).' }],
   CRONFENCE_SLICES_TABLE: [text(), { scope: 'runtime', default: named(SLICES_TABLE.logicalName), description: 'The slices table (set by the construct).' }],
   CRONFENCE_CHUNKS_TABLE: [text(), { scope: 'runtime', default: named(CHUNKS_TABLE.logicalName), description: 'Chunk records and outbox items of chunked slices (set by the construct).' }],
   CRONFENCE_WORK_QUEUE: [text(), { scope: 'runtime', default: named(WORK_QUEUE.logicalName), description: 'The work queue\'s name.' }],
@@ -48,8 +49,8 @@ const VARIABLES = {
   CRONFENCE_DEAD_LETTER_QUEUE_URL: [text(), { scope: 'runtime', default: 'looked up by name', description: 'The dead-letter queue\'s URL (set by the construct).' }],
   CRONFENCE_EVENT_BUS: [text(), { scope: 'runtime', default: named(EVENT_BUS_LOGICAL_NAME), description: 'The EventBridge bus lifecycle events go to.' }],
   CRONFENCE_SHARDS: [whole(8, 1, 10_000), { scope: 'runtime', default: '8', description: 'Shards of the schedule index; the tick queues one scan per shard (1 to 10000).' }],
-  CRONFENCE_LOOKAHEAD_MS: [whole(120_000, 10_000, MAX_LOOKAHEAD_MS), { scope: 'runtime', default: '120000', description: 'How far ahead a scan creates slices; must exceed the tick interval (10000 to 3600000; past 900000 a message surfaces early and is hidden again until its second).' }],
-  CRONFENCE_SWEEP_GRACE_MS: [whole(30_000, 1000, 3_600_000), { scope: 'runtime', default: '30000', description: 'Slack past a slice\'s due time before the sweep re-sends it (1000 to 3600000).' }],
+  CRONFENCE_LOOKAHEAD_MS: [whole(120_000, 10_000, MAX_LOOKAHEAD_MS), { scope: 'runtime', default: '120000', description: 'How far ahead a scan sends occurrences; must exceed the tick interval (10000 to 3600000; past 900000 a message surfaces early and is hidden again until its second).' }],
+  CRONFENCE_SWEEP_GRACE_MS: [whole(30_000, 1000, 3_600_000), { scope: 'runtime', default: '30000', description: 'Slack past an occurrence\'s start before the reconciler looks for its slice and the sweep re-sends a waiting one (1000 to 3600000).' }],
   CRONFENCE_SLICE_RETENTION_MS: [whole(30 * DAY_MS, 60_000, 3650 * DAY_MS), { scope: 'runtime', default: '2592000000 (30 days)', description: 'History retention of SKIPPED and MISSED slices (DynamoDB TTL); SUCCEEDED and DEAD slices are the ledger and are kept.' }],
   CRONFENCE_PUBLISH_SUCCEEDED: [text(), { scope: 'runtime', default: 'false', description: 'Put `committed` events on the bus too (opt-in: one entry per execution, $1 per million); failures, dead, fenced-out, missed and skipped are always sent.' }],
   CRONFENCE_WORK_QUEUE_VISIBILITY_MS: [whole(WORK_QUEUE.visibilityTimeoutSeconds * 1000, 1000, 43_200_000), { scope: 'runtime', default: `${WORK_QUEUE.visibilityTimeoutSeconds * 1000}`, description: 'The work queue\'s visibility timeout as deployed; when it exceeds a lease, the worker shortens a message\'s visibility to the lease at claim.' }],
@@ -88,6 +89,7 @@ export function readEnvironment(env: Env = process.env): Environment {
 export interface CronfenceConfig {
   readonly prefix: string;
   readonly jobsTable: string;
+  readonly wheelTable: string;
   readonly slicesTable: string;
   readonly chunksTable: string;
   readonly workQueueName: string;
@@ -98,9 +100,9 @@ export interface CronfenceConfig {
   readonly eventBusName: string;
   /** @default 8 */
   readonly shardCount: number;
-  /** How far ahead a scan creates slices. Must exceed the tick interval. @default 120000 */
+  /** How far ahead a scan sends occurrences. Must exceed the tick interval. @default 120000 */
   readonly lookaheadMs: number;
-  /** Slack before the sweep re-sends a live slice. @default 30000 */
+  /** Slack past an occurrence's start before the reconciler looks for it, and before the sweep re-sends a waiting slice. @default 30000 */
   readonly sweepGraceMs: number;
   /** History retention of final slices (DynamoDB TTL). @default 30 days */
   readonly sliceRetentionMs: number;
@@ -130,6 +132,7 @@ export function loadConfig(env: Env = process.env): CronfenceConfig {
   return {
     prefix,
     jobsTable: name(e.CRONFENCE_JOBS_TABLE, JOBS_TABLE.logicalName),
+    wheelTable: name(e.CRONFENCE_WHEEL_TABLE, WHEEL_TABLE.logicalName),
     slicesTable: name(e.CRONFENCE_SLICES_TABLE, SLICES_TABLE.logicalName),
     chunksTable: name(e.CRONFENCE_CHUNKS_TABLE, CHUNKS_TABLE.logicalName),
     workQueueName: name(e.CRONFENCE_WORK_QUEUE, WORK_QUEUE.logicalName),

@@ -5,14 +5,18 @@
  * synthesized template with what the bootstrap created.
  *
  * Access patterns:
- * - jobs, by id: CRUD. "due" (sparse GSI, dueShard + nextFireAt): the
- *   scanner's "which jobs of shard S fire before T"; paused jobs drop
- *   `dueShard` and leave it.
+ * - jobs, by id: CRUD, and the definitions a scanner and a worker read.
+ * - wheel, by shard + entry: the timing wheel (core/wheel.ts): a shard's
+ *   inbox of new generations, its entries by bucket ("which jobs of shard S
+ *   are due in bucket B"), and its cursor. Written once per job and bucket
+ *   it is due in, packed many jobs to an item; expires by TTL.
  * - slices, by jobId + scheduledAt: claim, renew, commit, history of a job
  *   (`cronfence runs`). A SUCCEEDED or DEAD slice is the ledger record of its
  *   execution (core/ledger.ts): the slice key is the unique constraint.
- *   "sweep" (sparse GSI, sweepShard + sweepAt): live slices whose message may
- *   be lost; final slices drop `sweepShard`.
+ *   The claim creates a slice. "sweep" (sparse GSI, sweepShard + sweepAt):
+ *   the live slices that wait on purpose (a retry, a buffered run, an
+ *   operator's slot) or that the reconciler found without a message; final
+ *   slices drop `sweepShard`. A claim's slice on the happy path never enters it.
  * - chunks, by executionKey + item: chunk records (checkpoint) and outbox
  *   items of chunked slices; "outbox" (sparse GSI): pending deliveries.
  */
@@ -53,14 +57,16 @@ export interface QueueDefinition {
 export const JOBS_TABLE: TableDefinition = {
   logicalName: 'jobs',
   partitionKey: { name: 'jobId', type: 'S' },
-  globalSecondaryIndexes: [
-    {
-      indexName: 'due',
-      partitionKey: { name: 'dueShard', type: 'N' },
-      sortKey: { name: 'nextFireAt', type: 'N' },
-      projection: { type: 'ALL' },
-    },
-  ],
+  globalSecondaryIndexes: [],
+};
+
+/** The timing wheel (core/wheel.ts, lib/aws/dynamo/wheel-store.ts): one partition per shard. */
+export const WHEEL_TABLE: TableDefinition = {
+  logicalName: 'wheel',
+  partitionKey: { name: 'shard', type: 'N' },
+  sortKey: { name: 'entry', type: 'S' },
+  globalSecondaryIndexes: [],
+  timeToLiveAttribute: 'expiresAt',
 };
 
 export const SLICES_TABLE: TableDefinition = {
@@ -72,10 +78,8 @@ export const SLICES_TABLE: TableDefinition = {
       indexName: 'sweep',
       partitionKey: { name: 'sweepShard', type: 'N' },
       sortKey: { name: 'sweepAt', type: 'N' },
-      // Only what never changes while the slice is live is projected, and the claim leaves sweepAt alone:
-      // claims and renewals cost no index write; a slice enters the index once and leaves it once.
-      // scanId: a redelivered scan re-sends exactly the slices its crashed first delivery created.
-      projection: { type: 'INCLUDE', nonKeyAttributes: ['scanId'] },
+      // Keys only, and the claim leaves sweepAt alone: claims and renewals cost no index write.
+      projection: { type: 'KEYS_ONLY' },
     },
   ],
   timeToLiveAttribute: 'expiresAt',
@@ -103,7 +107,7 @@ export const CHUNKS_TABLE: TableDefinition = {
   timeToLiveAttribute: 'expiresAt',
 };
 
-export const TABLES = [JOBS_TABLE, SLICES_TABLE, CHUNKS_TABLE] as const;
+export const TABLES = [JOBS_TABLE, WHEEL_TABLE, SLICES_TABLE, CHUNKS_TABLE] as const;
 
 export const DEAD_LETTER_QUEUE: QueueDefinition = {
   logicalName: 'dlq',

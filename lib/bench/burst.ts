@@ -101,7 +101,7 @@ export async function runBurst(options: BurstOptions): Promise<BurstResult> {
     env: options.env,
     logFile: path.join(options.logDir, 'replicas.log'),
     onEvent,
-    onScan: ({ report, at }) => scans.push({ at, created: report.slicesCreated }),
+    onScan: ({ report, at }) => scans.push({ at, created: report.sent }),
   });
   try {
     await bootstrap(runtime.clients, runtime.config);

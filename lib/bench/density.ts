@@ -94,7 +94,7 @@ export async function runDensity(options: DensityOptions): Promise<DensityResult
 }
 
 function summarize(schedules: number, due: number, probe: ScanProbeResult, registerSeconds: number): DensityLevel {
-  const slicesCreated = probe.shards.reduce((sum, s) => sum + s.report.slicesCreated, 0);
+  const slicesCreated = probe.shards.reduce((sum, s) => sum + s.report.sent, 0);
   const m = probe.meter;
   const dynamoRequests = Object.entries(m.requests)
     .filter(([name]) => name.startsWith('dynamo.'))

@@ -33,7 +33,7 @@ if (isChild) {
   const shards: ScanProbeResult['shards'] = [];
   for (let shard = 0; shard < runtime.config.shardCount; shard++) {
     const started = performance.now();
-    const report = await scanner.scanShard(shard, { scanId: `bench-${Date.now()}-${shard}` });
+    const report = await scanner.scanShard(shard);
     shards.push({ shard, ms: performance.now() - started, report });
     peakHeapUsedBytes = Math.max(peakHeapUsedBytes, process.memoryUsage().heapUsed);
   }

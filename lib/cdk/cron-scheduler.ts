@@ -20,7 +20,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
 import { loadConfig, type CronfenceConfig } from '../aws/config.ts';
-import { CHUNKS_TABLE, DEAD_LETTER_QUEUE, JOBS_TABLE, SCAN_QUEUE, SLICES_TABLE, WORK_QUEUE } from '../aws/schema.ts';
+import { CHUNKS_TABLE, DEAD_LETTER_QUEUE, JOBS_TABLE, SCAN_QUEUE, SLICES_TABLE, WHEEL_TABLE, WORK_QUEUE } from '../aws/schema.ts';
 import { MAX_LOOKAHEAD_MS } from '../core/advance-plan.ts';
 import { InvalidJobSpecError } from '../core/errors.ts';
 import { parseJobSpec, type JobSpec } from '../core/job-spec.ts';
@@ -43,6 +43,8 @@ const TICK_INTERVAL = Duration.minutes(1);
 
 export class CronScheduler extends Construct {
   readonly jobsTable: dynamodb.Table;
+  /** The timing wheel: which jobs each shard has due when (core/wheel.ts). */
+  readonly wheelTable: dynamodb.Table;
   readonly slicesTable: dynamodb.Table;
   /** Chunk records and outbox items of chunked slices (`ctx.commitChunk`). */
   readonly chunksTable: dynamodb.Table;
@@ -87,6 +89,7 @@ export class CronScheduler extends Construct {
 
     const tableOptions = { removalPolicy, pointInTimeRecovery: props.pointInTimeRecovery ?? true, encryptionKey: props.encryptionKey, warmThroughput: props.warmThroughput };
     this.jobsTable = schemaTable(this, 'Jobs', JOBS_TABLE, tableOptions);
+    this.wheelTable = schemaTable(this, 'Wheel', WHEEL_TABLE, tableOptions);
     this.slicesTable = schemaTable(this, 'Slices', SLICES_TABLE, tableOptions);
     this.chunksTable = schemaTable(this, 'Chunks', CHUNKS_TABLE, tableOptions);
 
@@ -99,6 +102,7 @@ export class CronScheduler extends Construct {
 
     this.resources = {
       jobs: this.jobsTable,
+      wheel: this.wheelTable,
       slices: this.slicesTable,
       chunks: this.chunksTable,
       workQueue: this.workQueue,
@@ -260,6 +264,7 @@ export class CronScheduler extends Construct {
   private resourceEnvironment(): Record<string, string> {
     return {
       CRONFENCE_JOBS_TABLE: this.jobsTable.tableName,
+      CRONFENCE_WHEEL_TABLE: this.wheelTable.tableName,
       CRONFENCE_SLICES_TABLE: this.slicesTable.tableName,
       CRONFENCE_CHUNKS_TABLE: this.chunksTable.tableName,
       CRONFENCE_WORK_QUEUE: this.workQueue.queueName,

@@ -6,12 +6,14 @@
  * GetQueueAttributes, GetQueueUrl) is granted by the SQS event source.
  *
  * tick     SendMessage(scan); Scan(jobs), Query(slices), PutEvents (the dead-man's switch)
- * scanner  Query(jobs/index/due) — schedule-store.ts
- *          TransactWriteItems: PutItem(slices) + UpdateItem(jobs) — advance-job.ts
+ * scanner  GetItem, Query, PutItem, UpdateItem, DeleteItem, BatchWriteItem(wheel) — wheel-store.ts
+ *          BatchGetItem(jobs), Scan(jobs) a shard's first scan — job-reader.ts
+ *          Query(slices), UpdateItem(slices): the reconciler, range records — reconcile-ops.ts, create-slices.ts
  *          Query(slices/index/sweep), UpdateItem(slices) — sweep.ts
- *          SendMessage(work) new and swept slices; SendMessage(scan) re-queue an
+ *          SendMessage(work) occurrences and swept slices; SendMessage(scan) re-queue an
  *          unfinished shard; SendMessage(dlq) unreadable messages; PutEvents (missed)
- * worker   UpdateItem(slices) claim, renew, failure; GetItem(slices) lost claim
+ * worker   UpdateItem(slices) claim (it creates the slice), renew, failure, skip; GetItem(slices) lost claim;
+ *          GetItem(jobs): has the job moved on since the message was sent
  *          UpdateItem(slices), or TransactWriteItems: UpdateItem(slices) + the
  *          business writes — finalize-slice.ts; SendMessage(dlq); PutEvents
  *          GetItem, PutItem(jobs), Query(slices, slices/index/sweep): a one-time job with
@@ -20,18 +22,19 @@
  *          TransactWriteItems: ConditionCheckItem(slices) + PutItem(chunks) — commit-chunk.ts;
  *          Query, GetItem(chunks) — chunk-store.ts (checkpoint, own-chunk check)
  *          + the business tables granted with grantCommit
- * jobs     GetItem, PutItem, DeleteItem(jobs) — job-repository.ts;
- *          Query(slices), UpdateItem(slices) — skip-pending-slices.ts on delete
+ * jobs     GetItem, PutItem, DeleteItem(jobs) — job-repository.ts; PutItem(wheel) the new generation's inbox entry;
+ *          Query(slices), UpdateItem(slices) — settle-pending-slices.ts, create-slices.ts (SETTLE)
  */
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as events from 'aws-cdk-lib/aws-events';
 import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
-import { CHUNKS_TABLE, JOBS_TABLE, SLICES_TABLE } from '../aws/schema.ts';
+import { CHUNKS_TABLE, SLICES_TABLE } from '../aws/schema.ts';
 
 export interface SchedulerResources {
   readonly jobs: dynamodb.ITable;
+  readonly wheel: dynamodb.ITable;
   readonly slices: dynamodb.ITable;
   readonly chunks: dynamodb.ITable;
   readonly workQueue: sqs.IQueue;
@@ -52,12 +55,6 @@ function allow(grantee: iam.IGrantable, actions: string[], resources: string[]):
 
 function indexArn(table: dynamodb.ITable, indexName: string): string {
   return `${table.tableArn}/index/${indexName}`;
-}
-
-function dueIndex(): string {
-  const index = JOBS_TABLE.globalSecondaryIndexes[0];
-  if (!index) throw new Error('schema: the jobs table has no "due" index');
-  return index.indexName;
 }
 
 function sweepIndex(): string {
@@ -85,9 +82,10 @@ export function grantTick(grantee: iam.IGrantable, r: SchedulerResources): void 
 }
 
 export function grantScanner(grantee: iam.IGrantable, r: SchedulerResources): void {
-  allow(grantee, ['dynamodb:Query'], [indexArn(r.jobs, dueIndex()), indexArn(r.slices, sweepIndex())]);
-  allow(grantee, ['dynamodb:UpdateItem'], [r.jobs.tableArn]);
-  allow(grantee, ['dynamodb:PutItem', 'dynamodb:UpdateItem'], [r.slices.tableArn]);
+  allow(grantee, ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'], [r.wheel.tableArn]);
+  allow(grantee, ['dynamodb:BatchGetItem', 'dynamodb:Scan'], [r.jobs.tableArn]);
+  allow(grantee, ['dynamodb:Query', 'dynamodb:UpdateItem'], [r.slices.tableArn]);
+  allow(grantee, ['dynamodb:Query'], [indexArn(r.slices, sweepIndex())]);
   useTableKey(grantee, r);
   sendTo(grantee, r, [r.workQueue, r.scanQueue, r.deadLetterQueue]);
   r.bus.grantPutEventsTo(grantee);
@@ -95,7 +93,8 @@ export function grantScanner(grantee: iam.IGrantable, r: SchedulerResources): vo
 
 export function grantWorker(grantee: iam.IGrantable, r: SchedulerResources): void {
   allow(grantee, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [r.slices.tableArn]);
-  // A one-time job deleting itself after its run (JobRepository.deleteAfterRun: the change and its settle).
+  // The check after a claim (has the job moved on?), and a one-time job deleting itself after its run
+  // (JobRepository.deleteAfterRun: the change and its settle).
   allow(grantee, ['dynamodb:GetItem', 'dynamodb:PutItem'], [r.jobs.tableArn]);
   // The same, and the overlap policy's read of a job's recent slices (overlap-ops.ts).
   allow(grantee, ['dynamodb:Query'], [r.slices.tableArn, indexArn(r.slices, sweepIndex())]);
@@ -127,6 +126,7 @@ function outboxIndex(): string {
 
 export function grantJobsResource(grantee: iam.IGrantable, r: SchedulerResources): void {
   allow(grantee, ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'], [r.jobs.tableArn]);
+  allow(grantee, ['dynamodb:PutItem'], [r.wheel.tableArn]);
   allow(grantee, ['dynamodb:Query', 'dynamodb:UpdateItem'], [r.slices.tableArn]);
   useTableKey(grantee, r);
 }

@@ -1,19 +1,26 @@
 /**
  * The job lifecycle: what a put, pause, resume or delete does to a job,
- * decided here in pure code; JobRepository only translates it into one
- * version-conditioned write and a settle of older slices.
+ * decided here in pure code; the repository only translates it into one
+ * version-conditioned write, an inbox entry for the scanners, and the
+ * settling of the generation it ended.
  *
  * generation: + 1 on every change of definition (schedule, zone, DST policy,
  *   handler, payload, policies, enabled) and on pause, resume and delete. It survives a
  *   delete (the item stays as a tombstone), so a re-added job never reuses one.
- * Slices carry the generation that created them. After a change:
+ * Slices carry the generation they ran (or were skipped) under. After a change:
+ *   - the new generation, if it runs, goes to its shard's wheel inbox from
+ *     its first occurrence at or after the change (`nextFireAt`), and the
+ *     next scan takes it up (core/wheel.ts);
  *   - every pending slice (ENQUEUED, FAILED awaiting retry) of an older
- *     generation is SKIPPED with the reason, overdue ones too, so no slice of
- *     the old definition starts once the call has returned;
- *   - the scanner may re-create a slice at an instant that an older generation
- *     left without a ledger record (ENQUEUED, FAILED, SKIPPED), so a job that
- *     is re-enabled or re-added runs every occurrence from then on;
- *   - nextFireAt is the first occurrence at or after the change.
+ *     generation is SKIPPED with the change's reason, and so is every
+ *     occurrence the ended generation had due with no slice yet
+ *     ({@link dueWithoutSlice}), so no due occurrence of the old definition
+ *     is left without a record and none starts once the call has returned;
+ *   - a message of an older generation that is claimed later finds the job
+ *     moved on and skips its slice ({@link supersededReason});
+ *   - a newer generation's message re-creates an instant an older one left
+ *     SKIPPED (core/slice.ts `isRecreatable`), so a job that is re-enabled or
+ *     re-added runs every occurrence from then on.
  * A slice already RUNNING when the call is made completes under the old
  * definition (its claim came first).
  */
@@ -21,13 +28,13 @@ import { JobNotFoundError, JobOwnershipError } from './errors.ts';
 import type { JobOrigin, JobSpec } from './job-spec.ts';
 import type { OperatorNote, PauseState } from './operator.ts';
 import type { StoredJob } from './ports.ts';
-import { planAdvance, type AdvancePlan } from './advance-plan.ts';
-import { nextOccurrenceAtOrAfter, scheduleOf } from './schedule.ts';
-import { MAX_SLICES_PER_ADVANCE } from './slice-transitions.ts';
+import { NEVER } from './advance-plan.ts';
+import { nextOccurrenceAtOrAfter, occurrencesBetween, scheduleOf } from './schedule.ts';
+import type { Slice } from './slice.ts';
 import { shardOf } from './shard.ts';
+import type { WheelEntry } from './wheel.ts';
 
-/** "Never fires again": stays out of every due window. */
-export const NEVER = Number.MAX_SAFE_INTEGER;
+export { NEVER } from './advance-plan.ts';
 
 /**
  * Why a slice was settled SKIPPED without running: a lifecycle change, the
@@ -43,6 +50,7 @@ export interface JobTombstone {
   readonly generation: number;
   readonly version: number;
   readonly updatedAt: number;
+  readonly changeReason?: SkipReason;
 }
 
 export type JobRecord = StoredJob | JobTombstone;
@@ -74,8 +82,9 @@ export function planPut(spec: JobSpec, previous: JobRecord | undefined, now: num
     version: (previous?.version ?? 0) + 1,
     createdAt: existing?.createdAt ?? now,
     updatedAt: now,
+    changeReason: spec.enabled ? 'superseded' : 'disabled',
   };
-  return { next, settle: spec.enabled ? 'superseded' : 'disabled' };
+  return { next, settle: next.changeReason ?? 'superseded' };
 }
 
 /**
@@ -89,7 +98,7 @@ export function planPut(spec: JobSpec, previous: JobRecord | undefined, now: num
 export function planPause(job: StoredJob, now: number, pause?: PauseState): LifecycleChange<StoredJob> | undefined {
   if (!job.enabled && samePause(job.pause, pause)) return undefined;
   const nextFireAt = pause?.until !== undefined ? firstAtOrAfter(job, pause.until) : job.nextFireAt;
-  return { next: { ...bumped(job, now), enabled: false, nextFireAt, pause }, settle: 'paused' };
+  return { next: { ...bumped(job, now, 'paused'), enabled: false, nextFireAt, pause }, settle: 'paused' };
 }
 
 /**
@@ -104,7 +113,7 @@ export function planResume(job: StoredJob, now: number, note?: OperatorNote): Li
   if (isActiveAt(job, now)) {
     return { next: { ...job, version: job.version + 1, updatedAt: now, enabled: true, pause: undefined, ...resumed }, settle: 'superseded' };
   }
-  return { next: { ...bumped(job, now), enabled: true, nextFireAt: firstAtOrAfter(job, now), pause: undefined, ...resumed }, settle: 'superseded' };
+  return { next: { ...bumped(job, now, 'superseded'), enabled: true, nextFireAt: firstAtOrAfter(job, now), pause: undefined, ...resumed }, settle: 'superseded' };
 }
 
 /** Is the job running at `now`: enabled, or paused with an end that has passed. */
@@ -134,7 +143,7 @@ export function assertOwner(job: StoredJob | undefined, writer: JobOrigin | unde
 /** Delete: a tombstone keeps the generation; pending slices are skipped; history stays. */
 export function planDelete(job: StoredJob, now: number): LifecycleChange<JobTombstone> {
   return {
-    next: { id: job.id, deleted: true, generation: job.generation + 1, version: job.version + 1, updatedAt: now },
+    next: { id: job.id, deleted: true, generation: job.generation + 1, version: job.version + 1, updatedAt: now, changeReason: 'deleted' },
     settle: 'deleted',
   };
 }
@@ -166,8 +175,8 @@ export function sameDefinition(job: JobSpec, spec: JobSpec): boolean {
   );
 }
 
-function bumped(job: StoredJob, now: number): StoredJob {
-  return { ...job, generation: job.generation + 1, version: job.version + 1, updatedAt: now };
+function bumped(job: StoredJob, now: number, changeReason: SkipReason): StoredJob {
+  return { ...job, generation: job.generation + 1, version: job.version + 1, updatedAt: now, changeReason };
 }
 
 function firstAtOrAfter(spec: Pick<JobSpec, 'schedule' | 'timeZone' | 'dst'>, now: number): number {
@@ -184,25 +193,57 @@ function canonicalJson(value: unknown): string {
 }
 
 /**
- * Before a change ends a live definition, the occurrences it already had due
- * but no scan has turned into slices yet (a job changed again within seconds
- * of a resume, a put or a re-add, before the next scan): the repository
- * advances the job over them first, the scanner's way, so the change's
- * settle finds them pending and records them SKIPPED with its reason, instead
- * of leaving due occurrences with no record at all. Undefined when nothing is
- * due behind the job (the usual case: scans run ahead of time).
+ * The inbox entry a stored record needs: its generation from its first
+ * occurrence, while it is in the schedule (enabled, or paused with an end).
+ * Undefined for a tombstone, a paused or disabled job, or one that never fires again.
  */
-export function planCatchUpBeforeChange(record: JobRecord | undefined, now: number): AdvancePlan | undefined {
-  if (record === undefined || isTombstone(record) || !record.enabled || record.nextFireAt >= now) return undefined;
-  return planAdvance({
-    schedule: scheduleOf(record),
-    nextFireAt: record.nextFireAt,
-    now,
-    lookaheadMs: 0,
-    catchUpWindowMs: record.policies.catchUpWindowMs,
-    limit: MAX_SLICES_PER_ADVANCE,
-    misfire: record.policies.misfire,
-  });
+export function inboxEntryOf(record: JobRecord): WheelEntry | undefined {
+  if (isTombstone(record) || !inDueIndex(record) || record.nextFireAt >= NEVER) return undefined;
+  return { jobId: record.id, generation: record.generation, from: record.nextFireAt };
+}
+
+/** Occurrences of one generation in `[from, to)`: what a change checks for a record. */
+export interface DueOccurrences {
+  readonly from: number;
+  readonly to: number;
+  readonly occurrences: readonly number[];
+}
+
+/** Most occurrences a change settles (a per-second job's 10-minute catch-up window is 600). */
+export const MAX_SETTLED_OCCURRENCES = 3600;
+
+/**
+ * The occurrences the generation a change ends had due before the change,
+ * within its catch-up window: each must have a record. Those with no slice
+ * (their message is on its way or was lost, or no scan had sent them yet)
+ * are written SKIPPED with the change's reason, unless a claim creates the
+ * slice first. Undefined when the record was not running (a tombstone,
+ * paused, disabled).
+ */
+export function dueWithoutSlice(previous: JobRecord | undefined, now: number): DueOccurrences | undefined {
+  if (previous === undefined || isTombstone(previous) || !isActiveAt(previous, now)) return undefined;
+  const from = Math.max(activeSince(previous), now - previous.policies.catchUpWindowMs);
+  if (from >= now) return undefined;
+  return { from, to: now, occurrences: occurrencesBetween(scheduleOf(previous), from, now, MAX_SETTLED_OCCURRENCES) };
+}
+
+/** Of `due`, the instants that have neither a slice nor a range record standing for them in `slices`. */
+export function withoutRecord(due: readonly number[], slices: readonly Pick<Slice, 'scheduledAt' | 'missedUntil'>[]): number[] {
+  const instants = new Set(slices.map((slice) => slice.scheduledAt));
+  const ranges = slices.filter((slice) => slice.missedUntil !== undefined);
+  return due.filter((at) => !instants.has(at) && !ranges.some((range) => range.scheduledAt <= at && at < (range.missedUntil ?? 0)));
+}
+
+/**
+ * Why a slice claimed for a run of generation `slice.generation` must not
+ * run: the job has moved on since its message was sent (a change, a pause, a
+ * delete), with the reason the change settles older slices with. Undefined:
+ * it is the job's current generation, and runs.
+ */
+export function supersededReason(record: JobRecord | undefined, slice: Pick<Slice, 'generation'>): SkipReason | undefined {
+  if (record === undefined || isTombstone(record)) return 'deleted';
+  if (record.generation === slice.generation) return undefined;
+  return record.changeReason ?? (record.enabled ? 'superseded' : 'paused');
 }
 
 /** The live job a pause, resume or delete acts on. @throws {JobNotFoundError} */

@@ -3,15 +3,21 @@
  * interfaces; lib/aws/ implements them over DynamoDB, SQS and EventBridge.
  */
 import type { MissedRange, SkippedRange } from './advance-plan.ts';
+import type { JobRecord, SkipReason } from './job-lifecycle.ts';
 import type { JobSpec } from './job-spec.ts';
 import type { LedgerRecord } from './ledger.ts';
 import type { OperatorNote, PauseState } from './operator.ts';
-import type { Slice, SliceKey } from './slice.ts';
+import type { Slice, SliceDefinition, SliceKey } from './slice.ts';
+import type { PlacedEntry, ScanCursor, WheelEntry } from './wheel.ts';
 
 /** A job as stored: its spec plus the scheduler's bookkeeping. */
 export interface StoredJob extends JobSpec {
   readonly shard: number;
-  /** Epoch ms of the next occurrence no slice exists for yet. */
+  /**
+   * The first occurrence of this generation: at or after the change that made
+   * it (or the end of its pause). The wheel, not the job, tracks what has been
+   * sent since (core/wheel.ts), so no scan writes the job.
+   */
   readonly nextFireAt: number;
   /** Bumped on every change; scanners and updates condition on it. */
   readonly version: number;
@@ -23,6 +29,18 @@ export interface StoredJob extends JobSpec {
   readonly pause?: PauseState;
   /** The last resume by an operator: who and why. */
   readonly resumed?: OperatorNote;
+  /** Why the change that made this generation skips the older ones' slices that had not started (core/job-lifecycle.ts). */
+  readonly changeReason?: SkipReason;
+}
+
+/** What a slice of `job`'s current generation is created with. */
+export function definitionOf(job: StoredJob): SliceDefinition {
+  return { generation: job.generation, handler: job.handler, policies: job.policies, payload: job.payload, shard: job.shard };
+}
+
+/** A slice to create ENQUEUED, in the sweep index from `sweepAt`. */
+export interface NewSlice extends SliceKey {
+  readonly sweepAt: number;
 }
 
 /** Plain-JS attribute map; adapters marshal it. */
@@ -59,7 +77,7 @@ export interface SliceStore {
    * `messageId`: the queue message this claim came from; the holder's own message
    * coming back (a later delivery: `receiveCount` higher) proves its heartbeats lapsed.
    */
-  claim(key: SliceKey, owner: string, now: number, messageId?: string, receiveCount?: number): Promise<ClaimOutcome>;
+  claim(key: SliceKey, owner: string, now: number, messageId?: string, receiveCount?: number, run?: SliceDefinition): Promise<ClaimOutcome>;
   /**
    * `disarmMessageBack`: also forget the message the lease was claimed with, so
    * that message coming back no longer admits a standby (the holder could not
@@ -73,6 +91,8 @@ export interface SliceStore {
    * @throws {FencedOutError}
    */
   commit(key: SliceKey, fence: number, owner: string, now: number, writes: readonly BusinessWrite[]): Promise<void>;
+  /** RUNNING on `fence` → SKIPPED with `reason` (not run: the job moved on, or its overlap policy), out of the sweep index. @throws {LeaseLostError} */
+  skipClaimed(key: SliceKey, fence: number, reason: string, now: number): Promise<void>;
   /** RUNNING → FAILED on the fence. @throws {LeaseLostError} */
   recordFailure(key: SliceKey, fence: number, failure: { now: number; error: string; nextAttemptAt: number; sweepAt: number }): Promise<void>;
   /** → DEAD with a DEAD ledger record, on the fence. @throws {FencedOutError} */
@@ -80,14 +100,37 @@ export interface SliceStore {
   get(key: SliceKey): Promise<Slice | undefined>;
   /** Live slices of a shard whose sweep time has passed: their message may be lost. */
   findSweepable(shard: number, now: number, limit: number): Promise<SweepCandidate[]>;
-  /** Live slices of a shard that scan `scanId` created, due for a sweep in `[fromMs, toMs)`: re-sent after that scanner crashed. */
-  findCreatedByScan(shard: number, scanId: string, fromMs: number, toMs: number, limit: number): Promise<SweepCandidate[]>;
   /**
    * Push a swept slice's next sweep to `sweepAt`, on condition that it still
    * has the sweep time the sweep read (a claim or failure since then set its own).
    */
   deferSweep(candidate: SweepCandidate, sweepAt: number): Promise<void>;
   getLedger(key: SliceKey): Promise<LedgerRecord | undefined>;
+  /** A job's slices scheduled in `[fromMs, toMs)`, oldest first, read eventually consistent (the reconciler's check). */
+  between(jobId: string, fromMs: number, toMs: number): Promise<Slice[]>;
+  /**
+   * Creates ENQUEUED slices of `run`'s generation, each in the sweep index at
+   * its `sweepAt`, where there is no slice or only an older generation's
+   * SKIPPED one (`isRecreatable`). @returns the keys created.
+   */
+  enqueue(run: SliceDefinition, slices: readonly NewSlice[], now: number): Promise<SliceKey[]>;
+  /**
+   * Puts a RUNNING slice whose holder and message are gone into the sweep
+   * index at `sweepAt`, on condition that it still has fence `fence` and is
+   * out of the index. @returns whether it did.
+   */
+  followAbandoned(key: SliceKey, fence: number, sweepAt: number): Promise<boolean>;
+  /**
+   * One item for a range of `run`'s occurrences: MISSED (older than the catch-up
+   * window) or SKIPPED by the misfire policy; written unless a slice is there.
+   */
+  recordRange(jobId: string, run: SliceDefinition, range: MissedRange | SkippedRange, now: number): Promise<void>;
+  /**
+   * SKIPPED with `reason` at each instant that has no slice yet (a claim that
+   * creates it first wins): the due occurrences of a generation a change ended.
+   * @returns how many were written.
+   */
+  settleAbsent(jobId: string, run: SliceDefinition, instants: readonly number[], reason: SkipReason, now: number): Promise<number>;
 }
 
 export interface SweepCandidate extends SliceKey {
@@ -95,33 +138,37 @@ export interface SweepCandidate extends SliceKey {
   readonly sweepAt: number;
 }
 
-export interface NewSlice extends SliceKey {
-  readonly sweepAt: number;
-  /** The scan request that created it (its queue message id), if any. */
-  readonly scanId?: string;
+/**
+ * The timing wheel's items (core/wheel.ts): a shard's inbox, its entries by
+ * bucket, and its cursor.
+ */
+export interface WheelStore {
+  /** The shard's cursor, read consistently; undefined before its first scan. */
+  readCursor(shard: number): Promise<ScanCursor | undefined>;
+  /** Moves each field of the cursor to the larger of its value and `cursor`'s (creating it when absent). */
+  moveCursor(shard: number, cursor: ScanCursor): Promise<void>;
+  /** The first bucket in `[fromMs, toMs)` that holds an entry, read consistently. */
+  nextBucket(shard: number, fromMs: number, toMs: number): Promise<number | undefined>;
+  /** The entries of one bucket, read consistently. */
+  entriesAt(shard: number, bucket: number): Promise<PlacedEntry[]>;
+  /** Writes entries into their buckets, packed (many jobs to an item), expiring by TTL. */
+  place(shard: number, entries: readonly PlacedEntry[], now: number): Promise<void>;
+  /** The shard's inbox: generations no scan has taken up yet. */
+  inbox(shard: number): Promise<WheelEntry[]>;
+  /** Puts a job's generation in the inbox, unless a newer one of that job is there. */
+  putInbox(shard: number, entry: WheelEntry): Promise<void>;
+  /** Removes a job's inbox entry if it still holds `entry.generation`. */
+  takeFromInbox(shard: number, entry: WheelEntry): Promise<void>;
 }
 
-export type AdvanceOutcome =
-  | { readonly kind: 'advanced'; readonly created: readonly SliceKey[] }
-  /**
-   * Another scanner or an update moved the job first; nothing was written.
-   * `alreadyCreated`: slices of this advance that exist, unclaimed, with this
-   * advance's scan id: an earlier try of this very advance landed and its
-   * reply was lost (a request timeout the SDK retried), so no message was
-   * sent for them yet. Sending one is the caller's (a duplicate is harmless).
-   */
-  | { readonly kind: 'conflict'; readonly alreadyCreated: readonly SliceKey[] };
-
-export interface ScheduleStore {
-  /** Enabled jobs of `shard` with `nextFireAt < untilMs`, oldest first. */
-  queryDue(shard: number, untilMs: number, limit: number): Promise<StoredJob[]>;
-  /**
-   * In one transaction: create each slice (if absent), record `missed` (one
-   * MISSED item for the whole range, at its first occurrence), record `skipped`
-   * (likewise one SKIPPED item with its reason) and move the job to
-   * `nextFireAt`, on condition that its version is still `job.version`.
-   */
-  advance(job: StoredJob, slices: readonly NewSlice[], nextFireAt: number, now: number, missed?: MissedRange, skipped?: SkippedRange): Promise<AdvanceOutcome>;
+/** Job records as a scanner, the reconciler and a worker read them (tombstones included). */
+export interface JobReader {
+  /** One record, read consistently. */
+  record(id: string): Promise<JobRecord | undefined>;
+  /** Many records; `consistent: false` reads at half the price and may be a moment stale. */
+  records(ids: readonly string[], consistent: boolean): Promise<Map<string, JobRecord>>;
+  /** Every record of a shard (a shard's first scan seeds its inbox from them). */
+  recordsOfShard(shard: number): Promise<JobRecord[]>;
 }
 
 /**
@@ -131,8 +178,6 @@ export interface ScheduleStore {
 export interface OverlapStore {
   /** The job's slices scheduled at or before `untilMs`, newest first, at most `limit`, read consistently. */
   recentSlices(jobId: string, untilMs: number, limit: number): Promise<Slice[]>;
-  /** RUNNING on `fence` → SKIPPED with `reason`, out of the sweep index. @throws {LeaseLostError} */
-  skipClaimed(key: SliceKey, fence: number, reason: string, now: number): Promise<void>;
   /**
    * RUNNING on `fence` → ENQUEUED to wait behind a run: the claim undone
    * (attempts - 1), `bufferedAt` set on the first wait, swept at `sweepAt`.
@@ -152,6 +197,8 @@ export interface OneTimeJobs {
 export interface WorkMessage extends SliceKey {
   /** Seconds SQS keeps the message hidden (0 to 900). */
   readonly delaySeconds: number;
+  /** The definition of the generation it is sent for: the claim creates the slice with it (core/messages.ts). */
+  readonly run?: SliceDefinition;
 }
 
 export interface WorkQueue {

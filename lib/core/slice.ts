@@ -78,6 +78,23 @@ export interface Slice extends SliceKey {
   readonly finishedAt?: number;
   /** A slot an operator made (`cronfence jobs trigger` or `backfill`): who, why, and the request. */
   readonly operator?: OperatorSlot;
+  /** Present while the slice is in the sweep index (its message may be lost): when the sweep looks at it next. */
+  readonly sweepAt?: number;
+}
+
+/**
+ * What a scanner's work message carries besides the key: the definition of
+ * the generation it was sent for, so the claim can create the slice (no
+ * write before the run). Only the claim reads it, and only to create or
+ * re-create the slice of this generation: a stale message cannot change a
+ * slice of another generation (see `isClaimable`).
+ */
+export interface SliceDefinition {
+  readonly generation: number;
+  readonly handler: string;
+  readonly policies: JobPolicies;
+  readonly payload?: Record<string, unknown>;
+  readonly shard: number;
 }
 
 /**
@@ -102,6 +119,10 @@ export function isFinal(status: SliceStatus): boolean {
  * May a worker claim this slice at `now`, holding message `messageId`, with a
  * claim request named `claimToken`? The claim store writes exactly this rule
  * as its condition expression (the contract suite runs both).
+ * - A message that carries its generation's definition (`generation` given)
+ *   creates the slice when there is none, and re-creates one that an older
+ *   generation left SKIPPED (a job re-enabled or re-added runs that instant
+ *   again); otherwise it claims only a slice of its own generation.
  * - The holder's own message coming back means SQS saw its heartbeats lapse:
  *   a takeover that does not depend on the two workers' clocks agreeing.
  * - Any other message needs the lease past its end by the skew margin.
@@ -109,12 +130,15 @@ export function isFinal(status: SliceStatus): boolean {
  *   win again: it is recognised as already won (see `isOwnClaimResent`).
  */
 export function isClaimable(
-  slice: Pick<Slice, 'status' | 'leaseExpiresAt' | 'nextAttemptAt' | 'leaseMessageId' | 'claimToken' | 'leaseReceiveCount'>,
+  slice: Pick<Slice, 'status' | 'leaseExpiresAt' | 'nextAttemptAt' | 'leaseMessageId' | 'claimToken' | 'leaseReceiveCount' | 'generation' | 'missedUntil'> | undefined,
   now: number,
   messageId?: string,
   claimToken?: string,
   receiveCount?: number,
+  generation?: number,
 ): boolean {
+  if (slice === undefined) return generation !== undefined;
+  if (generation !== undefined && (slice.generation ?? 0) !== generation) return isRecreatable(slice, generation);
   switch (slice.status) {
     case SliceStatus.Enqueued:
       return true;
@@ -129,6 +153,15 @@ export function isClaimable(
     default:
       return false;
   }
+}
+
+/**
+ * An older generation left this instant SKIPPED (a pause, a change, a delete
+ * settled it before it ran): a message of a newer generation runs it. A range
+ * record (`missedUntil`) stands for more instants than its own and stays.
+ */
+export function isRecreatable(slice: Pick<Slice, 'status' | 'generation' | 'missedUntil'>, generation: number): boolean {
+  return slice.status === SliceStatus.Skipped && (slice.generation ?? 0) < generation && slice.missedUntil === undefined;
 }
 
 /**
@@ -162,9 +195,11 @@ export type LostClaimAction =
  * duplicates (and sweep re-sends) from circulating until the slice is final;
  * the sweep remains the backstop should that message be lost too.
  */
-export function lostClaimAction(slice: Slice | undefined, now: number, messageId?: string, receiveCount?: number): LostClaimAction {
+export function lostClaimAction(slice: Slice | undefined, now: number, messageId?: string, receiveCount?: number, generation?: number): LostClaimAction {
   if (slice === undefined) return { kind: 'drop', reason: 'missing' };
   if (isFinal(slice.status)) return { kind: 'drop', reason: 'final' };
+  // Sent for a generation a newer one has replaced on this instant: that generation's own message runs it.
+  if (generation !== undefined && (slice.generation ?? 0) > generation) return { kind: 'drop', reason: 'duplicate' };
   const earlierDeliveryOfHolders = slice.status === SliceStatus.Running && messageId !== undefined && slice.leaseMessageId === messageId && !isLaterDelivery(slice, receiveCount);
   if (earlierDeliveryOfHolders) return { kind: 'leave' };
   const otherCopy = messageId !== undefined && slice.leaseMessageId !== undefined && slice.leaseMessageId !== messageId;

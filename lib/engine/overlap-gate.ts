@@ -8,12 +8,13 @@ import type { Clock } from '../core/clock.ts';
 import { LeaseLostError } from '../core/errors.ts';
 import { lifecycleEvent, type EventSink } from '../core/events.ts';
 import { decideOverlap, OVERLAP_READ_LIMIT } from '../core/overlap-policy.ts';
-import type { OverlapStore, WorkQueue } from '../core/ports.ts';
+import type { OverlapStore, SliceStore, WorkQueue } from '../core/ports.ts';
 import { sweepAtFor, SliceStatus, type Slice } from '../core/slice.ts';
 
 export interface OverlapGateDeps {
   readonly workerId: string;
   readonly overlap: OverlapStore;
+  readonly slices: Pick<SliceStore, 'skipClaimed'>;
   readonly queue: WorkQueue;
   readonly events: EventSink;
   readonly clock: Clock;
@@ -38,7 +39,7 @@ export async function passOverlapGate(deps: OverlapGateDeps, slice: Slice, recei
       case 'run':
         return 'run';
       case 'skip':
-        await deps.overlap.skipClaimed(slice, slice.fence, decision.reason, now);
+        await deps.slices.skipClaimed(slice, slice.fence, decision.reason, now);
         emitSkipped(slice, decision.reason);
         return 'delete';
       case 'wait': {

@@ -1,255 +1,254 @@
 /**
- * Scans one shard: turns every occurrence due in the lookahead window into a
- * slice (one advance transaction per job, version-fenced, so racing scanners
- * create each slice once), sends the new slices with a delay that surfaces
- * them at their second, and sweeps live slices whose message may be lost.
+ * Scans one shard: takes up the wheel's buckets from the shard's cursor to
+ * the lookahead (core/wheel.ts), sending every occurrence due in them with
+ * the delay that surfaces it at its second, and writing each job's next
+ * entry; takes up the inbox (generations a change made); reconciles the
+ * buckets old enough (reconciler.ts); sweeps the slices waiting in the sweep
+ * index; then moves the cursor. A scan writes no slice and no job on the
+ * happy path: the claim creates the slice (core/messages.ts).
+ *
+ * A scanner that dies before moving the cursor leaves its range to the next
+ * scan, which sends the same occurrences again: a duplicate message is
+ * harmless (the claim admits one, a copy of a claimed slice is dropped), a
+ * missing one would not be.
  */
-import type { Clock } from '../core/clock.ts';
 import { lifecycleEvent, type EventSink } from '../core/events.ts';
-import type { NewSlice, ScheduleStore, SliceStore, StoredJob, SweepCandidate, WorkMessage, WorkQueue } from '../core/ports.ts';
-import { planAdvance } from '../core/advance-plan.ts';
-import { scheduleOf } from '../core/schedule.ts';
+import type { Clock } from '../core/clock.ts';
+import { NEVER, planAdvance } from '../core/advance-plan.ts';
 import { isoSecond } from '../core/execution-key.ts';
-import { startAtOf } from '../core/jitter.ts';
-import { sweepAgainAt, sweepAtFor, SliceStatus, type SliceKey } from '../core/slice.ts';
+import { inboxEntryOf, inDueIndex, isTombstone, type JobRecord } from '../core/job-lifecycle.ts';
+import { jitterOffsetMs } from '../core/jitter.ts';
 import { mapBounded } from '../core/map-bounded.ts';
-import { StoreBusyError } from '../core/errors.ts';
+import { definitionOf, type JobReader, type SliceStore, type StoredJob, type SweepCandidate, type WheelStore, type WorkQueue } from '../core/ports.ts';
+import { scheduleOf } from '../core/schedule.ts';
+import { sweepAgainAt } from '../core/slice.ts';
+import { bucketOf, distinctEntries, freshCursor, reconcileHorizon, scanHorizon, WHEEL_BUCKET_MS, type PlacedEntry, type WheelEntry } from '../core/wheel.ts';
+import { Reconciler } from './reconciler.ts';
+import { sendDelayed, type OutgoingMessage } from './send-delayed.ts';
 
-/** One transaction holds 100 items: 99 slices and the job. */
-export const MAX_SLICES_PER_JOB_SCAN = 99;
-const JOBS_PER_PAGE = 100;
-const JOB_CONCURRENCY = 8;
-/** SQS's SendMessageBatch limit. */
-const SEND_BATCH = 10;
+/** Occurrences one plan may return; a bucket of a per-second job holds five, so this only bounds a runaway. */
+const MAX_OCCURRENCES_PER_PLAN = 1000;
 const SWEEP_LIMIT = 200;
+const JOB_CONCURRENCY = 8;
 
 export interface ScannerDeps {
   readonly scannerId: string;
-  readonly schedules: ScheduleStore;
+  readonly wheel: WheelStore;
+  readonly jobs: JobReader;
   readonly slices: SliceStore;
   readonly queue: WorkQueue;
   readonly events: EventSink;
   readonly clock: Clock;
-  /** How far ahead slices are created. Must exceed the tick interval. */
+  /** How far ahead occurrences are sent. Must exceed the tick interval. */
   readonly lookaheadMs: number;
-  /** Slack after a slice's due time before the sweep re-sends it. */
+  /** Slack after an occurrence's start before the reconciler and the sweep look for it. */
   readonly sweepGraceMs: number;
-  /** A job whose advance failed (the store busy after retries); the scan goes on with the others. */
+  /** A failure the scan survived (a bucket or a job left for the next scan). */
   readonly onError?: (error: unknown, context: string) => void;
 }
 
 export interface ScanOptions {
-  /** Names this scan request (its queue message id); slices it creates carry it. */
-  readonly scanId?: string;
-  /** This scan request was delivered before: its first scanner may have died between creating slices and sending them. */
-  readonly redelivered?: boolean;
-  /** Stop taking new pages of jobs after this instant (the caller re-queues the shard). */
+  /** Stop taking up buckets after this instant (the caller re-queues the shard). */
   readonly deadline?: number;
 }
 
 export interface ScanReport {
   shard: number;
+  /** Buckets of the wheel taken up. */
+  buckets: number;
+  /** Jobs taken up (once per bucket they were due in). */
   jobsAdvanced: number;
-  slicesCreated: number;
-  conflicts: number;
+  /** Occurrences sent to the work queue. */
+  sent: number;
   missed: number;
   /** Due occurrences the misfire policy did not run (recorded SKIPPED). */
   skipped: number;
+  /** Occurrences the reconciler found without a live message and sent again. */
+  reconciled: number;
   swept: number;
-  resent: number;
-  /** Jobs whose advance failed (they stay due; the shard is scanned again). */
   errors: number;
-  /** True when the deadline or a failed advance left due jobs behind: the caller re-queues the shard. */
+  /** True when the deadline or a failure left buckets for later: the caller re-queues the shard. */
   incomplete: boolean;
 }
 
 export class Scanner {
-  constructor(private readonly deps: ScannerDeps) {}
+  private readonly reconciler: Reconciler;
+
+  constructor(private readonly deps: ScannerDeps) {
+    this.reconciler = new Reconciler(deps);
+  }
 
   async scanShard(shard: number, options: ScanOptions = {}): Promise<ScanReport> {
-    const now = this.deps.clock.now();
-    const windowEnd = now + this.deps.lookaheadMs;
-    const report: ScanReport = { shard, jobsAdvanced: 0, slicesCreated: 0, conflicts: 0, missed: 0, skipped: 0, swept: 0, resent: 0, errors: 0, incomplete: false };
-    // Slices go out in full batches as their jobs advance, not after the whole page: in a burst the first
-    // workers start while the scan is still advancing (the benchmark saw the first commit 13 s in, otherwise).
-    const outbox: OutgoingSlice[] = [];
-    // Jobs whose advance failed with an outcome this scan cannot know (its tries timed out: a late one may have landed).
-    const unknownOutcomes = new Set<string>();
-    const sendFullBatches = async (): Promise<void> => {
-      while (outbox.length >= SEND_BATCH) await this.send(outbox.splice(0, SEND_BATCH));
-    };
-    for (;;) {
-      const jobs = await this.deps.schedules.queryDue(shard, windowEnd, JOBS_PER_PAGE);
-      await mapBounded(jobs, JOB_CONCURRENCY, async (job) => {
-        await this.catchUp(job, now, windowEnd, report, options, unknownOutcomes, async (created) => {
-          outbox.push(...created);
-          await sendFullBatches();
-        });
-      });
-      await this.send(outbox.splice(0));
-      if (jobs.length < JOBS_PER_PAGE) break;
-      if (options.deadline !== undefined && this.deps.clock.now() >= options.deadline) {
-        report.incomplete = true;
-        break;
+    const { wheel, clock } = this.deps;
+    const now = clock.now();
+    const report: ScanReport = { shard, buckets: 0, jobsAdvanced: 0, sent: 0, missed: 0, skipped: 0, reconciled: 0, swept: 0, errors: 0, incomplete: false };
+    const cursor = (await wheel.readCursor(shard)) ?? (await this.seed(shard, now));
+    const horizon = scanHorizon(now, this.deps.lookaheadMs);
+    const pastDeadline = (): boolean => options.deadline !== undefined && clock.now() >= options.deadline;
+    let position = Math.min(cursor.scannedThrough, horizon);
+    try {
+      await this.takeUpInbox(shard, position, now, report);
+      while (position < horizon && !pastDeadline()) {
+        const bucket = await wheel.nextBucket(shard, position, horizon);
+        if (bucket === undefined) position = horizon;
+        else {
+          await this.takeUpBucket(shard, bucket, now, report);
+          position = bucket + WHEEL_BUCKET_MS;
+        }
       }
+    } catch (error) {
+      // The buckets from `position` on stay for the next scan (the shard is re-queued): nothing is lost.
+      report.errors++;
+      this.deps.onError?.(error, `scanning shard ${shard}`);
     }
+    report.incomplete = position < horizon;
+    const reconciledThrough = await this.reconciler.reconcile(shard, cursor.reconciledThrough, Math.min(position, reconcileHorizon(now, this.deps.sweepGraceMs)), pastDeadline, report);
     report.swept = await this.sweep(shard, now);
-    if (options.scanId && (options.redelivered || unknownOutcomes.size > 0)) {
-      report.resent = await this.resendCreatedByScan(shard, options.scanId, now, windowEnd, options.redelivered ? undefined : unknownOutcomes);
-    }
+    await wheel.moveCursor(shard, { scannedThrough: Math.max(position, cursor.scannedThrough), reconciledThrough });
     return report;
   }
 
   /**
-   * Advances one job until its window is covered: a job with more due
-   * occurrences than one transaction holds (a per-second job after an outage)
-   * catches up in this scan, not one transaction per scan. A busy store ends
-   * the job's turn: it stays due, and the shard is scanned again soon.
+   * A shard no scan has seen (a new installation, or one that kept its jobs
+   * through an upgrade): every job of it that runs goes to the inbox, from
+   * its stored first occurrence, before the cursor starts at the current bucket.
    */
-  private async catchUp(
-    job: StoredJob,
-    now: number,
-    windowEnd: number,
-    report: ScanReport,
-    options: ScanOptions,
-    unknownOutcomes: Set<string>,
-    onCreated: (created: readonly OutgoingSlice[]) => Promise<void>,
-  ): Promise<void> {
-    let current: StoredJob | undefined = job;
-    while (current !== undefined && current.nextFireAt < windowEnd) {
-      try {
-        current = await this.advance(current, now, windowEnd, report, options.scanId, onCreated);
-      } catch (error) {
-        report.errors++;
-        report.incomplete = true;
-        // A busy store refused the advance and wrote nothing; any other failure may have written it.
-        if (!(error instanceof StoreBusyError)) unknownOutcomes.add(job.id);
-        this.deps.onError?.(error, `advancing job ${job.id}`);
-        return;
-      }
-      if (options.deadline !== undefined && this.deps.clock.now() >= options.deadline) {
-        if (current !== undefined && current.nextFireAt < windowEnd) report.incomplete = true;
-        return;
-      }
-    }
-  }
-
-  /** One advance transaction; returns the job as it now stands, or undefined when another scanner or an update won. */
-  private async advance(
-    job: StoredJob,
-    now: number,
-    windowEnd: number,
-    report: ScanReport,
-    scanId: string | undefined,
-    onCreated: (created: readonly OutgoingSlice[]) => Promise<void>,
-  ): Promise<StoredJob | undefined> {
-    const plan = planAdvance({
-      schedule: scheduleOf(job),
-      nextFireAt: job.nextFireAt,
-      now,
-      lookaheadMs: windowEnd - now,
-      catchUpWindowMs: job.policies.catchUpWindowMs,
-      limit: MAX_SLICES_PER_JOB_SCAN,
-      misfire: job.policies.misfire,
+  private async seed(shard: number, now: number): Promise<{ scannedThrough: number; reconciledThrough: number }> {
+    const records = await this.deps.jobs.recordsOfShard(shard);
+    await mapBounded(records, JOB_CONCURRENCY, async (record) => {
+      const entry = inboxEntryOf(record);
+      if (entry) await this.deps.wheel.putInbox(shard, entry);
     });
-    const { occurrences: inThisCall, nextFireAt } = plan;
-    // Jitter moves when a slice is delivered and swept, never its key (core/jitter.ts).
-    const startOf = (scheduledAt: number): number => startAtOf({ jobId: job.id, scheduledAt, policies: job.policies });
-    const slices: NewSlice[] = inThisCall.map((scheduledAt) => ({
-      jobId: job.id,
-      scheduledAt,
-      scanId,
-      sweepAt: sweepAtFor(SliceStatus.Enqueued, { scheduledAt: startOf(scheduledAt), now, graceMs: this.deps.sweepGraceMs }),
-    }));
-    const outcome = await this.deps.schedules.advance(job, slices, nextFireAt, now, plan.missed, plan.skipped);
-    if (outcome.kind === 'conflict') {
-      report.conflicts++;
-      // This scan's own earlier try landed unanswered: its slices have no message yet.
-      if (outcome.alreadyCreated.length > 0) await onCreated(outcome.alreadyCreated.map((key) => ({ ...key, startAt: startOf(key.scheduledAt) })));
-      return undefined;
-    }
-    if (plan.missed) {
-      // Downtime longer than the catch-up window: older occurrences are recorded MISSED (one item for the range, in
-      // the advance's transaction) and reported, not run. Only the scanner whose advance won reports them.
-      report.missed += plan.missed.count;
-      this.deps.events.emit(
-        lifecycleEvent('missed', { jobId: job.id, scheduledAt: plan.missed.from }, now, {
-          fence: 0,
-          worker: this.deps.scannerId,
-          count: plan.missed.count,
-          until: isoSecond(plan.missed.to),
-        }),
-      );
-    }
-    if (plan.skipped) {
-      // Due occurrences inside the window that the job's misfire policy does not run: one SKIPPED record, one event.
-      report.skipped += plan.skipped.count;
-      this.deps.events.emit(
-        lifecycleEvent('skipped', { jobId: job.id, scheduledAt: plan.skipped.from }, now, {
-          fence: 0,
-          worker: this.deps.scannerId,
-          count: plan.skipped.count,
-          until: isoSecond(plan.skipped.to),
-          reason: plan.skipped.reason,
-        }),
-      );
-    }
-    report.jobsAdvanced++;
-    report.slicesCreated += outcome.created.length;
-    await onCreated(outcome.created.map((key) => ({ ...key, startAt: startOf(key.scheduledAt) })));
-    return { ...job, nextFireAt, version: job.version + 1 };
+    const cursor = freshCursor(now);
+    await this.deps.wheel.moveCursor(shard, cursor);
+    return cursor;
   }
 
   /**
-   * Sends slices with the delay that surfaces each at its second, computed
-   * now, as each batch goes out: a long scan's later batches would otherwise
-   * surface late by the time the scan had taken.
+   * New generations: a job put, resumed or re-added since the last scan. Its
+   * occurrences in buckets the scans have passed are sent now (each such
+   * bucket gets an entry, for the reconciler); its next entry goes where the
+   * bucket loop takes it up.
    */
-  private async send(keys: readonly OutgoingSlice[]): Promise<void> {
-    if (keys.length === 0) return;
-    const now = this.deps.clock.now();
-    await this.deps.queue.send(keys.map((key) => delayed(key, now)));
+  private async takeUpInbox(shard: number, scannedThrough: number, now: number, report: ScanReport): Promise<void> {
+    const inbox = await this.deps.wheel.inbox(shard);
+    if (inbox.length === 0) return;
+    const records = await this.currentRecords(inbox);
+    const messages: OutgoingMessage[] = [];
+    const placed: PlacedEntry[] = [];
+    for (const entry of inbox) {
+      const job = liveJob(records.get(entry.jobId), entry.generation);
+      if (job === undefined) continue;
+      let from = entry.from;
+      for (let bucket = bucketOf(startOf(job, from)); from < NEVER && bucket < scannedThrough; bucket = bucketOf(startOf(job, from))) {
+        placed.push({ jobId: job.id, generation: job.generation, from, bucket });
+        from = await this.takeUp(job, from, bucket, now, messages, report);
+      }
+      if (from < NEVER) placed.push({ jobId: job.id, generation: job.generation, from, bucket: bucketOf(startOf(job, from)) });
+    }
+    report.sent += await sendDelayed(this.deps.queue, this.deps.clock, messages);
+    await this.deps.wheel.place(shard, placed, now);
+    // Only once its entries are in the wheel: a scanner that dies before this leaves the inbox to the next scan.
+    await mapBounded(inbox, JOB_CONCURRENCY, (entry) => this.deps.wheel.takeFromInbox(shard, entry));
+  }
+
+  /** Every job due in `bucket`: its occurrences there sent, its next entry written. */
+  private async takeUpBucket(shard: number, bucket: number, now: number, report: ScanReport): Promise<void> {
+    const entries = distinctEntries(await this.deps.wheel.entriesAt(shard, bucket));
+    const records = await this.currentRecords(entries);
+    const messages: OutgoingMessage[] = [];
+    const next: PlacedEntry[] = [];
+    for (const entry of entries) {
+      const job = liveJob(records.get(entry.jobId), entry.generation);
+      if (job === undefined) continue;
+      const from = await this.takeUp(job, entry.from, bucket, now, messages, report);
+      if (from < NEVER) next.push({ jobId: job.id, generation: job.generation, from, bucket: bucketOf(startOf(job, from)) });
+    }
+    report.sent += await sendDelayed(this.deps.queue, this.deps.clock, messages);
+    await this.deps.wheel.place(shard, next, now);
+    report.buckets++;
+  }
+
+  /**
+   * One job's occurrences from `from` whose start falls before the end of
+   * `bucket`, under its catch-up window and misfire policy
+   * (core/advance-plan.ts): the ones to run go to `messages`, the ranges it
+   * does not run are recorded. @returns its next occurrence (or NEVER).
+   */
+  private async takeUp(job: StoredJob, from: number, bucket: number, now: number, messages: OutgoingMessage[], report: ScanReport): Promise<number> {
+    const offset = jitterOffsetMs(job.id, job.policies.jitterMs);
+    const run = definitionOf(job);
+    let next = from;
+    let first = true;
+    while (next < NEVER && next + offset < bucket + WHEEL_BUCKET_MS) {
+      const plan = planAdvance({
+        schedule: scheduleOf(job),
+        nextFireAt: next,
+        now,
+        lookaheadMs: bucket + WHEEL_BUCKET_MS - offset - now,
+        catchUpWindowMs: job.policies.catchUpWindowMs,
+        limit: MAX_OCCURRENCES_PER_PLAN,
+        misfire: job.policies.misfire,
+      });
+      if (first) await this.recordRanges(job, plan, now, report);
+      first = false;
+      for (const scheduledAt of plan.occurrences) messages.push({ jobId: job.id, scheduledAt, startAt: scheduledAt + offset, run });
+      if (plan.nextFireAt <= next) break;
+      next = plan.nextFireAt;
+    }
+    report.jobsAdvanced++;
+    return next;
+  }
+
+  /** Downtime longer than the catch-up window (MISSED) and due occurrences the misfire policy does not run (SKIPPED): one record and one event each. */
+  private async recordRanges(job: StoredJob, plan: ReturnType<typeof planAdvance>, now: number, report: ScanReport): Promise<void> {
+    for (const [range, type] of [
+      [plan.missed, 'missed'],
+      [plan.skipped, 'skipped'],
+    ] as const) {
+      if (range === undefined) continue;
+      await this.deps.slices.recordRange(job.id, definitionOf(job), range, now);
+      if (type === 'missed') report.missed += range.count;
+      else report.skipped += range.count;
+      this.deps.events.emit(
+        lifecycleEvent(type, { jobId: job.id, scheduledAt: range.from }, now, {
+          fence: 0,
+          worker: this.deps.scannerId,
+          count: range.count,
+          until: isoSecond(range.to),
+          ...('reason' in range && { reason: range.reason }),
+        }),
+      );
+    }
+  }
+
+  /**
+   * The records behind `entries`, read at half price; an entry newer than its
+   * record (a change a moment ago that the read did not see yet) is read again consistently.
+   */
+  private async currentRecords(entries: readonly WheelEntry[]): Promise<Map<string, JobRecord>> {
+    const records = await this.deps.jobs.records([...new Set(entries.map((entry) => entry.jobId))], false);
+    const behind = entries.filter((entry) => (records.get(entry.jobId)?.generation ?? -1) < entry.generation).map((entry) => entry.jobId);
+    if (behind.length > 0) for (const [id, record] of await this.deps.jobs.records([...new Set(behind)], true)) records.set(id, record);
+    return records;
   }
 
   /** Re-sends live slices whose sweep time passed: their message was lost or their worker vanished. */
   private async sweep(shard: number, now: number): Promise<number> {
     const stale = await this.deps.slices.findSweepable(shard, now, SWEEP_LIMIT);
-    return this.resend(stale, now);
-  }
-
-  /**
-   * This scan request was delivered before, so its first scanner may have died
-   * between creating slices and sending them; or an advance of this scan
-   * failed with an unknown outcome (every try timed out, and one may have
-   * landed later: the job is no longer due, so no later scan sees it, and
-   * only the sweep, a grace after the slice's second, would send it). Re-send
-   * the live slices that scan id created, of `jobIds` when given (they carry
-   * the id; the index does not say which are still unclaimed); a duplicate is
-   * harmless (a claim admits one, and a copy of a claimed slice is dropped), a
-   * missing message is not.
-   */
-  private async resendCreatedByScan(shard: number, scanId: string, now: number, windowEnd: number, jobIds?: ReadonlySet<string>): Promise<number> {
-    const created = await this.deps.slices.findCreatedByScan(shard, scanId, now - this.deps.sweepGraceMs, windowEnd + this.deps.sweepGraceMs, 1000);
-    const upcoming = jobIds ? created.filter((slice) => jobIds.has(slice.jobId)) : created;
-    await this.send(upcoming);
-    return upcoming.length;
-  }
-
-  private async resend(candidates: readonly SweepCandidate[], now: number): Promise<number> {
-    if (candidates.length === 0) return 0;
-    await this.send(candidates);
-    await mapBounded(candidates, JOB_CONCURRENCY, (key) => this.deps.slices.deferSweep(key, sweepAgainAt(key, now, this.deps.sweepGraceMs)));
-    return candidates.length;
+    if (stale.length === 0) return 0;
+    await sendDelayed(this.deps.queue, this.deps.clock, stale.map((key) => ({ jobId: key.jobId, scheduledAt: key.scheduledAt })));
+    await mapBounded(stale, JOB_CONCURRENCY, (key: SweepCandidate) => this.deps.slices.deferSweep(key, sweepAgainAt(key, now, this.deps.sweepGraceMs)));
+    return stale.length;
   }
 }
 
-/** A slice on its way to the work queue; `startAt`: when it is meant to start (its jittered time), if not its second. */
-type OutgoingSlice = SliceKey & { readonly startAt?: number };
+/** The job an entry of `generation` stands for, if that is still its generation and it is in the schedule. */
+function liveJob(record: JobRecord | undefined, generation: number): StoredJob | undefined {
+  if (record === undefined || isTombstone(record) || record.generation !== generation || !inDueIndex(record)) return undefined;
+  return record;
+}
 
-/** SQS's longest DelaySeconds; a later start surfaces early and the worker waits out the rest holding the lease. */
-const MAX_DELAY_SECONDS = 900;
-
-function delayed(key: OutgoingSlice, now: number): WorkMessage {
-  const startAt = key.startAt ?? key.scheduledAt;
-  return { jobId: key.jobId, scheduledAt: key.scheduledAt, delaySeconds: Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.floor((startAt - now) / 1000))) };
+function startOf(job: StoredJob, scheduledAt: number): number {
+  return scheduledAt + jitterOffsetMs(job.id, job.policies.jitterMs);
 }

@@ -24,9 +24,10 @@ import { lifecycleEvent, type EventSink, type LifecycleEventDetails, type Lifecy
 import { executionKey, isoSecond } from '../core/execution-key.ts';
 import { startAtOf } from '../core/jitter.ts';
 import { isOwnCommit } from '../core/ledger.ts';
-import { decodeWorkMessage } from '../core/messages.ts';
+import { supersededReason } from '../core/job-lifecycle.ts';
+import { decodeWorkMessage, type WorkOrder } from '../core/messages.ts';
 import type { ChunkCommitOutcome, ChunkStore } from '../core/chunks.ts';
-import type { BusinessWrite, DeadLetterSink, OneTimeJobs, OverlapStore, SliceStore, WorkQueue } from '../core/ports.ts';
+import type { BusinessWrite, ClaimOutcome, DeadLetterSink, JobReader, OneTimeJobs, OverlapStore, SliceStore, WorkQueue } from '../core/ports.ts';
 import {
   afterFailure,
   isTakeover,
@@ -38,6 +39,7 @@ import {
   type Slice,
   type SliceKey,
 } from '../core/slice.ts';
+import type { SkipReason } from '../core/job-lifecycle.ts';
 import type { HandlerRegistry, JobContext, JobHandler } from './define-job.ts';
 import { AttemptCommit } from './attempt-commit.ts';
 import { AttemptChunks } from './chunk-commit.ts';
@@ -50,6 +52,8 @@ export type Disposition = 'delete' | 'keep';
 export interface WorkerDeps {
   readonly workerId: string;
   readonly slices: SliceStore;
+  /** The jobs a claimed slice is checked against before it runs (has the job moved on since its message was sent?). */
+  readonly jobs: JobReader;
   readonly queue: WorkQueue;
   readonly deadLetters: DeadLetterSink;
   readonly events: EventSink;
@@ -109,9 +113,9 @@ export class Worker {
    * @throws {UnrunnableMessageError} when it names a slice that does not exist.
    */
   async process(message: ReceivedMessage): Promise<Disposition> {
-    const key = decodeWorkMessage(message.body);
+    const order = decodeWorkMessage(message.body);
     try {
-      return await this.claimAndRun(key, message);
+      return await this.claimAndRun(order, message);
     } catch (error) {
       if (!(error instanceof UnrunnableMessageError)) await this.retrySoon(message);
       throw error;
@@ -134,8 +138,9 @@ export class Worker {
     }
   }
 
-  private async claimAndRun(key: SliceKey, message: ReceivedMessage): Promise<Disposition> {
+  private async claimAndRun(order: WorkOrder, message: ReceivedMessage): Promise<Disposition> {
     const { clock, queue, slices, workerId } = this.deps;
+    const key: SliceKey = { jobId: order.jobId, scheduledAt: order.scheduledAt };
     const now = clock.now();
     if (key.scheduledAt - now > EARLY_TOLERANCE_MS) {
       // No scan creates a slice further ahead than its longest lookahead: such a message is bogus unless its slice exists.
@@ -160,14 +165,15 @@ export class Worker {
         hiddenAt = Math.max(hiddenAt, sentAt);
       },
     };
-    const claim = await keepHidden(
+    const { claim, superseded } = await keepHidden(
       tracked,
       message.receiptHandle,
       { everyMs: visibilityMs / 2.5, visibilitySeconds: Math.ceil(visibilityMs / 1000), onError: (error) => this.deps.onError?.(error, 'claim heartbeat') },
-      () => slices.claim(key, workerId, now, message.messageId, message.receiveCount),
+      () => this.claimCurrent(order, now, message),
     );
-    if (!claim.won) return this.standDown(claim.current, message);
+    if (!claim.won) return this.standDown(claim.current, message, order.run?.generation);
     const slice = claim.slice;
+    if (superseded) return this.skipSuperseded(slice, superseded);
     // Judged before any hide below, which a message already handed to a standby would not undo.
     const overtakeable = clock.now() - hiddenAt > visibilityMs - slice.policies.heartbeatMs;
     this.emit('claimed', slice, {
@@ -188,7 +194,7 @@ export class Worker {
       await tracked.hide(message.receiptHandle, visibilitySeconds, true);
     }
     if (this.deps.overlap && (slice.policies.overlap ?? 'allow') !== 'allow') {
-      const { workerId: id, overlap, queue: work, events, clock: time } = this.deps;
+      const { workerId: id, overlap, slices: store, queue: work, events, clock: time } = this.deps;
       // Kept hidden while the gate reads and writes, as during the claim: the lease keeper starts after it, and a
       // slow gate (1.1 s in a LocalStack drill, after a 1.2 s claim) left its first renewal to find the message's
       // visibility nearly spent and disarm the fast takeover; that holder's kill then failed over on the lease (9.7 s).
@@ -196,7 +202,7 @@ export class Worker {
         tracked,
         message.receiptHandle,
         { everyMs: slice.policies.heartbeatMs, visibilitySeconds, onError: (error) => this.deps.onError?.(error, 'overlap gate heartbeat') },
-        () => passOverlapGate({ workerId: id, overlap, queue: work, events, clock: time, sweepGraceMs: this.deps.sweepGraceMs ?? 30_000 }, slice, message.receiptHandle),
+        () => passOverlapGate({ workerId: id, overlap, slices: store, queue: work, events, clock: time, sweepGraceMs: this.deps.sweepGraceMs ?? 30_000 }, slice, message.receiptHandle),
       );
       if (gate !== 'run') return gate;
     }
@@ -205,8 +211,38 @@ export class Worker {
     return this.execute(slice, handler, message.receiptHandle, { claimedAt: now, hiddenAt, overtakeable });
   }
 
-  private async standDown(current: Slice | undefined, message: ReceivedMessage): Promise<Disposition> {
-    const action = lostClaimAction(current, this.deps.clock.now(), message.messageId, message.receiveCount);
+  /**
+   * Claims the slice (creating it from the message's definition when there is
+   * none), then reads the job: a first run (not a takeover, which goes on
+   * under the definition it started with) of a generation the job has moved
+   * on from must not start. Read after the claim, so a change that returned
+   * before the claim is always seen.
+   */
+  private async claimCurrent(order: WorkOrder, now: number, message: ReceivedMessage): Promise<{ claim: ClaimOutcome; superseded?: { reason: SkipReason; changedAt: number } }> {
+    const claim = await this.deps.slices.claim(order, this.deps.workerId, now, message.messageId, message.receiveCount, order.run);
+    if (!claim.won || isTakeover(claim.slice)) return { claim };
+    const record = await this.deps.jobs.record(claim.slice.jobId);
+    const reason = supersededReason(record, claim.slice);
+    return reason === undefined ? { claim } : { claim, superseded: { reason, changedAt: record?.updatedAt ?? now } };
+  }
+
+  /**
+   * SKIPPED with the change's reason, recorded no earlier than the change
+   * itself (a worker's clock may run behind the one that made it).
+   */
+  private async skipSuperseded(slice: Slice, superseded: { reason: SkipReason; changedAt: number }): Promise<Disposition> {
+    try {
+      await this.deps.slices.skipClaimed(slice, slice.fence, superseded.reason, Math.max(this.deps.clock.now(), superseded.changedAt));
+    } catch (error) {
+      if (error instanceof LeaseLostError) return 'keep';
+      throw error;
+    }
+    this.emit('skipped', slice, { fence: slice.fence, reason: superseded.reason });
+    return 'delete';
+  }
+
+  private async standDown(current: Slice | undefined, message: ReceivedMessage, generation?: number): Promise<Disposition> {
+    const action = lostClaimAction(current, this.deps.clock.now(), message.messageId, message.receiveCount, generation);
     if (action.kind === 'drop' && action.reason === 'missing') throw new UnrunnableMessageError(message.body, 'no such slice exists');
     if (action.kind === 'drop') return 'delete';
     if (action.kind === 'leave') return 'keep';

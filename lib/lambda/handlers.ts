@@ -80,11 +80,7 @@ export function createScannerHandler(runtime: Runtime, scannerId: string, log: H
       async (record) => {
         const { shard } = decodeScanMessage(record.body);
         const report = await withVisibilityHeartbeat(runtime, record, () =>
-          scanner.scanShard(shard, {
-            scanId: record.messageId,
-            redelivered: Number(record.attributes.ApproximateReceiveCount ?? '1') > 1,
-            deadline: runtime.clock.now() + budget,
-          }),
+          scanner.scanShard(shard, { deadline: runtime.clock.now() + budget }),
         );
         if (report.incomplete) await runtime.scanQueue.send([{ shard }]);
         logScan(log, scannerId, report);
@@ -121,7 +117,7 @@ function batchHooks(runtime: Runtime, queue: string, log: HandlerLog) {
 }
 
 function logScan(log: HandlerLog, scannerId: string, report: ScanReport): void {
-  if (report.slicesCreated + report.swept + report.resent + report.missed + report.conflicts + report.errors > 0 || report.incomplete) {
+  if (report.sent + report.swept + report.reconciled + report.missed + report.skipped + report.errors > 0 || report.incomplete) {
     log.info('scanned shard', { scanner: scannerId, ...report });
   }
 }

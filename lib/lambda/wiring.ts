@@ -7,8 +7,9 @@ import { systemClock, type Clock } from '../core/clock.ts';
 import { FanOutEventSink, type EventSink } from '../core/events.ts';
 import { createAwsClients, type AwsClients } from '../aws/clients.ts';
 import { loadConfig, type CronfenceConfig } from '../aws/config.ts';
-import { DynamoScheduleStore } from '../aws/dynamo/schedule-store.ts';
 import { DynamoSliceStore } from '../aws/dynamo/slice-store.ts';
+import { DynamoJobReader } from '../aws/dynamo/job-reader.ts';
+import { DynamoWheelStore } from '../aws/dynamo/wheel-store.ts';
 import { DynamoChunkStore } from '../aws/dynamo/chunk-store.ts';
 import { DynamoOutboxStore } from '../aws/dynamo/outbox-store.ts';
 import type { ChunkCommitOutcome, ChunkStore, OutboxStore } from '../core/chunks.ts';
@@ -19,7 +20,7 @@ import { DynamoOverlapStore } from '../aws/dynamo/overlap-ops.ts';
 import { EventBusSink } from '../aws/eventbridge/event-bus-sink.ts';
 import { queueUrl } from '../aws/sqs/queue-urls.ts';
 import { SqsDeadLetterSink, SqsScanQueue, SqsWorkQueue } from '../aws/sqs/work-queue.ts';
-import type { SliceStore, WorkQueue } from '../core/ports.ts';
+import type { JobReader, SliceStore, WheelStore, WorkQueue } from '../core/ports.ts';
 import type { SliceKey } from '../core/slice.ts';
 import type { HandlerRegistry } from '../engine/define-job.ts';
 import { Scanner } from '../engine/scanner.ts';
@@ -36,7 +37,10 @@ export interface Runtime {
   readonly chunks: ChunkStore;
   /** Outbound requests committed with chunks, for the outbox dispatcher. */
   readonly outbox: OutboxStore;
-  readonly schedules: DynamoScheduleStore;
+  /** The timing wheel the scanners take occurrences from. */
+  readonly wheel: WheelStore;
+  /** Job records as scanners and workers read them. */
+  readonly jobReader: JobReader;
   readonly workQueue: WorkQueue;
   readonly scanQueue: SqsScanQueue;
   readonly deadLetters: SqsDeadLetterSink;
@@ -75,7 +79,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   );
   const events = new FanOutEventSink(bus, ...(options.sinks ?? []));
   const slices = (options.wrapSlices ?? identity)(new DynamoSliceStore(clients.dynamo, config));
-  const schedules = new DynamoScheduleStore(clients.dynamo, config);
+  const wheel = new DynamoWheelStore(clients.dynamo, config);
+  const jobReader = new DynamoJobReader(clients.dynamo, config);
   const chunks = (options.wrapChunks ?? identity)(new DynamoChunkStore(clients.dynamo, config));
   const outbox = new DynamoOutboxStore(clients.dynamo, config);
   const workQueue = (options.wrapWorkQueue ?? identity)(
@@ -92,7 +97,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     slices,
     chunks,
     outbox,
-    schedules,
+    wheel,
+    jobReader,
     workQueue,
     scanQueue,
     deadLetters,
@@ -106,6 +112,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       new Worker({
         workerId,
         slices,
+        jobs: jobReader,
         queue: workQueue,
         deadLetters,
         events,
@@ -123,7 +130,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     scanner: (scannerId) =>
       new Scanner({
         scannerId,
-        schedules,
+        wheel,
+        jobs: jobReader,
         slices,
         queue: workQueue,
         events,

@@ -12,8 +12,9 @@ import { InMemoryJobRepository } from './memory-jobs.ts';
 import { InMemoryOutboxStore } from './memory-outbox-store.ts';
 import { InMemoryDeadLetterSink, InMemoryWorkQueue } from './memory-queue.ts';
 import { InMemoryOverlapStore } from './memory-overlap-store.ts';
-import { InMemoryScheduleStore } from './memory-schedule-store.ts';
 import { InMemorySliceStore } from './memory-slice-store.ts';
+import { InMemoryJobReader } from './memory-job-reader.ts';
+import { InMemoryWheelStore } from './memory-wheel-store.ts';
 import { MemoryTables, type MemoryTablesOptions } from './memory-tables.ts';
 
 export { InMemoryChunkStore } from './memory-chunk-store.ts';
@@ -21,7 +22,8 @@ export { InMemoryJobRepository, type MemoryJobChange } from './memory-jobs.ts';
 export { InMemoryOutboxStore } from './memory-outbox-store.ts';
 export { InMemoryDeadLetterSink, InMemoryWorkQueue, type QueuedMessage, type ReceivedWorkMessage, type RejectedMessage } from './memory-queue.ts';
 export { InMemoryOverlapStore } from './memory-overlap-store.ts';
-export { InMemoryScheduleStore } from './memory-schedule-store.ts';
+export { InMemoryJobReader } from './memory-job-reader.ts';
+export { InMemoryWheelStore } from './memory-wheel-store.ts';
 export { InMemorySliceStore } from './memory-slice-store.ts';
 export { MemoryTables, type MemoryTablesOptions } from './memory-tables.ts';
 
@@ -30,7 +32,8 @@ export interface MemoryInstallation {
   readonly slices: InMemorySliceStore;
   readonly chunks: InMemoryChunkStore;
   readonly outbox: InMemoryOutboxStore;
-  readonly schedules: InMemoryScheduleStore;
+  readonly wheel: InMemoryWheelStore;
+  readonly jobReader: InMemoryJobReader;
   readonly overlap: InMemoryOverlapStore;
   /** The queue's clock is the installation's clock: SQS's own, not a worker's. */
   readonly workQueue: InMemoryWorkQueue;
@@ -45,7 +48,8 @@ export function createMemoryInstallation(options: MemoryTablesOptions & { readon
     slices: new InMemorySliceStore(tables),
     chunks: new InMemoryChunkStore(tables),
     outbox: new InMemoryOutboxStore(tables),
-    schedules: new InMemoryScheduleStore(tables),
+    wheel: new InMemoryWheelStore(tables),
+    jobReader: new InMemoryJobReader(tables),
     overlap: new InMemoryOverlapStore(tables),
     workQueue: new InMemoryWorkQueue(options.clock),
     deadLetters: new InMemoryDeadLetterSink(),

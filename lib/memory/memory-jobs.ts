@@ -1,35 +1,39 @@
 /**
  * Job CRUD in memory, as lib/aws/dynamo/job-repository.ts does it: the
  * decision is core/job-lifecycle.ts's, the write replaces the job record
- * (one step here, so no version race to retry), then every pending slice of
- * an older generation is settled SKIPPED (`maySettle`, the condition of
- * settle-pending-slices.ts).
+ * (one step here, so no version race to retry), the new generation goes to
+ * the wheel's inbox, then every pending slice of an older generation is
+ * settled SKIPPED (`maySettle`, the condition of settle-pending-slices.ts),
+ * and so is every due occurrence of the ended generation with no slice.
  */
 import type { Clock } from '../core/clock.ts';
 import {
+  dueWithoutSlice,
   existingJob,
+  inboxEntryOf,
   isTombstone,
   planDelete,
   planDeleteAfterOneTimeRun,
   planPause,
-  planCatchUpBeforeChange,
   planPut,
   planResume,
+  withoutRecord,
   type JobRecord,
   type LifecycleChange,
   type SkipReason,
 } from '../core/job-lifecycle.ts';
 import { parseJobSpec } from '../core/job-spec.ts';
 import { ledgerOfSlices, type LedgerRecord } from '../core/ledger.ts';
-import type { StoredJob } from '../core/ports.ts';
-import { sweepAtFor, SliceStatus, type Slice } from '../core/slice.ts';
+import { definitionOf, type StoredJob } from '../core/ports.ts';
+import { SliceStatus, type Slice } from '../core/slice.ts';
 import { maySettle } from '../core/slice-transitions.ts';
-import { InMemoryScheduleStore } from './memory-schedule-store.ts';
+import { InMemorySliceStore } from './memory-slice-store.ts';
 import { toSlice, type MemoryTables } from './memory-tables.ts';
+import { InMemoryWheelStore } from './memory-wheel-store.ts';
 
 export interface MemoryJobChange<T extends JobRecord = StoredJob> {
   readonly job: T;
-  /** Pending slices of older generations settled SKIPPED. */
+  /** Slices of older generations settled SKIPPED: pending ones, and due occurrences that had none. */
   readonly skipped: number;
 }
 
@@ -38,11 +42,7 @@ export class InMemoryJobRepository {
     private readonly tables: MemoryTables,
     private readonly clock: Clock,
     private readonly knownHandlers?: readonly string[],
-  ) {
-    this.schedules = new InMemoryScheduleStore(tables);
-  }
-
-  private readonly schedules: InMemoryScheduleStore;
+  ) {}
 
   /** @throws {InvalidJobSpecError} before anything is written. */
   async put(input: unknown): Promise<MemoryJobChange & { created: boolean }> {
@@ -97,39 +97,32 @@ export class InMemoryJobRepository {
     return ledgerOfSlices(await this.slicesOf(jobId, sinceMs));
   }
 
-  /**
-   * Plan, write, settle; a plan of undefined changes nothing but still settles (as the DynamoDB repository does).
-   * A change that ends a definition first advances the job over its due, unsliced occurrences (the same catch-up).
-   */
+  /** Plan, write, put the new generation in the inbox, settle; a plan of undefined changes nothing but still settles (as the DynamoDB repository does). */
   private async change<T extends JobRecord>(
     id: string,
     plan: (previous: JobRecord | undefined, now: number) => LifecycleChange<T> | undefined,
   ): Promise<MemoryJobChange<T>> {
     const now = this.clock.now();
-    let change = plan(this.tables.jobs.get(id), now);
-    if (change !== undefined && (await this.catchUp(id, now))) change = plan(this.tables.jobs.get(id), now);
+    const previous = this.tables.jobs.get(id);
+    const change = plan(previous, now);
     if (change === undefined) {
-      const job = this.tables.jobs.get(id) as T;
+      const job = previous as T;
       return { job: structuredClone(job), skipped: this.settle(job, now, settleReasonOf(job)) };
     }
     this.tables.jobs.set(id, structuredClone(change.next));
-    return { job: structuredClone(change.next), skipped: this.settle(change.next, now, change.settle) };
+    const entry = inboxEntryOf(change.next);
+    if (entry && !isTombstone(change.next)) await new InMemoryWheelStore(this.tables).putInbox(change.next.shard, entry);
+    const skipped = this.settle(change.next, now, change.settle) + (await this.settleDue(previous, now, change.settle));
+    return { job: structuredClone(change.next), skipped };
   }
 
-  /** @returns whether the job was advanced. */
-  private async catchUp(id: string, now: number): Promise<boolean> {
-    let advanced = false;
-    for (let plan = planCatchUpBeforeChange(this.tables.jobs.get(id), now); plan !== undefined; plan = planCatchUpBeforeChange(this.tables.jobs.get(id), now)) {
-      const job = this.tables.jobs.get(id) as StoredJob;
-      const slices = plan.occurrences.map((scheduledAt) => ({
-        jobId: id,
-        scheduledAt,
-        sweepAt: sweepAtFor(SliceStatus.Enqueued, { scheduledAt, now, graceMs: this.tables.sweepGraceMs }),
-      }));
-      await this.schedules.advance(job, slices, plan.nextFireAt, now, plan.missed, plan.skipped);
-      advanced = true;
-    }
-    return advanced;
+  /** The ended generation's due occurrences with no slice: SKIPPED with the change's reason (core/job-lifecycle.ts `dueWithoutSlice`). */
+  private async settleDue(previous: JobRecord | undefined, now: number, reason: SkipReason): Promise<number> {
+    const due = dueWithoutSlice(previous, now);
+    if (due === undefined || previous === undefined || isTombstone(previous)) return 0;
+    const store = new InMemorySliceStore(this.tables);
+    const missing = withoutRecord(due.occurrences, await store.between(previous.id, due.from, due.to));
+    return store.settleAbsent(previous.id, definitionOf(previous), missing, reason, now);
   }
 
   private settle(job: JobRecord, now: number, reason: SkipReason): number {

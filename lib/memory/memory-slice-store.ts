@@ -6,15 +6,18 @@
  * same attributes. test/contract runs one suite against both.
  */
 import { randomUUID } from 'node:crypto';
+import type { MissedRange, SkippedRange } from '../core/advance-plan.ts';
 import { FencedOutError, LeaseLostError, OutcomeOnRecordError, TooManyWritesError } from '../core/errors.ts';
 import { executionKey } from '../core/execution-key.ts';
+import type { SkipReason } from '../core/job-lifecycle.ts';
 import { ledgerRecordOf, type LedgerOutcome, type LedgerRecord } from '../core/ledger.ts';
-import type { BusinessWrite, ClaimOutcome, SliceStore, SweepCandidate } from '../core/ports.ts';
-import { isClaimable, SliceStatus, type Slice, type SliceKey } from '../core/slice.ts';
+import type { BusinessWrite, ClaimOutcome, NewSlice, SliceStore, SweepCandidate } from '../core/ports.ts';
+import { isClaimable, isRecreatable, SliceStatus, type Slice, type SliceDefinition, type SliceKey } from '../core/slice.ts';
 import {
   holdsLease,
   MAX_BUSINESS_WRITES_PER_COMMIT,
   MAX_ERROR_CHARS,
+  mayCreateSlice,
   mayDeferSweep,
   mayFinalize,
   refusedFinalize,
@@ -35,14 +38,20 @@ interface FinalizeRequest {
 export class InMemorySliceStore implements SliceStore {
   constructor(private readonly tables: MemoryTables) {}
 
-  /** CLAIM: the condition is `isClaimable` (and the slice exists); effect as claim-slice.ts. */
-  async claim(key: SliceKey, owner: string, now: number, messageId?: string, receiveCount?: number): Promise<ClaimOutcome> {
+  /**
+   * CLAIM: the condition is `isClaimable`; effect as claim-slice.ts: a slice
+   * created from the message's definition, or re-created over an older
+   * generation's SKIPPED one, or the existing slice claimed.
+   */
+  async claim(key: SliceKey, owner: string, now: number, messageId?: string, receiveCount?: number, run?: SliceDefinition): Promise<ClaimOutcome> {
     const token = randomUUID();
-    const row = this.row(key);
-    if (row === undefined) return { won: false, current: undefined };
+    const id = sliceId(key);
+    const existing = this.tables.slices.get(id);
     // One call is one request here, so a resent request (isOwnClaimResent) cannot occur.
-    if (!isClaimable(row, now, messageId, token, receiveCount)) return { won: false, current: toSlice(row) };
-    row.claimedFrom = row.status;
+    if (!isClaimable(existing, now, messageId, token, receiveCount, run?.generation)) return { won: false, current: existing && toSlice(existing) };
+    const fresh = existing === undefined || (run !== undefined && isRecreatable(existing, run.generation));
+    const row: SliceRow = fresh && run ? this.createdRow(key, run, now, existing) : (existing as SliceRow);
+    row.claimedFrom = existing === undefined || fresh ? SliceStatus.Enqueued : row.status;
     row.status = SliceStatus.Running;
     row.fence += 1;
     row.owner = owner;
@@ -53,7 +62,14 @@ export class InMemorySliceStore implements SliceStore {
     row.leaseMessageId = messageId;
     row.leaseReceiveCount = messageId === undefined ? undefined : receiveCount;
     delete row.nextAttemptAt;
+    this.tables.slices.set(id, row);
     return { won: true, slice: toSlice(row) };
+  }
+
+  async skipClaimed(key: SliceKey, fence: number, reason: string, now: number): Promise<void> {
+    const row = this.row(key);
+    if (!holdsLease(row, fence)) throw new LeaseLostError(executionKey(key.jobId, key.scheduledAt), fence);
+    skipRow(row, reason, now, this.tables.expiresAtSeconds(now));
   }
 
   /** RENEW: `holdsLease`; effect leaseExpiresAt = now + leaseMs. */
@@ -78,6 +94,7 @@ export class InMemorySliceStore implements SliceStore {
     row.status = SliceStatus.Failed;
     row.nextAttemptAt = failure.nextAttemptAt;
     row.lastError = failure.error.slice(0, MAX_ERROR_CHARS);
+    row.sweepShard = row.shard;
     row.sweepAt = failure.sweepAt;
     row.finishedAt = failure.now;
     delete row.leaseExpiresAt;
@@ -97,10 +114,6 @@ export class InMemorySliceStore implements SliceStore {
     return this.sweepIndex(shard, 0, now, limit);
   }
 
-  async findCreatedByScan(shard: number, scanId: string, fromMs: number, toMs: number, limit: number): Promise<SweepCandidate[]> {
-    return this.sweepIndex(shard, fromMs, toMs - 1, limit, scanId);
-  }
-
   /** DEFER SWEEP: `mayDeferSweep`; a lost race is nothing to do. */
   async deferSweep(candidate: SweepCandidate, sweepAt: number): Promise<void> {
     const row = this.row(candidate);
@@ -110,6 +123,74 @@ export class InMemorySliceStore implements SliceStore {
   async getLedger(key: SliceKey): Promise<LedgerRecord | undefined> {
     const row = this.row(key);
     return ledgerRecordOf(row === undefined ? undefined : toSlice(row));
+  }
+
+  async between(jobId: string, fromMs: number, toMs: number): Promise<Slice[]> {
+    const rows = [...this.tables.slices.values()].filter((row) => row.jobId === jobId && row.scheduledAt >= fromMs && row.scheduledAt < toMs);
+    return rows.sort((a, b) => a.scheduledAt - b.scheduledAt).map(toSlice);
+  }
+
+  /** ENQUEUE (create-slices.ts): `mayCreateSlice`; ENQUEUED in the sweep index, the fence kept. */
+  async enqueue(run: SliceDefinition, slices: readonly NewSlice[], now: number): Promise<SliceKey[]> {
+    const created: SliceKey[] = [];
+    for (const slice of slices) {
+      const previous = this.row(slice);
+      if (!mayCreateSlice(previous, run.generation)) continue;
+      this.tables.slices.set(sliceId(slice), { ...this.createdRow(slice, run, now, previous), sweepShard: run.shard, sweepAt: slice.sweepAt });
+      created.push({ jobId: slice.jobId, scheduledAt: slice.scheduledAt });
+    }
+    return created;
+  }
+
+  /** FOLLOW (reconcile-ops.ts): still RUNNING on `fence` and out of the sweep index. */
+  async followAbandoned(key: SliceKey, fence: number, sweepAt: number): Promise<boolean> {
+    const row = this.row(key);
+    if (!holdsLease(row, fence) || row.sweepAt !== undefined) return false;
+    row.sweepShard = row.shard;
+    row.sweepAt = sweepAt;
+    return true;
+  }
+
+  /** RANGE (create-slices.ts): `mayCreateSlice`; final, out of the sweep index. */
+  async recordRange(jobId: string, run: SliceDefinition, range: MissedRange | SkippedRange, now: number): Promise<void> {
+    const key = { jobId, scheduledAt: range.from };
+    const previous = this.row(key);
+    if (!mayCreateSlice(previous, run.generation)) return;
+    const status = 'reason' in range ? { status: SliceStatus.Skipped, skipReason: range.reason } : { status: SliceStatus.Missed };
+    const { payload: _payload, ...row } = this.createdRow(key, run, now, previous);
+    this.tables.slices.set(sliceId(key), { ...row, ...status, missedUntil: range.to, missedCount: range.count, finishedAt: now });
+  }
+
+  /** SETTLE (create-slices.ts): `mayCreateSlice`; SKIPPED with the change's reason, in history for the retention. */
+  async settleAbsent(jobId: string, run: SliceDefinition, instants: readonly number[], reason: SkipReason, now: number): Promise<number> {
+    let written = 0;
+    for (const scheduledAt of instants) {
+      const key = { jobId, scheduledAt };
+      const previous = this.row(key);
+      if (!mayCreateSlice(previous, run.generation)) continue;
+      this.tables.slices.set(sliceId(key), { ...this.createdRow(key, run, now, previous), status: SliceStatus.Skipped, skipReason: reason, finishedAt: now, expiresAt: this.tables.expiresAtSeconds(now) });
+      written++;
+    }
+    return written;
+  }
+
+  /** A new slice of `run`'s generation, ENQUEUED and out of the sweep index; the fence kept (it only ever grows). */
+  private createdRow(key: SliceKey, run: SliceDefinition, now: number, previous: SliceRow | undefined): SliceRow {
+    return {
+      jobId: key.jobId,
+      scheduledAt: key.scheduledAt,
+      status: SliceStatus.Enqueued,
+      fence: previous?.fence ?? 0,
+      attempts: 0,
+      generation: run.generation,
+      handler: run.handler,
+      policies: structuredClone(run.policies),
+      payload: run.payload === undefined ? undefined : structuredClone(run.payload),
+      shard: run.shard,
+      leaseMs: run.policies.leaseMs,
+      createdAt: now,
+      claimToken: previous?.claimToken,
+    };
   }
 
   /**
@@ -138,11 +219,10 @@ export class InMemorySliceStore implements SliceStore {
     applyWrites();
   }
 
-  private sweepIndex(shard: number, fromMs: number, toMs: number, limit: number, scanId?: string): SweepCandidate[] {
+  private sweepIndex(shard: number, fromMs: number, toMs: number, limit: number): SweepCandidate[] {
     const found: SweepCandidate[] = [];
     for (const row of this.tables.slices.values()) {
       if (row.sweepShard !== shard || row.sweepAt === undefined || row.sweepAt < fromMs || row.sweepAt > toMs) continue;
-      if (scanId !== undefined && row.scanId !== scanId) continue;
       found.push({ jobId: row.jobId, scheduledAt: row.scheduledAt, sweepAt: row.sweepAt });
     }
     return found.sort((a, b) => a.sweepAt - b.sweepAt).slice(0, limit);
@@ -151,4 +231,23 @@ export class InMemorySliceStore implements SliceStore {
   private row(key: SliceKey): SliceRow | undefined {
     return this.tables.slices.get(sliceId(key));
   }
+}
+
+/** SKIP (skip-slice.ts): SKIPPED with `reason`, out of the sweep index, the lease dropped. */
+export function skipRow(row: SliceRow, reason: string, now: number, expiresAt?: number): void {
+  row.status = SliceStatus.Skipped;
+  row.skipReason = reason;
+  row.finishedAt = now;
+  if (expiresAt !== undefined) row.expiresAt = expiresAt;
+  delete row.sweepShard;
+  delete row.sweepAt;
+  dropLease(row);
+}
+
+/** What a run leaves on the slice that a skipped or waiting slice must not carry. */
+export function dropLease(row: SliceRow): void {
+  delete row.leaseExpiresAt;
+  delete row.leaseMessageId;
+  delete row.leaseReceiveCount;
+  delete row.owner;
 }

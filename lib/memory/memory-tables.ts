@@ -1,6 +1,6 @@
 /**
- * The in-memory stores' shared state: the two tables cronfence keeps in
- * DynamoDB (jobs, slices: a final slice carries its ledger record) and the user's own tables a commit writes
+ * The in-memory stores' shared state: the tables cronfence keeps in
+ * DynamoDB (jobs, the wheel, slices: a final slice carries its ledger record) and the user's own tables a commit writes
  * to. Rows hold the same attributes the DynamoDB items hold (the sweep index
  * keys, the claim's lease and sweep spans), so each in-memory operation can
  * apply the same effect as its DynamoDB counterpart; reads hand out copies,
@@ -12,6 +12,7 @@
 import type { ChunkRecord, OutboxItem } from '../core/chunks.ts';
 import type { JobRecord } from '../core/job-lifecycle.ts';
 import type { Slice } from '../core/slice.ts';
+import type { PlacedEntry, ScanCursor, WheelEntry } from '../core/wheel.ts';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
@@ -20,9 +21,7 @@ export interface SliceRow extends Mutable<Slice> {
   /** Present while the slice is live: its key in the sweep index. */
   sweepShard?: number;
   sweepAt?: number;
-  /** The scan request that created it. */
-  scanId?: string;
-  /** Copied from the job's policies by the scanner, so a claim needs only the key. */
+  /** Copied from the job's policies with the definition, so a later claim needs only the key. */
   leaseMs: number;
   /** History TTL (epoch seconds) once SKIPPED or MISSED; SUCCEEDED and DEAD are kept. */
   expiresAt?: number;
@@ -43,8 +42,17 @@ export interface MemoryTablesOptions {
   readonly businessTables?: Readonly<Record<string, readonly string[]>>;
 }
 
+/** One shard's partition of the wheel table. */
+export interface WheelShard {
+  readonly inbox: Map<string, WheelEntry>;
+  readonly entries: PlacedEntry[];
+  cursor?: ScanCursor;
+}
+
 export class MemoryTables {
   readonly jobs = new Map<string, JobRecord>();
+  /** The wheel table, by shard. */
+  readonly wheel = new Map<number, WheelShard>();
   readonly slices = new Map<string, SliceRow>();
   /** The chunks table: chunk records by chunk key (`<executionKey>#chunk-<n>`), outbox items by idempotency key. */
   readonly chunks = new Map<string, ChunkRecord>();
@@ -68,6 +76,16 @@ export class MemoryTables {
   /** Epoch seconds at which a slice final at `now` leaves history. */
   expiresAtSeconds(now: number): number {
     return Math.floor((now + this.sliceRetentionMs) / 1000);
+  }
+
+  /** A shard's wheel partition, empty until first written. */
+  wheelShard(shard: number): WheelShard {
+    let partition = this.wheel.get(shard);
+    if (partition === undefined) {
+      partition = { inbox: new Map(), entries: [] };
+      this.wheel.set(shard, partition);
+    }
+    return partition;
   }
 
   /** Items of one of the user's tables (copies), for assertions. */
@@ -108,5 +126,6 @@ export function toSlice(row: SliceRow): Slice {
     createdAt: row.createdAt,
     startedAt: row.startedAt,
     finishedAt: row.finishedAt,
+    sweepAt: row.sweepAt,
   });
 }

@@ -18,7 +18,7 @@ import { RecordingEventSink, type EventSink, type LifecycleEvent } from '../core
 import { InvalidJobSpecError } from '../core/errors.ts';
 import { executionKey } from '../core/execution-key.ts';
 import type { JobPolicies, JobSpecInput } from '../core/job-spec.ts';
-import type { BusinessWrite } from '../core/ports.ts';
+import { definitionOf, type BusinessWrite } from '../core/ports.ts';
 import type { LedgerRecord } from '../core/ledger.ts';
 import { LEASE_EXPIRY_MARGIN_MS, type Slice, type SliceKey } from '../core/slice.ts';
 import type { JobsModule } from '../lambda/jobs-module.ts';
@@ -131,8 +131,8 @@ async function createSlice(context: RunContext, job: string | JobSpecInput, opti
   const { job: stored } = await context.runtime.jobs(context.jobs.registry.names()).put(merged);
   const scheduledAt = options.scheduledAt === undefined ? stored.nextFireAt : wholeSecond(options.scheduledAt);
   const key = { jobId: stored.id, scheduledAt };
-  const outcome = await context.runtime.schedules.advance(stored, [{ ...key, sweepAt: scheduledAt + 30_000 }], scheduledAt + 1000, Date.now());
-  if (outcome.kind !== 'advanced' || outcome.created.length !== 1) {
+  const created = await context.runtime.slices.enqueue(definitionOf(stored), [{ ...key, sweepAt: scheduledAt + 30_000 }], Date.now());
+  if (created.length !== 1) {
     throw new InvalidJobSpecError('scheduledAt', new Date(scheduledAt).toISOString(), `a slice of ${stored.id} at this instant exists already in this test installation`);
   }
   return { key, policies: stored.policies };

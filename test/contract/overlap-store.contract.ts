@@ -29,11 +29,11 @@ export function overlapStoreContract(label: string, factory: ContractFactory): v
       const t = space.instant();
       const id = space.jobId('overlap-skip');
       const { key, slice } = await claimed(store, id, t);
-      await expect(store.overlap.skipClaimed(key, slice.fence + 1, 'overlap', t + 10)).rejects.toBeInstanceOf(LeaseLostError);
-      await store.overlap.skipClaimed(key, slice.fence, 'overlap', t + 10);
+      await expect(store.slices.skipClaimed(key, slice.fence + 1, 'overlap', t + 10)).rejects.toBeInstanceOf(LeaseLostError);
+      await store.slices.skipClaimed(key, slice.fence, 'overlap', t + 10);
       expect(await store.slices.get(key)).toMatchObject({ status: 'SKIPPED', skipReason: 'overlap', fence: slice.fence, owner: undefined, leaseExpiresAt: undefined });
       expect(await sweepableOf(store, id, Number.MAX_SAFE_INTEGER)).toEqual([]);
-      await expect(store.overlap.skipClaimed(key, slice.fence, 'overlap', t + 20)).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(store.slices.skipClaimed(key, slice.fence, 'overlap', t + 20)).rejects.toBeInstanceOf(LeaseLostError);
     });
 
     it('deferClaimed: back to ENQUEUED with the claim undone and bufferedAt kept from the first wait; claimable again with a higher fence', async () => {

@@ -50,6 +50,7 @@ async function runSlice(
   const worker = new Worker({
     workerId: 'w1',
     slices: options.slices ?? runtime.slices,
+    jobs: runtime.jobReader,
     queue: runtime.workQueue,
     deadLetters: runtime.deadLetters,
     events: installation.events,

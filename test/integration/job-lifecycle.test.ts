@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobNotFoundError } from '../../lib/core/errors.ts';
 import type { JobSpecInput } from '../../lib/core/job-spec.ts';
+import { definitionOf } from '../../lib/core/ports.ts';
 import { SliceStatus, type Slice } from '../../lib/core/slice.ts';
 import { createAwsClients, destroyAwsClients } from '../../lib/aws/clients.ts';
 import { JobRepository } from '../../lib/aws/dynamo/job-repository.ts';
@@ -228,13 +229,12 @@ describe('job lifecycle', () => {
     const { job } = await jobs.put(spec('settle-overdue', { schedule: '0 0 1 1 *' }));
     const overdue = Math.floor((Date.now() - 2 * 3_600_000) / 1000) * 1000;
     const retrying = Math.floor((Date.now() - 60_000) / 1000) * 1000;
-    const created = await installation.runtime.schedules.advance(
-      job,
+    const created = await slices.enqueue(
+      definitionOf(job),
       [overdue, retrying].map((scheduledAt) => ({ jobId: job.id, scheduledAt, sweepAt: scheduledAt + 30_000 })),
-      job.nextFireAt,
       Date.now(),
     );
-    expect(created.kind).toBe('advanced');
+    expect(created).toHaveLength(2);
     const retryKey = { jobId: job.id, scheduledAt: retrying };
     const claim = await slices.claim(retryKey, 'w1', Date.now());
     expect(claim.won).toBe(true);

@@ -34,6 +34,7 @@ describe('clock skew', () => {
       new Worker({
         workerId: id,
         slices: runtime.slices,
+        jobs: runtime.jobReader,
         queue: runtime.workQueue,
         deadLetters: runtime.deadLetters,
         events: installation.events,

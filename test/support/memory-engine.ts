@@ -8,7 +8,7 @@ import type { SQSRecord } from 'aws-lambda';
 import type { Clock } from '../../lib/core/clock.ts';
 import { RecordingEventSink, type LifecycleEvent } from '../../lib/core/events.ts';
 import type { JobSpecInput } from '../../lib/core/job-spec.ts';
-import type { StoredJob } from '../../lib/core/ports.ts';
+import { definitionOf, type StoredJob } from '../../lib/core/ports.ts';
 import type { SliceKey } from '../../lib/core/slice.ts';
 import { defineJob, HandlerRegistry, type JobFunction } from '../../lib/engine/define-job.ts';
 import { Scanner } from '../../lib/engine/scanner.ts';
@@ -25,7 +25,7 @@ export interface MemoryEngine extends MemoryInstallation {
   scanner(scannerId: string, options?: { lookaheadMs?: number; sweepGraceMs?: number; clock?: Clock }): Scanner;
   /** Registers a job whose handler is `run`, under the handler name `jobId`. */
   register(job: Partial<JobSpecInput> & { id: string }, run: JobFunction): Promise<StoredJob>;
-  /** Creates one ENQUEUED slice (as a scan does) and sends `copies` messages for it. */
+  /** Creates one ENQUEUED slice (as the reconciler does) and sends `copies` messages for it. */
   enqueue(job: StoredJob, scheduledAt: number, copies?: number): Promise<SliceKey>;
   /** Runs one received message through `worker`; deletes it when the worker says so. */
   deliver(worker: Worker, message: ReceivedWorkMessage): Promise<Disposition>;
@@ -49,6 +49,7 @@ export function createMemoryEngine(clock: Clock, tables: MemoryTablesOptions = {
       new Worker({
         workerId,
         slices: memory.slices,
+        jobs: memory.jobReader,
         chunks: memory.chunks,
         queue: memory.workQueue,
         deadLetters: memory.deadLetters,
@@ -64,7 +65,8 @@ export function createMemoryEngine(clock: Clock, tables: MemoryTablesOptions = {
     scanner: (scannerId, options = {}) =>
       new Scanner({
         scannerId,
-        schedules: memory.schedules,
+        wheel: memory.wheel,
+        jobs: memory.jobReader,
         slices: memory.slices,
         queue: memory.workQueue,
         events,
@@ -79,8 +81,8 @@ export function createMemoryEngine(clock: Clock, tables: MemoryTablesOptions = {
     async enqueue(job, scheduledAt, copies = 1) {
       const key = { jobId: job.id, scheduledAt };
       const stored = (await memory.jobs().get(job.id)) ?? job;
-      const outcome = await memory.schedules.advance(stored, [{ ...key, sweepAt: scheduledAt + memory.tables.sweepGraceMs }], scheduledAt + 1000, clock.now());
-      if (outcome.kind !== 'advanced' || outcome.created.length !== 1) throw new Error(`could not create slice: ${JSON.stringify(outcome)}`);
+      const created = await memory.slices.enqueue(definitionOf(stored), [{ ...key, sweepAt: scheduledAt + memory.tables.sweepGraceMs }], clock.now());
+      if (created.length !== 1) throw new Error(`could not create slice ${JSON.stringify(key)}: one is there already`);
       await memory.workQueue.send(Array.from({ length: copies }, () => ({ ...key, delaySeconds: 0 })));
       return key;
     },

@@ -142,6 +142,7 @@ export async function runSettlementTakeover(installation: TestInstallation, opti
     const workerA = new Worker({
       workerId: 'worker-a',
       slices: hangWhilePaused<SliceStore>(runtime.slices, ['renew']),
+      jobs: runtime.jobReader,
       chunks: pausedChunks,
       queue: hangWhilePaused<WorkQueue>(runtime.workQueue, ['hide']),
       deadLetters: runtime.deadLetters,
@@ -171,6 +172,7 @@ export async function runSettlementTakeover(installation: TestInstallation, opti
     const workerB = new Worker({
       workerId: 'worker-b',
       slices: runtime.slices,
+      jobs: runtime.jobReader,
       chunks: standbyStore,
       queue: runtime.workQueue,
       deadLetters: runtime.deadLetters,

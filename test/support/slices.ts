@@ -1,9 +1,10 @@
 /**
- * Test fixtures: a stored job and its slices created the way the scanner
- * creates them (through ScheduleStore.advance), never by writing items by hand.
+ * Test fixtures: a stored job and its slices created the way the product
+ * creates an ENQUEUED slice (SliceStore.enqueue: the reconciler's, an
+ * operator's), never by writing items by hand.
  */
 import type { JobSpecInput } from '../../lib/core/job-spec.ts';
-import type { StoredJob } from '../../lib/core/ports.ts';
+import { definitionOf, type StoredJob } from '../../lib/core/ports.ts';
 import type { SliceKey } from '../../lib/core/slice.ts';
 import type { TestInstallation } from './harness.ts';
 
@@ -17,8 +18,8 @@ export async function enqueuedSlice(
   const repository = installation.runtime.jobs(knownHandlers);
   const { job: stored } = await repository.put({ schedule: '* * * * * *', handler: 'test-handler', ...job });
   const key = { jobId: stored.id, scheduledAt };
-  const outcome = await installation.runtime.schedules.advance(stored, [{ ...key, sweepAt: scheduledAt + 30_000 }], scheduledAt + 1000, Date.now());
-  if (outcome.kind !== 'advanced' || outcome.created.length !== 1) throw new Error(`could not create slice: ${JSON.stringify(outcome)}`);
+  const created = await installation.runtime.slices.enqueue(definitionOf(stored), [{ ...key, sweepAt: scheduledAt + 30_000 }], Date.now());
+  if (created.length !== 1) throw new Error(`could not create slice ${JSON.stringify(key)}: one is there already`);
   return { job: stored, key };
 }
 

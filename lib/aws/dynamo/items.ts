@@ -4,7 +4,7 @@
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { inDueIndex, isTombstone, type JobRecord } from '../../core/job-lifecycle.ts';
+import { isTombstone, type JobRecord, type SkipReason } from '../../core/job-lifecycle.ts';
 import type { JobOrigin, JobPolicies } from '../../core/job-spec.ts';
 import type { OperatorNote, OperatorSlot, PauseState } from '../../core/operator.ts';
 import type { LedgerRecord } from '../../core/ledger.ts';
@@ -55,6 +55,7 @@ export function toSlice(item: Item): Slice {
     startedAt: raw.startedAt as number | undefined,
     finishedAt: raw.finishedAt as number | undefined,
     operator: raw.operatorSlot as OperatorSlot | undefined,
+    sweepAt: raw.sweepAt as number | undefined,
   };
 }
 
@@ -80,6 +81,7 @@ export function toStoredJob(item: Item): StoredJob {
     group: raw.group as string | undefined,
     pause: raw.pause as PauseState | undefined,
     resumed: raw.resumed as OperatorNote | undefined,
+    changeReason: raw.changeReason as SkipReason | undefined,
   };
 }
 
@@ -93,15 +95,16 @@ export function toJobRecord(item: Item): JobRecord {
     generation: (raw.generation as number | undefined) ?? 0,
     version: raw.version as number,
     updatedAt: raw.updatedAt as number,
+    changeReason: raw.changeReason as SkipReason | undefined,
   };
 }
 
 export function jobRecordItem(record: JobRecord): Item {
   if (!isTombstone(record)) return jobItem(record);
-  return toItem({ jobId: record.id, deleted: true, generation: record.generation, version: record.version, updatedAt: record.updatedAt });
+  return toItem({ jobId: record.id, deleted: true, generation: record.generation, version: record.version, updatedAt: record.updatedAt, changeReason: record.changeReason });
 }
 
-/** A job item; `dueShard` (the due index key) only while enabled, or paused with an end (core/job-lifecycle.ts inDueIndex). */
+/** A job item. */
 export function jobItem(job: StoredJob): Item {
   return toItem({
     jobId: job.id,
@@ -113,7 +116,6 @@ export function jobItem(job: StoredJob): Item {
     payload: job.payload,
     policies: job.policies,
     shard: job.shard,
-    dueShard: inDueIndex(job) ? job.shard : undefined,
     nextFireAt: job.nextFireAt,
     version: job.version,
     generation: job.generation,
@@ -123,6 +125,7 @@ export function jobItem(job: StoredJob): Item {
     group: job.group,
     pause: job.pause,
     resumed: job.resumed,
+    changeReason: job.changeReason,
   });
 }
 

@@ -1,27 +1,32 @@
 /**
  * Job CRUD. What each operation does to the job and its slices is decided in
  * core/job-lifecycle.ts; here it becomes one write conditioned on the version
- * read (a racing scanner advance or update is never overwritten; a lost race
- * is retried from a fresh read), then a settle of the older generations'
- * pending slices (settle-pending-slices.ts). A change that ends a definition
- * with occurrences already due but not yet sliced first advances the job over
- * them (advance-job.ts), so the settle records them too.
+ * read (a racing update is never overwritten; a lost race is retried from a
+ * fresh read), then:
+ * - the new generation, if it runs, goes to its shard's wheel inbox
+ *   (wheel-store.ts), where the next scan takes it up;
+ * - the older generations' pending slices are settled SKIPPED
+ *   (settle-pending-slices.ts), and so is every occurrence the ended
+ *   generation had due with no slice yet (create-slices.ts SETTLE), so none
+ *   is left without a record.
  *
- * A deleted job stays as a tombstone item (no due-index key, hidden from get
- * and list), so a job re-added under the same id continues its generation.
+ * A deleted job stays as a tombstone item (hidden from get and list), so a
+ * job re-added under the same id continues its generation.
  */
-import { GetItemCommand, PutItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { PutItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../../core/clock.ts';
 import { JobNotFoundError, JobVersionConflictError } from '../../core/errors.ts';
 import {
+  dueWithoutSlice,
   existingJob,
+  inboxEntryOf,
   isTombstone,
   planDelete,
   planDeleteAfterOneTimeRun,
   planPause,
-  planCatchUpBeforeChange,
   planPut,
   planResume,
+  withoutRecord,
   type JobRecord,
   type LifecycleChange,
   type SkipReason,
@@ -29,26 +34,29 @@ import {
 import { parseJobSpec, type JobOrigin } from '../../core/job-spec.ts';
 import type { OperatorNote, PauseState } from '../../core/operator.ts';
 import { ledgerOfSlices, type LedgerRecord } from '../../core/ledger.ts';
-import type { StoredJob } from '../../core/ports.ts';
+import { definitionOf, type StoredJob } from '../../core/ports.ts';
 import { shardOf } from '../../core/shard.ts';
-import { sweepAtFor, SliceStatus, type Slice } from '../../core/slice.ts';
-import { advanceJob } from './advance-job.ts';
+import type { Slice } from '../../core/slice.ts';
 import type { CronfenceConfig } from '../config.ts';
+import { settleAbsentSlice } from './create-slices.ts';
 import { isConditionFailure, onTable } from './errors.ts';
 import { jobRecordItem, toJobRecord, toSlice } from './items.ts';
 import { queryAll, scanAll } from './read-pages.ts';
 import { settlePendingSlices } from './settle-pending-slices.ts';
+import { DynamoJobReader } from './job-reader.ts';
+import { DynamoWheelStore } from './wheel-store.ts';
+import { mapBounded } from '../../core/map-bounded.ts';
 
 const VERSION_RETRIES = 5;
+/** Conditional writes of one settle sent at once. */
+const WRITE_CONCURRENCY = 8;
 
-type RepositoryConfig = Pick<CronfenceConfig, 'jobsTable' | 'slicesTable' | 'shardCount' | 'sliceRetentionMs' | 'sweepGraceMs'>;
-/** Advances of one catch-up before a change (99 occurrences each): a per-second job's 10-minute catch-up window is 7. */
-const CATCH_UP_ADVANCES = 20;
+type RepositoryConfig = Pick<CronfenceConfig, 'jobsTable' | 'wheelTable' | 'slicesTable' | 'shardCount' | 'sliceRetentionMs'>;
 
 /** What a lifecycle operation did. */
 export interface JobChangeResult<T extends JobRecord = StoredJob> {
   readonly job: T;
-  /** Pending slices of older generations settled SKIPPED. */
+  /** Slices of older generations settled SKIPPED: pending ones, and due occurrences that had none. */
   readonly skipped: number;
 }
 
@@ -155,30 +163,24 @@ export class JobRepository {
     return ledgerOfSlices(await this.slicesOf(jobId, sinceMs));
   }
 
-  private async read(id: string): Promise<JobRecord | undefined> {
-    const result = await onTable(this.config.jobsTable, () =>
-      this.dynamo.send(new GetItemCommand({ TableName: this.config.jobsTable, Key: { jobId: { S: id } }, ConsistentRead: true })),
-    );
-    return result.Item ? toJobRecord(result.Item) : undefined;
+  private read(id: string): Promise<JobRecord | undefined> {
+    return new DynamoJobReader(this.dynamo, this.config).record(id);
   }
 
   /**
-   * Read, plan, write on the version read, then settle older generations. A
-   * plan of undefined means nothing to change: the settle still runs, so a
-   * call repeated after a crash between write and settle completes the settle.
+   * Read, plan, write on the version read, then put the new generation in
+   * the inbox and settle the older ones. A plan of undefined means nothing to
+   * change: the settle still runs, so a call repeated after a crash between
+   * write and settle completes the settle.
    */
   private async change<T extends JobRecord>(
     id: string,
     plan: (previous: JobRecord | undefined, now: number) => LifecycleChange<T> | undefined,
   ): Promise<JobChangeResult<T>> {
     for (let attempt = 1; ; attempt++) {
-      let previous = await this.read(id);
+      const previous = await this.read(id);
       const now = this.clock.now();
-      let change = plan(previous, now);
-      if (change !== undefined && planCatchUpBeforeChange(previous, now) !== undefined) {
-        previous = await this.catchUp(previous as StoredJob, now);
-        change = plan(previous, now);
-      }
+      const change = plan(previous, now);
       if (change === undefined) {
         const job = previous as T;
         return { job, skipped: await this.settle(job, now, settleReasonOf(job)) };
@@ -195,30 +197,36 @@ export class JobRepository {
             }),
           ),
         );
-        return { job: change.next, skipped: await this.settle(change.next, now, change.settle) };
       } catch (error) {
         if (!isConditionFailure(error)) throw error;
         if (attempt >= VERSION_RETRIES) throw new JobVersionConflictError(id, previous?.version ?? 0, { cause: error });
+        continue;
       }
+      const entry = inboxEntryOf(change.next);
+      if (entry) await new DynamoWheelStore(this.dynamo, this.config).putInbox(shardOf(id, this.config.shardCount), entry);
+      const skipped = (await this.settle(change.next, now, change.settle)) + (await this.settleDue(previous, now, change.settle));
+      return { job: change.next, skipped };
     }
   }
 
-  /** Advances the job over its due, unsliced occurrences (planCatchUpBeforeChange); re-reads after a racing scanner. */
-  private async catchUp(job: StoredJob, now: number): Promise<JobRecord | undefined> {
-    let record: JobRecord | undefined = job;
-    for (let advances = 0; advances < CATCH_UP_ADVANCES; advances++) {
-      const plan = planCatchUpBeforeChange(record, now);
-      if (plan === undefined) return record;
-      const behind = record as StoredJob;
-      const slices = plan.occurrences.map((scheduledAt) => ({
-        jobId: behind.id,
-        scheduledAt,
-        sweepAt: sweepAtFor(SliceStatus.Enqueued, { scheduledAt, now, graceMs: this.config.sweepGraceMs }),
-      }));
-      const outcome = await advanceJob(this.dynamo, this.config, behind, slices, plan.nextFireAt, now, plan.missed, plan.skipped);
-      record = outcome.kind === 'advanced' ? { ...behind, nextFireAt: plan.nextFireAt, version: behind.version + 1 } : await this.read(behind.id);
-    }
-    return record;
+  /**
+   * The occurrences the ended generation had due with no slice (core/job-lifecycle.ts
+   * `dueWithoutSlice`): SKIPPED with the change's reason, unless a claim creates one first.
+   */
+  private async settleDue(previous: JobRecord | undefined, now: number, reason: SkipReason): Promise<number> {
+    const due = dueWithoutSlice(previous, now);
+    if (due === undefined || due.occurrences.length === 0 || previous === undefined || isTombstone(previous)) return 0;
+    const recorded = await queryAll(this.dynamo, {
+      TableName: this.config.slicesTable,
+      KeyConditionExpression: 'jobId = :job AND scheduledAt BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':job': { S: previous.id }, ':from': { N: String(due.from) }, ':to': { N: String(due.to - 1) } },
+      ProjectionExpression: 'jobId, scheduledAt, missedUntil',
+      ConsistentRead: true,
+    });
+    const missing = withoutRecord(due.occurrences, recorded.map((item) => ({ scheduledAt: Number(item.scheduledAt?.N), missedUntil: item.missedUntil?.N === undefined ? undefined : Number(item.missedUntil.N) })));
+    const run = definitionOf(previous);
+    const written = await mapBounded(missing, WRITE_CONCURRENCY, (scheduledAt) => settleAbsentSlice(this.dynamo, this.config, { jobId: previous.id, scheduledAt }, run, reason, now));
+    return written.filter(Boolean).length;
   }
 
   private settle(job: JobRecord, now: number, reason: LifecycleChange['settle']): Promise<number> {

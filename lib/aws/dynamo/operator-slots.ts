@@ -1,7 +1,7 @@
 /**
  * OPERATOR SLOTS — an operator adds a slot to a job: trigger (an extra slot
  * now) or backfill (a past occurrence). Each slot is written by the
- * scanner's own slice builder (advance-job.ts `slicePut`: same fields, same
+ * scanner's own slice builder (create-slices.ts `slicePut`: same fields, same
  * condition), so it is claimed, fenced and committed like any slice.
  *
  * TRIGGER, one TransactWriteItems:
@@ -27,15 +27,16 @@ import { GetItemCommand, TransactWriteItemsCommand, type DynamoDBClient, type Tr
 import { sleep } from '../../core/clock.ts';
 import { CronfenceError, JobNotFoundError, StoreBusyError } from '../../core/errors.ts';
 import { requestMarkerInstant, triggerInstant, TRIGGER_OFFSET_TRIES, type OperatorSlot } from '../../core/operator.ts';
-import type { StoredJob } from '../../core/ports.ts';
+import { definitionOf, type StoredJob } from '../../core/ports.ts';
 import { sweepAtFor, SliceStatus, type SliceKey } from '../../core/slice.ts';
-import { slicePut, type AdvanceTables } from './advance-job.ts';
+import { slicePut, type SliceTables } from './create-slices.ts';
 import { cancellationCodes, isBusyCancellation, onTables } from './errors.ts';
 import { fromItem, sliceKeyItem, toItem } from './items.ts';
 
-export interface OperatorTables extends AdvanceTables {
-  /** How long a trigger request's marker is kept (its retry window): the slices' history retention. */
-  readonly sliceRetentionMs: number;
+export interface OperatorTables extends SliceTables {
+  readonly jobsTable: string;
+  /** Slack after a slot's second before the sweep re-sends it. */
+  readonly sweepGraceMs: number;
 }
 
 export interface TriggerWrite {
@@ -105,7 +106,7 @@ async function transact(dynamo: DynamoDBClient, tables: OperatorTables, items: T
 
 function slotPut(tables: OperatorTables, job: StoredJob, key: SliceKey, now: number, note: OperatorSlot, payload?: Record<string, unknown>): TransactWriteItem {
   const sweepAt = sweepAtFor(SliceStatus.Enqueued, { scheduledAt: key.scheduledAt, now, graceMs: tables.sweepGraceMs });
-  return slicePut(tables, job, { ...key, sweepAt }, now, { operatorSlot: note, ...(payload !== undefined && { payload }) });
+  return slicePut(tables, definitionOf(job), { ...key, sweepAt }, now, { operatorSlot: note, ...(payload !== undefined && { payload }) });
 }
 
 function markerPut(tables: OperatorTables, marker: SliceKey, slot: SliceKey, write: TriggerWrite, now: number): TransactWriteItem {

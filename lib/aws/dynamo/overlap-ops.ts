@@ -3,9 +3,7 @@
  *
  * RECENT     Query slices[jobId, scheduledAt <= until], newest first, Limit n,
  *            consistent: the runs a just-claimed occurrence judges overlap by.
- * SKIP       Key slices[jobId, T]; Condition: HELD (fence = mine AND RUNNING);
- *            Effect: SKIPPED, skipReason, finishedAt, history TTL, out of the
- *            sweep index, the lease dropped. Outcome: done, or LeaseLostError.
+ * SKIP       skip-slice.ts (the slice store's: a superseded run is skipped the same way).
  * DEFER      Key slices[jobId, T]; Condition: HELD; Effect: ENQUEUED,
  *            attempts - 1 (a wait is not an attempt), bufferedAt on the first
  *            wait, sweepAt (the sweep re-sends it if its message is lost), the
@@ -23,12 +21,11 @@ import type { OverlapStore } from '../../core/ports.ts';
 import { SliceStatus, type Slice, type SliceKey } from '../../core/slice.ts';
 import type { CronfenceConfig } from '../config.ts';
 import { conditionalUpdate, onTable } from './errors.ts';
+import { LEASE_FIELDS, skipHeldSlice } from './skip-slice.ts';
 import { sliceKeyItem, toSlice } from './items.ts';
 
 /** The claim being acted on still holds the slice. */
 const HELD = 'fence = :fence AND #status = :running';
-/** What a run leaves on the slice that a skipped or waiting slice must not carry. */
-const LEASE_FIELDS = 'leaseExpiresAt, leaseMessageId, leaseReceiveCount, #owner';
 
 export class DynamoOverlapStore implements OverlapStore {
   constructor(
@@ -52,21 +49,15 @@ export class DynamoOverlapStore implements OverlapStore {
     return (result.Items ?? []).map(toSlice);
   }
 
-  async skipClaimed(key: SliceKey, fence: number, reason: string, now: number): Promise<void> {
-    await this.settleSkipped(key, fence, reason, now, false, () => {
-      throw new LeaseLostError(executionKey(key.jobId, key.scheduledAt), fence);
-    });
-  }
-
   async deferClaimed(key: SliceKey, fence: number, now: number, sweepAt: number): Promise<void> {
     await conditionalUpdate(
       this.dynamo,
       {
         TableName: this.config.slicesTable,
         Key: sliceKeyItem(key),
-        UpdateExpression: `SET #status = :enqueued, attempts = attempts - :one, bufferedAt = if_not_exists(bufferedAt, :now), sweepAt = :sweep REMOVE ${LEASE_FIELDS}`,
+        UpdateExpression: `SET #status = :enqueued, attempts = attempts - :one, bufferedAt = if_not_exists(bufferedAt, :now), sweepShard = #shard, sweepAt = :sweep REMOVE ${LEASE_FIELDS}`,
         ConditionExpression: HELD,
-        ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner' },
+        ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner', '#shard': 'shard' },
         ExpressionAttributeValues: {
           ':enqueued': { S: SliceStatus.Enqueued },
           ':running': { S: SliceStatus.Running },
@@ -83,31 +74,6 @@ export class DynamoOverlapStore implements OverlapStore {
   }
 
   fenceOut(key: SliceKey, fence: number, now: number): Promise<boolean> {
-    return this.settleSkipped(key, fence, 'replaced', now, true, () => {});
-  }
-
-  private settleSkipped(key: SliceKey, fence: number, reason: string, now: number, bumpFence: boolean, onLost: () => void): Promise<boolean> {
-    return conditionalUpdate(
-      this.dynamo,
-      {
-        TableName: this.config.slicesTable,
-        Key: sliceKeyItem(key),
-        UpdateExpression:
-          `SET #status = :skipped, skipReason = :reason, finishedAt = :now, expiresAt = :expires${bumpFence ? ', fence = fence + :one' : ''}` +
-          ` REMOVE sweepShard, sweepAt, ${LEASE_FIELDS}`,
-        ConditionExpression: HELD,
-        ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner' },
-        ExpressionAttributeValues: {
-          ':skipped': { S: SliceStatus.Skipped },
-          ':running': { S: SliceStatus.Running },
-          ':reason': { S: reason },
-          ':fence': { N: String(fence) },
-          ':now': { N: String(now) },
-          ':expires': { N: String(Math.floor((now + this.config.sliceRetentionMs) / 1000)) },
-          ...(bumpFence ? { ':one': { N: '1' } } : {}),
-        },
-      },
-      onLost,
-    );
+    return skipHeldSlice(this.dynamo, this.config, { key, fence, reason: 'replaced', now, bumpFence: true }, () => {});
   }
 }

@@ -4,7 +4,8 @@
  * Key:       slices[jobId, scheduledAt]
  * Condition: fence = mine AND status = RUNNING (`holdsLease`, core/slice-transitions.ts)
  * Effect:    status = FAILED, nextAttemptAt (backoff), lastError,
- *            sweepAt = nextAttemptAt + grace; the lease is dropped
+ *            sweepShard = shard and sweepAt = nextAttemptAt + grace (into the sweep
+ *            index: the retry waits on its message); the lease is dropped
  * Outcome:   recorded, or LeaseLostError (a standby owns it now).
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -34,9 +35,9 @@ export async function recordFailure(
       TableName: tableName,
       Key: sliceKeyItem(key),
       UpdateExpression:
-        'SET #status = :failed, nextAttemptAt = :next, lastError = :error, sweepAt = :sweep, finishedAt = :now REMOVE leaseExpiresAt',
+        'SET #status = :failed, nextAttemptAt = :next, lastError = :error, sweepShard = #shard, sweepAt = :sweep, finishedAt = :now REMOVE leaseExpiresAt',
       ConditionExpression: 'fence = :fence AND #status = :running',
-      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeNames: { '#status': 'status', '#shard': 'shard' },
       ExpressionAttributeValues: {
         ':failed': { S: SliceStatus.Failed },
         ':running': { S: SliceStatus.Running },

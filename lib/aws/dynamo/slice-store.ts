@@ -3,28 +3,43 @@
  * documented in its own file.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { TooManyWritesError } from '../../core/errors.ts';
+import type { MissedRange, SkippedRange } from '../../core/advance-plan.ts';
+import { LeaseLostError, TooManyWritesError } from '../../core/errors.ts';
 import { executionKey } from '../../core/execution-key.ts';
+import type { SkipReason } from '../../core/job-lifecycle.ts';
 import { ledgerRecordOf, type LedgerRecord } from '../../core/ledger.ts';
-import type { BusinessWrite, ClaimOutcome, SliceStore, SweepCandidate } from '../../core/ports.ts';
-import type { Slice, SliceKey } from '../../core/slice.ts';
+import { mapBounded } from '../../core/map-bounded.ts';
+import type { BusinessWrite, ClaimOutcome, NewSlice, SliceStore, SweepCandidate } from '../../core/ports.ts';
+import type { Slice, SliceDefinition, SliceKey } from '../../core/slice.ts';
 import { MAX_BUSINESS_WRITES_PER_COMMIT } from '../../core/slice-transitions.ts';
 import type { CronfenceConfig } from '../config.ts';
 import { toTransactItem } from './business-writes.ts';
 import { claimSlice, readSlice } from './claim-slice.ts';
+import { enqueueSlice, recordRange, settleAbsentSlice } from './create-slices.ts';
 import { finalizeSlice } from './finalize-slice.ts';
+import { followAbandoned, slicesBetween } from './reconcile-ops.ts';
 import { recordFailure } from './record-failure.ts';
 import { renewLease } from './renew-lease.ts';
+import { skipHeldSlice } from './skip-slice.ts';
 import { deferSweep, querySweepIndex } from './sweep.ts';
+
+/** Conditional writes of one call sent at once. */
+const WRITE_CONCURRENCY = 8;
 
 export class DynamoSliceStore implements SliceStore {
   constructor(
     private readonly dynamo: DynamoDBClient,
-    private readonly config: Pick<CronfenceConfig, 'slicesTable'>,
+    private readonly config: Pick<CronfenceConfig, 'slicesTable' | 'sliceRetentionMs'>,
   ) {}
 
-  claim(key: SliceKey, owner: string, now: number, messageId?: string, receiveCount?: number): Promise<ClaimOutcome> {
-    return claimSlice(this.dynamo, this.config.slicesTable, key, owner, now, messageId, receiveCount);
+  claim(key: SliceKey, owner: string, now: number, messageId?: string, receiveCount?: number, run?: SliceDefinition): Promise<ClaimOutcome> {
+    return claimSlice(this.dynamo, this.config.slicesTable, { key: { jobId: key.jobId, scheduledAt: key.scheduledAt }, owner, now, messageId, receiveCount, run });
+  }
+
+  async skipClaimed(key: SliceKey, fence: number, reason: string, now: number): Promise<void> {
+    await skipHeldSlice(this.dynamo, this.config, { key, fence, reason, now, bumpFence: false }, () => {
+      throw new LeaseLostError(executionKey(key.jobId, key.scheduledAt), fence);
+    });
   }
 
   renew(key: SliceKey, fence: number, now: number, leaseMs: number, disarmMessageBack = false): Promise<void> {
@@ -61,15 +76,33 @@ export class DynamoSliceStore implements SliceStore {
     return querySweepIndex(this.dynamo, this.config.slicesTable, shard, 0, now, limit);
   }
 
-  findCreatedByScan(shard: number, scanId: string, fromMs: number, toMs: number, limit: number): Promise<SweepCandidate[]> {
-    return querySweepIndex(this.dynamo, this.config.slicesTable, shard, fromMs, toMs - 1, limit, scanId);
-  }
-
   deferSweep(candidate: SweepCandidate, sweepAt: number): Promise<void> {
     return deferSweep(this.dynamo, this.config.slicesTable, candidate, sweepAt);
   }
 
   async getLedger(key: SliceKey): Promise<LedgerRecord | undefined> {
     return ledgerRecordOf(await readSlice(this.dynamo, this.config.slicesTable, key));
+  }
+
+  between(jobId: string, fromMs: number, toMs: number): Promise<Slice[]> {
+    return slicesBetween(this.dynamo, this.config.slicesTable, jobId, fromMs, toMs);
+  }
+
+  async enqueue(run: SliceDefinition, slices: readonly NewSlice[], now: number): Promise<SliceKey[]> {
+    const created = await mapBounded(slices, WRITE_CONCURRENCY, async (slice) => ((await enqueueSlice(this.dynamo, this.config, run, slice, now)) ? slice : undefined));
+    return created.flatMap((slice) => (slice ? [{ jobId: slice.jobId, scheduledAt: slice.scheduledAt }] : []));
+  }
+
+  followAbandoned(key: SliceKey, fence: number, sweepAt: number): Promise<boolean> {
+    return followAbandoned(this.dynamo, this.config.slicesTable, key, fence, sweepAt);
+  }
+
+  recordRange(jobId: string, run: SliceDefinition, range: MissedRange | SkippedRange, now: number): Promise<void> {
+    return recordRange(this.dynamo, this.config, jobId, run, range, now);
+  }
+
+  async settleAbsent(jobId: string, run: SliceDefinition, instants: readonly number[], reason: SkipReason, now: number): Promise<number> {
+    const written = await mapBounded(instants, WRITE_CONCURRENCY, (scheduledAt) => settleAbsentSlice(this.dynamo, this.config, { jobId, scheduledAt }, run, reason, now));
+    return written.filter(Boolean).length;
   }
 }

@@ -3,8 +3,7 @@
  * look out once a message has been re-sent.
  *
  * Query:     sweep index, sweepShard = S AND sweepAt in a range
- *            (only live slices carry sweepShard: final ones left the index),
- *            optionally only those created by one scan (scanId)
+ *            (only live slices carry sweepShard: final ones left the index)
  * DEFER:     slices[jobId, scheduledAt], condition sweepAt = the one read
  *            (`mayDeferSweep`, core/slice-transitions.ts) (the
  *            slice is still live and nothing moved it since: a claim or a
@@ -20,7 +19,6 @@ import { queryAll } from './read-pages.ts';
 
 export const SWEEP_INDEX = 'sweep';
 
-
 export async function querySweepIndex(
   dynamo: DynamoDBClient,
   tableName: string,
@@ -28,7 +26,6 @@ export async function querySweepIndex(
   fromMs: number,
   toMs: number,
   limit: number,
-  scanId?: string,
 ): Promise<SweepCandidate[]> {
   const items = await queryAll(
     dynamo,
@@ -36,12 +33,10 @@ export async function querySweepIndex(
       TableName: tableName,
       IndexName: SWEEP_INDEX,
       KeyConditionExpression: 'sweepShard = :shard AND sweepAt BETWEEN :from AND :to',
-      ...(scanId !== undefined && { FilterExpression: 'scanId = :scan' }),
       ExpressionAttributeValues: {
         ':shard': { N: String(shard) },
         ':from': { N: String(fromMs) },
         ':to': { N: String(toMs) },
-        ...(scanId !== undefined && { ':scan': { S: scanId } }),
       },
     },
     limit,

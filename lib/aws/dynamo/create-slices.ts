@@ -1,0 +1,147 @@
+/**
+ * CREATE — the slices written before any claim (a scanner's occurrence is
+ * created by its claim, claim-slice.ts): each one conditional UpdateItem of
+ * slices[jobId, T], on condition NEW_SLICE OR OLDER_GENERATION_UNRUN (no
+ * slice at T, or one an older generation left without a ledger record:
+ * ENQUEUED, FAILED or SKIPPED; `mayCreateSlice` in core/slice-transitions.ts).
+ * The fence is kept (it only ever grows); the last run's lease, owner and
+ * error are removed. A failed condition means the instant already has its
+ * record: nothing to do.
+ *
+ *   ENQUEUE  ENQUEUED with the generation's definition, in the sweep index
+ *            (sweepShard, sweepAt): the reconciler's slice for a lost
+ *            message, an operator's trigger or backfill (operator-slots.ts,
+ *            inside its transaction). @returns whether it was created.
+ *   RANGE    MISSED (older than the catch-up window when a scan came back) or
+ *            SKIPPED `misfire`, one item at the range's first occurrence with
+ *            missedUntil and missedCount: final, so out of the sweep index.
+ *   SETTLE   SKIPPED with a change's reason, at a due occurrence of the
+ *            generation the change ended that has no slice (a claim that
+ *            creates it first wins).
+ */
+import { UpdateItemCommand, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import type { MissedRange, SkippedRange } from '../../core/advance-plan.ts';
+import type { SkipReason } from '../../core/job-lifecycle.ts';
+import type { NewSlice } from '../../core/ports.ts';
+import { SliceStatus, type SliceDefinition, type SliceKey } from '../../core/slice.ts';
+import { isConditionFailure, onTable } from './errors.ts';
+import { sliceKeyItem, toItem } from './items.ts';
+
+export interface SliceTables {
+  readonly slicesTable: string;
+  /** History retention of SKIPPED and MISSED slices (their TTL). */
+  readonly sliceRetentionMs: number;
+}
+
+/** No slice exists at this instant. */
+const NEW_SLICE = 'attribute_not_exists(jobId)';
+/** An older generation left this instant without a ledger record: the new generation may write it. */
+const OLDER_GENERATION_UNRUN =
+  '(#status IN (:enqueued, :failed, :skipped) AND (attribute_not_exists(generation) OR generation < :generation))';
+/** What the last run of an older generation left behind. */
+const LAST_RUN_FIELDS = ['#owner', 'leaseExpiresAt', 'leaseMessageId', 'nextAttemptAt', 'lastError', 'startedAt', 'finishedAt', 'expiresAt', 'skipReason', 'operatorSlot', 'bufferedAt'];
+
+/** ENQUEUE, as a transaction item; `extra` adds the operator's record, or a triggered slot's own payload. */
+export function slicePut(tables: SliceTables, run: SliceDefinition, slice: NewSlice, now: number, extra: Record<string, unknown> = {}): TransactWriteItem {
+  return recreatableSliceUpdate(tables, slice, {
+    ...definitionFields(run, now),
+    status: SliceStatus.Enqueued,
+    attempts: 0,
+    sweepShard: run.shard,
+    sweepAt: slice.sweepAt,
+    ...extra,
+  });
+}
+
+/** ENQUEUE, one request. @returns whether the slice was created. */
+export function enqueueSlice(dynamo: DynamoDBClient, tables: SliceTables, run: SliceDefinition, slice: NewSlice, now: number): Promise<boolean> {
+  return send(dynamo, tables, slicePut(tables, run, slice, now));
+}
+
+/** RANGE: the MISSED record of an outage, or the SKIPPED record of due occurrences the misfire policy does not run. */
+export async function recordRange(dynamo: DynamoDBClient, tables: SliceTables, jobId: string, run: SliceDefinition, range: MissedRange | SkippedRange, now: number): Promise<void> {
+  const status = 'reason' in range ? { status: SliceStatus.Skipped, skipReason: range.reason } : { status: SliceStatus.Missed };
+  await send(
+    dynamo,
+    tables,
+    recreatableSliceUpdate(tables, { jobId, scheduledAt: range.from }, { ...definitionFields(run, now), payload: undefined, ...status, attempts: 0, missedUntil: range.to, missedCount: range.count, finishedAt: now }),
+  );
+}
+
+/** SETTLE: SKIPPED with `reason`, in history for the retention. @returns whether it was written. */
+export function settleAbsentSlice(dynamo: DynamoDBClient, tables: SliceTables, key: SliceKey, run: SliceDefinition, reason: SkipReason, now: number): Promise<boolean> {
+  return send(
+    dynamo,
+    tables,
+    recreatableSliceUpdate(tables, key, {
+      ...definitionFields(run, now),
+      status: SliceStatus.Skipped,
+      skipReason: reason,
+      attempts: 0,
+      finishedAt: now,
+      expiresAt: Math.floor((now + tables.sliceRetentionMs) / 1000),
+    }),
+  );
+}
+
+/** The generation's definition, and no range or sweep attribute an older item at the instant may have had (writers set their own). */
+function definitionFields(run: SliceDefinition, now: number): Record<string, unknown> {
+  return {
+    generation: run.generation,
+    handler: run.handler,
+    policies: run.policies,
+    payload: run.payload,
+    shard: run.shard,
+    leaseMs: run.policies.leaseMs,
+    createdAt: now,
+    missedUntil: undefined,
+    missedCount: undefined,
+    sweepShard: undefined,
+    sweepAt: undefined,
+  };
+}
+
+async function send(dynamo: DynamoDBClient, tables: SliceTables, item: TransactWriteItem): Promise<boolean> {
+  const update = item.Update;
+  if (update === undefined) throw new TypeError('a slice write is an Update');
+  try {
+    await onTable(tables.slicesTable, () => dynamo.send(new UpdateItemCommand(update)));
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+}
+
+/**
+ * Writes `fields` (an undefined one is removed) on an instant that has no
+ * slice or only an older generation's unrun one; the fence is kept (it only
+ * ever grows), the last run's lease, owner and error are removed.
+ */
+function recreatableSliceUpdate(tables: SliceTables, key: SliceKey, fields: Record<string, unknown>): TransactWriteItem {
+  const present = Object.entries(fields).filter(([, value]) => value !== undefined);
+  const absent = Object.keys(fields).filter((name) => fields[name] === undefined);
+  const lastRun = LAST_RUN_FIELDS.filter((name) => !(name.replace('#', '') in fields));
+  const values = toItem(Object.fromEntries(present.map(([name, value]) => [`:${name}`, value])));
+  return {
+    Update: {
+      TableName: tables.slicesTable,
+      Key: sliceKeyItem(key),
+      UpdateExpression:
+        `SET ${present.map(([name]) => `#${name} = :${name}`).join(', ')}, fence = if_not_exists(fence, :zero)` +
+        ` REMOVE ${[...lastRun, ...absent.map((name) => `#${name}`)].join(', ')}`,
+      ConditionExpression: `${NEW_SLICE} OR ${OLDER_GENERATION_UNRUN}`,
+      ExpressionAttributeNames: {
+        '#owner': 'owner',
+        ...Object.fromEntries(Object.keys(fields).map((name) => [`#${name}`, name])),
+      },
+      ExpressionAttributeValues: {
+        ...values,
+        ':zero': { N: '0' },
+        ':enqueued': { S: SliceStatus.Enqueued },
+        ':failed': { S: SliceStatus.Failed },
+        ':skipped': { S: SliceStatus.Skipped },
+      },
+    },
+  };
+}

@@ -1,0 +1,42 @@
+/**
+ * The reconciler's rule, pure: which occurrences of a reconciled wheel entry
+ * need their message again. The slices table is what a run leaves behind, so
+ * reading it (a fifth of a write's price) replaces indexing every slice for a
+ * sweep: a slice enters the sweep index only when this rule finds it in
+ * trouble, or when it waits on purpose (a retry, a buffered run, an
+ * operator's slot).
+ *
+ * For each occurrence the entry covers, once it is `graceMs` overdue:
+ * - a slice, or a range record (MISSED, or SKIPPED by the misfire policy)
+ *   standing for it: fine, unless it is RUNNING, out of the sweep index, and
+ *   its lease ended more than the skew margin and the grace ago (its holder
+ *   is gone and so is its message): `sweep` (into the sweep index, sent again);
+ * - nothing at all: its message was lost (or never sent): `enqueue` (created
+ *   ENQUEUED in the sweep index, then sent), so the sweep follows it to a
+ *   final state even if this message is lost too.
+ */
+import { LEASE_EXPIRY_MARGIN_MS, SliceStatus, type Slice } from './slice.ts';
+
+export type ReconcileAction =
+  | { readonly kind: 'enqueue'; readonly scheduledAt: number }
+  | { readonly kind: 'sweep'; readonly scheduledAt: number };
+
+export function reconcileOccurrences(occurrences: readonly number[], slices: readonly Slice[], now: number, graceMs: number): ReconcileAction[] {
+  const byInstant = new Map(slices.map((slice) => [slice.scheduledAt, slice]));
+  const ranges = slices.filter((slice) => slice.missedUntil !== undefined);
+  const actions: ReconcileAction[] = [];
+  for (const scheduledAt of occurrences) {
+    const slice = byInstant.get(scheduledAt);
+    if (slice === undefined) {
+      if (!ranges.some((range) => range.scheduledAt <= scheduledAt && scheduledAt < (range.missedUntil ?? 0))) actions.push({ kind: 'enqueue', scheduledAt });
+    } else if (isAbandoned(slice, now, graceMs)) {
+      actions.push({ kind: 'sweep', scheduledAt });
+    }
+  }
+  return actions;
+}
+
+/** RUNNING, not followed by the sweep, and not renewed for longer than any live holder could go without. */
+function isAbandoned(slice: Slice, now: number, graceMs: number): boolean {
+  return slice.status === SliceStatus.Running && slice.sweepAt === undefined && (slice.leaseExpiresAt ?? 0) + LEASE_EXPIRY_MARGIN_MS + graceMs < now;
+}

@@ -1,0 +1,93 @@
+/**
+ * The reconciler: the backstop for a message lost on its way (the claim
+ * creates the slice, so an occurrence whose message is lost leaves no trace
+ * but the wheel entry that sent it). Once a bucket's occurrences are a grace
+ * overdue, it reads the bucket's entries again and, per job of its current
+ * generation, the slices those occurrences should have (one Query), and acts
+ * on what core/reconcile.ts finds: a missing slice is created ENQUEUED in the
+ * sweep index and sent, an abandoned RUNNING one is put in the sweep index
+ * and sent; from there the sweep follows each to a final state. Reads only,
+ * when nothing was lost.
+ */
+import type { Clock } from '../core/clock.ts';
+import { inDueIndex, isTombstone } from '../core/job-lifecycle.ts';
+import { jitterOffsetMs } from '../core/jitter.ts';
+import { mapBounded } from '../core/map-bounded.ts';
+import { definitionOf, type JobReader, type SliceStore, type StoredJob, type WheelStore, type WorkQueue } from '../core/ports.ts';
+import { reconcileOccurrences } from '../core/reconcile.ts';
+import { occurrencesBetween, scheduleOf } from '../core/schedule.ts';
+import { distinctEntries, WHEEL_BUCKET_MS, type PlacedEntry } from '../core/wheel.ts';
+import { sendDelayed, type OutgoingMessage } from './send-delayed.ts';
+
+const JOB_CONCURRENCY = 8;
+/** Occurrences of one entry checked at most (a bucket of a per-second job holds five). */
+const MAX_OCCURRENCES = 1000;
+
+export interface ReconcilerDeps {
+  readonly wheel: WheelStore;
+  readonly jobs: JobReader;
+  readonly slices: SliceStore;
+  readonly queue: WorkQueue;
+  readonly clock: Clock;
+  readonly sweepGraceMs: number;
+  readonly onError?: (error: unknown, context: string) => void;
+}
+
+export class Reconciler {
+  constructor(private readonly deps: ReconcilerDeps) {}
+
+  /**
+   * Reconciles the buckets of `shard` in `[from, to)` that hold entries, in
+   * order, until `stop()`. @returns where it got to (exclusive): the cursor's
+   * next `reconciledThrough`.
+   */
+  async reconcile(shard: number, from: number, to: number, stop: () => boolean, report: { reconciled: number; errors: number }): Promise<number> {
+    let position = from;
+    try {
+      while (position < to && !stop()) {
+        const bucket = await this.deps.wheel.nextBucket(shard, position, to);
+        if (bucket === undefined) return to;
+        report.reconciled += await this.reconcileBucket(shard, bucket);
+        position = bucket + WHEEL_BUCKET_MS;
+      }
+    } catch (error) {
+      report.errors++;
+      this.deps.onError?.(error, `reconciling shard ${shard}`);
+    }
+    return position;
+  }
+
+  private async reconcileBucket(shard: number, bucket: number): Promise<number> {
+    const entries = distinctEntries(await this.deps.wheel.entriesAt(shard, bucket));
+    const records = await this.deps.jobs.records([...new Set(entries.map((entry) => entry.jobId))], false);
+    const now = this.deps.clock.now();
+    const outgoing: OutgoingMessage[] = [];
+    await mapBounded(entries, JOB_CONCURRENCY, async (entry) => {
+      const record = records.get(entry.jobId);
+      // An older generation's occurrences were settled by the change that ended it (JobRepository); only the current one is checked.
+      if (record === undefined || isTombstone(record) || record.generation !== entry.generation || !inDueIndex(record)) return;
+      outgoing.push(...(await this.reconcileEntry(record, entry, bucket, now)));
+    });
+    return sendDelayed(this.deps.queue, this.deps.clock, outgoing);
+  }
+
+  private async reconcileEntry(job: StoredJob, entry: PlacedEntry, bucket: number, now: number): Promise<OutgoingMessage[]> {
+    const offset = jitterOffsetMs(job.id, job.policies.jitterMs);
+    const occurrences = occurrencesBetween(scheduleOf(job), entry.from, bucket + WHEEL_BUCKET_MS - offset, MAX_OCCURRENCES);
+    const last = occurrences.at(-1);
+    if (last === undefined) return [];
+    const slices = await this.deps.slices.between(job.id, entry.from, last + 1);
+    const actions = reconcileOccurrences(occurrences, slices, now, this.deps.sweepGraceMs);
+    if (actions.length === 0) return [];
+    const sweepAt = now + this.deps.sweepGraceMs;
+    const missing = actions.filter((action) => action.kind === 'enqueue').map(({ scheduledAt }) => ({ jobId: job.id, scheduledAt, sweepAt }));
+    const created = missing.length === 0 ? [] : await this.deps.slices.enqueue(definitionOf(job), missing, now);
+    const abandoned: OutgoingMessage[] = [];
+    for (const action of actions) {
+      if (action.kind !== 'sweep') continue;
+      const slice = slices.find((candidate) => candidate.scheduledAt === action.scheduledAt);
+      if (slice && (await this.deps.slices.followAbandoned(slice, slice.fence, sweepAt))) abandoned.push({ jobId: job.id, scheduledAt: action.scheduledAt });
+    }
+    return [...created.map((key) => ({ ...key, startAt: key.scheduledAt + offset })), ...abandoned];
+  }
+}

@@ -1,0 +1,34 @@
+/**
+ * Sends work messages so each surfaces at its start (its second, plus the
+ * job's jitter offset), with the delay computed as each batch goes out: a
+ * long scan's later batches would otherwise surface late by the time the
+ * scan had taken.
+ */
+import type { Clock } from '../core/clock.ts';
+import type { WorkQueue } from '../core/ports.ts';
+import type { SliceDefinition, SliceKey } from '../core/slice.ts';
+
+/** SQS's SendMessageBatch limit. */
+const SEND_BATCH = 10;
+/** SQS's longest DelaySeconds; a later start surfaces early and the worker hides it again until its second. */
+const MAX_DELAY_SECONDS = 900;
+
+/** A work message on its way: `startAt` when it is meant to start, if not its second. */
+export interface OutgoingMessage extends SliceKey {
+  readonly startAt?: number;
+  readonly run?: SliceDefinition;
+}
+
+/** @returns how many were sent. */
+export async function sendDelayed(queue: WorkQueue, clock: Clock, messages: readonly OutgoingMessage[]): Promise<number> {
+  for (let i = 0; i < messages.length; i += SEND_BATCH) {
+    const now = clock.now();
+    await queue.send(
+      messages.slice(i, i + SEND_BATCH).map(({ startAt, ...message }) => ({
+        ...message,
+        delaySeconds: Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.floor(((startAt ?? message.scheduledAt) - now) / 1000))),
+      })),
+    );
+  }
+  return messages.length;
+}
