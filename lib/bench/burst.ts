@@ -124,7 +124,7 @@ export async function runBurst(options: BurstOptions): Promise<BurstResult> {
     const now = Date.now();
     await registerSchedules(
       runtime.clients.dynamo,
-      runtime.config.jobsTable,
+      runtime.config,
       options.slices,
       (i) => dailyJobAt(`burst-${i}`, dueAt, runtime.config.shardCount, BENCH_NOOP, now),
       (written) => options.onProgress('burst: registering jobs due in the same second', written, options.slices),
@@ -200,7 +200,7 @@ async function businessWriteRound(runtime: Runtime, fleet: ReplicaFleet, committ
   const prefix = 'write-';
   const dueAt = Math.ceil((Date.now() + 3000) / 1000) * 1000;
   const now = Date.now();
-  await registerSchedules(dynamo, runtime.config.jobsTable, jobs, (i) => dailyJobAt(`${prefix}${i}`, dueAt, runtime.config.shardCount, BENCH_WRITE, now, { table }));
+  await registerSchedules(dynamo, runtime.config, jobs, (i) => dailyJobAt(`${prefix}${i}`, dueAt, runtime.config.shardCount, BENCH_WRITE, now, { table }));
   const before = await fleet.meters();
   await tick(runtime.scanQueue, runtime.config.shardCount);
   const done = (): number => [...committed.keys()].filter((key) => key.startsWith(prefix)).length;
@@ -221,7 +221,7 @@ async function heartbeatRound(
   const prefix = `hold-${round_}-`;
   const dueAt = Math.ceil((Date.now() + 3000) / 1000) * 1000;
   const now = Date.now();
-  await registerSchedules(runtime.clients.dynamo, runtime.config.jobsTable, jobs, (i) =>
+  await registerSchedules(runtime.clients.dynamo, runtime.config, jobs, (i) =>
     dailyJobAt(`${prefix}${i}`, dueAt, runtime.config.shardCount, BENCH_HOLD, now, { ms: holdMs }),
   );
   const before = await fleet.meters();

@@ -2,9 +2,9 @@
  * Density: what one scan window costs as the number of registered schedules
  * grows. At each level the jobs table holds N schedules spread over the next
  * day (daily crons) plus `due` schedules that fall in this window; one
- * scanner process scans every shard once. The due index is sparse and keyed
- * (shard, nextFireAt), so the items a scan touches should follow the due
- * count, not N, and so should the scanner's memory.
+ * scanner process scans every shard once. The wheel is keyed (shard, bucket),
+ * so the items a scan touches should follow the due count, not N, and so
+ * should the scanner's memory.
  */
 import { fork } from 'node:child_process';
 import { bootstrap } from '../aws/bootstrap.ts';
@@ -72,14 +72,14 @@ export async function runDensity(options: DensityOptions): Promise<DensityResult
       // Idle schedules: one a day, at a time spread over the day after the next hour (never in this window).
       await registerSchedules(
         runtime.clients.dynamo,
-        config.jobsTable,
+        config,
         adding,
         (i) => dailyJobAt(`idle-${from + i}`, now + HOUR_MS + ((from + i) * 7919 * 1000) % (22 * HOUR_MS), config.shardCount, BENCH_NOOP, now),
         (written) => options.onProgress(`density: registering ${total.toLocaleString('en-US')} schedules`, from + written, total),
       );
       registered += adding;
       const dueAt = Date.now() + DUE_IN_MS;
-      await registerSchedules(runtime.clients.dynamo, config.jobsTable, options.duePerLevel, (i) =>
+      await registerSchedules(runtime.clients.dynamo, config, options.duePerLevel, (i) =>
         dailyJobAt(`due-${levelIndex}-${i}`, dueAt, config.shardCount, BENCH_NOOP, now),
       );
       const registerSeconds = (Date.now() - registerStarted) / 1000;

@@ -1,15 +1,21 @@
 /**
  * Registers many schedules fast: BatchWriteItem (25 items a call) straight
  * into the jobs table, in the exact item format the job repository writes
- * (jobItem). The repository's put reads, validates and conditions each job:
- * right for users, a few hundred times too slow to set up a million.
+ * (jobItem), and each job's wheel entry placed where a scan would have put it
+ * (the wheel store's own `place`), with every shard's cursor started first,
+ * as its first scan would. The repository's put reads, validates and
+ * conditions each job: right for users, a few hundred times too slow to set
+ * up a million.
  */
 import { BatchWriteItemCommand, type DynamoDBClient, type WriteRequest } from '@aws-sdk/client-dynamodb';
 import { DEFAULT_POLICIES } from '../core/job-spec.ts';
 import type { StoredJob } from '../core/ports.ts';
 import { DEFAULT_DST_POLICY } from '../core/schedule.ts';
 import { shardOf } from '../core/shard.ts';
+import { bucketOf, freshCursor } from '../core/wheel.ts';
+import type { CronfenceConfig } from '../aws/config.ts';
 import { jobItem } from '../aws/dynamo/items.ts';
+import { DynamoWheelStore } from '../aws/dynamo/wheel-store.ts';
 
 const BATCH = 25;
 const CONCURRENCY = 8;
@@ -43,21 +49,28 @@ export function dailyJobAt(id: string, fireAt: number, shardCount: number, handl
 /** Writes `jobs` (generated lazily, so a million never sit in memory at once); calls `onProgress` with the count written. */
 export async function registerSchedules(
   dynamo: DynamoDBClient,
-  jobsTable: string,
+  config: Pick<CronfenceConfig, 'jobsTable' | 'wheelTable' | 'shardCount'>,
   count: number,
   jobAt: (index: number) => StoredJob,
   onProgress: (written: number) => void = () => {},
 ): Promise<void> {
+  const wheel = new DynamoWheelStore(dynamo, config);
+  const now = Date.now();
+  for (let shard = 0; shard < config.shardCount; shard++) if ((await wheel.readCursor(shard)) === undefined) await wheel.moveCursor(shard, freshCursor(now));
   let next = 0;
   let written = 0;
   const lane = async (): Promise<void> => {
     while (next < count) {
       const from = next;
       next = Math.min(count, next + BATCH);
-      const requests: WriteRequest[] = [];
-      for (let i = from; i < next; i++) requests.push({ PutRequest: { Item: jobItem(jobAt(i)) } });
-      await writeBatch(dynamo, jobsTable, requests);
-      written += requests.length;
+      const jobs: StoredJob[] = [];
+      for (let i = from; i < next; i++) jobs.push(jobAt(i));
+      await writeBatch(dynamo, config.jobsTable, jobs.map((job) => ({ PutRequest: { Item: jobItem(job) } })));
+      for (let shard = 0; shard < config.shardCount; shard++) {
+        const own = jobs.filter((job) => job.shard === shard);
+        await wheel.place(shard, own.map((job) => ({ jobId: job.id, generation: job.generation, from: job.nextFireAt, bucket: bucketOf(job.nextFireAt) })), now);
+      }
+      written += jobs.length;
       onProgress(written);
     }
   };

@@ -45,22 +45,17 @@ export async function drainWindow(runtime: Runtime, toMs: number, timeoutMs: num
 }
 
 /**
- * A scanner outage of `outageMs` for one job, as the store would hold it
- * after one: the job's `nextFireAt` that far in the past (a version bump, as
- * an advance would; the generation stays). @returns the new `nextFireAt`.
+ * A scanner outage of `outageMs` for one job just put (its generation still
+ * in the inbox, before any scan): the wheel as it would hold it after one,
+ * the job due from that far in the past (same generation). @returns where it is due from.
  */
 export async function simulateOutage(runtime: Runtime, jobId: string, outageMs: number): Promise<number> {
-  const result = await runtime.clients.dynamo.send(
-    new UpdateItemCommand({
-      TableName: runtime.config.jobsTable,
-      Key: { jobId: { S: jobId } },
-      UpdateExpression: 'SET nextFireAt = nextFireAt - :outage, version = version + :one',
-      ConditionExpression: 'attribute_exists(dueShard)',
-      ExpressionAttributeValues: { ':outage': { N: String(outageMs) }, ':one': { N: '1' } },
-      ReturnValues: 'ALL_NEW',
-    }),
-  );
-  return Number(result.Attributes?.nextFireAt?.N);
+  const job = await runtime.jobs().require(jobId);
+  const shard = job.shard;
+  const from = job.nextFireAt - outageMs;
+  await runtime.wheel.takeFromInbox(shard, { jobId, generation: job.generation, from: job.nextFireAt });
+  await runtime.wheel.putInbox(shard, { jobId, generation: job.generation, from });
+  return from;
 }
 
 /**

@@ -17,7 +17,7 @@
  * policy's ordering tolerates (overlap-policy.ts) or the committed one's
  * worker was paused meanwhile (its lease lapsed: the next one may go ahead).
  */
-import { isTombstone, NEVER, type JobRecord } from '../core/job-lifecycle.ts';
+import { isTombstone, NEVER, nextOccurrenceOf, type JobRecord } from '../core/job-lifecycle.ts';
 import type { MisfirePolicy } from '../core/job-spec.ts';
 import { MAX_CLOCK_SKEW_MS, SliceStatus, type Slice } from '../core/slice.ts';
 import { isoSecond } from '../core/execution-key.ts';
@@ -98,7 +98,8 @@ function checkOneTime(job: PolicyCheckInput['oneTime'][number], slices: readonly
   const own = slices.filter((slice) => slice.jobId === job.jobId);
   const problems = own.length === 1 && ran(own[0]) ? [] : [`${job.jobId}: ${own.length} slices (${own.map((slice) => slice.status).join(', ')}); expected one that ran`];
   if (job.afterOneTime === 'delete' && !isTombstone(job.record)) problems.push(`${job.jobId}: still stored after its run; afterOneTime is delete`);
-  if (job.afterOneTime === 'complete' && (isTombstone(job.record) || job.record?.nextFireAt !== NEVER)) {
+  const slotAt = own[0]?.scheduledAt ?? 0;
+  if (job.afterOneTime === 'complete' && (isTombstone(job.record) || job.record === undefined || nextOccurrenceOf(job.record, slotAt + 1000) !== NEVER)) {
     problems.push(`${job.jobId}: not kept as completed (never firing again) after its run`);
   }
   return problems;

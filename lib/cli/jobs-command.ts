@@ -1,7 +1,7 @@
 /** `cronfence jobs add|list|get|pause|resume|rm`. */
 import { Command, InvalidArgumentError } from 'commander';
 import type { StoredJob } from '../core/ports.ts';
-import { isActiveAt } from '../core/job-lifecycle.ts';
+import { isActiveAt, nextOccurrenceOf } from '../core/job-lifecycle.ts';
 import { isoSecond } from '../core/execution-key.ts';
 import { NEVER } from '../core/advance-plan.ts';
 import { registry } from '../example-jobs/index.ts';
@@ -77,7 +77,7 @@ export function jobsCommand(
       write(
         table([
           ['id', 'schedule', 'time zone', 'handler', 'state', 'next fire (UTC)', 'version', 'origin', 'group'],
-          ...all.map((job) => [job.id, job.schedule, job.timeZone, job.handler, stateOf(job), nextLabel(job.nextFireAt), job.version, job.origin ?? '-', job.group ?? '-']),
+          ...all.map((job) => [job.id, job.schedule, job.timeZone, job.handler, stateOf(job), nextLabel(nextOccurrenceOf(job, Date.now())), job.version, job.origin ?? '-', job.group ?? '-']),
         ]),
       );
     });
@@ -130,7 +130,7 @@ function stateOf(job: StoredJob, now = Date.now()): string {
 }
 
 function describe(job: StoredJob): string {
-  return `${job.id}: "${job.schedule}" in ${job.timeZone} (DST ${job.dst.gap}/${job.dst.repeat}), handler ${job.handler}, next ${nextLabel(job.nextFireAt)}, version ${job.version}`;
+  return `${job.id}: "${job.schedule}" in ${job.timeZone} (DST ${job.dst.gap}/${job.dst.repeat}), handler ${job.handler}, next ${nextLabel(nextOccurrenceOf(job, Date.now()))}, version ${job.version}`;
 }
 
 /** A job that never fires again (a one-time job after its run, a schedule with no future occurrence) is complete. */

@@ -9,6 +9,7 @@ import { Command } from 'commander';
 import { SingleBar, Presets } from 'cli-progress';
 import { CronfenceError } from '../core/errors.ts';
 import { isoInstant, isoSecond } from '../core/execution-key.ts';
+import { nextOccurrenceOf } from '../core/job-lifecycle.ts';
 import { parseOperatorInstant } from '../core/operator.ts';
 import { parseRate } from '../core/backfill-plan.ts';
 import type { JobChangeResult } from '../aws/dynamo/job-repository.ts';
@@ -100,7 +101,7 @@ export function addOperatorCommands(jobs: Command, operator: () => OperatorActio
     .action(async (id: string | undefined, flags: ActorFlags & { group?: string }) => {
       const target = oneTarget(id, flags.group);
       const results = 'id' in target ? [await operator().resume(target.id, actorOf(flags))] : await operator().resumeGroup(target.group, actorOf(flags));
-      for (const { job } of results) write(`resumed ${job.id}: next ${isoSecond(job.nextFireAt)}, by ${job.resumed?.actor ?? '?'}`);
+      for (const { job } of results) write(`resumed ${job.id}: next ${isoSecond(nextOccurrenceOf(job, Date.now()))}, by ${job.resumed?.actor ?? '?'}`);
       if (!('id' in target)) groupSummary('resumed', target.group, results.length, write);
     });
 }

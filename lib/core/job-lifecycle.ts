@@ -202,6 +202,16 @@ export function inboxEntryOf(record: JobRecord): WheelEntry | undefined {
   return { jobId: record.id, generation: record.generation, from: record.nextFireAt };
 }
 
+/**
+ * The job's next occurrence at or after `now` (never before its generation's
+ * first), or NEVER when it has none left (a one-time job after its slot).
+ * What `cronfence jobs list` shows; the wheel, not the job, tracks what was sent.
+ */
+export function nextOccurrenceOf(job: Pick<StoredJob, 'schedule' | 'timeZone' | 'dst' | 'nextFireAt'>, now: number): number {
+  if (job.nextFireAt >= NEVER) return NEVER;
+  return nextOccurrenceAtOrAfter(scheduleOf(job), Math.max(now, job.nextFireAt)) ?? NEVER;
+}
+
 /** Occurrences of one generation in `[from, to)`: what a change checks for a record. */
 export interface DueOccurrences {
   readonly from: number;

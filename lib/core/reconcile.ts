@@ -6,28 +6,30 @@
  * trouble, or when it waits on purpose (a retry, a buffered run, an
  * operator's slot).
  *
- * For each occurrence the entry covers, once it is `graceMs` overdue:
+ * For each occurrence the entry covers (of the job's current generation
+ * `generation`), once it is `graceMs` overdue:
  * - a slice, or a range record (MISSED, or SKIPPED by the misfire policy)
  *   standing for it: fine, unless it is RUNNING, out of the sweep index, and
  *   its lease ended more than the skew margin and the grace ago (its holder
  *   is gone and so is its message): `sweep` (into the sweep index, sent again);
- * - nothing at all: its message was lost (or never sent): `enqueue` (created
- *   ENQUEUED in the sweep index, then sent), so the sweep follows it to a
- *   final state even if this message is lost too.
+ * - nothing, or only an older generation's SKIPPED slice (its message was
+ *   claimed after a change and skipped; this generation's own was lost):
+ *   `enqueue` (created ENQUEUED in the sweep index, then sent), so the sweep
+ *   follows it to a final state even if this message is lost too.
  */
-import { LEASE_EXPIRY_MARGIN_MS, SliceStatus, type Slice } from './slice.ts';
+import { isRecreatable, LEASE_EXPIRY_MARGIN_MS, SliceStatus, type Slice } from './slice.ts';
 
 export type ReconcileAction =
   | { readonly kind: 'enqueue'; readonly scheduledAt: number }
   | { readonly kind: 'sweep'; readonly scheduledAt: number };
 
-export function reconcileOccurrences(occurrences: readonly number[], slices: readonly Slice[], now: number, graceMs: number): ReconcileAction[] {
+export function reconcileOccurrences(occurrences: readonly number[], generation: number, slices: readonly Slice[], now: number, graceMs: number): ReconcileAction[] {
   const byInstant = new Map(slices.map((slice) => [slice.scheduledAt, slice]));
-  const ranges = slices.filter((slice) => slice.missedUntil !== undefined);
+  const ranges = slices.filter((slice) => slice.missedUntil !== undefined && (slice.generation ?? 0) === generation);
   const actions: ReconcileAction[] = [];
   for (const scheduledAt of occurrences) {
     const slice = byInstant.get(scheduledAt);
-    if (slice === undefined) {
+    if (slice === undefined || isRecreatable(slice, generation)) {
       if (!ranges.some((range) => range.scheduledAt <= scheduledAt && scheduledAt < (range.missedUntil ?? 0))) actions.push({ kind: 'enqueue', scheduledAt });
     } else if (isAbandoned(slice, now, graceMs)) {
       actions.push({ kind: 'sweep', scheduledAt });

@@ -77,7 +77,7 @@ export class Reconciler {
     const last = occurrences.at(-1);
     if (last === undefined) return [];
     const slices = await this.deps.slices.between(job.id, entry.from, last + 1);
-    const actions = reconcileOccurrences(occurrences, slices, now, this.deps.sweepGraceMs);
+    const actions = reconcileOccurrences(occurrences, job.generation, slices, now, this.deps.sweepGraceMs);
     if (actions.length === 0) return [];
     const sweepAt = now + this.deps.sweepGraceMs;
     const missing = actions.filter((action) => action.kind === 'enqueue').map(({ scheduledAt }) => ({ jobId: job.id, scheduledAt, sweepAt }));
