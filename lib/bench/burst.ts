@@ -25,7 +25,7 @@ import { createTableInput } from '../aws/bootstrap.ts';
 import { BENCH_HOLD, BENCH_NOOP, BENCH_WRITE } from './bench-jobs.ts';
 import { perExecution, type PerExecution } from './per-execution.ts';
 import { round } from './density.ts';
-import { dailyJobAt, registerSchedules } from './register-schedules.ts';
+import { dailyJobAt, firstOpenSecond, registerSchedules } from './register-schedules.ts';
 
 /** The bench's replica entry, of this build (the source, or the compiled one). */
 const BENCH_REPLICA = packageFile('lib/bench/bench-replica.ts');
@@ -120,7 +120,7 @@ export async function runBurst(options: BurstOptions): Promise<BurstResult> {
 
     // Due a little after registration is expected to end; the scan request goes out a second before.
     const registerEstimateMs = 2000 + options.slices * 1.5;
-    const dueAt = Math.ceil((Date.now() + registerEstimateMs) / 1000) * 1000;
+    const dueAt = await firstOpenSecond(runtime.wheel, runtime.config.shardCount, Date.now() + registerEstimateMs);
     const now = Date.now();
     await registerSchedules(
       runtime.clients.dynamo,
@@ -198,9 +198,10 @@ async function businessWriteRound(runtime: Runtime, fleet: ReplicaFleet, committ
   await dynamo.send(new CreateTableCommand(createTableInput(table, { logicalName: 'bench-writes', partitionKey: { name: 'id', type: 'S' }, globalSecondaryIndexes: [] })));
   await waitUntilTableExists({ client: dynamo, maxWaitTime: 60 }, { TableName: table });
   const prefix = 'write-';
-  const dueAt = Math.ceil((Date.now() + 3000) / 1000) * 1000;
+  const dueAt = await firstOpenSecond(runtime.wheel, runtime.config.shardCount, Date.now() + 3000);
   const now = Date.now();
   await registerSchedules(dynamo, runtime.config, jobs, (i) => dailyJobAt(`${prefix}${i}`, dueAt, runtime.config.shardCount, BENCH_WRITE, now, { table }));
+  await sleepUntil(dueAt - 1000);
   const before = await fleet.meters();
   await tick(runtime.scanQueue, runtime.config.shardCount);
   const done = (): number => [...committed.keys()].filter((key) => key.startsWith(prefix)).length;
@@ -219,11 +220,12 @@ async function heartbeatRound(
   onProgress: BurstOptions['onProgress'],
 ): Promise<HeartbeatRound> {
   const prefix = `hold-${round_}-`;
-  const dueAt = Math.ceil((Date.now() + 3000) / 1000) * 1000;
+  const dueAt = await firstOpenSecond(runtime.wheel, runtime.config.shardCount, Date.now() + 3000);
   const now = Date.now();
   await registerSchedules(runtime.clients.dynamo, runtime.config, jobs, (i) =>
     dailyJobAt(`${prefix}${i}`, dueAt, runtime.config.shardCount, BENCH_HOLD, now, { ms: holdMs }),
   );
+  await sleepUntil(dueAt - 1000);
   const before = await fleet.meters();
   await tick(runtime.scanQueue, runtime.config.shardCount);
   const done = (): number => [...committed.keys()].filter((key) => key.startsWith(prefix)).length;

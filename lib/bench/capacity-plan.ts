@@ -1,12 +1,12 @@
 /**
  * Capacity plan from the measured request mix (pure arithmetic):
  *
- * - Shards. Every base-table key here is spread (jobId, jobId+second,
- *   executionKey); the hot keys are the GSIs keyed by shard: the due index
- *   (dueShard) takes the scanner's advance writes, the sweep index
- *   (sweepShard) takes a slice's creation, claim and commit. A partition
- *   accepts 1,000 WCU/s, so at R slices/s each shard's index partition sees
- *   R × units-per-slice / S; S must keep that under 1,000.
+ * - Shards. The slices' and jobs' keys are spread (jobId, jobId+second,
+ *   executionKey); the hot keys are the ones keyed by shard: the wheel table's
+ *   partitions (the scanners' packed entries and cursor moves) and the sweep
+ *   index (only slices that wait or that the reconciler found in trouble). A
+ *   partition accepts 1,000 WCU/s, so at R slices/s each shard's partition
+ *   sees R × units-per-slice / S; S must keep that under 1,000.
  * - A midnight burst of N slices. The scanner's part (advance) runs ahead of
  *   the second, from the first scan whose lookahead window holds it: one tick
  *   less than the lookahead L (up to an hour) before it; the workers' part
@@ -38,8 +38,8 @@ export interface SliceWriteMix {
   readonly scannerWru: number;
   /** Base-table WRU a worker spends per slice (claim, commit), heartbeats excluded. */
   readonly workerWru: number;
-  /** GSI write units per slice on each shard-keyed index ("jobs/due", "slices/sweep"). */
-  readonly indexWruPerSlice: Record<string, number>;
+  /** Write units per slice on each shard-keyed partition: the wheel table ("wheel") and the sweep index ("slices/sweep"). */
+  readonly shardKeyedWruPerSlice: Record<string, number>;
 }
 
 export interface ThroughputPlan {
@@ -50,8 +50,8 @@ export interface ThroughputPlan {
   readonly slicesPerSecond: number;
   /** Fewest shards that keep each shard-keyed index partition under 1,000 WCU/s at that rate. */
   readonly shardsNeeded: number;
-  /** The index that decides it. */
-  readonly hottestIndex: string;
+  /** The shard-keyed table or index that decides it. */
+  readonly hottestKey: string;
   readonly burstSlices: number;
   /** Seconds to claim and commit the whole burst once it is due (slices already enqueued). */
   readonly burstAtSecondSeconds: number;
@@ -74,7 +74,7 @@ export interface ThroughputPlan {
 export function planThroughput(mix: SliceWriteMix, tableWruPerSecond: number, burstSlices: number, lookaheadMs = DELAY_LOOKAHEAD_MS): ThroughputPlan {
   const perSlice = mix.scannerWru + mix.workerWru;
   const slicesPerSecond = perSlice > 0 ? tableWruPerSecond / perSlice : Number.POSITIVE_INFINITY;
-  const [hottestIndex, hottestUnits] = Object.entries(mix.indexWruPerSlice).sort(([, a], [, b]) => b - a)[0] ?? ['none', 0];
+  const [hottestKey, hottestUnits] = Object.entries(mix.shardKeyedWruPerSlice).sort(([, a], [, b]) => b - a)[0] ?? ['none', 0];
   const shardsNeeded = Math.max(1, Math.ceil((slicesPerSecond * hottestUnits) / PARTITION_WCU_PER_SECOND));
   const preEnqueueSeconds = (burstSlices * mix.scannerWru) / tableWruPerSecond;
   const leadS = leadSeconds(lookaheadMs);
@@ -85,7 +85,7 @@ export function planThroughput(mix: SliceWriteMix, tableWruPerSecond: number, bu
     lookaheadMs,
     slicesPerSecond: Math.round(slicesPerSecond),
     shardsNeeded,
-    hottestIndex,
+    hottestKey,
     burstSlices,
     burstAtSecondSeconds: Math.round((burstSlices * mix.workerWru) / tableWruPerSecond),
     preEnqueueSeconds: Math.round(preEnqueueSeconds),

@@ -13,12 +13,12 @@ import { createRuntime } from '../lambda/wiring.ts';
 import { packageFile } from '../package/package-files.ts';
 import { BENCH_NOOP } from './bench-jobs.ts';
 import { sumValues } from '../local/request-meter.ts';
-import { dailyJobAt, registerSchedules } from './register-schedules.ts';
+import { dailyJobAt, firstOpenSecond, registerSchedules } from './register-schedules.ts';
 import type { ScanProbeResult } from './scan-probe.ts';
 
 const PROBE_ENTRY = packageFile('lib/bench/scan-probe.ts');
 const HOUR_MS = 3_600_000;
-/** Due schedules fire this far after registration: inside the 120 s lookahead, after the scan starts. */
+/** Due schedules fire this far after the probe starts: inside its lookahead, after the scan starts. */
 const DUE_IN_MS = 30_000;
 
 export class ScanProbeError extends Error {
@@ -78,10 +78,12 @@ export async function runDensity(options: DensityOptions): Promise<DensityResult
         (written) => options.onProgress(`density: registering ${total.toLocaleString('en-US')} schedules`, from + written, total),
       );
       registered += adding;
-      const dueAt = Date.now() + DUE_IN_MS;
+      const dueAt = await firstOpenSecond(runtime.wheel, config.shardCount, Date.now() + DUE_IN_MS);
       await registerSchedules(runtime.clients.dynamo, config, options.duePerLevel, (i) =>
         dailyJobAt(`due-${levelIndex}-${i}`, dueAt, config.shardCount, BENCH_NOOP, now),
       );
+      // The probe's scan reaches them from DUE_IN_MS before (its lookahead is longer: run-bench.ts).
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, dueAt - DUE_IN_MS - Date.now())));
       const registerSeconds = (Date.now() - registerStarted) / 1000;
       options.onProgress(`density: scanning ${config.shardCount} shards at ${total.toLocaleString('en-US')}`, total, total);
       const probe = await runScanProbe(options.env);

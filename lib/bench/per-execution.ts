@@ -19,8 +19,10 @@ export interface PerExecution {
   readonly baseWriteRequestUnits: number;
   /** Read request units (4 KB each; half eventually consistent; double in a transaction). */
   readonly readRequestUnits: number;
-  /** GSI write units, by index; the due and sweep indexes are keyed by shard. */
+  /** GSI write units, by index; the sweep index is keyed by shard. */
   readonly indexWriteUnits: Record<string, number>;
+  /** Write units on the wheel table (its partitions are the shards): the scanners' packed entries and cursor moves. */
+  readonly wheelWriteUnits: number;
   /** Sends, non-empty receives, deletes and visibility changes (claim-time ones, and any heartbeat a slow claim needed). */
   readonly sqsRequests: number;
   readonly sqsSends: number;
@@ -47,6 +49,7 @@ export function perExecution(meter: MeterSnapshot, executions: number): PerExecu
     baseWriteRequestUnits: per(meter.writeUnits.dynamoWrite + meter.writeUnits.dynamoTransactWrite),
     readRequestUnits: per(sumValues(meter.readUnits)),
     indexWriteUnits: Object.fromEntries(Object.entries(meter.indexWriteUnits).map(([index, units]) => [index, per(units)])),
+    wheelWriteUnits: per(meter.tableWriteUnits.wheel ?? 0),
     sqsRequests: per(k.sqsSend + k.sqsReceive + k.sqsDelete + k.sqsVisibility),
     sqsSends: per(k.sqsSend),
     sqsReceives: per(k.sqsReceive),

@@ -9,7 +9,7 @@
  */
 import { BatchWriteItemCommand, type DynamoDBClient, type WriteRequest } from '@aws-sdk/client-dynamodb';
 import { DEFAULT_POLICIES } from '../core/job-spec.ts';
-import type { StoredJob } from '../core/ports.ts';
+import type { StoredJob, WheelStore } from '../core/ports.ts';
 import { DEFAULT_DST_POLICY } from '../core/schedule.ts';
 import { shardOf } from '../core/shard.ts';
 import { bucketOf, freshCursor } from '../core/wheel.ts';
@@ -46,7 +46,22 @@ export function dailyJobAt(id: string, fireAt: number, shardCount: number, handl
   };
 }
 
-/** Writes `jobs` (generated lazily, so a million never sit in memory at once); calls `onProgress` with the count written. */
+/**
+ * The first whole second, at or after `atLeast`, in a bucket no scan of any
+ * shard has taken up yet: a job registered due then is found by the next
+ * scan whose lookahead reaches it. (A bucket a scan has passed is never
+ * scanned again: a job put by the repository goes through the inbox instead.)
+ */
+export async function firstOpenSecond(wheel: WheelStore, shardCount: number, atLeast: number): Promise<number> {
+  let open = atLeast;
+  for (let shard = 0; shard < shardCount; shard++) open = Math.max(open, (await wheel.readCursor(shard))?.scannedThrough ?? 0);
+  return Math.ceil(open / 1000) * 1000;
+}
+
+/**
+ * Writes `jobs` (generated lazily, so a million never sit in memory at once); calls `onProgress` with the count written.
+ * Each job is due from its `nextFireAt`, which must be in a bucket no scan has passed ({@link firstOpenSecond}).
+ */
 export async function registerSchedules(
   dynamo: DynamoDBClient,
   config: Pick<CronfenceConfig, 'jobsTable' | 'wheelTable' | 'shardCount'>,

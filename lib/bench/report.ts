@@ -197,6 +197,7 @@ export function renderReport(report: BenchReport): string {
         ] as const
       ).map(([label, key]) => [label, fmt(p[key]), fmt(report.perExecutionByRole.scanner[key]), fmt(report.perExecutionByRole.worker[key])]),
       ...Object.entries(p.indexWriteUnits).map(([index, units]) => [`GSI write units ${index}`, fmt(units), fmt(report.perExecutionByRole.scanner.indexWriteUnits[index] ?? 0), fmt(report.perExecutionByRole.worker.indexWriteUnits[index] ?? 0)]),
+      ['  of which the wheel table (shard-keyed)', fmt(p.wheelWriteUnits), fmt(report.perExecutionByRole.scanner.wheelWriteUnits), fmt(report.perExecutionByRole.worker.wheelWriteUnits)],
     ]),
   );
   const wb = report.perExecutionWithBusinessWrite;
@@ -250,16 +251,16 @@ export function renderReport(report: BenchReport): string {
   );
 
   const plan = report.capacityPlan;
-  section(`5. Capacity plan (per slice: scanner ${fmt(plan.mix.scannerWru)} WRU, worker ${fmt(plan.mix.workerWru)} WRU; shard-keyed GSI units ${Object.entries(plan.mix.indexWruPerSlice).map(([i, u]) => `${i} ${fmt(u)}`).join(', ')})`);
+  section(`5. Capacity plan (per slice: scanner ${fmt(plan.mix.scannerWru)} WRU, worker ${fmt(plan.mix.workerWru)} WRU; shard-keyed units ${Object.entries(plan.mix.shardKeyedWruPerSlice).map(([i, u]) => `${i} ${fmt(u)}`).join(', ')})`);
   lines.push(
     table([
-      ['table write throughput', 'lookahead', 'slices/s', 'shards needed', 'hottest index', `${plan.burstSlices.toLocaleString('en-US')}-slice burst at the second`, 'pre-enqueue (scanner part)', 'done before the second', 'surfacing early', 'all started by', 'nothing pre-enqueued', 'WRU/s to pre-enqueue'],
+      ['table write throughput', 'lookahead', 'slices/s', 'shards needed', 'hottest shard key', `${plan.burstSlices.toLocaleString('en-US')}-slice burst at the second`, 'pre-enqueue (scanner part)', 'done before the second', 'surfacing early', 'all started by', 'nothing pre-enqueued', 'WRU/s to pre-enqueue'],
       ...[plan.initial, plan.initialPreCreated, plan.warm].map((t) => [
         `${t.tableWruPerSecond.toLocaleString('en-US')} WRU/s`,
         minutes(t.lookaheadMs),
         t.slicesPerSecond,
         t.shardsNeeded,
-        t.hottestIndex,
+        t.hottestKey,
         `${t.burstAtSecondSeconds} s`,
         `${t.preEnqueueSeconds} s`,
         t.preEnqueueFitsLookahead ? 'yes' : 'no',

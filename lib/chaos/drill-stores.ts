@@ -3,7 +3,7 @@
  * stores hold after it (slices with their ledger records, business effects, dead letters, a
  * job's raw item), read consistently, for the checker.
  */
-import { CreateTableCommand, GetItemCommand, UpdateItemCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, GetItemCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { bootstrap, createTableInput } from '../aws/bootstrap.ts';

@@ -102,7 +102,10 @@ export class Scanner {
       this.deps.onError?.(error, `scanning shard ${shard}`);
     }
     report.incomplete = position < horizon;
-    const reconciledThrough = await this.reconciler.reconcile(shard, cursor.reconciledThrough, Math.min(position, reconcileHorizon(now, this.deps.sweepGraceMs)), pastDeadline, report);
+    // Only buckets an earlier scan took up: one this scan took up late (after an outage, a slow scan) was sent just
+    // now, and its messages need the grace to be claimed before a missing slice means a lost message.
+    const reconcileTo = Math.min(cursor.scannedThrough, position, reconcileHorizon(now, this.deps.sweepGraceMs));
+    const reconciledThrough = await this.reconciler.reconcile(shard, cursor.reconciledThrough, reconcileTo, pastDeadline, report);
     report.swept = await this.sweep(shard, now);
     await wheel.moveCursor(shard, { scannedThrough: Math.max(position, cursor.scannedThrough), reconciledThrough });
     return report;
@@ -207,7 +210,8 @@ export class Scanner {
       [plan.skipped, 'skipped'],
     ] as const) {
       if (range === undefined) continue;
-      await this.deps.slices.recordRange(job.id, definitionOf(job), range, now);
+      // Reported by the scan that wrote the record only: a racing or redone scan would report the range again.
+      if (!(await this.deps.slices.recordRange(job.id, definitionOf(job), range, now))) continue;
       if (type === 'missed') report.missed += range.count;
       else report.skipped += range.count;
       this.deps.events.emit(

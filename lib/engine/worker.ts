@@ -139,7 +139,7 @@ export class Worker {
   }
 
   private async claimAndRun(order: WorkOrder, message: ReceivedMessage): Promise<Disposition> {
-    const { clock, queue, slices, workerId } = this.deps;
+    const { clock, queue, slices } = this.deps;
     const key: SliceKey = { jobId: order.jobId, scheduledAt: order.scheduledAt };
     const now = clock.now();
     if (key.scheduledAt - now > EARLY_TOLERANCE_MS) {

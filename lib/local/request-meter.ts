@@ -16,7 +16,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { DeserializeMiddleware, MiddlewareStack } from '@smithy/types';
 import type { AwsClients } from '../aws/clients.ts';
 import type { CronfenceConfig } from '../aws/config.ts';
-import { CHUNKS_TABLE, JOBS_TABLE, SLICES_TABLE, type TableDefinition } from '../aws/schema.ts';
+import { CHUNKS_TABLE, JOBS_TABLE, SLICES_TABLE, WHEEL_TABLE, type TableDefinition } from '../aws/schema.ts';
 import {
   indexWritesForPut,
   indexWritesForUpdate,
@@ -57,8 +57,10 @@ export interface MeterSnapshot {
   /** Base-table write request units, by request kind. */
   readonly writeUnits: Record<RequestKind, number>;
   readonly readUnits: Record<RequestKind, number>;
-  /** GSI write units by "table/index" logical name (jobs/due, slices/sweep). */
+  /** GSI write units by "table/index" logical name (slices/sweep, chunks/outbox). */
   readonly indexWriteUnits: Record<string, number>;
+  /** Base-table write units by table logical name, renewals included (which partitions take the writes). */
+  readonly tableWriteUnits: Record<string, number>;
   readonly sqsMessagesSent: number;
   readonly sqsMessagesReceived: number;
   readonly eventEntries: number;
@@ -79,13 +81,20 @@ const SMALL_PROJECTION_BYTES = 100;
 export class RequestMeter {
   private readonly tables = new Map<string, TableShape>();
   private readonly sizes = new Map<string, number>();
+  /**
+   * The indexes each item seen last carried the keys of: DynamoDB bills an
+   * index write only for an item that is in the index (or enters it), so a
+   * commit that removes the sweep keys of a slice that never had them costs none.
+   */
+  private readonly indexed = new Map<string, readonly string[]>();
   private data = emptySnapshot();
 
   /** @param config the tables whose keys and indexes it knows (without it, no index write units are counted). */
-  constructor(config?: Pick<CronfenceConfig, 'jobsTable' | 'slicesTable'> & Partial<Pick<CronfenceConfig, 'chunksTable'>>) {
+  constructor(config?: Pick<CronfenceConfig, 'jobsTable' | 'slicesTable'> & Partial<Pick<CronfenceConfig, 'chunksTable' | 'wheelTable'>>) {
     if (!config) return;
     this.tables.set(config.jobsTable, shape(JOBS_TABLE));
     this.tables.set(config.slicesTable, shape(SLICES_TABLE));
+    if (config.wheelTable !== undefined) this.tables.set(config.wheelTable, shape(WHEEL_TABLE));
     if (config.chunksTable !== undefined) this.tables.set(config.chunksTable, shape(CHUNKS_TABLE));
   }
 
@@ -162,6 +171,18 @@ export class RequestMeter {
         this.read('dynamoRead', item ? itemBytes(item) : 0, item ? 1 : 0, input.ConsistentRead ? 'strong' : 'eventual');
         return;
       }
+      case 'BatchGetItem': {
+        this.data.kinds.dynamoRead++;
+        const requested = (input.RequestItems as Record<string, { ConsistentRead?: boolean }>) ?? {};
+        for (const [table, items] of Object.entries((output?.Responses as Record<string, Item[]>) ?? {})) {
+          // Billed item by item, each rounded up to 4 KB.
+          for (const item of items) {
+            this.learn(table, item);
+            this.read('dynamoRead', itemBytes(item), 1, requested[table]?.ConsistentRead ? 'strong' : 'eventual', false);
+          }
+        }
+        return;
+      }
       case 'Query':
       case 'Scan': {
         const items = (output?.Items as Item[] | undefined) ?? [];
@@ -224,14 +245,14 @@ export class RequestMeter {
     if (action === 'Put') {
       const item = body.Item as Item;
       const size = Math.max(itemBytes(item), this.knownSize({ TableName: tableName, Key: keyOf(item, table) }));
-      d.writeUnits[kind] += writeRequestUnits(size, { transactional });
+      this.addWrite(kind, table, writeRequestUnits(size, { transactional }));
       this.learn(tableName, item);
       for (const index of table?.indexes ?? []) this.addIndex(table, index, indexWritesForPut(item, index, table?.keys ?? []));
       return;
     }
     const before = this.knownSize(body);
     const after = returned ? itemBytes(returned) : before;
-    d.writeUnits[kind] += writeRequestUnits(Math.max(before, after), { transactional });
+    this.addWrite(kind, table, writeRequestUnits(Math.max(before, after), { transactional }));
     if (returned) this.learn(tableName, returned);
     if (!table) return;
     if (action === 'Delete') {
@@ -240,12 +261,25 @@ export class RequestMeter {
     }
     if (action !== 'Update') return;
     const change = updatedAttributes(String(body.UpdateExpression ?? ''), (body.ExpressionAttributeNames as Record<string, string>) ?? {});
+    const key = cacheKey(tableName, body.Key as Item);
+    const membership = this.indexed.get(key);
     for (const index of table.indexes) {
-      // Setting an index's partition key brings the item into it (a resume); otherwise assume it was there.
-      const entering = change.set.includes(index.keyAttributes[0] ?? '');
+      // Known from the item last seen; otherwise setting an index's partition key brings it in (a resume), else assume it was there.
+      const wasIndexed = membership ? membership.includes(index.indexName) : !change.set.includes(index.keyAttributes[0] ?? '');
       const projected = returned ? projectedBytes(returned, index, table.keys) : index.projected === undefined ? after : SMALL_PROJECTION_BYTES;
-      this.addIndex(table, index, indexWritesForUpdate(change, index, projected, !entering));
+      this.addIndex(table, index, indexWritesForUpdate(change, index, projected, wasIndexed));
     }
+    if (!returned && membership) {
+      const keyOfIndex = (name: string): string => table.indexes.find((index) => index.indexName === name)?.keyAttributes[0] ?? '';
+      const stays = membership.filter((name) => !change.removed.includes(keyOfIndex(name)));
+      const enters = table.indexes.filter((index) => change.set.includes(index.keyAttributes[0] ?? '')).map((index) => index.indexName);
+      this.indexed.set(key, [...new Set([...stays, ...enters])]);
+    }
+  }
+
+  private addWrite(kind: RequestKind, table: TableShape | undefined, units: number): void {
+    this.data.writeUnits[kind] += units;
+    if (table) this.data.tableWriteUnits[table.logicalName] = (this.data.tableWriteUnits[table.logicalName] ?? 0) + units;
   }
 
   private addIndex(table: TableShape | undefined, index: IndexShape, units: number): void {
@@ -257,8 +291,13 @@ export class RequestMeter {
   private learn(tableName: string, item: Item): void {
     const table = this.tables.get(tableName);
     if (!table) return;
-    if (this.sizes.size > SIZE_CACHE_LIMIT) this.sizes.clear();
-    this.sizes.set(cacheKey(tableName, keyOf(item, table)), itemBytes(item));
+    if (this.sizes.size > SIZE_CACHE_LIMIT) {
+      this.sizes.clear();
+      this.indexed.clear();
+    }
+    const key = cacheKey(tableName, keyOf(item, table));
+    this.sizes.set(key, itemBytes(item));
+    this.indexed.set(key, table.indexes.filter((index) => index.keyAttributes.every((name) => item[name] !== undefined)).map((index) => index.indexName));
   }
 
   private knownSize(body: Record<string, unknown>): number {
@@ -310,6 +349,7 @@ export function emptySnapshot(): MeterSnapshot & { requests: Record<string, numb
     writeUnits: zeroKinds(),
     readUnits: zeroKinds(),
     indexWriteUnits: {},
+    tableWriteUnits: {},
     sqsMessagesSent: 0,
     sqsMessagesReceived: 0,
     eventEntries: 0,
@@ -342,6 +382,7 @@ function combine(a: MeterSnapshot, b: MeterSnapshot, sign: 1 | -1): MeterSnapsho
     writeUnits: merge(a.writeUnits, b.writeUnits),
     readUnits: merge(a.readUnits, b.readUnits),
     indexWriteUnits: merge(a.indexWriteUnits, b.indexWriteUnits),
+    tableWriteUnits: merge(a.tableWriteUnits, b.tableWriteUnits),
     sqsMessagesSent: a.sqsMessagesSent + sign * b.sqsMessagesSent,
     sqsMessagesReceived: a.sqsMessagesReceived + sign * b.sqsMessagesReceived,
     eventEntries: a.eventEntries + sign * b.eventEntries,

@@ -9,7 +9,7 @@ import type { OverlapStore } from '../core/ports.ts';
 import { SliceStatus, type Slice, type SliceKey } from '../core/slice.ts';
 import { holdsLease } from '../core/slice-transitions.ts';
 import { dropLease, skipRow } from './memory-slice-store.ts';
-import { sliceId, toSlice, type MemoryTables, type SliceRow } from './memory-tables.ts';
+import { sliceId, toSlice, type MemoryTables } from './memory-tables.ts';
 
 export class InMemoryOverlapStore implements OverlapStore {
   constructor(private readonly tables: MemoryTables) {}

@@ -89,9 +89,16 @@ describe('IAM', () => {
   it('gives the scanner exactly the operations of a scan', () => {
     const consume = [arnOf(s.scanQueue)];
     expect(Object.fromEntries(grantsOf(template, s.scannerFunction))).toEqual({
-      'dynamodb:Query': [indexOf(s.jobsTable, 'due'), indexOf(s.slicesTable, 'sweep')].sort(),
-      'dynamodb:UpdateItem': [arnOf(s.jobsTable), arnOf(s.slicesTable)].sort(),
-      'dynamodb:PutItem': [arnOf(s.slicesTable)],
+      // The wheel: cursor, inbox, entries. The jobs: read, never written. The slices: the reconciler's read and its
+      // ENQUEUED ones, range records, the sweep.
+      'dynamodb:GetItem': [arnOf(s.wheelTable)],
+      'dynamodb:Query': [arnOf(s.wheelTable), arnOf(s.slicesTable), indexOf(s.slicesTable, 'sweep')].sort(),
+      'dynamodb:PutItem': [arnOf(s.wheelTable)],
+      'dynamodb:DeleteItem': [arnOf(s.wheelTable)],
+      'dynamodb:BatchWriteItem': [arnOf(s.wheelTable)],
+      'dynamodb:UpdateItem': [arnOf(s.wheelTable), arnOf(s.slicesTable)].sort(),
+      'dynamodb:BatchGetItem': [arnOf(s.jobsTable)],
+      'dynamodb:Scan': [arnOf(s.jobsTable)],
       'sqs:SendMessage': [arnOf(s.deadLetterQueue), arnOf(s.scanQueue), arnOf(s.workQueue)].sort(),
       'events:PutEvents': [arnOf(s.eventBus)],
       ...consumeGrants(consume),
@@ -127,7 +134,7 @@ describe('IAM', () => {
     const fn = s.node.findChild('JobsResource') as lambda.Function;
     expect(Object.fromEntries(grantsOf(template, fn))).toEqual({
       'dynamodb:GetItem': [arnOf(s.jobsTable)],
-      'dynamodb:PutItem': [arnOf(s.jobsTable)],
+      'dynamodb:PutItem': [arnOf(s.jobsTable), arnOf(s.wheelTable)].sort(),
       'dynamodb:DeleteItem': [arnOf(s.jobsTable)],
       'dynamodb:Query': [arnOf(s.slicesTable)],
       'dynamodb:UpdateItem': [arnOf(s.slicesTable)],

@@ -10,29 +10,31 @@ import { logicalIdOf, resourcesOf, synthScheduler, testApp } from './synth.ts';
 const { template, scheduler } = synthScheduler();
 
 describe('CronScheduler tables', () => {
-  it('builds the jobs table with the sparse "due" index keyed by shard and nextFireAt', () => {
-    template.hasResourceProperties('AWS::DynamoDB::Table', {
-      KeySchema: [{ AttributeName: 'jobId', KeyType: 'HASH' }],
-      AttributeDefinitions: Match.arrayEquals([
-        { AttributeName: 'jobId', AttributeType: 'S' },
-        { AttributeName: 'dueShard', AttributeType: 'N' },
-        { AttributeName: 'nextFireAt', AttributeType: 'N' },
-      ]),
-      GlobalSecondaryIndexes: [
-        {
-          IndexName: 'due',
-          KeySchema: [
-            { AttributeName: 'dueShard', KeyType: 'HASH' },
-            { AttributeName: 'nextFireAt', KeyType: 'RANGE' },
-          ],
-          Projection: { ProjectionType: 'ALL' },
-        },
-      ],
-      BillingMode: 'PAY_PER_REQUEST',
-    });
+  it('builds the jobs table keyed by job id, with no index: no scan writes a job', () => {
+    const jobs = template.toJSON().Resources[logicalIdOf(scheduler.jobsTable)].Properties;
+    expect(jobs.KeySchema).toEqual([{ AttributeName: 'jobId', KeyType: 'HASH' }]);
+    expect(jobs.AttributeDefinitions).toEqual([{ AttributeName: 'jobId', AttributeType: 'S' }]);
+    expect(jobs.GlobalSecondaryIndexes).toBeUndefined();
+    expect(jobs.BillingMode).toBe('PAY_PER_REQUEST');
   });
 
-  it('builds the slices table with the sweep index, its INCLUDE projection and the history TTL', () => {
+  it('builds the wheel table keyed by shard and entry, with TTL and no index', () => {
+    const wheel = template.toJSON().Resources[logicalIdOf(scheduler.wheelTable)].Properties;
+    expect(wheel.KeySchema).toEqual([
+      { AttributeName: 'shard', KeyType: 'HASH' },
+      { AttributeName: 'entry', KeyType: 'RANGE' },
+    ]);
+    expect(wheel.AttributeDefinitions).toEqual(
+      expect.arrayContaining([
+        { AttributeName: 'shard', AttributeType: 'N' },
+        { AttributeName: 'entry', AttributeType: 'S' },
+      ]),
+    );
+    expect(wheel.GlobalSecondaryIndexes).toBeUndefined();
+    expect(wheel.TimeToLiveSpecification).toEqual({ AttributeName: 'expiresAt', Enabled: true });
+  });
+
+  it('builds the slices table with the keys-only sweep index and the history TTL', () => {
     const slices = template.toJSON().Resources[logicalIdOf(scheduler.slicesTable)].Properties;
     expect(slices.KeySchema).toEqual([
       { AttributeName: 'jobId', KeyType: 'HASH' },
@@ -45,7 +47,7 @@ describe('CronScheduler tables', () => {
           { AttributeName: 'sweepShard', KeyType: 'HASH' },
           { AttributeName: 'sweepAt', KeyType: 'RANGE' },
         ],
-        Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['scanId'] },
+        Projection: { ProjectionType: 'KEYS_ONLY' },
       },
     ]);
     expect(slices.TimeToLiveSpecification).toEqual({ AttributeName: 'expiresAt', Enabled: true });
@@ -66,8 +68,8 @@ describe('CronScheduler tables', () => {
 
   it('turns on point-in-time recovery, AWS-owned encryption and retention by default', () => {
     const tables = resourcesOf(template, 'AWS::DynamoDB::Table');
-    // Jobs, slices and chunks: a final slice is its execution's ledger record, so there is no ledger table.
-    expect(Object.keys(tables)).toHaveLength(3);
+    // Jobs, wheel, slices and chunks: a final slice is its execution's ledger record, so there is no ledger table.
+    expect(Object.keys(tables)).toHaveLength(4);
     for (const table of Object.values(tables)) {
       expect(table.Properties?.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
       // SSEEnabled false is DynamoDB's AWS-owned key.
@@ -96,10 +98,10 @@ describe('CronScheduler tables', () => {
     const stack = new Stack(testApp(), 'Warm');
     new CronScheduler(stack, 'Cron', { warmThroughput: { writeUnitsPerSecond: 40_000, readUnitsPerSecond: 12_000 }, alarms: { enabled: false } });
     const warm = Object.values(resourcesOf(Template.fromStack(stack), 'AWS::DynamoDB::Table'));
-    expect(warm).toHaveLength(3);
+    expect(warm).toHaveLength(4);
     for (const table of warm) {
       expect(table.Properties?.WarmThroughput).toEqual({ WriteUnitsPerSecond: 40_000, ReadUnitsPerSecond: 12_000 });
-      for (const index of table.Properties?.GlobalSecondaryIndexes as { WarmThroughput?: unknown }[]) {
+      for (const index of (table.Properties?.GlobalSecondaryIndexes ?? []) as { WarmThroughput?: unknown }[]) {
         expect(index.WarmThroughput).toEqual({ WriteUnitsPerSecond: 40_000, ReadUnitsPerSecond: 12_000 });
       }
     }

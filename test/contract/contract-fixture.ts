@@ -5,9 +5,10 @@
  * same instants whatever their clocks say.
  */
 import type { JobSpecInput } from '../../lib/core/job-spec.ts';
+import { isTombstone } from '../../lib/core/job-lifecycle.ts';
 import { ManualClock } from '../../lib/core/clock.ts';
 import type { ChunkStore, OutboxStore } from '../../lib/core/chunks.ts';
-import type { OverlapStore, ScheduleStore, SliceStore, StoredJob } from '../../lib/core/ports.ts';
+import { definitionOf, type JobReader, type OverlapStore, type SliceStore, type StoredJob, type WheelStore } from '../../lib/core/ports.ts';
 import { DynamoOverlapStore } from '../../lib/aws/dynamo/overlap-ops.ts';
 import type { Slice, SliceKey } from '../../lib/core/slice.ts';
 import { createMemoryInstallation } from '../../lib/memory/index.ts';
@@ -18,18 +19,23 @@ export interface ContractInstallation {
   readonly slices: SliceStore;
   readonly chunks: ChunkStore;
   readonly outbox: OutboxStore;
-  readonly schedules: ScheduleStore;
+  /** The timing wheel's inbox, entries and cursor (core/wheel.ts). */
+  readonly wheel: WheelStore;
+  /** Job records as scanners, the reconciler and workers read them. */
+  readonly jobReader: JobReader;
   /** The overlap policy's reads and writes (core/overlap-policy.ts). */
   readonly overlap: OverlapStore;
   /** The shard every job lands on (one shard). */
   readonly shard: number;
   /** The store's sweep grace: a claim's sweep time is now + the job's timeout + this. */
   readonly sweepGraceMs: number;
-  /** Creates or changes a job through the store's own repository (generation, settle and all). */
+  /** Creates or changes a job through the store's own repository (generation, inbox, settle and all). */
   putJob(input: JobSpecInput): Promise<StoredJob>;
   pauseJob(id: string): Promise<StoredJob>;
-  /** The job record as stored now (undefined once deleted or paused out of the due index). */
-  dueJob(id: string): Promise<StoredJob | undefined>;
+  /** Deletes a job through the store's own repository (a tombstone stays). @returns whether there was one. */
+  deleteJob(id: string): Promise<boolean>;
+  /** The job as stored now, read through the JobReader (undefined when there is none, or only a tombstone). */
+  storedJob(id: string): Promise<StoredJob | undefined>;
   /** A table of the user's own with key attribute `id`, for commit writes. */
   readonly businessTable: string;
   businessItem(id: string): Promise<Record<string, unknown> | undefined>;
@@ -45,13 +51,15 @@ export const memoryFactory: ContractFactory = async () => {
     slices: memory.slices,
     chunks: memory.chunks,
     outbox: memory.outbox,
-    schedules: memory.schedules,
+    wheel: memory.wheel,
+    jobReader: memory.jobReader,
     overlap: memory.overlap,
     shard: 0,
     sweepGraceMs: memory.tables.sweepGraceMs,
     putJob: async (input) => (await jobs.put(input)).job,
     pauseJob: async (id) => (await jobs.pause(id)).job,
-    dueJob: (id) => findDue(memory.schedules, 0, id),
+    deleteJob: async (id) => (await jobs.delete(id)).deleted,
+    storedJob: (id) => liveJob(memory.jobReader, id),
     businessTable: 'payouts',
     businessItem: async (id) => memory.tables.businessItems('payouts').find((item) => item.id === id),
     destroy: () => {},
@@ -67,27 +75,31 @@ export const dynamoFactory: ContractFactory = async () => {
     slices: runtime.slices,
     chunks: runtime.chunks,
     outbox: runtime.outbox,
-    schedules: runtime.schedules,
+    wheel: runtime.wheel,
+    jobReader: runtime.jobReader,
     overlap: new DynamoOverlapStore(runtime.clients.dynamo, runtime.config),
     shard: 0,
     sweepGraceMs: runtime.config.sweepGraceMs,
     putJob: async (input) => (await jobs.put(input)).job,
     pauseJob: async (id) => (await jobs.pause(id)).job,
-    dueJob: (id) => findDue(runtime.schedules, 0, id),
+    deleteJob: async (id) => (await jobs.delete(id)).deleted,
+    storedJob: (id) => liveJob(runtime.jobReader, id),
     businessTable,
     businessItem: (id) => businessRow(installation, businessTable, id),
     destroy: () => installation.destroy(),
   };
 };
 
-async function findDue(schedules: ScheduleStore, shard: number, id: string): Promise<StoredJob | undefined> {
-  return (await schedules.queryDue(shard, Number.MAX_SAFE_INTEGER, 10_000)).find((job) => job.id === id);
+async function liveJob(reader: JobReader, id: string): Promise<StoredJob | undefined> {
+  const record = await reader.record(id);
+  return record === undefined || isTombstone(record) ? undefined : record;
 }
 
-/** Each case's own job ids and instants, so cases sharing one emulator installation never meet. */
+/** Each case's own job ids, instants and wheel shards, so cases sharing one emulator installation never meet. */
 export class CaseSpace {
   private jobs = 0;
   private days = 0;
+  private shards = 0;
 
   /** A job id not used before in this run. */
   jobId(name: string): string {
@@ -100,23 +112,34 @@ export class CaseSpace {
     this.days++;
     return Date.parse('2030-01-01T00:00:00Z') + this.days * 86_400_000;
   }
+
+  /** A wheel shard no job lands on (jobs go to shard 0, and put their generation in its inbox). */
+  wheelShard(): number {
+    this.shards++;
+    return 1000 + this.shards;
+  }
 }
 
 export const FAST_POLICIES = { leaseMs: 4000, heartbeatMs: 1000, timeoutMs: 10_000, maxAttempts: 3 } as const;
 
-/** A job and ENQUEUED slices at `instants`, created as the scanner creates them (advance). */
+/** A per-second job with the fast policies. */
+export function jobSpec(id: string, payload?: Record<string, unknown>): JobSpecInput {
+  return { id, schedule: '* * * * * *', handler: 'h', payload, policies: FAST_POLICIES };
+}
+
+/** A job and ENQUEUED slices at `instants` in the sweep index, created as the reconciler creates them (SliceStore.enqueue). */
 export async function enqueued(
   store: ContractInstallation,
   jobId: string,
   instants: readonly number[],
   now: number,
-  options: { scanId?: string; sweepAt?: (instant: number) => number } = {},
+  options: { sweepAt?: (instant: number) => number } = {},
 ): Promise<{ job: StoredJob; keys: SliceKey[] }> {
-  const job = await store.putJob({ id: jobId, schedule: '* * * * * *', handler: 'h', policies: FAST_POLICIES });
+  const job = await store.putJob(jobSpec(jobId));
   const keys = instants.map((scheduledAt) => ({ jobId, scheduledAt }));
-  const slices = keys.map((key) => ({ ...key, scanId: options.scanId, sweepAt: options.sweepAt?.(key.scheduledAt) ?? key.scheduledAt + 30_000 }));
-  const outcome = await store.schedules.advance(job, slices, Math.max(...instants) + 1000, now);
-  if (outcome.kind !== 'advanced' || outcome.created.length !== keys.length) throw new Error(`could not create slices: ${JSON.stringify(outcome)}`);
+  const slices = keys.map((key) => ({ ...key, sweepAt: options.sweepAt?.(key.scheduledAt) ?? key.scheduledAt + 30_000 }));
+  const created = await store.slices.enqueue(definitionOf(job), slices, now);
+  if (created.length !== keys.length) throw new Error(`could not create slices: created only ${JSON.stringify(created)}`);
   return { job, keys };
 }
 
@@ -126,6 +149,20 @@ export async function claimed(store: ContractInstallation, jobId: string, at: nu
   const key = keys[0]!;
   const claim = await store.slices.claim(key, owner, at, messageId);
   if (!claim.won) throw new Error(`claim of a fresh slice lost: ${JSON.stringify(claim)}`);
+  return { key, slice: claim.slice };
+}
+
+/** One slice created by the claim of a scanner's message (it carries the job's definition): RUNNING, out of the sweep index. */
+export async function createdByClaim(
+  store: ContractInstallation,
+  job: StoredJob,
+  at: number,
+  owner = 'worker-a',
+  messageId = 'message-a',
+): Promise<{ key: SliceKey; slice: Slice }> {
+  const key = { jobId: job.id, scheduledAt: at };
+  const claim = await store.slices.claim(key, owner, at, messageId, 1, definitionOf(job));
+  if (!claim.won) throw new Error(`creating claim lost: ${JSON.stringify(claim)}`);
   return { key, slice: claim.slice };
 }
 

@@ -1,12 +1,13 @@
 /**
  * The OverlapStore contract (core/ports.ts): the overlap policy's read of a
- * job's recent slices and its three writes, each conditioned on the fence
- * that holds the slice. Run against both stores by memory.contract.test.ts
- * and dynamo.contract.test.ts.
+ * job's recent slices and its two writes of its own, each conditioned on the
+ * fence that holds the slice (its skip is SliceStore.skipClaimed, shared with
+ * the worker's skip of a superseded run: slice-store.contract.ts). Run
+ * against both stores by memory.contract.test.ts and dynamo.contract.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LeaseLostError } from '../../lib/core/errors.ts';
-import { CaseSpace, claimed, enqueued, sweepableOf, type ContractFactory, type ContractInstallation } from './contract-fixture.ts';
+import { CaseSpace, claimed, createdByClaim, enqueued, jobSpec, sweepableOf, type ContractFactory, type ContractInstallation } from './contract-fixture.ts';
 
 export function overlapStoreContract(label: string, factory: ContractFactory): void {
   describe(`OverlapStore contract: ${label}`, () => {
@@ -25,17 +26,6 @@ export function overlapStoreContract(label: string, factory: ContractFactory): v
       expect(recent.map((slice) => slice.scheduledAt)).toEqual([t + 2000, t + 1000]);
     });
 
-    it('skipClaimed: RUNNING on the fence to SKIPPED with the reason, out of the sweep index; a stale fence is LeaseLostError', async () => {
-      const t = space.instant();
-      const id = space.jobId('overlap-skip');
-      const { key, slice } = await claimed(store, id, t);
-      await expect(store.slices.skipClaimed(key, slice.fence + 1, 'overlap', t + 10)).rejects.toBeInstanceOf(LeaseLostError);
-      await store.slices.skipClaimed(key, slice.fence, 'overlap', t + 10);
-      expect(await store.slices.get(key)).toMatchObject({ status: 'SKIPPED', skipReason: 'overlap', fence: slice.fence, owner: undefined, leaseExpiresAt: undefined });
-      expect(await sweepableOf(store, id, Number.MAX_SAFE_INTEGER)).toEqual([]);
-      await expect(store.slices.skipClaimed(key, slice.fence, 'overlap', t + 20)).rejects.toBeInstanceOf(LeaseLostError);
-    });
-
     it('deferClaimed: back to ENQUEUED with the claim undone and bufferedAt kept from the first wait; claimable again with a higher fence', async () => {
       const t = space.instant();
       const id = space.jobId('overlap-defer');
@@ -48,6 +38,16 @@ export function overlapStoreContract(label: string, factory: ContractFactory): v
       await store.overlap.deferClaimed(key, slice.fence + 1, t + 5100, t + 12_000);
       expect((await store.slices.get(key))?.bufferedAt).toBe(t + 100);
       await expect(store.overlap.deferClaimed(key, slice.fence + 1, t + 5200, t + 12_000)).rejects.toBeInstanceOf(LeaseLostError);
+    });
+
+    it('deferClaimed puts a slice its claim created (no sweep index entry until then) into the sweep index', async () => {
+      const t = space.instant();
+      const job = await store.putJob(jobSpec(space.jobId('overlap-defer-created')));
+      const { key, slice } = await createdByClaim(store, job, t);
+      expect(await sweepableOf(store, job.id, Number.MAX_SAFE_INTEGER)).toEqual([]);
+      await store.overlap.deferClaimed(key, slice.fence, t + 100, t + 9000);
+      expect(await sweepableOf(store, job.id, t + 8999)).toEqual([]);
+      expect(await sweepableOf(store, job.id, t + 9000)).toEqual([{ scheduledAt: t, sweepAt: t + 9000, status: 'ENQUEUED' }]);
     });
 
     it('fenceOut: the run on that fence to SKIPPED "replaced" with fence + 1, so its renewal and commit fail; a run that moved on is left alone', async () => {

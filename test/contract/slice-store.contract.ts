@@ -1,5 +1,6 @@
 /**
- * The SliceStore contract: claim, renew, fail and finalize. One suite, run
+ * The SliceStore contract: claim (the claim that creates the slice from its
+ * message's definition too), renew, skip, fail and finalize. One suite, run
  * by memory.contract.test.ts and dynamo.contract.test.ts; the in-memory store
  * executes the pure rules (isClaimable, slice-transitions.ts) and the DynamoDB
  * store writes them as condition expressions, so a case that passes on one and
@@ -7,10 +8,20 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FencedOutError, LeaseLostError, MissingResourceError, OutcomeOnRecordError, TooManyWritesError } from '../../lib/core/errors.ts';
-import type { BusinessWrite } from '../../lib/core/ports.ts';
-import { isTakeover, LEASE_EXPIRY_MARGIN_MS } from '../../lib/core/slice.ts';
+import { definitionOf, type BusinessWrite } from '../../lib/core/ports.ts';
+import { isTakeover, LEASE_EXPIRY_MARGIN_MS, type Slice } from '../../lib/core/slice.ts';
 import { MAX_BUSINESS_WRITES_PER_COMMIT, MAX_ERROR_CHARS } from '../../lib/core/slice-transitions.ts';
-import { CaseSpace, claimed, enqueued, FAST_POLICIES, sweepableOf, type ContractFactory, type ContractInstallation } from './contract-fixture.ts';
+import {
+  CaseSpace,
+  claimed,
+  createdByClaim,
+  enqueued,
+  FAST_POLICIES,
+  jobSpec,
+  sweepableOf,
+  type ContractFactory,
+  type ContractInstallation,
+} from './contract-fixture.ts';
 
 const LEASE = FAST_POLICIES.leaseMs;
 
@@ -113,6 +124,161 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
       });
     });
 
+    describe('the claim that creates the slice (a message carrying its generation\'s definition)', () => {
+      /** What an older generation's last run leaves on an instant that a slice created again must not carry. */
+      const LAST_RUN_FIELDS = ['skipReason', 'lastError', 'nextAttemptAt', 'finishedAt', 'bufferedAt', 'sweepAt', 'missedUntil', 'missedCount'] as const;
+      const lostTo = (outcome: { won: boolean; current?: Slice }) => (outcome.won ? undefined : outcome.current);
+
+      it('creates a RUNNING slice with the definition where there is none: claimed from ENQUEUED, fence 1, attempts 1, out of the sweep index', async () => {
+        const t = space.instant();
+        const job = await store.putJob(jobSpec(space.jobId('create'), { v: 1 }));
+        const key = { jobId: job.id, scheduledAt: t };
+        const claim = await store.slices.claim(key, 'worker-a', t + 250, 'message-a', 1, definitionOf(job));
+        expect(claim.won).toBe(true);
+        const stored = await store.slices.get(key);
+        expect(stored).toMatchObject({
+          status: 'RUNNING', claimedFrom: 'ENQUEUED', fence: 1, attempts: 1, owner: 'worker-a', leaseExpiresAt: t + 250 + LEASE,
+          leaseMessageId: 'message-a', leaseReceiveCount: 1, startedAt: t + 250, createdAt: t + 250,
+          generation: job.generation, handler: 'h', policies: job.policies, payload: { v: 1 }, shard: job.shard,
+        });
+        expect(claim.won && claim.slice).toEqual(stored);
+        expect(claim.won && isTakeover(claim.slice)).toBe(false);
+        // A claim costs no index write: the reconciler, not the sweep, follows a slice its claim created.
+        expect(stored?.sweepAt).toBeUndefined();
+        expect(await sweepableOf(store, job.id, t + 86_400_000)).toEqual([]);
+        expect(await store.slices.getLedger(key)).toBeUndefined();
+      });
+
+      it('racing creating claims of one instant (duplicate sends): exactly one wins, and every loser sees the winner', async () => {
+        const t = space.instant();
+        const job = await store.putJob(jobSpec(space.jobId('create-race')));
+        const key = { jobId: job.id, scheduledAt: t };
+        const outcomes = await Promise.all(Array.from({ length: 8 }, (_, i) => store.slices.claim(key, `w${i}`, t, `m${i}`, 1, definitionOf(job))));
+        const winners = outcomes.flatMap((outcome) => (outcome.won ? [outcome.slice] : []));
+        expect(winners).toHaveLength(1);
+        expect(winners[0]).toMatchObject({ fence: 1, attempts: 1, claimedFrom: 'ENQUEUED' });
+        for (const outcome of outcomes) if (!outcome.won) expect(outcome.current).toMatchObject({ status: 'RUNNING', owner: winners[0]!.owner, fence: 1 });
+        expect(await store.slices.get(key)).toMatchObject({ owner: winners[0]!.owner, fence: 1, attempts: 1 });
+      });
+
+      it("a message of the slice's own generation claims an existing ENQUEUED one as before; the slice keeps its own definition and sweep time", async () => {
+        const t = space.instant();
+        const job = await store.putJob(jobSpec(space.jobId('create-existing'), { v: 1 }));
+        const key = { jobId: job.id, scheduledAt: t };
+        // An operator's slot of this generation with its own payload; the scanner's message for the same instant carries the job's.
+        expect(await store.slices.enqueue({ ...definitionOf(job), payload: { slot: 'own' } }, [{ ...key, sweepAt: t + 30_000 }], t - 60_000)).toEqual([key]);
+        const claim = await store.slices.claim(key, 'worker-a', t, 'message-a', 1, definitionOf(job));
+        expect(claim.won).toBe(true);
+        expect(await store.slices.get(key)).toMatchObject({
+          status: 'RUNNING', claimedFrom: 'ENQUEUED', fence: 1, attempts: 1, owner: 'worker-a', leaseExpiresAt: t + LEASE,
+          createdAt: t - 60_000, sweepAt: t + 30_000, generation: job.generation, payload: { slot: 'own' },
+        });
+        const duplicate = await store.slices.claim(key, 'worker-b', t + 10, 'message-b', 1, definitionOf(job));
+        expect(lostTo(duplicate)).toMatchObject({ owner: 'worker-a', fence: 1 });
+        // The same generation never re-creates its own instant, even once it is final.
+        await store.slices.skipClaimed(key, 1, 'overlap', t + 20);
+        const late = await store.slices.claim(key, 'worker-b', t + 30, 'message-c', 1, definitionOf(job));
+        expect(lostTo(late)).toMatchObject({ status: 'SKIPPED', skipReason: 'overlap', fence: 1 });
+      });
+
+      it('a message of a newer generation re-creates an instant an older one left SKIPPED: the fence grows, attempts 1, the last run gone', async () => {
+        const t = space.instant();
+        const id = space.jobId('recreate');
+        const first = await store.putJob(jobSpec(id, { v: 1 }));
+        const { key } = await createdByClaim(store, first, t, 'worker-a', 'message-a');
+        await store.slices.recordFailure(key, 1, { now: t + 100, error: 'boom', nextAttemptAt: t + 5000, sweepAt: t + 35_000 });
+        // The change settles the retry that had not started yet.
+        const second = await store.putJob(jobSpec(id));
+        expect(await store.slices.get(key)).toMatchObject({ status: 'SKIPPED', skipReason: 'superseded', generation: first.generation, fence: 1, lastError: 'boom' });
+
+        const claim = await store.slices.claim(key, 'worker-b', t + 200, 'message-b', 2, definitionOf(second));
+        expect(claim.won).toBe(true);
+        const stored = await store.slices.get(key);
+        expect(stored).toMatchObject({
+          status: 'RUNNING', claimedFrom: 'ENQUEUED', generation: second.generation, fence: 2, attempts: 1, owner: 'worker-b',
+          leaseMessageId: 'message-b', leaseReceiveCount: 2, leaseExpiresAt: t + 200 + LEASE, startedAt: t + 200, createdAt: t + 200,
+        });
+        // The new generation has no payload: the old one's is not left behind either.
+        for (const gone of [...LAST_RUN_FIELDS, 'payload'] as const) expect(stored?.[gone], gone).toBeUndefined();
+        expect(claim.won && claim.slice).toEqual(stored);
+        expect(await store.slices.getLedger(key)).toBeUndefined();
+      });
+
+      it('racing re-creating claims of one SKIPPED instant: exactly one wins', async () => {
+        const t = space.instant();
+        const job = await store.putJob(jobSpec(space.jobId('recreate-race')));
+        const older = definitionOf(job);
+        const newer = { ...older, generation: older.generation + 1 };
+        expect(await store.slices.settleAbsent(job.id, older, [t], 'paused', t)).toBe(1);
+        const key = { jobId: job.id, scheduledAt: t };
+        const outcomes = await Promise.all(Array.from({ length: 6 }, (_, i) => store.slices.claim(key, `w${i}`, t + 10, `m${i}`, 1, newer)));
+        const winners = outcomes.flatMap((outcome) => (outcome.won ? [outcome.slice] : []));
+        expect(winners).toHaveLength(1);
+        expect(winners[0]).toMatchObject({ status: 'RUNNING', generation: newer.generation, fence: 1, attempts: 1 });
+        for (const outcome of outcomes) if (!outcome.won) expect(outcome.current).toMatchObject({ status: 'RUNNING', owner: winners[0]!.owner });
+      });
+
+      it("a newer generation's message re-creates neither a range record, nor a run, nor an older generation's slice that has not been settled", async () => {
+        const t = space.instant();
+        const id = space.jobId('recreate-not');
+        const first = await store.putJob(jobSpec(id));
+        const older = definitionOf(first);
+        const newer = { ...older, generation: older.generation + 1 };
+        await store.slices.recordRange(id, older, { from: t, to: t + 10_000, count: 10, reason: 'misfire' }, t + 20_000);
+        const { key: succeeded } = await createdByClaim(store, first, t + 20_000);
+        await store.slices.commit(succeeded, 1, 'worker-a', t + 20_100, []);
+        const { key: running } = await createdByClaim(store, first, t + 21_000);
+        const pending = { jobId: id, scheduledAt: t + 22_000 };
+        await store.slices.enqueue(older, [{ ...pending, sweepAt: t + 52_000 }], t);
+        // Long after the run's lease ended: a newer generation's message is still no takeover of an older generation's run.
+        const now = t + 60_000;
+
+        const range = await store.slices.claim({ jobId: id, scheduledAt: t }, 'worker-b', now, 'message-b', 1, newer);
+        expect(lostTo(range)).toMatchObject({ status: 'SKIPPED', skipReason: 'misfire', missedUntil: t + 10_000, generation: older.generation, fence: 0 });
+        const done = await store.slices.claim(succeeded, 'worker-b', now, 'message-b', 1, newer);
+        expect(lostTo(done)).toMatchObject({ status: 'SUCCEEDED', generation: older.generation, fence: 1 });
+        const run = await store.slices.claim(running, 'worker-b', now, 'message-b', 1, newer);
+        expect(lostTo(run)).toMatchObject({ status: 'RUNNING', owner: 'worker-a', generation: older.generation, fence: 1 });
+        const unsettled = await store.slices.claim(pending, 'worker-b', now, 'message-b', 1, newer);
+        expect(lostTo(unsettled)).toMatchObject({ status: 'ENQUEUED', generation: older.generation, fence: 0 });
+        expect(await store.slices.get({ jobId: id, scheduledAt: t })).toMatchObject({ status: 'SKIPPED', missedUntil: t + 10_000, fence: 0 });
+        expect(await store.slices.get(running)).toMatchObject({ status: 'RUNNING', owner: 'worker-a', fence: 1 });
+        expect(await store.slices.get(pending)).toMatchObject({ status: 'ENQUEUED', fence: 0, attempts: 0 });
+      });
+
+      it("a message of an older generation never claims a newer generation's slice, whatever its state", async () => {
+        const t = space.instant();
+        const id = space.jobId('older-message');
+        const job = await store.putJob(jobSpec(id));
+        const newer = { ...definitionOf(job), generation: job.generation + 1 };
+        const older = definitionOf(job);
+        const at = (offset: number) => ({ jobId: id, scheduledAt: t + offset });
+        await store.slices.enqueue(newer, [{ ...at(0), sweepAt: t + 30_000 }], t);
+        await store.slices.settleAbsent(id, newer, [at(1000).scheduledAt], 'superseded', t);
+        const failed = await store.slices.claim(at(2000), 'worker-a', t, 'message-a', 1, newer);
+        expect(failed.won).toBe(true);
+        await store.slices.recordFailure(at(2000), 1, { now: t + 10, error: 'boom', nextAttemptAt: t + 1000, sweepAt: t + 31_000 });
+        expect((await store.slices.claim(at(3000), 'worker-a', t, 'message-a', 1, newer)).won).toBe(true);
+        // Every one of them would be claimable by a message of its own generation now (retry due, lease long over).
+        const now = t + 60_000;
+
+        for (const [offset, status] of [[0, 'ENQUEUED'], [1000, 'SKIPPED'], [2000, 'FAILED'], [3000, 'RUNNING']] as const) {
+          const outcome = await store.slices.claim(at(offset), 'worker-b', now, 'message-old', 1, older);
+          expect(lostTo(outcome), status).toMatchObject({ status, generation: newer.generation });
+          expect((await store.slices.get(at(offset)))?.owner, status).not.toBe('worker-b');
+        }
+        expect((await store.slices.claim(at(2000), 'worker-b', now, 'message-new', 1, newer)).won).toBe(true);
+      });
+
+      it('without a definition (a swept slice, an operator slot), a missing slice is a lost claim with nothing to show, and none is created', async () => {
+        const t = space.instant();
+        const key = { jobId: space.jobId('no-definition'), scheduledAt: t };
+        expect(await store.slices.claim(key, 'worker-a', t, 'message-a', 1)).toEqual({ won: false, current: undefined });
+        expect(await store.slices.claim(key, 'worker-a', t)).toEqual({ won: false, current: undefined });
+        expect(await store.slices.get(key)).toBeUndefined();
+      });
+    });
+
     describe('renew', () => {
       it('moves the lease on the fence; a stale fence, a slice no longer running or a missing one is LeaseLostError', async () => {
         const t = space.instant();
@@ -133,6 +299,37 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
         expect((await store.slices.claim(key, 'worker-b', t + 10, 'message-a')).won).toBe(true);
         await expect(store.slices.renew(key, 1, t + 20, LEASE)).rejects.toBeInstanceOf(LeaseLostError);
         expect((await store.slices.get(key))?.leaseExpiresAt).toBe(t + 10 + LEASE);
+      });
+    });
+
+    describe('skipClaimed', () => {
+      it('RUNNING on the fence to SKIPPED with the reason, out of the sweep index, the lease dropped; a stale fence is LeaseLostError', async () => {
+        const t = space.instant();
+        const id = space.jobId('skip');
+        const { key, slice } = await claimed(store, id, t);
+        await expect(store.slices.skipClaimed(key, slice.fence + 1, 'overlap', t + 10)).rejects.toBeInstanceOf(LeaseLostError);
+        await store.slices.skipClaimed(key, slice.fence, 'overlap', t + 10);
+        const stored = await store.slices.get(key);
+        expect(stored).toMatchObject({ status: 'SKIPPED', skipReason: 'overlap', fence: slice.fence, finishedAt: t + 10 });
+        for (const gone of ['owner', 'leaseExpiresAt', 'leaseMessageId', 'leaseReceiveCount', 'sweepAt'] as const) expect(stored?.[gone], gone).toBeUndefined();
+        expect(await sweepableOf(store, id, Number.MAX_SAFE_INTEGER)).toEqual([]);
+        await expect(store.slices.skipClaimed(key, slice.fence, 'overlap', t + 20)).rejects.toBeInstanceOf(LeaseLostError);
+        expect(await store.slices.get(key)).toMatchObject({ finishedAt: t + 10 });
+      });
+
+      it('skips a run its claim created (the job moved on since the message was sent); not a FAILED slice, nor a missing one', async () => {
+        const t = space.instant();
+        const job = await store.putJob(jobSpec(space.jobId('skip-created')));
+        const { key } = await createdByClaim(store, job, t, 'worker-a', 'message-a');
+        await store.slices.skipClaimed(key, 1, 'superseded', t + 10);
+        expect(await store.slices.get(key)).toMatchObject({ status: 'SKIPPED', skipReason: 'superseded', fence: 1, generation: job.generation });
+
+        const { key: failed } = await createdByClaim(store, job, t + 1000, 'worker-a', 'message-b');
+        await store.slices.recordFailure(failed, 1, { now: t + 1100, error: 'boom', nextAttemptAt: t + 3000, sweepAt: t + 33_000 });
+        await expect(store.slices.skipClaimed(failed, 1, 'superseded', t + 1200)).rejects.toBeInstanceOf(LeaseLostError);
+        expect(await store.slices.get(failed)).toMatchObject({ status: 'FAILED' });
+        await expect(store.slices.skipClaimed({ jobId: job.id, scheduledAt: t + 2000 }, 1, 'superseded', t)).rejects.toBeInstanceOf(LeaseLostError);
+        expect(await store.slices.get({ jobId: job.id, scheduledAt: t + 2000 })).toBeUndefined();
       });
     });
 
@@ -220,6 +417,16 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
         await expect(store.slices.recordFailure(key, 0, { now: t + 400, error: 'stale', nextAttemptAt: t + 2000, sweepAt: t + 32_000 })).rejects.toBeInstanceOf(
           LeaseLostError,
         );
+      });
+
+      it('a failure of a run its claim created puts it into the sweep index at the sweep time given', async () => {
+        const t = space.instant();
+        const job = await store.putJob(jobSpec(space.jobId('fail-created')));
+        const { key } = await createdByClaim(store, job, t);
+        expect(await sweepableOf(store, job.id, Number.MAX_SAFE_INTEGER)).toEqual([]);
+        await store.slices.recordFailure(key, 1, { now: t + 300, error: 'boom', nextAttemptAt: t + 1300, sweepAt: t + 31_300 });
+        expect(await sweepableOf(store, job.id, t + 31_299)).toEqual([]);
+        expect(await sweepableOf(store, job.id, t + 31_300)).toEqual([{ scheduledAt: t, sweepAt: t + 31_300, status: 'FAILED' }]);
       });
 
       it('DEAD on the fence: the ledger says DEAD with the error, the slice leaves the sweep index; a stale fence is FencedOutError', async () => {

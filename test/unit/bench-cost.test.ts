@@ -55,7 +55,7 @@ describe('dollars per million executions', () => {
 });
 
 describe('capacity plan', () => {
-  const mix = { scannerWru: 4, workerWru: 6, indexWruPerSlice: { 'slices/sweep': 4, 'jobs/due': 2 } };
+  const mix = { scannerWru: 4, workerWru: 6, shardKeyedWruPerSlice: { 'slices/sweep': 4, 'jobs/due': 2 } };
 
   it('at a new table\'s 4,000 WRU/s, lookahead 16 minutes (every message delayed to its second)', () => {
     expect(planThroughput(mix, 4000, 1_000_000)).toEqual({
@@ -63,7 +63,7 @@ describe('capacity plan', () => {
       lookaheadMs: 960_000,
       slicesPerSecond: 400,
       shardsNeeded: 2, // 400 slices/s × 4 sweep units / 1,000 per partition
-      hottestIndex: 'slices/sweep',
+      hottestKey: 'slices/sweep',
       burstSlices: 1_000_000,
       burstAtSecondSeconds: 1500,
       preEnqueueSeconds: 1000,

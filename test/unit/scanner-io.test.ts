@@ -1,140 +1,201 @@
 /**
- * The scanner's I/O rules, with the real Scanner, a manual clock and fakes
- * of its ports: delays computed as each batch is sent, a long outage caught
- * up in one scan, `missed` reported only by the scanner whose advance won,
- * and a busy store that stops one job, not the shard.
+ * The scanner's I/O rules, with the real Scanner over the in-memory stores
+ * and a manual clock, and a wrapper only where a fault is needed (a store
+ * call that fails, a slow one that moves the clock): delays computed as each
+ * batch is sent, a long outage caught up in one scan, a range older than the
+ * catch-up window reported once, and a failing call that leaves its bucket,
+ * not a job, to the next scan (the cursor does not move past it).
  */
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../lib/core/clock.ts';
 import { StoreBusyError } from '../../lib/core/errors.ts';
-import { RecordingEventSink } from '../../lib/core/events.ts';
-import type { SliceStore, SweepCandidate, WorkMessage } from '../../lib/core/ports.ts';
-import { Scanner } from '../../lib/engine/scanner.ts';
-import { fakeJob, FakeScheduleStore, noSweeps, recordingQueue } from '../support/fake-schedule-store.ts';
+import type { JobReader, WheelStore } from '../../lib/core/ports.ts';
+import { WHEEL_BUCKET_MS } from '../../lib/core/wheel.ts';
+import type { ScanReport } from '../../lib/engine/scanner.ts';
+import { createMemoryEngine, type MemoryEngine } from '../support/memory-engine.ts';
+import { delegate, recordingQueue, scannerOver, type SentMessage } from '../support/scanner-rig.ts';
 
 const T0 = Date.parse('2026-12-01T08:00:00Z');
+const noop = async (): Promise<void> => {};
 
-function scannerOver(store: FakeScheduleStore, clock: ManualClock, sent: WorkMessage[], sentAt: number[] = [], slices: SliceStore = noSweeps) {
-  const events = new RecordingEventSink();
-  const errors: unknown[] = [];
-  const scanner = new Scanner({
-    scannerId: 's1',
-    schedules: store,
-    slices,
-    queue: recordingQueue(sent, clock, sentAt),
-    events,
-    clock,
-    lookaheadMs: 120_000,
-    sweepGraceMs: 30_000,
-    onError: (error) => errors.push(error),
-  });
-  return { scanner, events, errors };
-}
+/** "jobId@seconds from T0" of each message, in send order. */
+const named = (sent: readonly SentMessage[]): string[] => sent.map((message) => `${message.jobId}@${(message.scheduledAt - T0) / 1000}`);
 
 describe('Scanner I/O', () => {
-  it('a slow 300-job scan sends each batch with the delay left at its own send time, so every slice surfaces within its second', async () => {
+  it('a slow 300-job scan sends each batch with the delay left at its own send time, so every message surfaces within its second', async () => {
     const clock = new ManualClock(T0);
-    const due = T0 + 10_000;
-    const jobs = Array.from({ length: 300 }, (_, i) => fakeJob({ id: `burst-${i}`, cron: '10 0 8 1 12 *' }, due));
-    // Each advance takes 20 ms: the whole scan takes 6 s of the 10 s before the slices are due.
-    const store = new FakeScheduleStore(jobs, { clock, advanceMs: 20 });
-    const sent: WorkMessage[] = [];
-    const sentAt: number[] = [];
-    await scannerOver(store, clock, sent, sentAt).scanner.scanShard(0);
+    const engine = createMemoryEngine(clock);
+    for (let i = 0; i < 300; i++) await engine.register({ id: `burst-${i}`, schedule: '10 0 8 1 12 *' }, noop);
+    const sent: SentMessage[] = [];
+    // Each batch of 10 waits 200 ms for its reply: the 30 batches take 6 s of the 10 s before the occurrence.
+    const queue = recordingQueue(engine.workQueue, clock, sent, { after: () => clock.advance(200) });
+    const report = await scannerOver(engine, 's1', { queue }).scanShard(0);
+    expect(report).toMatchObject({ sent: 300, errors: 0, incomplete: false });
     expect(sent).toHaveLength(300);
-    expect(clock.now() - T0).toBeGreaterThanOrEqual(300 * 20 / 8);
-    const surfacesLate = sent.map((message, i) => (sentAt[i] as number) + message.delaySeconds * 1000 - message.scheduledAt);
-    // Delays are whole seconds, rounded down: a message surfaces at most 1 s before its slice, never after it.
+    expect(new Set(sent.map((message) => message.jobId)).size).toBe(300);
+    expect(clock.now() - T0).toBe(30 * 200);
+    const surfacesLate = sent.map((message) => message.sentAt + message.delaySeconds * 1000 - message.scheduledAt);
+    // Delays are whole seconds, rounded down: a message surfaces at most 1 s before its occurrence, never after it.
     expect(Math.max(...surfacesLate)).toBeLessThanOrEqual(0);
     expect(Math.min(...surfacesLate)).toBeGreaterThan(-1000);
+    expect(sent[0]?.delaySeconds).toBe(10);
+    expect(sent.at(-1)?.delaySeconds).toBe(4);
   });
 
-  it('a per-second job after a 10-minute outage is caught up in one scan, not 99 slices a scan', async () => {
-    const clock = new ManualClock(T0);
-    const store = new FakeScheduleStore([fakeJob({ cron: '* * * * * *' }, T0 - 600_000)]);
-    const sent: WorkMessage[] = [];
-    const { scanner, events } = scannerOver(store, clock, sent);
-    await scanner.scanShard(0);
+  it('a per-second job after a 10-minute outage is caught up in one scan: every occurrence of the window and the lookahead sent once', async () => {
+    const clock = new ManualClock(T0 - 600_000);
+    const engine = createMemoryEngine(clock);
+    await engine.register({ id: 'job', schedule: '* * * * * *' }, noop);
+    clock.set(T0);
+    const sent: SentMessage[] = [];
+    const report = await scannerOver(engine, 's1', { queue: recordingQueue(engine.workQueue, clock, sent) }).scanShard(0);
     // The default catch-up window is 10 minutes: every occurrence from then to the end of the lookahead.
-    expect(store.created).toHaveLength(600 + 120);
-    expect(new Set(store.created).size).toBe(720);
-    expect(store.job.nextFireAt).toBe(T0 + 120_000);
-    expect(sent).toHaveLength(720);
-    expect(events.ofType('missed')).toEqual([]);
+    const instants = sent.map((message) => message.scheduledAt);
+    expect(instants).toEqual(Array.from({ length: 720 }, (_, i) => T0 - 600_000 + i * 1000));
+    expect(report).toMatchObject({ sent: 720, missed: 0, skipped: 0, errors: 0, incomplete: false });
+    expect(engine.events.ofType('missed')).toEqual([]);
+    expect(await engine.wheel.readCursor(0)).toMatchObject({ scannedThrough: T0 + 120_000 });
   });
 
-  it('reports occurrences older than the catch-up window missed only when its own advance won', async () => {
-    const clock = new ManualClock(T0);
-    const outage = fakeJob({ cron: '0 * * * * *' }, T0 - 3_600_000);
-    const lost = new FakeScheduleStore([outage]);
-    lost.answer = async () => ({ kind: 'conflict', alreadyCreated: [] });
-    const loser = scannerOver(lost, clock, []);
-    await loser.scanner.scanShard(0);
-    expect(loser.events.ofType('missed')).toEqual([]);
+  it('occurrences older than the catch-up window: one MISSED range, one event and one count, even when two scanners race it or a scan is redone', async () => {
+    const clock = new ManualClock(T0 - 3_600_000);
+    const engine = createMemoryEngine(clock);
+    await engine.register({ id: 'outage', schedule: '0 * * * * *' }, noop);
+    clock.set(T0);
+    const reports = await Promise.all([scannerOver(engine, 's1').scanShard(0), scannerOver(engine, 's2').scanShard(0)]);
+    const range = await engine.slices.get({ jobId: 'outage', scheduledAt: T0 - 3_600_000 });
+    expect(range).toMatchObject({ status: 'MISSED', missedUntil: T0 - 600_000, missedCount: 50 });
+    expect(engine.events.ofType('missed').map((event) => event.count)).toEqual([50]);
+    expect(reports.map((report) => report.missed).sort()).toEqual([0, 50]);
+    // The same scan redone (as if its scanner had died before taking the inbox entry and moving the cursor): no second report.
+    engine.tables.wheelShard(0).cursor = undefined;
+    await engine.wheel.putInbox(0, { jobId: 'outage', generation: 1, from: T0 - 3_600_000 });
+    const redone = await scannerOver(engine, 's3').scanShard(0);
+    expect(redone).toMatchObject({ missed: 0, errors: 0 });
+    expect(redone.sent).toBeGreaterThan(0);
+    expect(engine.events.ofType('missed')).toHaveLength(1);
+  });
+});
 
-    const won = new FakeScheduleStore([outage]);
-    const winner = scannerOver(won, clock, []);
-    await winner.scanner.scanShard(0);
-    expect(winner.events.ofType('missed').map((event) => event.count)).toEqual([50]);
+/** Two jobs due every 5 and 10 seconds from T0, scanned with a 30 s lookahead: buckets T0 to T0 + 25 s. */
+async function twoJobs(): Promise<{ clock: ManualClock; engine: MemoryEngine }> {
+  const clock = new ManualClock(T0);
+  const engine = createMemoryEngine(clock);
+  await engine.register({ id: 'a', schedule: '*/5 * * * * *' }, noop);
+  await engine.register({ id: 'b', schedule: '*/10 * * * * *' }, noop);
+  return { clock, engine };
+}
+
+const ALL = ['a@0', 'b@0', 'a@5', 'a@10', 'b@10', 'a@15', 'a@20', 'b@20', 'a@25'];
+const FAILING_BUCKET = T0 + 15_000;
+
+type Fault = 'entriesAt' | 'records' | 'send' | 'place landed';
+
+/**
+ * The engine's stores with one call failing, once, while the scan has
+ * bucket T0 + 15 s in hand; 'place landed': the write of the bucket's next
+ * entries lands but its reply is lost (a timeout).
+ */
+function faulty(engine: MemoryEngine, clock: ManualClock, fault: Fault, sent: SentMessage[]) {
+  let inHand: number | undefined;
+  let failed = false;
+  const failOnce = (at: Fault): boolean => {
+    if (fault !== at || inHand !== FAILING_BUCKET || failed) return false;
+    failed = true;
+    return true;
+  };
+  const wheel: WheelStore = {
+    ...delegate<WheelStore>(engine.wheel),
+    entriesAt: async (shard, bucket) => {
+      inHand = bucket;
+      if (failOnce('entriesAt')) throw new StoreBusyError('query', 'ProvisionedThroughputExceededException');
+      return engine.wheel.entriesAt(shard, bucket);
+    },
+    place: async (shard, entries, now) => {
+      await engine.wheel.place(shard, entries, now);
+      if (failOnce('place landed')) throw Object.assign(new Error('a request has exceeded the configured 3000 ms requestTimeout'), { name: 'TimeoutError' });
+    },
+  };
+  const jobs: JobReader = {
+    ...delegate<JobReader>(engine.jobReader),
+    records: async (ids, consistent) => {
+      if (failOnce('records')) throw new StoreBusyError('batch get', 'ThrottlingException');
+      return engine.jobReader.records(ids, consistent);
+    },
+  };
+  const queue = recordingQueue(engine.workQueue, clock, sent, {
+    before: () => {
+      if (failOnce('send')) throw new Error('SQS unavailable');
+    },
+  });
+  const errors: unknown[] = [];
+  return { overrides: { wheel, jobs, queue, lookaheadMs: 30_000, onError: (error: unknown) => void errors.push(error) }, errors };
+}
+
+describe('a failing store call leaves its bucket to the next scan', () => {
+  it.each<[Fault, string[]]>([
+    ['entriesAt', []],
+    ['records', []],
+    ['send', []],
+    // The bucket's messages went out before the write that failed: the redo sends them again (the claim admits one).
+    ['place landed', ['a@15']],
+  ])('%s fails: the cursor stays at the bucket, the scan is incomplete, and the next scan sends the rest', async (fault, sentTwice) => {
+    const { clock, engine } = await twoJobs();
+    const sent: SentMessage[] = [];
+    const { overrides, errors } = faulty(engine, clock, fault, sent);
+    const first = await scannerOver(engine, 's1', overrides).scanShard(0);
+    expect(first).toMatchObject({ errors: 1, incomplete: true, buckets: 3 });
+    expect(errors).toHaveLength(1);
+    expect(await engine.wheel.readCursor(0)).toMatchObject({ scannedThrough: FAILING_BUCKET });
+    expect(named(sent).sort()).toEqual(['a@0', 'b@0', 'a@5', 'a@10', 'b@10', ...sentTwice].sort());
+
+    clock.advance(1000);
+    const second: ScanReport = await scannerOver(engine, 's2', overrides).scanShard(0);
+    expect(second).toMatchObject({ errors: 0, incomplete: false });
+    expect(await engine.wheel.readCursor(0)).toMatchObject({ scannedThrough: T0 + 30_000 });
+    // Nothing lost, and nothing sent twice but what went out before the failure (a lost reply's next entry is read once).
+    expect(named(sent).sort()).toEqual([...ALL, ...sentTwice].sort());
   });
 
-  it('a conflict whose slices this scan itself created (its reply was lost) sends them; any other conflict sends nothing', async () => {
-    const clock = new ManualClock(T0);
-    const job = fakeJob({ id: 'unanswered', cron: '0 * * * * *' }, T0 + 5000);
-    const store = new FakeScheduleStore([job]);
-    store.answer = async () => ({ kind: 'conflict', alreadyCreated: [{ jobId: job.id, scheduledAt: T0 + 5000 }] });
-    const sent: WorkMessage[] = [];
-    const { scanner } = scannerOver(store, clock, sent);
-    expect(await scanner.scanShard(0)).toMatchObject({ conflicts: 1 });
-    expect(sent.map((message) => [message.jobId, message.scheduledAt])).toEqual([[job.id, T0 + 5000]]);
-
-    const other = new FakeScheduleStore([job]);
-    other.answer = async () => ({ kind: 'conflict', alreadyCreated: [] });
-    const none: WorkMessage[] = [];
-    await scannerOver(other, clock, none).scanner.scanShard(0);
-    expect(none).toEqual([]);
-  });
-
-  it('an advance whose every try timed out may have landed: the scan re-sends what its own id created for that job, and only that', async () => {
-    const clock = new ManualClock(T0);
-    const store = new FakeScheduleStore([fakeJob({ id: 'timed-out', cron: '0 * * * * *' }, T0 + 5000), fakeJob({ id: 'fine', cron: '0 * * * * *' }, T0 + 5000)]);
-    // The first try landed while the client waited: the slice is there, the job advanced, and the scanner saw only a timeout.
-    store.answer = (job) => (job.id === 'timed-out' ? Promise.reject(Object.assign(new Error('a request has exceeded the configured 3000 ms requestTimeout'), { name: 'TimeoutError' })) : undefined);
-    const createdByScan: { scanId: string; from: number; to: number }[] = [];
-    const slices = {
-      ...noSweeps,
-      findCreatedByScan: async (_shard: number, scanId: string, from: number, to: number): Promise<SweepCandidate[]> => {
-        createdByScan.push({ scanId, from, to });
-        return [
-          { jobId: 'timed-out', scheduledAt: T0 + 5000, sweepAt: T0 + 35_000 },
-          { jobId: 'fine', scheduledAt: T0 + 5000, sweepAt: T0 + 35_000 },
-        ] as SweepCandidate[];
+  it('a deadline stops taking up buckets: the scan is incomplete, the cursor is where it stopped, the next scan goes on', async () => {
+    const { clock, engine } = await twoJobs();
+    const sent: SentMessage[] = [];
+    // Each bucket's read takes 2 s of the scan's 5 s budget.
+    const wheel: WheelStore = {
+      ...delegate<WheelStore>(engine.wheel),
+      entriesAt: async (shard, bucket) => {
+        clock.advance(2000);
+        return engine.wheel.entriesAt(shard, bucket);
       },
-    } as SliceStore;
-    const sent: WorkMessage[] = [];
-    const { scanner } = scannerOver(store, clock, sent, [], slices);
-    const report = await scanner.scanShard(0, { scanId: 'scan-1' });
-    expect(report).toMatchObject({ errors: 1, incomplete: true, jobsAdvanced: 1, resent: 1 });
-    expect(createdByScan.map((query) => query.scanId)).toEqual(['scan-1']);
-    // 'fine' was sent once, by its own advance; 'timed-out' once, by the re-send.
-    expect(sent.map((message) => message.jobId).sort()).toEqual(['fine', 'timed-out']);
+    };
+    const overrides = { wheel, queue: recordingQueue(engine.workQueue, clock, sent), lookaheadMs: 30_000 };
+    const first = await scannerOver(engine, 's1', overrides).scanShard(0, { deadline: T0 + 5000 });
+    expect(first).toMatchObject({ buckets: 3, errors: 0, incomplete: true });
+    expect(await engine.wheel.readCursor(0)).toMatchObject({ scannedThrough: T0 + 3 * WHEEL_BUCKET_MS });
+    expect(named(sent).sort()).toEqual(['a@0', 'b@0', 'a@5', 'a@10', 'b@10'].sort());
+    const second = await scannerOver(engine, 's2', overrides).scanShard(0);
+    expect(second).toMatchObject({ incomplete: false });
+    // Started at T0 + 6 s, its lookahead also reaches the bucket of T0 + 30 s.
+    expect(named(sent).sort()).toEqual([...ALL, 'a@30', 'b@30'].sort());
   });
 
-  it('a busy store stops the one job and flags the scan incomplete; the other jobs advance', async () => {
-    const clock = new ManualClock(T0);
-    const store = new FakeScheduleStore([fakeJob({ id: 'throttled', cron: '0 * * * * *' }, T0 + 5000), fakeJob({ id: 'fine', cron: '0 * * * * *' }, T0 + 5000)]);
-    store.answer = (job) => (job.id === 'throttled' ? Promise.reject(new StoreBusyError('advance', 'ThrottlingError')) : undefined);
-    const sent: WorkMessage[] = [];
-    let lookedUp = 0;
-    const slices = { ...noSweeps, findCreatedByScan: async () => (lookedUp++, []) } as unknown as SliceStore;
-    const { scanner, errors } = scannerOver(store, clock, sent, [], slices);
-    const report = await scanner.scanShard(0, { scanId: 'scan-1' });
-    expect(report).toMatchObject({ errors: 1, incomplete: true, jobsAdvanced: 1 });
-    expect(errors[0]).toBeInstanceOf(StoreBusyError);
-    expect(sent.map((message) => message.jobId)).toEqual(['fine']);
-    expect(store.jobs.get('throttled')?.nextFireAt).toBe(T0 + 5000);
-    // A refusal wrote nothing: nothing to look for, nothing re-sent.
-    expect(lookedUp).toBe(0);
-    expect(report.resent).toBe(0);
+  it('a failure while taking up the inbox leaves the inbox entry to the next scan', async () => {
+    const { clock, engine } = await twoJobs();
+    const sent: SentMessage[] = [];
+    let refuse = true;
+    const wheel: WheelStore = {
+      ...delegate<WheelStore>(engine.wheel),
+      place: async (shard, entries, now) => {
+        if (refuse) throw new StoreBusyError('put', 'ThrottlingException');
+        await engine.wheel.place(shard, entries, now);
+      },
+    };
+    const overrides = { wheel, queue: recordingQueue(engine.workQueue, clock, sent), lookaheadMs: 30_000 };
+    expect(await scannerOver(engine, 's1', overrides).scanShard(0)).toMatchObject({ errors: 1, incomplete: true });
+    expect((await engine.wheel.inbox(0)).map((entry) => entry.jobId).sort()).toEqual(['a', 'b']);
+    refuse = false;
+    expect(await scannerOver(engine, 's2', overrides).scanShard(0)).toMatchObject({ errors: 0, incomplete: false });
+    expect(await engine.wheel.inbox(0)).toEqual([]);
+    expect(named(sent).sort()).toEqual([...ALL].sort());
   });
 });

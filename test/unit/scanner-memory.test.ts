@@ -1,7 +1,11 @@
 /**
  * The real Scanner (two of them, 2 s apart, racing every tick) and a real Worker over
  * the in-memory stores, with one ManualClock for the queue, the worker and
- * (offset) the scanners, stepped forward and back: every occurrence runs exactly once.
+ * (offset) the scanners, stepped forward and back: racing scans send an
+ * occurrence twice, the claim that creates its slice admits one, and every
+ * occurrence runs exactly once. A message lost on its way is found by the
+ * reconciler once its bucket is a grace overdue; a slice waiting in the sweep
+ * index is re-sent by the sweep.
  */
 import { describe, expect, it } from 'vitest';
 import { ManualClock, OffsetClock } from '../../lib/core/clock.ts';
@@ -10,6 +14,7 @@ import { occurrencesBetween } from '../../lib/core/schedule.ts';
 import { MAX_CLOCK_SKEW_MS } from '../../lib/core/slice.ts';
 import type { ScanReport } from '../../lib/engine/scanner.ts';
 import { createMemoryEngine, type MemoryEngine } from '../support/memory-engine.ts';
+import { recordingQueue, scannerOver, type SentMessage } from '../support/scanner-rig.ts';
 
 const T0 = Date.parse('2026-06-01T12:00:00Z');
 const LOOKAHEAD_MS = 30_000;
@@ -67,13 +72,16 @@ describe('Scanner over the in-memory stores', () => {
     for (const job of JOBS) await engine.register(job, async () => {});
     const { windowEnd, reports } = await tickAll(engine, clock, walk([0, 20], [-20, 60], [30, 100]));
     await expectEachOccurrenceOnce(engine, windowEnd);
-    // The two scanners raced for the same jobs, and the version condition settled it.
-    expect(reports.reduce((sum, report) => sum + report.conflicts, 0)).toBeGreaterThan(0);
+    // The two scanners raced the same buckets and sent some occurrences twice: the claims settled it.
+    const occurrences = JOBS.reduce((sum, job) => sum + occurrencesBetween({ cron: job.schedule, timeZone: 'UTC' }, T0, windowEnd, 10_000).length, 0);
+    expect(reports.reduce((sum, report) => sum + report.sent, 0)).toBeGreaterThan(occurrences);
+    // Every message was claimed in time: the reconciler found nothing missing, and nothing waited for the sweep.
+    expect(reports.reduce((sum, report) => sum + report.reconciled + report.swept + report.errors, 0)).toBe(0);
     expect(engine.events.ofType('missed')).toEqual([]);
     expect(engine.workQueue.messages()).toEqual([]);
   });
 
-  it('a step back of more than the lookahead creates nothing behind the job, and nothing twice on the way forward', async () => {
+  it('a step back of more than the lookahead sends nothing behind the job, and runs nothing twice on the way forward', async () => {
     const clock = new ManualClock(T0);
     const engine = createMemoryEngine(clock);
     for (const job of JOBS) await engine.register(job, async () => {});
@@ -86,18 +94,25 @@ describe('Scanner over the in-memory stores', () => {
     const clock = new ManualClock(T0);
     const engine = createMemoryEngine(clock);
     await engine.register({ id: 'outage', schedule: '*/10 * * * * *', policies: { catchUpWindowMs: 60_000 } }, async () => {});
-    const scanner = engine.scanner('scanner-a', { lookaheadMs: LOOKAHEAD_MS });
+    const sent: SentMessage[] = [];
+    const scanner = scannerOver(engine, 'scanner-a', { lookaheadMs: LOOKAHEAD_MS, queue: recordingQueue(engine.workQueue, clock, sent) });
     await scanner.scanShard(0);
-    // Down for 10 minutes: the job's nextFireAt is T0 + 30 s; everything before T0 + 9 min is older than the window.
+    // Down for 10 minutes: the wheel has the job next at T0 + 30 s; everything before T0 + 9 min is older than the window.
     clock.set(T0 + 10 * 60_000);
+    sent.length = 0;
     const report = await scanner.scanShard(0);
     expect(report.missed).toBe(51);
     const range = await engine.slices.get({ jobId: 'outage', scheduledAt: T0 + 30_000 });
     expect(range).toMatchObject({ status: 'MISSED', missedUntil: T0 + 9 * 60_000, missedCount: 51, finishedAt: T0 + 10 * 60_000 });
     expect(engine.events.ofType('missed')).toMatchObject([{ scheduledAt: isoSecond(T0 + 30_000), count: 51 }]);
-    // The catch-up window's six occurrences and the lookahead's three were created, not missed.
-    const created = await engine.slices.get({ jobId: 'outage', scheduledAt: T0 + 9 * 60_000 });
-    expect(created?.status).toBe('ENQUEUED');
+    // The catch-up window's six occurrences and the lookahead's three were sent (with their definition), not missed.
+    const window = Array.from({ length: 9 }, (_, i) => T0 + 9 * 60_000 + i * 10_000);
+    expect(sent.filter((message) => message.run?.generation === 1).map((message) => message.scheduledAt)).toEqual(window);
+    // The claim creates the slice: none yet.
+    expect(await engine.slices.get({ jobId: 'outage', scheduledAt: T0 + 9 * 60_000 })).toBeUndefined();
+    clock.set(T0 + 10 * 60_000 + LOOKAHEAD_MS);
+    await engine.drain(engine.worker('worker'));
+    expect((await engine.jobs().ledgerOf('outage', T0 + 9 * 60_000)).map((record) => [record.scheduledAt, record.outcome])).toEqual(window.map((at) => [at, 'SUCCEEDED']));
   });
 
   it('a change before any scan records the due occurrences SKIPPED with its reason (the in-memory repository too)', async () => {
@@ -114,25 +129,55 @@ describe('Scanner over the in-memory stores', () => {
     ]);
   });
 
-  it('a message lost between scan and queue is re-sent by the sweep and still runs once', async () => {
+  it('a message lost on its way is found by the reconciler once its bucket is a grace overdue: created ENQUEUED in the sweep index, re-sent, run once', async () => {
     const clock = new ManualClock(T0);
     const engine = createMemoryEngine(clock);
     const job = await engine.register({ id: 'lost-message', schedule: '*/10 * * * * *' }, async () => {});
-    await engine.scanner('scanner', { lookaheadMs: LOOKAHEAD_MS }).scanShard(0);
-    const first = engine.workQueue.messages().filter((message) => message.key.scheduledAt === T0);
-    expect(first).toHaveLength(1);
-    // Received by a worker that died before claiming: never deleted, but its receipt is gone with it.
-    clock.set(T0);
-    engine.workQueue.receive(T0, { visibilitySeconds: 43_200 });
-    clock.set(T0 + 5000);
-    await engine.drain(engine.worker('worker'));
-    expect((await engine.slices.get({ jobId: job.id, scheduledAt: T0 }))?.status).toBe('ENQUEUED');
-    // Its sweep time (due + grace) passes: the next scan re-sends it, and the worker runs it.
-    clock.set(T0 + engine.tables.sweepGraceMs);
-    const report = await engine.scanner('scanner', { lookaheadMs: LOOKAHEAD_MS }).scanShard(0);
-    expect(report.swept).toBeGreaterThanOrEqual(1);
-    await engine.drain(engine.worker('worker'));
+    const scanner = engine.scanner('scanner', { lookaheadMs: LOOKAHEAD_MS });
+    const worker = engine.worker('worker');
+    await scanner.scanShard(0);
+    // The message for T0 is lost: it leaves no slice (the claim would have created it), only its wheel entry.
+    const [lost, ...others] = engine.workQueue.receive(T0);
+    expect(others).toEqual([]);
+    expect(engine.workQueue.delete(lost?.receiptHandle ?? '')).toBe(true);
+    const grace = engine.tables.sweepGraceMs;
+    const reports: ScanReport[] = [];
+    // Until every start in T0's bucket is a grace overdue (T0 + 5 s + grace), the reconciler leaves it alone.
+    for (let at = T0 + 5000; at < T0 + 5000 + grace; at += 5000) {
+      clock.set(at);
+      await engine.drain(worker);
+      reports.push(await scanner.scanShard(0));
+    }
+    expect(reports.map((report) => report.reconciled)).toEqual(reports.map(() => 0));
+    expect(await engine.slices.get({ jobId: job.id, scheduledAt: T0 })).toBeUndefined();
+    clock.set(T0 + 5000 + grace);
+    await engine.drain(worker);
+    const found = await scanner.scanShard(0);
+    expect(found.reconciled).toBe(1);
+    expect(await engine.slices.get({ jobId: job.id, scheduledAt: T0 })).toMatchObject({ status: 'ENQUEUED', generation: 1, sweepAt: clock.now() + grace });
+    await engine.drain(worker);
     expect(await engine.slices.getLedger({ jobId: job.id, scheduledAt: T0 })).toMatchObject({ fence: 1, outcome: 'SUCCEEDED' });
     expect(engine.events.ofType('started').filter((event) => event.scheduledAt === isoSecond(T0))).toHaveLength(1);
+    // The occurrences whose messages arrived were claimed in time: only the lost one was sent again.
+    expect((await scanner.scanShard(0)).reconciled).toBe(0);
+  });
+
+  it('a slice waiting in the sweep index whose message was received by a worker that died is re-sent by the sweep and runs once', async () => {
+    const clock = new ManualClock(T0);
+    const engine = createMemoryEngine(clock);
+    // A yearly job: the scans send nothing for it here; the slot is an operator's (ENQUEUED in the sweep index).
+    const job = await engine.register({ id: 'waiting', schedule: '0 0 1 1 *' }, async () => {});
+    const key = await engine.enqueue(job, T0);
+    // Received by a worker that died before claiming: never deleted, but its receipt is gone with it.
+    engine.workQueue.receive(T0, { visibilitySeconds: 43_200 });
+    const scanner = engine.scanner('scanner', { lookaheadMs: LOOKAHEAD_MS });
+    clock.set(T0 + engine.tables.sweepGraceMs - 1000);
+    expect((await scanner.scanShard(0)).swept).toBe(0);
+    // Its sweep time (due + grace) passes: the next scan re-sends it, and the worker runs it.
+    clock.set(T0 + engine.tables.sweepGraceMs);
+    expect((await scanner.scanShard(0)).swept).toBe(1);
+    await engine.drain(engine.worker('worker'));
+    expect(await engine.slices.getLedger(key)).toMatchObject({ fence: 1, outcome: 'SUCCEEDED' });
+    expect(engine.events.ofType('started')).toHaveLength(1);
   });
 });

@@ -38,8 +38,8 @@ const NEW_SLICE = 'attribute_not_exists(jobId)';
 /** An older generation left this instant without a ledger record: the new generation may write it. */
 const OLDER_GENERATION_UNRUN =
   '(#status IN (:enqueued, :failed, :skipped) AND (attribute_not_exists(generation) OR generation < :generation))';
-/** What the last run of an older generation left behind. */
-const LAST_RUN_FIELDS = ['#owner', 'leaseExpiresAt', 'leaseMessageId', 'nextAttemptAt', 'lastError', 'startedAt', 'finishedAt', 'expiresAt', 'skipReason', 'operatorSlot', 'bufferedAt'];
+/** What the last run of an older generation left behind: an unclaimed slice has no lease (its receive count too) nor `claimedFrom`. */
+const LAST_RUN_FIELDS = ['#owner', 'leaseExpiresAt', 'leaseMessageId', 'leaseReceiveCount', 'claimedFrom', 'nextAttemptAt', 'lastError', 'startedAt', 'finishedAt', 'expiresAt', 'skipReason', 'operatorSlot', 'bufferedAt'];
 
 /** ENQUEUE, as a transaction item; `extra` adds the operator's record, or a triggered slot's own payload. */
 export function slicePut(tables: SliceTables, run: SliceDefinition, slice: NewSlice, now: number, extra: Record<string, unknown> = {}): TransactWriteItem {
@@ -58,10 +58,10 @@ export function enqueueSlice(dynamo: DynamoDBClient, tables: SliceTables, run: S
   return send(dynamo, tables, slicePut(tables, run, slice, now));
 }
 
-/** RANGE: the MISSED record of an outage, or the SKIPPED record of due occurrences the misfire policy does not run. */
-export async function recordRange(dynamo: DynamoDBClient, tables: SliceTables, jobId: string, run: SliceDefinition, range: MissedRange | SkippedRange, now: number): Promise<void> {
+/** RANGE: the MISSED record of an outage, or the SKIPPED record of due occurrences the misfire policy does not run. @returns whether it was written. */
+export function recordRange(dynamo: DynamoDBClient, tables: SliceTables, jobId: string, run: SliceDefinition, range: MissedRange | SkippedRange, now: number): Promise<boolean> {
   const status = 'reason' in range ? { status: SliceStatus.Skipped, skipReason: range.reason } : { status: SliceStatus.Missed };
-  await send(
+  return send(
     dynamo,
     tables,
     recreatableSliceUpdate(tables, { jobId, scheduledAt: range.from }, { ...definitionFields(run, now), payload: undefined, ...status, attempts: 0, missedUntil: range.to, missedCount: range.count, finishedAt: now }),

@@ -19,6 +19,8 @@ import { queryAll } from './read-pages.ts';
 const ABANDONED_HOLDER = '#status = :running AND fence = :fence AND attribute_not_exists(sweepAt)';
 
 export async function slicesBetween(dynamo: DynamoDBClient, tableName: string, jobId: string, fromMs: number, toMs: number): Promise<Slice[]> {
+  // An empty range holds nothing; DynamoDB rejects a BETWEEN whose upper bound is below its lower one (ValidationException).
+  if (fromMs >= toMs) return [];
   const items = await onTable(tableName, () =>
     queryAll(dynamo, {
       TableName: tableName,
