@@ -36,7 +36,7 @@ export interface DensityOptions {
 export interface DensityLevel {
   readonly schedules: number;
   readonly due: number;
-  readonly slicesCreated: number;
+  readonly sent: number;
   readonly itemsRead: number;
   readonly itemsWritten: number;
   readonly itemsTouchedPerDueSlice: number;
@@ -96,18 +96,18 @@ export async function runDensity(options: DensityOptions): Promise<DensityResult
 }
 
 function summarize(schedules: number, due: number, probe: ScanProbeResult, registerSeconds: number): DensityLevel {
-  const slicesCreated = probe.shards.reduce((sum, s) => sum + s.report.sent, 0);
+  const sent = probe.shards.reduce((sum, s) => sum + s.report.sent, 0);
   const m = probe.meter;
   const dynamoRequests = Object.entries(m.requests)
     .filter(([name]) => name.startsWith('dynamo.'))
     .reduce((sum, [, n]) => sum + n, 0);
   const ms = probe.shards.map((s) => s.ms);
-  const perSlice = (n: number): number => (slicesCreated === 0 ? 0 : n / slicesCreated);
+  const perSlice = (n: number): number => (sent === 0 ? 0 : n / sent);
   const mb = (bytes: number): number => round(bytes / 1_048_576, 1);
   return {
     schedules,
     due,
-    slicesCreated,
+    sent,
     itemsRead: m.itemsRead,
     itemsWritten: m.itemsWritten,
     itemsTouchedPerDueSlice: round(perSlice(m.itemsRead + m.itemsWritten), 2),

@@ -134,7 +134,7 @@ export function renderReport(report: BenchReport): string {
       ['schedules', 'due slices', 'items read', 'items written', 'items/due slice', 'Dynamo req/due slice', 'ms/shard mean', 'ms/shard max', 'scanner RSS (idle → peak)', 'heap peak'],
       ...report.density.levels.map((l) => [
         l.schedules.toLocaleString('en-US'),
-        l.slicesCreated,
+        l.sent,
         l.itemsRead,
         l.itemsWritten,
         l.itemsTouchedPerDueSlice,

@@ -30,7 +30,7 @@ export const AUDITED_EVENT_TYPES = ['fenced_out', 'missed', 'dead', 'stale'] as 
 
 export interface SchedulerAlarmsProps {
   readonly functions: Readonly<Record<'Tick' | 'Scanner' | 'Worker', lambda.IFunction>>;
-  readonly tables: Readonly<Record<'Jobs' | 'Slices', dynamodb.Table>>;
+  readonly tables: Readonly<Record<'Jobs' | 'Wheel' | 'Slices', dynamodb.Table>>;
   readonly workQueue: sqs.IQueue;
   readonly deadLetterQueue: sqs.IQueue;
   readonly bus: events.IEventBus;

@@ -174,7 +174,7 @@ export class CronScheduler extends Construct {
     if (props.alarms?.enabled ?? true) {
       this.alarms = new SchedulerAlarms(this, 'Alarms', {
         functions: { Tick: this.tickFunction, Scanner: this.scannerFunction, Worker: this.workerFunction },
-        tables: { Jobs: this.jobsTable, Slices: this.slicesTable },
+        tables: { Jobs: this.jobsTable, Wheel: this.wheelTable, Slices: this.slicesTable },
         workQueue: this.workQueue,
         deadLetterQueue,
         bus: this.eventBus,
@@ -191,7 +191,7 @@ export class CronScheduler extends Construct {
         ...options,
         metrics: this.metrics,
         functions: { Tick: this.tickFunction, Scanner: this.scannerFunction, Worker: this.workerFunction },
-        tables: { Jobs: this.jobsTable, Slices: this.slicesTable },
+        tables: { Jobs: this.jobsTable, Wheel: this.wheelTable, Slices: this.slicesTable },
         deadLetterQueue,
       });
     }

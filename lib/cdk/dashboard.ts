@@ -17,7 +17,7 @@ import { deadLetterDepth, tableThrottles, type SchedulerMetrics } from './schedu
 export interface SchedulerDashboardProps {
   readonly metrics: SchedulerMetrics;
   readonly functions: Readonly<Record<'Tick' | 'Scanner' | 'Worker', lambda.IFunction>>;
-  readonly tables: Readonly<Record<'Jobs' | 'Slices', dynamodb.ITable>>;
+  readonly tables: Readonly<Record<'Jobs' | 'Wheel' | 'Slices', dynamodb.ITable>>;
   readonly deadLetterQueue: sqs.IQueue;
   /** @default a name CloudFormation generates */
   readonly dashboardName?: string;

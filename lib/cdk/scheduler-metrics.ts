@@ -24,6 +24,9 @@ export const DYNAMO_OPERATIONS: readonly dynamodb.Operation[] = [
   dynamodb.Operation.DELETE_ITEM,
   dynamodb.Operation.QUERY,
   dynamodb.Operation.TRANSACT_WRITE_ITEMS,
+  // The scanner's: jobs read in batches, wheel entries placed in batches.
+  dynamodb.Operation.BATCH_GET_ITEM,
+  dynamodb.Operation.BATCH_WRITE_ITEM,
 ];
 
 export interface MetricOptions {

@@ -123,9 +123,8 @@ export interface SliceStore {
   /**
    * One item for a range of `run`'s occurrences: MISSED (older than the catch-up
    * window) or SKIPPED by the misfire policy; written unless a slice is there.
-   * @returns whether it was written (false: the record is there already, from a racing or an earlier scan).
    */
-  recordRange(jobId: string, run: SliceDefinition, range: MissedRange | SkippedRange, now: number): Promise<boolean>;
+  recordRange(jobId: string, run: SliceDefinition, range: MissedRange | SkippedRange, now: number): Promise<void>;
   /**
    * SKIPPED with `reason` at each instant that has no slice yet (a claim that
    * creates it first wins): the due occurrences of a generation a change ended.

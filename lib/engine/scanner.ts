@@ -210,8 +210,7 @@ export class Scanner {
       [plan.skipped, 'skipped'],
     ] as const) {
       if (range === undefined) continue;
-      // Reported by the scan that wrote the record only: a racing or redone scan would report the range again.
-      if (!(await this.deps.slices.recordRange(job.id, definitionOf(job), range, now))) continue;
+      await this.deps.slices.recordRange(job.id, definitionOf(job), range, now);
       if (type === 'missed') report.missed += range.count;
       else report.skipped += range.count;
       this.deps.events.emit(

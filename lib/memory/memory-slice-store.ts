@@ -152,14 +152,13 @@ export class InMemorySliceStore implements SliceStore {
   }
 
   /** RANGE (create-slices.ts): `mayCreateSlice`; final, out of the sweep index. */
-  async recordRange(jobId: string, run: SliceDefinition, range: MissedRange | SkippedRange, now: number): Promise<boolean> {
+  async recordRange(jobId: string, run: SliceDefinition, range: MissedRange | SkippedRange, now: number): Promise<void> {
     const key = { jobId, scheduledAt: range.from };
     const previous = this.row(key);
-    if (!mayCreateSlice(previous, run.generation)) return false;
+    if (!mayCreateSlice(previous, run.generation)) return;
     const status = 'reason' in range ? { status: SliceStatus.Skipped, skipReason: range.reason } : { status: SliceStatus.Missed };
     const { payload: _payload, ...row } = this.createdRow(key, run, now, previous);
     this.tables.slices.set(sliceId(key), { ...row, ...status, missedUntil: range.to, missedCount: range.count, finishedAt: now });
-    return true;
   }
 
   /** SETTLE (create-slices.ts): `mayCreateSlice`; SKIPPED with the change's reason, in history for the retention. */

@@ -35,7 +35,8 @@ describe('alarms', () => {
     const lambdaThrottles = alarms.filter((a) => a.Namespace === 'AWS/Lambda' && a.MetricName === 'Throttles');
     expect(lambdaThrottles).toHaveLength(3);
     const tableThrottles = alarms.filter((a) => JSON.stringify(a.Metrics ?? []).includes('ThrottledRequests'));
-    expect(tableThrottles).toHaveLength(2);
+    // Jobs, wheel, slices.
+    expect(tableThrottles).toHaveLength(3);
     expect(JSON.stringify(tableThrottles[0]?.Metrics)).toContain('TransactWriteItems');
   });
 
@@ -78,7 +79,7 @@ describe('alarms', () => {
   });
 
   it('notifies the topic from every alarm', () => {
-    expect(alarms).toHaveLength(10);
+    expect(alarms).toHaveLength(11);
     for (const alarm of alarms) expect(alarm.AlarmActions).toEqual([{ Ref: logicalIdOf(topic) }]);
   });
 

@@ -92,13 +92,13 @@ describe('dashboard', () => {
     expect(throttles.filter((row) => row.name === ENGINE_METRICS.throttles.name)).toHaveLength(1);
     const tableTerms = throttles.filter((row) => row.namespace === 'AWS/DynamoDB');
     expect(tableTerms.every((row) => row.name === 'ThrottledRequests')).toBe(true);
-    for (const table of [scheduler.jobsTable, scheduler.slicesTable]) {
+    for (const table of [scheduler.jobsTable, scheduler.wheelTable, scheduler.slicesTable]) {
       const terms = tableTerms.filter((row) => row.dimensions.join(' ').includes(logicalIdOf(table)));
       expect(terms.map((row) => row.dimensions[row.dimensions.indexOf('Operation') + 1]).sort()).toEqual(
-        ['DeleteItem', 'GetItem', 'PutItem', 'Query', 'TransactWriteItems', 'UpdateItem'],
+        ['BatchGetItem', 'BatchWriteItem', 'DeleteItem', 'GetItem', 'PutItem', 'Query', 'TransactWriteItems', 'UpdateItem'],
       );
     }
-    expect(throttles.filter((row) => typeof row.options.expression === 'string')).toHaveLength(2);
+    expect(throttles.filter((row) => typeof row.options.expression === 'string')).toHaveLength(3);
 
     for (const [title, metricName, stat] of [
       ['Lambda errors', 'Errors', 'Sum'],
@@ -130,6 +130,6 @@ describe('dashboard', () => {
   it('dashboard: false creates none (the alarms stay)', () => {
     const { template: none } = synthScheduler({ dashboard: false });
     none.resourceCountIs('AWS::CloudWatch::Dashboard', 0);
-    expect(Object.keys(resourcesOf(none, 'AWS::CloudWatch::Alarm'))).toHaveLength(10);
+    expect(Object.keys(resourcesOf(none, 'AWS::CloudWatch::Alarm'))).toHaveLength(11);
   });
 });

@@ -78,21 +78,23 @@ describe('misfire policies', () => {
 });
 
 describe('one-time jobs', () => {
-  const stored = (id: string, nextFireAt: number): StoredJob => ({
-    id, schedule: 'at(2026-11-29T12:00:10)', timeZone: 'UTC', dst: DEFAULT_DST_POLICY, handler: 'h', enabled: true, policies: DEFAULT_POLICIES,
+  const stored = (id: string, nextFireAt: number, schedule = 'at(2026-11-29T12:00:10)'): StoredJob => ({
+    id, schedule, timeZone: 'UTC', dst: DEFAULT_DST_POLICY, handler: 'h', enabled: true, policies: DEFAULT_POLICIES,
     shard: 0, nextFireAt, version: 2, generation: 1, createdAt: T0, updatedAt: T0,
   });
 
   it('ran once, then kept completed or deleted', () => {
     const slices = [...ran('keep', 10), ...ran('gone', 10)];
     const tombstone = { id: 'gone', deleted: true as const, generation: 2, version: 3, updatedAt: s(11) };
+    // The record as the put left it (no scan writes a job): its one occurrence, and none after it.
     const oneTime = [
-      { jobId: 'keep', afterOneTime: 'complete' as const, record: stored('keep', NEVER) },
+      { jobId: 'keep', afterOneTime: 'complete' as const, record: stored('keep', s(10)) },
       { jobId: 'gone', afterOneTime: 'delete' as const, record: tombstone },
     ];
     expect(checkPolicies({ ...base(slices, []), oneTime })).toEqual([]);
+    // A record that fires again after its slot (every minute at :10) is not a completed one-time job.
     const wrong = [
-      { jobId: 'keep', afterOneTime: 'complete' as const, record: stored('keep', s(70)) },
+      { jobId: 'keep', afterOneTime: 'complete' as const, record: stored('keep', s(10), '10 * * * * *') },
       { jobId: 'gone', afterOneTime: 'delete' as const, record: stored('gone', NEVER) },
     ];
     expect(checkPolicies({ ...base([...slices, ...ran('keep', 70)], []), oneTime: wrong })).toEqual([

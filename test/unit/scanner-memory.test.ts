@@ -115,6 +115,36 @@ describe('Scanner over the in-memory stores', () => {
     expect((await engine.jobs().ledgerOf('outage', T0 + 9 * 60_000)).map((record) => [record.scheduledAt, record.outcome])).toEqual(window.map((at) => [at, 'SUCCEEDED']));
   });
 
+  it('after a scanner outage, the buckets a scan catches up are reconciled by a later scan, once their messages had the grace to be claimed', async () => {
+    const clock = new ManualClock(T0 - 600_000);
+    const engine = createMemoryEngine(clock);
+    await engine.register({ id: 'per-second', schedule: '* * * * * *' }, async () => {});
+    const scanner = engine.scanner('scanner', { lookaheadMs: LOOKAHEAD_MS });
+    const worker = engine.worker('worker');
+    await scanner.scanShard(0);
+    // The scanners stop for 10 minutes; the workers run what was sent.
+    for (let at = T0 - 600_000; at <= T0 - 600_000 + LOOKAHEAD_MS; at += 5000) {
+      clock.set(at);
+      await engine.drain(worker);
+    }
+    clock.set(T0);
+    const caughtUp = await scanner.scanShard(0);
+    expect(caughtUp).toMatchObject({ sent: 600, reconciled: 0, errors: 0 });
+    // Sent just now: no slice is taken for missing (the claims create them), none is written ahead of its claim.
+    const slices = await engine.jobs().slicesOf('per-second', 0);
+    expect(slices).toHaveLength(LOOKAHEAD_MS / 1000);
+    expect(slices.every((slice) => slice.status === 'SUCCEEDED')).toBe(true);
+    for (let at = T0; at <= T0 + LOOKAHEAD_MS; at += 5000) {
+      clock.set(at);
+      await engine.drain(worker);
+      expect((await scanner.scanShard(0)).reconciled).toBe(0);
+    }
+    // Every second from T0 - 10 min through the last drain ran, once.
+    const ran = Array.from({ length: 600 + LOOKAHEAD_MS / 1000 + 1 }, (_, i) => T0 - 600_000 + i * 1000);
+    expect((await engine.jobs().slicesOf('per-second', 0)).map((slice) => [slice.scheduledAt, slice.status, slice.fence])).toEqual(ran.map((at) => [at, 'SUCCEEDED', 1]));
+    expect(engine.events.ofType('started')).toHaveLength(ran.length);
+  });
+
   it('a change before any scan records the due occurrences SKIPPED with its reason (the in-memory repository too)', async () => {
     const clock = new ManualClock(T0);
     const engine = createMemoryEngine(clock);

@@ -8,7 +8,9 @@ import { MISFIRE_THRESHOLD_MS, planAdvance } from '../../lib/core/advance-plan.t
 import { ManualClock } from '../../lib/core/clock.ts';
 import { InvalidJobSpecError } from '../../lib/core/errors.ts';
 import { jitterOffsetMs, startAtOf } from '../../lib/core/jitter.ts';
+import { NEVER, nextOccurrenceOf } from '../../lib/core/job-lifecycle.ts';
 import { parseJobSpec } from '../../lib/core/job-spec.ts';
+import { definitionOf } from '../../lib/core/ports.ts';
 import { nextOccurrenceAtOrAfter, occurrencesBetween, validateSchedule } from '../../lib/core/schedule.ts';
 import { parseScheduleExpression } from '../../lib/core/schedule-kinds.ts';
 import { whyNotRun } from '../../lib/cli/runs-command.ts';
@@ -171,11 +173,12 @@ describe('over the real Scanner and Worker (in-memory stores, manual clock)', ()
   it('a jittered job: its message surfaces at the jittered second, its key stays nominal', async () => {
     const clock = new ManualClock(T0);
     const engine = createMemoryEngine(clock);
-    await engine.register({ id: 'ramp', schedule: '0 * * * * *', jitter: '20s' }, async () => {});
+    const job = await engine.register({ id: 'ramp', schedule: '0 * * * * *', jitter: '20s' }, async () => {});
     await engine.scanner('scanner', { lookaheadMs: 60_000 }).scanShard(0);
     const offset = jitterOffsetMs('ramp', 20_000);
     const [message] = engine.workQueue.messages();
-    expect(message?.key).toEqual({ jobId: 'ramp', scheduledAt: T0 });
+    // The nominal key, and the definition the claim creates the slice with.
+    expect(message?.key).toEqual({ jobId: 'ramp', scheduledAt: T0, run: definitionOf(job) });
     expect(message?.visibleAt).toBe(T0 + Math.floor(offset / 1000) * 1000);
     clock.set(T0 + offset);
     await engine.drain(engine.worker('worker'));
@@ -199,7 +202,11 @@ describe('over the real Scanner and Worker (in-memory stores, manual clock)', ()
     for (const id of ['keep', 'gone']) {
       expect((await engine.jobs().slicesOf(id, 0)).map((slice) => [iso(slice.scheduledAt), slice.status]), id).toEqual([['2026-06-01T12:00:10.000Z', 'SUCCEEDED']]);
     }
-    expect((await engine.jobs().get('keep'))?.nextFireAt).toBe(Number.MAX_SAFE_INTEGER);
+    // Kept, with no occurrence left; and no scan placed it in the wheel again after its slot.
+    const keep = await engine.jobs().get('keep');
+    expect(keep && nextOccurrenceOf(keep, clock.now())).toBe(NEVER);
+    const entries = engine.tables.wheelShard(0).entries.filter((entry) => entry.jobId === 'keep');
+    expect(entries.map((entry) => entry.from)).toEqual(entries.map(() => utc('2026-06-01T12:00:10Z')));
     expect(await engine.jobs().get('gone')).toBeUndefined();
   });
 });

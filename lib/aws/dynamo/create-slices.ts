@@ -58,10 +58,10 @@ export function enqueueSlice(dynamo: DynamoDBClient, tables: SliceTables, run: S
   return send(dynamo, tables, slicePut(tables, run, slice, now));
 }
 
-/** RANGE: the MISSED record of an outage, or the SKIPPED record of due occurrences the misfire policy does not run. @returns whether it was written. */
-export function recordRange(dynamo: DynamoDBClient, tables: SliceTables, jobId: string, run: SliceDefinition, range: MissedRange | SkippedRange, now: number): Promise<boolean> {
+/** RANGE: the MISSED record of an outage, or the SKIPPED record of due occurrences the misfire policy does not run. */
+export async function recordRange(dynamo: DynamoDBClient, tables: SliceTables, jobId: string, run: SliceDefinition, range: MissedRange | SkippedRange, now: number): Promise<void> {
   const status = 'reason' in range ? { status: SliceStatus.Skipped, skipReason: range.reason } : { status: SliceStatus.Missed };
-  return send(
+  await send(
     dynamo,
     tables,
     recreatableSliceUpdate(tables, { jobId, scheduledAt: range.from }, { ...definitionFields(run, now), payload: undefined, ...status, attempts: 0, missedUntil: range.to, missedCount: range.count, finishedAt: now }),

@@ -97,7 +97,7 @@ export class DynamoSliceStore implements SliceStore {
     return followAbandoned(this.dynamo, this.config.slicesTable, key, fence, sweepAt);
   }
 
-  recordRange(jobId: string, run: SliceDefinition, range: MissedRange | SkippedRange, now: number): Promise<boolean> {
+  recordRange(jobId: string, run: SliceDefinition, range: MissedRange | SkippedRange, now: number): Promise<void> {
     return recordRange(this.dynamo, this.config, jobId, run, range, now);
   }
 
