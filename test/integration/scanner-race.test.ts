@@ -22,6 +22,7 @@ import type { Disposition } from '../../lib/engine/worker.ts';
 import type { Runtime } from '../../lib/lambda/wiring.ts';
 import { deleteMessage } from '../../lib/testing/work-messages.ts';
 import { createTestInstallation, eventually, type TestInstallation } from '../support/harness.ts';
+import { RecordingQueue } from '../support/recording-queue.ts';
 
 const LOOKAHEAD_MS = 30_000;
 /** Where the test follows a message to its end: the reconciler and the sweep look a short grace after. */
@@ -34,23 +35,6 @@ function envOf(sweepGraceMs: number): Record<string, string> {
 }
 const HANDLER = 'h';
 
-/** Keeps what a scanner sends (the test delivers it) and sends nothing: a message "lost" is one the test leaves out. */
-class RecordingQueue implements WorkQueue {
-  readonly sent: WorkMessage[] = [];
-
-  send(messages: readonly WorkMessage[]): Promise<void> {
-    this.sent.push(...messages);
-    return Promise.resolve();
-  }
-
-  hide(): Promise<void> {
-    return Promise.resolve();
-  }
-
-  hideBatched(): Promise<void> {
-    return Promise.resolve();
-  }
-}
 
 /** A scanner over the installation's stores, with some of its parts replaced. */
 function scannerOf(runtime: Runtime, scannerId: string, parts: Partial<ScannerDeps> = {}): Scanner {
