@@ -218,6 +218,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           heartbeatsPer45sJob: heartbeatsFor(45, lease.heartbeatMs),
           heartbeatUsdPerMillion45s: round(heartbeatUsdPerMillion(45, lease, heartbeat), 4),
           totalUsdPerMillion45s: cronfenceUsdPerMillion(happy, 45, lease, costOptions).total,
+          overheadUsdPerMillion1s: cronfenceUsdPerMillion(happy, 1, lease, costOptions).overhead,
         })),
       },
       capacityPlan: {
