@@ -111,7 +111,7 @@ export interface SliceStore {
   /**
    * Creates ENQUEUED slices of `run`'s generation, each in the sweep index at
    * its `sweepAt`, where there is no slice or only an older generation's
-   * SKIPPED one (`isRecreatable`). @returns the keys created.
+   * unrun one (`mayCreateSlice`). @returns the keys created.
    */
   enqueue(run: SliceDefinition, slices: readonly NewSlice[], now: number): Promise<SliceKey[]>;
   /**

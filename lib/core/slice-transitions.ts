@@ -8,22 +8,19 @@
  *
  *   operation        store file                         predicate
  *   RENEW            renew-lease.ts                     holdsLease
- *   FAIL             record-failure.ts                  holdsLease
+ *   FAIL, SKIP       record-failure.ts, skip-slice.ts   holdsLease
  *   FINALIZE         finalize-slice.ts [0]              mayFinalize
  *   refused FINALIZE finalize-slice.ts cancelledOutcome refusedFinalize
- *   ADVANCE slice    advance-job.ts [0..n-1]            mayCreateSlice
- *   ADVANCE job      advance-job.ts [n]                 mayAdvanceJob
+ *   CREATE           create-slices.ts                   mayCreateSlice
+ *   FOLLOW           reconcile-ops.ts                   holdsLease, out of the sweep index
  *   SETTLE           settle-pending-slices.ts           maySettle
  *   DEFER SWEEP      sweep.ts                           mayDeferSweep
  */
 import { isOwnClaim, isOwnCommit, type LedgerOutcome, type LedgerRecord } from './ledger.ts';
-import type { StoredJob } from './ports.ts';
 import { SliceStatus, type Slice } from './slice.ts';
 
 /** A transaction holds 100 items; the slice, which carries the ledger record, takes one. */
 export const MAX_BUSINESS_WRITES_PER_COMMIT = 99;
-/** A transaction holds 100 items: up to 99 slices and the job (lib/aws/dynamo/advance-job.ts MAX_SLICES_PER_ADVANCE). */
-export const MAX_SLICES_PER_ADVANCE = 99;
 /** Longest error text kept on a slice or a DEAD ledger record. */
 export const MAX_ERROR_CHARS = 2000;
 
@@ -58,22 +55,13 @@ export function refusedFinalize(ledger: LedgerRecord | undefined, fence: number,
 }
 
 /**
- * ADVANCE, each slice: no slice at this instant, or one an older generation
- * left without a ledger record (a slice without a generation is generation 0).
+ * CREATE (an ENQUEUED slice, a range record, a change's SKIPPED): no slice at
+ * this instant, or one an older generation left without a ledger record (a
+ * slice without a generation is generation 0).
  */
 export function mayCreateSlice(existing: Pick<Slice, 'status' | 'generation'> | undefined, generation: number): boolean {
   if (existing === undefined) return true;
   return RECREATABLE_STATUSES.includes(existing.status) && (existing.generation ?? 0) < generation;
-}
-
-/** A conflicting ADVANCE: this slice is there, unclaimed, created by the scan `scanId` (an earlier try of the same advance). */
-export function isCreatedBy(slice: Pick<Slice, 'status'> & { readonly scanId?: string } | undefined, scanId: string | undefined): boolean {
-  return slice !== undefined && scanId !== undefined && slice.scanId === scanId && slice.status === SliceStatus.Enqueued;
-}
-
-/** ADVANCE, the job item: still the version the scanner read, and still enabled (in the due index). */
-export function mayAdvanceJob(stored: Pick<StoredJob, 'version' | 'enabled'> | undefined, versionRead: number): boolean {
-  return stored !== undefined && stored.enabled && stored.version === versionRead;
 }
 
 /**

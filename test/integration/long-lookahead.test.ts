@@ -1,18 +1,20 @@
 /**
  * A lookahead past SQS's longest delay (900 s), against the emulator: the
- * scan creates the slice that far ahead and sends it delayed by 900 s; the
- * message then surfaces before its second, and the worker hides it again
- * until then without claiming; at its second the same message runs it once.
- * What lets a million-slice midnight be created before midnight on a new
- * table (docs/bench.md, "Pre-enqueueing a burst").
+ * scan sends the occurrence that far ahead, delayed by 900 s, carrying its
+ * definition (no slice is written: the claim creates it); the message then
+ * surfaces before its second, and the worker hides it again until then
+ * without claiming; at its second the same message creates the slice and
+ * runs it once. What lets a million-slice midnight be sent before midnight
+ * (docs/bench.md, "Pre-enqueueing a burst").
  */
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../lib/core/clock.ts';
+import { definitionOf } from '../../lib/core/ports.ts';
 import { SliceStatus } from '../../lib/core/slice.ts';
 import { defineJob, HandlerRegistry } from '../../lib/engine/define-job.ts';
-import { createRuntime } from '../../lib/lambda/wiring.ts';
 import { createTestInstallation, eventually, type TestInstallation } from '../support/harness.ts';
+import { recordingRuntime } from '../support/recording-queue.ts';
 
 const LOOKAHEAD_MS = 30 * 60_000;
 const AHEAD_MS = 20 * 60_000;
@@ -39,16 +41,18 @@ async function queueCounts(): Promise<{ visible: number; hidden: number; delayed
 }
 
 describe('a lookahead longer than one SQS delay', () => {
-  it('creates the slice 20 minutes ahead, hides its early message again without a claim, and runs it at its second', async () => {
+  it('sends the occurrence 20 minutes ahead, hides its early message again without a claim, and creates and runs its slice at its second', async () => {
     const start = Math.ceil(Date.now() / 1000) * 1000;
     const due = start + AHEAD_MS;
     const clock = new ManualClock(start);
-    const runtime = createRuntime({ env: installation.env, clock, sinks: [installation.events] });
-    await runtime.jobs().put({ id: 'far-ahead', schedule: atUtc(due), handler: 'count' });
+    const { runtime, queue } = recordingRuntime(installation, { clock, forward: true });
+    const { job } = await runtime.jobs().put({ id: 'far-ahead', schedule: atUtc(due), handler: 'count' });
 
     const report = await runtime.scanner('s1').scanShard(0);
     expect(report.sent).toBe(1);
     const key = { jobId: 'far-ahead', scheduledAt: due };
+    const [sent] = queue.sent;
+    expect(sent).toEqual({ ...key, delaySeconds: 900, run: definitionOf(job) });
     // Sent, not written: the claim at its second creates the slice.
     expect(await runtime.slices.get(key)).toBeUndefined();
     // Sent with the longest delay SQS has: not receivable now.
@@ -56,7 +60,7 @@ describe('a lookahead longer than one SQS delay', () => {
     expect(await installation.receive(installation.resources.queueUrls.work, 10, 30)).toEqual([]);
 
     // What SQS hands a worker 900 s later, still 5 minutes before the second: the same body.
-    await runtime.workQueue.send([{ ...key, delaySeconds: 0 }]);
+    await runtime.workQueue.send([{ ...sent!, delaySeconds: 0 }]);
     // Received with a 1 s visibility: only the worker's hide keeps it from coming back at once.
     const [early] = await eventually(async () => {
       const messages = await installation.receive(installation.resources.queueUrls.work, 1, 1);
@@ -67,17 +71,17 @@ describe('a lookahead longer than one SQS delay', () => {
     const worker = runtime.worker('w1', new HandlerRegistry([defineJob('count', async () => void runs++)]));
     const message = { body: early!.Body!, receiptHandle: early!.ReceiptHandle!, messageId: early!.MessageId };
     expect(await worker.process(message)).toBe('keep');
-    // Hidden again until its second, no claim.
-    expect(await runtime.slices.get(key)).toMatchObject({ status: SliceStatus.Enqueued, attempts: 0 });
+    // Hidden again until its second, no claim: still no slice.
+    expect(await runtime.slices.get(key)).toBeUndefined();
     expect(installation.events.ofType('claimed').filter((event) => event.jobId === 'far-ahead')).toEqual([]);
     await new Promise((resolve) => setTimeout(resolve, 2500));
     expect(await installation.receive(installation.resources.queueUrls.work, 10, 30)).toEqual([]);
     expect((await queueCounts()).hidden).toBeGreaterThanOrEqual(1);
 
-    // At its second the message surfaces again: one claim, one run, committed.
+    // At its second the message surfaces again: one claim, which creates the slice, one run, committed.
     clock.set(due);
     expect(await worker.process(message)).toBe('delete');
     expect(runs).toBe(1);
-    expect(await runtime.slices.get(key)).toMatchObject({ status: SliceStatus.Succeeded, fence: 1, attempts: 1 });
+    expect(await runtime.slices.get(key)).toMatchObject({ status: SliceStatus.Succeeded, fence: 1, attempts: 1, claimedFrom: SliceStatus.Enqueued, generation: job.generation });
   });
 });

@@ -12,9 +12,10 @@ import { defineJob, HandlerRegistry } from '../../lib/engine/define-job.ts';
 import { createWorkerHandler } from '../../lib/lambda/handlers.ts';
 import { SqsPoller } from '../../lib/local/sqs-poller.ts';
 import { createTestInstallation, eventually, type TestInstallation } from '../support/harness.ts';
+import { recordingRuntime } from '../support/recording-queue.ts';
 
 let installation: TestInstallation;
-// Slices for the next 10 s only (the shortest lookahead): five occurrences of each job.
+// Occurrences for the next 10 s only (the shortest lookahead): about five of each job.
 beforeAll(async () => {
   installation = await createTestInstallation({ env: { CRONFENCE_LOOKAHEAD_MS: '10000' } });
 });
@@ -29,7 +30,7 @@ interface Run {
   aborted?: boolean;
 }
 
-/** Registers `id` (every 2 s, `policy`) with a handler that runs `runMs`, scans once and runs two workers until every slice is final. */
+/** Registers `id` (every 2 s, `policy`) with a handler that runs `runMs`, scans once and runs two workers until the slice of every occurrence sent is final. */
 async function runPolicy(id: string, policy: OverlapPolicy, runMs: number): Promise<{ slices: Slice[]; runs: Run[] }> {
   const runs: Run[] = [];
   const handlers = new HandlerRegistry([
@@ -48,8 +49,11 @@ async function runPolicy(id: string, policy: OverlapPolicy, runMs: number): Prom
   ]);
   const { runtime } = installation;
   await runtime.jobs([id]).put({ id, schedule: '*/2 * * * * *', handler: id, policies: { overlap: policy, timeoutMs: 10_000, maxAttempts: 3 } });
-  await runtime.scanner('s1').scanShard(0);
-  const created = await runtime.jobs().slicesOf(id, 0);
+  // The scan writes no slice (the claim creates it): what it sent is what must end final.
+  const { runtime: scanning, queue } = recordingRuntime(installation, { forward: true });
+  await scanning.scanner('s1').scanShard(0);
+  const sent = new Set(queue.sent.filter((message) => message.jobId === id).map((message) => message.scheduledAt));
+  expect(sent.size).toBeGreaterThanOrEqual(3);
   const pollers = ['w1', 'w2'].map(
     (worker) => new SqsPoller({ sqs: runtime.clients.sqs, queueUrl: installation.resources.queueUrls.work, handler: createWorkerHandler(runtime, worker, handlers, silent), waitTimeSeconds: 1 }),
   );
@@ -57,13 +61,17 @@ async function runPolicy(id: string, policy: OverlapPolicy, runMs: number): Prom
   try {
     await eventually(async () => {
       const slices = await runtime.jobs().slicesOf(id, 0);
-      return slices.length === created.length && slices.every((slice) => ['SUCCEEDED', 'SKIPPED', 'DEAD'].includes(slice.status)) ? true : undefined;
+      return slices.length === sent.size && slices.every((slice) => ['SUCCEEDED', 'SKIPPED', 'DEAD'].includes(slice.status)) ? true : undefined;
     }, 60_000, 500);
   } finally {
     pollers.forEach((poller) => poller.stop());
     await Promise.all(running);
   }
-  return { slices: await runtime.jobs().slicesOf(id, 0), runs };
+  const slices = await runtime.jobs().slicesOf(id, 0);
+  expect(slices.map((slice) => slice.scheduledAt)).toEqual([...sent].sort((a, b) => a - b));
+  // Out of the schedule: the next policy's scan sends none of this job's occurrences.
+  await runtime.jobs().delete(id);
+  return { slices, runs };
 }
 
 /** Pairs of completed runs whose [start, end) intervals intersect. */

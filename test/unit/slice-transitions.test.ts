@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import type { LedgerRecord } from '../../lib/core/ledger.ts';
 import {
   holdsLease,
-  mayAdvanceJob,
   mayCreateSlice,
   mayDeferSweep,
   mayFinalize,
@@ -28,15 +27,12 @@ describe('slice transitions', () => {
     expect(refusedFinalize(undefined, 2, 'w1', 'SUCCEEDED')).toBe('fenced-out');
   });
 
-  it('an advance creates a missing slice or re-creates an older generation unrun one; never a run or running one', () => {
+  it('a created slice (ENQUEUED, a range record, a change\'s SKIPPED) takes a missing instant or an older generation\'s unrun one; never a run or running one', () => {
     expect(mayCreateSlice(undefined, 1)).toBe(true);
     expect(mayCreateSlice({ status: 'SKIPPED', generation: 1 }, 2)).toBe(true);
     expect(mayCreateSlice({ status: 'FAILED', generation: 1 }, 2)).toBe(true);
     expect(mayCreateSlice({ status: 'ENQUEUED', generation: 2 }, 2)).toBe(false);
     for (const status of ['RUNNING', 'SUCCEEDED', 'DEAD', 'MISSED'] as const) expect(mayCreateSlice({ status, generation: 1 }, 2)).toBe(false);
-    expect(mayAdvanceJob({ version: 3, enabled: true }, 3)).toBe(true);
-    expect(mayAdvanceJob({ version: 3, enabled: false }, 3)).toBe(false);
-    expect(mayAdvanceJob({ version: 4, enabled: true }, 3)).toBe(false);
   });
 
   it('a job change settles pending slices of older generations; a deferral needs the sweep time it read', () => {
