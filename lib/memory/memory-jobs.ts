@@ -112,7 +112,9 @@ export class InMemoryJobRepository {
     this.tables.jobs.set(id, structuredClone(change.next));
     const entry = inboxEntryOf(change.next);
     if (entry && !isTombstone(change.next)) await new InMemoryWheelStore(this.tables).putInbox(change.next.shard, entry);
-    const skipped = this.settle(change.next, now, change.settle) + (await this.settleDue(previous, now, change.settle));
+    // Only a change that ends the generation settles its due occurrences (as JobRepository): resuming a timed pause after its end keeps it.
+    const ended = previous !== undefined && previous.generation !== change.next.generation;
+    const skipped = this.settle(change.next, now, change.settle) + (ended ? await this.settleDue(previous, now, change.settle) : 0);
     return { job: structuredClone(change.next), skipped };
   }
 

@@ -2,11 +2,12 @@
  * Operator actions against the emulator, run by real workers polling the real
  * queue: a triggered slot runs once however often its request is retried (and
  * through the same claim, fence and ledger as a scheduled slice); a backfill
- * runs each past occurrence once, and again runs nothing; a timed pause is
- * taken up by the scanner at its end; the CDK resource leaves runtime jobs
- * alone; a group pauses and resumes as one.
+ * runs each past occurrence once, and again runs nothing; a timed pause
+ * settles what was due and is taken up by the scanner at its end; the CDK
+ * resource leaves runtime jobs alone; a group pauses and resumes as one.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../lib/core/clock.ts';
 import { InvalidOperatorRequestError, JobNotFoundError, JobOwnershipError } from '../../lib/core/errors.ts';
 import { executionKey } from '../../lib/core/execution-key.ts';
 import { SliceStatus } from '../../lib/core/slice.ts';
@@ -16,6 +17,7 @@ import { onJobEvent } from '../../lib/lambda/jobs-resource.ts';
 import { SqsPoller } from '../../lib/local/sqs-poller.ts';
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import { createTestInstallation, eventually, type TestInstallation } from '../support/harness.ts';
+import { processInOrder, recordingRuntime } from '../support/recording-queue.ts';
 import { wholeSecond } from '../support/slices.ts';
 
 let installation: TestInstallation;
@@ -112,30 +114,52 @@ describe('jobs backfill', () => {
 });
 
 describe('pause with a reason and an end', () => {
-  it('skips pending slices, records who and why, and the scanner takes the job up again at the end by itself', async () => {
-    const { runtime } = installation;
-    await runtime.jobs(['count']).put({ id: 'timed', schedule: '* * * * * *', handler: 'count' });
+  it('settles what was due, records who and why, and the scanner takes the job up again at the end by itself', async () => {
+    const start = wholeSecond();
+    const clock = new ManualClock(start);
+    // Its scans' messages are kept, and handed to a worker below in the order sent.
+    const { runtime, queue } = recordingRuntime(installation, { clock });
+    const put = await runtime.jobs(['count']).put({ id: 'timed', schedule: '* * * * * *', handler: 'count' });
+    const sentBefore = queue.mark();
     await runtime.scanner('s1').scanShard(0);
-    const until = wholeSecond(6000);
+    const before = sentBefore.take().filter((message) => message.jobId === 'timed');
+    // Three occurrences fall due before the pause, their messages on their way: the pause records them SKIPPED.
+    clock.advance(2500);
+    const until = start + 8000;
     const { job, skipped } = await runtime.operator().pause('timed', { actor: 'alice', reason: 'incident 42', until });
-    expect(skipped).toBeGreaterThan(0);
+    expect(skipped).toBe(3);
     expect(job.pause).toMatchObject({ actor: 'alice', reason: 'incident 42', until });
+    expect((await runtime.jobs().slicesOf('timed', 0)).map((slice) => [slice.scheduledAt - put.job.nextFireAt, slice.status, slice.skipReason, slice.generation])).toEqual(
+      [0, 1000, 2000].map((offset) => [offset, SliceStatus.Skipped, 'paused', put.job.generation]),
+    );
 
+    // The next scan sends the paused generation's occurrences from its end on, none before.
+    const sentAfter = queue.mark();
     await runtime.scanner('s1').scanShard(0);
-    const slices = await runtime.jobs().slicesOf('timed', 0);
-    const live = slices.filter((slice) => slice.status === SliceStatus.Enqueued);
-    expect(live.length).toBeGreaterThan(0);
-    expect(Math.min(...live.map((slice) => slice.scheduledAt))).toBe(until);
-    const skippedLate = slices.filter((slice) => slice.status === SliceStatus.Skipped && (slice.skipReason !== 'paused' || slice.scheduledAt >= until));
-    expect(skippedLate.map((slice) => [new Date(slice.scheduledAt).toISOString(), slice.skipReason, slice.generation])).toEqual([]);
+    const resumes = sentAfter.take().filter((message) => message.jobId === 'timed');
+    expect(resumes.length).toBeGreaterThan(0);
+    expect(Math.min(...resumes.map((message) => message.scheduledAt))).toBe(until);
+    expect(resumes.every((message) => message.run?.generation === job.generation)).toBe(true);
 
-    // Resumed by hand after the end: the record is cleared, the slices made since the end are kept.
-    await eventually(() => (Date.now() > until + 500 ? true : undefined), 15_000);
+    // Resumed by hand after the end: the record is cleared, the same generation runs on.
+    clock.set(until + 500);
     const resumed = await runtime.operator().resume('timed', { actor: 'bob', reason: 'over' });
     expect(resumed).toMatchObject({ job: { enabled: true, generation: job.generation, resumed: { actor: 'bob', reason: 'over' } } });
     expect(resumed.job.pause).toBeUndefined();
-    const after = await runtime.jobs().slicesOf('timed', until);
-    expect(after.filter((slice) => slice.status === SliceStatus.Skipped)).toEqual([]);
+
+    // The messages of the first 10 s after the end delivered, in the order sent: nothing before the end runs; from
+    // the end on, each occurrence runs once.
+    const window = (message: { scheduledAt: number }): boolean => message.scheduledAt < until + 10_000;
+    const delivered = resumes.filter(window);
+    const runs: number[] = [];
+    const handlers = new HandlerRegistry([defineJob('count', async (ctx) => void runs.push(ctx.scheduledAt.getTime()))]);
+    clock.set(until + 11_000);
+    await processInOrder(runtime.worker('w1', handlers), [...before.filter(window), ...delivered]);
+    const slices = await runtime.jobs().slicesOf('timed', 0);
+    expect(slices.filter((slice) => slice.scheduledAt < until).every((slice) => slice.status === SliceStatus.Skipped && slice.skipReason === 'paused')).toBe(true);
+    const sinceEnd = slices.filter((slice) => slice.scheduledAt >= until);
+    expect(sinceEnd.map((slice) => [slice.scheduledAt, slice.status, slice.generation])).toEqual(delivered.map((message) => [message.scheduledAt, SliceStatus.Succeeded, job.generation]));
+    expect(runs.sort((a, b) => a - b)).toEqual(delivered.map((message) => message.scheduledAt));
   });
 
   it('needs a reason and a future end', async () => {

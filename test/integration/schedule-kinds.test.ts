@@ -1,6 +1,7 @@
 /**
- * Schedule kinds and policies against the emulator: the real Scanner's
- * advance transaction (rate, at, the misfire policy's SKIPPED range), the
+ * Schedule kinds and policies against the emulator: what the real Scanner
+ * sends as it takes up the wheel's buckets (rate, at) and the misfire
+ * policy's SKIPPED range it records, the
  * real worker over the real queue (jitter's delay, a one-time job deleting
  * itself), read back from the tables; and `cronfence verify`'s expected
  * occurrences counting a misfire range as SKIPPED, not missing, also where
@@ -10,14 +11,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../lib/core/clock.ts';
 import { jitterOffsetMs } from '../../lib/core/jitter.ts';
 import { isoSecond } from '../../lib/core/execution-key.ts';
+import { NEVER, nextOccurrenceOf } from '../../lib/core/job-lifecycle.ts';
 import { SliceStatus } from '../../lib/core/slice.ts';
 import { defineJob, HandlerRegistry } from '../../lib/engine/define-job.ts';
 import { createWorkerHandler } from '../../lib/lambda/handlers.ts';
-import { createRuntime } from '../../lib/lambda/wiring.ts';
 import { verifyInstallation } from '../../lib/aws/verify-installation.ts';
 import { SqsPoller } from '../../lib/local/sqs-poller.ts';
 import { wallOf } from '../../lib/chaos/expected.ts';
 import { createTestInstallation, eventually, type TestInstallation } from '../support/harness.ts';
+import { recordingRuntime, type RecordingQueue } from '../support/recording-queue.ts';
 
 let installation: TestInstallation;
 /** The manual-clock tests' own installation: their slices lie in June 2026, and a real-time worker must never meet them. */
@@ -33,32 +35,40 @@ afterAll(() => {
 const silent = { info: () => {}, error: () => {} };
 const T0 = Date.parse('2026-06-01T12:00:00Z');
 
-/** A runtime on the manual-clock installation whose clock the test moves (scanner and repository). */
-function manualRuntime(clock: ManualClock) {
-  return createRuntime({ env: manual.env, clock, sinks: [manual.events] });
+/** A runtime on the manual-clock installation whose clock the test moves (scanner and repository), and what it sends. */
+function manualRuntime(clock: ManualClock): ReturnType<typeof recordingRuntime> {
+  return recordingRuntime(manual, { clock });
+}
+
+/** The instants of `jobId` the scans sent. */
+function sentOf(queue: RecordingQueue, jobId: string): number[] {
+  return queue.sent.filter((message) => message.jobId === jobId).map((message) => message.scheduledAt);
 }
 
 describe('schedule kinds against the emulator', () => {
-  it('rate(...) slices land at the epoch-aligned instants; at(...) at its local time in the zone, once', async () => {
+  it('rate(...) occurrences are sent at the epoch-aligned instants; at(...) at its local time in the zone, once', async () => {
     const clock = new ManualClock(T0 + 3_000);
-    const runtime = manualRuntime(clock);
+    const { runtime, queue } = manualRuntime(clock);
     await runtime.jobs().put({ id: 'k-rate', schedule: 'rate(15 seconds)', handler: 'h' });
-    await runtime.jobs().put({ id: 'k-at', schedule: 'at(2026-06-01T17:30:20)', timeZone: 'Asia/Kolkata', handler: 'h' });
+    const { job: atJob } = await runtime.jobs().put({ id: 'k-at', schedule: 'at(2026-06-01T17:30:20)', timeZone: 'Asia/Kolkata', handler: 'h' });
     await runtime.scanner('s').scanShard(0);
     clock.set(T0 + 25_000);
     await runtime.scanner('s').scanShard(0);
-    const rate = (await runtime.jobs().slicesOf('k-rate', 0)).map((slice) => slice.scheduledAt);
+    const rate = sentOf(queue, 'k-rate');
     // The first multiple of 15 s since the epoch at or after the put, then every 15 s, none skipped or repeated.
     expect(rate.length).toBeGreaterThan(2);
     expect(rate).toEqual(rate.map((_, index) => T0 + 15_000 * (index + 1)));
-    const at = await runtime.jobs().slicesOf('k-at', 0);
-    expect(at.map((slice) => [isoSecond(slice.scheduledAt), slice.status])).toEqual([['2026-06-01T12:00:20Z', 'ENQUEUED']]);
-    expect((await runtime.jobs().get('k-at'))?.nextFireAt).toBe(Number.MAX_SAFE_INTEGER);
+    expect(sentOf(queue, 'k-at').map(isoSecond)).toEqual(['2026-06-01T12:00:20Z']);
+    // Sent with the definition, not written: the claim creates each slice.
+    expect(queue.sent.every((message) => message.run !== undefined)).toBe(true);
+    expect(await runtime.jobs().slicesOf('k-rate', 0)).toEqual([]);
+    // Its slot taken up, the one-time job has no next occurrence.
+    expect(nextOccurrenceOf(atJob, clock.now())).toBe(NEVER);
   });
 
   it('misfire "none" after an outage: one SKIPPED misfire range with its count, an event, nothing due run; verify counts it SKIPPED', async () => {
     const clock = new ManualClock(T0);
-    const runtime = manualRuntime(clock);
+    const { runtime, queue } = manualRuntime(clock);
     await runtime.jobs().put({ id: 'k-none', schedule: 'rate(10 seconds)', handler: 'h', policies: { misfire: 'none' } });
     await runtime.jobs().put({ id: 'k-latest', schedule: 'rate(10 seconds)', handler: 'h', policies: { misfire: 'latest' } });
     clock.set(T0 + 180_000); // three minutes of no scans
@@ -67,12 +77,14 @@ describe('schedule kinds against the emulator', () => {
     const none = await runtime.jobs().slicesOf('k-none', 0);
     const range = none.find((slice) => slice.status === SliceStatus.Skipped);
     expect(range).toMatchObject({ scheduledAt: T0, skipReason: 'misfire', missedCount: 18, missedUntil: T0 + 180_000 });
-    expect(none.filter((slice) => slice.status === SliceStatus.Enqueued && slice.scheduledAt < T0 + 180_000)).toEqual([]);
+    expect(none.filter((slice) => slice.scheduledAt < T0 + 180_000)).toHaveLength(1);
+    expect(sentOf(queue, 'k-none').filter((at) => at < T0 + 180_000)).toEqual([]);
     const latest = await runtime.jobs().slicesOf('k-latest', 0);
     expect(latest.filter((slice) => slice.scheduledAt < T0 + 180_000).map((slice) => [isoSecond(slice.scheduledAt), slice.status, slice.missedCount])).toEqual([
       ['2026-06-01T12:00:00Z', 'SKIPPED', 17],
-      ['2026-06-01T12:02:50Z', 'ENQUEUED', undefined],
     ]);
+    // The latest due occurrence runs: sent, for its claim to create.
+    expect(sentOf(queue, 'k-latest').filter((at) => at < T0 + 180_000).map(isoSecond)).toEqual(['2026-06-01T12:02:50Z']);
     const audit = await verifyInstallation({ dynamo: runtime.clients.dynamo, config: runtime.config, clock }, { since: T0, jobId: 'k-none' });
     expect(audit.expected.occurrences).toBeGreaterThan(0);
     expect(audit.expected.final.SKIPPED).toBe(audit.expected.occurrences);

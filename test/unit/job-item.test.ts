@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { jobItem, toStoredJob } from '../../lib/aws/dynamo/items.ts';
+import { jobItem, jobRecordItem, toJobRecord, toStoredJob } from '../../lib/aws/dynamo/items.ts';
+import type { JobTombstone } from '../../lib/core/job-lifecycle.ts';
 import { DEFAULT_POLICIES } from '../../lib/core/job-spec.ts';
 import type { StoredJob } from '../../lib/core/ports.ts';
 
@@ -27,5 +28,16 @@ describe('job item', () => {
   it('reads an item written before the DST policy existed as the default (shift, once)', () => {
     const { dst: _dst, ...item } = jobItem(job);
     expect(toStoredJob(item).dst).toEqual({ gap: 'shift', repeat: 'once' });
+  });
+
+  it("keeps the change's reason, on a job and on a tombstone, through a write and a read", () => {
+    const paused: StoredJob = { ...job, enabled: false, generation: 2, changeReason: 'paused' };
+    expect(toJobRecord(jobRecordItem(paused))).toEqual(paused);
+    const tombstone: JobTombstone = { id: 'nightly', deleted: true, generation: 3, version: 9, updatedAt: 5, changeReason: 'deleted' };
+    expect(toJobRecord(jobRecordItem(tombstone))).toEqual(tombstone);
+  });
+
+  it('writes no due-index key: no scan reads the jobs table by due time any more', () => {
+    expect(Object.keys(jobItem(job))).not.toContain('dueShard');
   });
 });

@@ -81,6 +81,10 @@ describe('Scanner I/O', () => {
   });
 });
 
+/** The engine's stores as the scanner sees them (the ports), whose calls the wrappers pass on. */
+const wheelPort = (engine: MemoryEngine): WheelStore => engine.wheel;
+const jobsPort = (engine: MemoryEngine): JobReader => engine.jobReader;
+
 /** Two jobs due every 5 and 10 seconds from T0, scanned with a 30 s lookahead: buckets T0 to T0 + 25 s. */
 async function twoJobs(): Promise<{ clock: ManualClock; engine: MemoryEngine }> {
   const clock = new ManualClock(T0);
@@ -116,7 +120,7 @@ function faulty(engine: MemoryEngine, clock: ManualClock, fault: Fault, sent: Se
       return engine.wheel.entriesAt(shard, bucket);
     },
     place: async (shard, entries, now) => {
-      await engine.wheel.place(shard, entries, now);
+      await wheelPort(engine).place(shard, entries, now);
       if (failOnce('place landed')) throw Object.assign(new Error('a request has exceeded the configured 3000 ms requestTimeout'), { name: 'TimeoutError' });
     },
   };
@@ -124,7 +128,7 @@ function faulty(engine: MemoryEngine, clock: ManualClock, fault: Fault, sent: Se
     ...delegate<JobReader>(engine.jobReader),
     records: async (ids, consistent) => {
       if (failOnce('records')) throw new StoreBusyError('batch get', 'ThrottlingException');
-      return engine.jobReader.records(ids, consistent);
+      return jobsPort(engine).records(ids, consistent);
     },
   };
   const queue = recordingQueue(engine.workQueue, clock, sent, {
@@ -191,7 +195,7 @@ describe('a failing store call leaves its bucket to the next scan', () => {
       ...delegate<WheelStore>(engine.wheel),
       place: async (shard, entries, now) => {
         if (refuse) throw new StoreBusyError('put', 'ThrottlingException');
-        await engine.wheel.place(shard, entries, now);
+        await wheelPort(engine).place(shard, entries, now);
       },
     };
     const overrides = { wheel, queue: recordingQueue(engine.workQueue, clock, sent), lookaheadMs: 30_000 };

@@ -11,6 +11,7 @@ import {
   isClaimable,
   isFinal,
   isOwnClaimResent,
+  isRecreatable,
   LEASE_EXPIRY_MARGIN_MS,
   lostClaimAction,
   SliceStatus,
@@ -69,6 +70,41 @@ describe('claim rule', () => {
     const held = slice({ status: 'RUNNING', leaseExpiresAt: now + 3000, leaseMessageId: 'm1' });
     expect(lostClaimAction(held, now, 'm2')).toEqual({ kind: 'drop', reason: 'duplicate' });
     expect(lostClaimAction(held, now)).toEqual({ kind: 'hide', untilMs: now + 3000 + LEASE_EXPIRY_MARGIN_MS });
+  });
+
+  it("a message carrying its generation's definition creates the slice, re-creates an older generation's SKIPPED one, and claims only its own", () => {
+    const now = clock.now();
+    // Without a slice: only a message that can create it (a key alone cannot).
+    expect(isClaimable(undefined, now, 'm1', 't1', 1, 3)).toBe(true);
+    expect(isClaimable(undefined, now, 'm1', 't1', 1)).toBe(false);
+    // An older generation skipped this instant (a pause, a change): the newer generation runs it.
+    const skippedByChange = slice({ status: 'SKIPPED', skipReason: 'paused', generation: 2 });
+    expect(isRecreatable(skippedByChange, 3)).toBe(true);
+    expect(isClaimable(skippedByChange, now, 'm1', 't1', 1, 3)).toBe(true);
+    // Not its own SKIPPED slice, a range record, nor an older generation's run or live slice.
+    expect(isClaimable(slice({ status: 'SKIPPED', generation: 3 }), now, 'm1', 't1', 1, 3)).toBe(false);
+    expect(isClaimable(slice({ status: 'SKIPPED', skipReason: 'misfire', generation: 2, missedUntil: now + 5000, missedCount: 5 }), now, 'm1', 't1', 1, 3)).toBe(false);
+    expect(isClaimable(slice({ status: 'MISSED', generation: 2, missedUntil: now + 5000, missedCount: 5 }), now, 'm1', 't1', 1, 3)).toBe(false);
+    expect(isClaimable(slice({ status: 'SUCCEEDED', generation: 2 }), now, 'm1', 't1', 1, 3)).toBe(false);
+    expect(isClaimable(slice({ generation: 2 }), now, 'm1', 't1', 1, 3)).toBe(false);
+    // A newer generation's slice is not this message's to claim, in any state.
+    expect(isClaimable(slice({ generation: 4 }), now, 'm1', 't1', 1, 3)).toBe(false);
+    expect(isClaimable(slice({ status: 'SKIPPED', generation: 4 }), now, 'm1', 't1', 1, 3)).toBe(false);
+    // Its own generation's slice: the usual rules.
+    expect(isClaimable(slice({ generation: 3 }), now, 'm1', 't1', 1, 3)).toBe(true);
+    expect(isClaimable(slice({ status: 'FAILED', nextAttemptAt: now + 1, generation: 3 }), now, 'm1', 't1', 1, 3)).toBe(false);
+  });
+
+  it("a lost claim of an older generation's message on a newer generation's slice drops it as a duplicate", () => {
+    const now = clock.now();
+    const newer = slice({ generation: 4 });
+    expect(lostClaimAction(newer, now, 'm1', 1, 3)).toEqual({ kind: 'drop', reason: 'duplicate' });
+    // The same slice, a message of its own generation (or without one): a racing claimer changed it, look again.
+    expect(lostClaimAction(newer, now, 'm1', 1, 4)).toEqual({ kind: 'hide', untilMs: now });
+    expect(lostClaimAction(newer, now, 'm1', 1)).toEqual({ kind: 'hide', untilMs: now });
+    // A newer generation's message on an older generation's live run waits for that run to end.
+    const olderRunning = slice({ status: 'RUNNING', generation: 2, leaseExpiresAt: now + 3000, leaseMessageId: 'm0' });
+    expect(lostClaimAction(olderRunning, now, undefined, 1, 3)).toEqual({ kind: 'hide', untilMs: now + 3000 + LEASE_EXPIRY_MARGIN_MS });
   });
 
   it('retries until max attempts, then gives up', () => {
@@ -146,6 +182,20 @@ describe('keys, shards and messages', () => {
     expect(() => decodeWorkMessage('garbage')).toThrow(MalformedMessageError);
     expect(() => decodeWorkMessage('{"v":1,"jobId":"j"}')).toThrowError(/scheduledAt/);
     expect(() => decodeScanMessage('{"v":1,"shard":-1}')).toThrowError(/shard/);
+  });
+
+  it("round-trips a scanner's work message with the definition it carries (`run`), and refuses a bad definition", () => {
+    const run = { generation: 3, handler: 'h', policies: { ...DEFAULT_POLICIES, overlap: 'skip' as const }, payload: { region: 'eu', n: [1, 2] }, shard: 5 };
+    const order = { jobId: 'j', scheduledAt: 5000, run };
+    expect(decodeWorkMessage(encodeWorkMessage(order))).toEqual(order);
+    const { payload: _payload, ...withoutPayload } = run;
+    const decoded = decodeWorkMessage(encodeWorkMessage({ jobId: 'j', scheduledAt: 5000, run: withoutPayload }));
+    expect(decoded).toEqual({ jobId: 'j', scheduledAt: 5000, run: withoutPayload });
+    expect(decoded.run && 'payload' in decoded.run).toBe(false);
+    const body = (patch: Record<string, unknown>): string => JSON.stringify({ v: 1, jobId: 'j', scheduledAt: 5000, run: { ...run, ...patch } });
+    expect(() => decodeWorkMessage(body({ generation: -1 }))).toThrowError(/run\.generation/);
+    expect(() => decodeWorkMessage(body({ handler: '' }))).toThrowError(/run\.handler/);
+    expect(() => decodeWorkMessage(body({ shard: 1.5 }))).toThrowError(/run\.shard/);
   });
 
   it('percentiles use the nearest rank', () => {

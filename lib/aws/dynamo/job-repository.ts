@@ -204,7 +204,10 @@ export class JobRepository {
       }
       const entry = inboxEntryOf(change.next);
       if (entry) await new DynamoWheelStore(this.dynamo, this.config).putInbox(shardOf(id, this.config.shardCount), entry);
-      const skipped = (await this.settle(change.next, now, change.settle)) + (await this.settleDue(previous, now, change.settle));
+      // Only a change that ends the generation settles its due occurrences: one that keeps it (resuming a timed
+      // pause after its end) must not write SKIPPED over occurrences that generation's messages are about to run.
+      const ended = previous !== undefined && previous.generation !== change.next.generation;
+      const skipped = (await this.settle(change.next, now, change.settle)) + (ended ? await this.settleDue(previous, now, change.settle) : 0);
       return { job: change.next, skipped };
     }
   }
