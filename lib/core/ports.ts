@@ -123,8 +123,11 @@ export interface SliceStore {
   /**
    * One item for a range of `run`'s occurrences: MISSED (older than the catch-up
    * window) or SKIPPED by the misfire policy; written unless a slice is there.
+   * @returns `written`; `recorded` when this generation's range item is there
+   * already (a racing or redone scan wrote it: its event went out then); `kept`
+   * when another slice keeps the instant (an older generation ran it).
    */
-  recordRange(jobId: string, run: SliceDefinition, range: MissedRange | SkippedRange, now: number): Promise<void>;
+  recordRange(jobId: string, run: SliceDefinition, range: MissedRange | SkippedRange, now: number): Promise<RangeRecordOutcome>;
   /**
    * SKIPPED with `reason` at each instant that has no slice yet (a claim that
    * creates it first wins): the due occurrences of a generation a change ended.
@@ -137,6 +140,8 @@ export interface SweepCandidate extends SliceKey {
   /** The sweep time the index held when it was read. */
   readonly sweepAt: number;
 }
+
+export type RangeRecordOutcome = 'written' | 'recorded' | 'kept';
 
 /**
  * The timing wheel's items (core/wheel.ts): a shard's inbox, its entries by

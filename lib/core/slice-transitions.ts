@@ -64,6 +64,11 @@ export function mayCreateSlice(existing: Pick<Slice, 'status' | 'generation'> | 
   return RECREATABLE_STATUSES.includes(existing.status) && (existing.generation ?? 0) < generation;
 }
 
+/** A refused RANGE write: the instant holds this generation's range record already (another scan wrote it). */
+export function isRangeRecordOf(slice: Pick<Slice, 'missedUntil' | 'generation'> | undefined, generation: number): boolean {
+  return slice !== undefined && slice.missedUntil !== undefined && (slice.generation ?? 0) === generation;
+}
+
 /**
  * SETTLE PENDING: a pending slice of a generation older than the job's new
  * one. A slice already claimed runs to its end; one re-created for the new

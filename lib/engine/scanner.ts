@@ -203,14 +203,19 @@ export class Scanner {
     return next;
   }
 
-  /** Downtime longer than the catch-up window (MISSED) and due occurrences the misfire policy does not run (SKIPPED): one record and one event each. */
+  /**
+   * Downtime longer than the catch-up window (MISSED) and due occurrences the
+   * misfire policy does not run (SKIPPED): one record and one event each. The
+   * scan that wrote the record reports it; a racing or redone scan that finds
+   * it written does not report it again.
+   */
   private async recordRanges(job: StoredJob, plan: ReturnType<typeof planAdvance>, now: number, report: ScanReport): Promise<void> {
     for (const [range, type] of [
       [plan.missed, 'missed'],
       [plan.skipped, 'skipped'],
     ] as const) {
       if (range === undefined) continue;
-      await this.deps.slices.recordRange(job.id, definitionOf(job), range, now);
+      if ((await this.deps.slices.recordRange(job.id, definitionOf(job), range, now)) === 'recorded') continue;
       if (type === 'missed') report.missed += range.count;
       else report.skipped += range.count;
       this.deps.events.emit(

@@ -11,12 +11,13 @@ import { FencedOutError, LeaseLostError, OutcomeOnRecordError, TooManyWritesErro
 import { executionKey } from '../core/execution-key.ts';
 import type { SkipReason } from '../core/job-lifecycle.ts';
 import { ledgerRecordOf, type LedgerOutcome, type LedgerRecord } from '../core/ledger.ts';
-import type { BusinessWrite, ClaimOutcome, NewSlice, SliceStore, SweepCandidate } from '../core/ports.ts';
+import type { BusinessWrite, ClaimOutcome, NewSlice, RangeRecordOutcome, SliceStore, SweepCandidate } from '../core/ports.ts';
 import { isClaimable, isRecreatable, SliceStatus, type Slice, type SliceDefinition, type SliceKey } from '../core/slice.ts';
 import {
   holdsLease,
   MAX_BUSINESS_WRITES_PER_COMMIT,
   MAX_ERROR_CHARS,
+  isRangeRecordOf,
   mayCreateSlice,
   mayDeferSweep,
   mayFinalize,
@@ -151,14 +152,15 @@ export class InMemorySliceStore implements SliceStore {
     return true;
   }
 
-  /** RANGE (create-slices.ts): `mayCreateSlice`; final, out of the sweep index. */
-  async recordRange(jobId: string, run: SliceDefinition, range: MissedRange | SkippedRange, now: number): Promise<void> {
+  /** RANGE (create-slices.ts): `mayCreateSlice`; final, out of the sweep index; a refusal judged by `isRangeRecordOf`. */
+  async recordRange(jobId: string, run: SliceDefinition, range: MissedRange | SkippedRange, now: number): Promise<RangeRecordOutcome> {
     const key = { jobId, scheduledAt: range.from };
     const previous = this.row(key);
-    if (!mayCreateSlice(previous, run.generation)) return;
+    if (!mayCreateSlice(previous, run.generation)) return isRangeRecordOf(previous, run.generation) ? 'recorded' : 'kept';
     const status = 'reason' in range ? { status: SliceStatus.Skipped, skipReason: range.reason } : { status: SliceStatus.Missed };
     const { payload: _payload, ...row } = this.createdRow(key, run, now, previous);
     this.tables.slices.set(sliceId(key), { ...row, ...status, missedUntil: range.to, missedCount: range.count, finishedAt: now });
+    return 'written';
   }
 
   /** SETTLE (create-slices.ts): `mayCreateSlice`; SKIPPED with the change's reason, in history for the retention. */

@@ -19,13 +19,15 @@
  *            generation the change ended that has no slice (a claim that
  *            creates it first wins).
  */
-import { UpdateItemCommand, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import { UpdateItemCommand, type DynamoDBClient, type TransactWriteItem, type UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import type { MissedRange, SkippedRange } from '../../core/advance-plan.ts';
 import type { SkipReason } from '../../core/job-lifecycle.ts';
-import type { NewSlice } from '../../core/ports.ts';
+import type { NewSlice, RangeRecordOutcome } from '../../core/ports.ts';
+import { isRangeRecordOf } from '../../core/slice-transitions.ts';
 import { SliceStatus, type SliceDefinition, type SliceKey } from '../../core/slice.ts';
 import { isConditionFailure, onTable } from './errors.ts';
-import { sliceKeyItem, toItem } from './items.ts';
+import { readSlice } from './claim-slice.ts';
+import { sliceKeyItem, toItem, toSlice } from './items.ts';
 
 export interface SliceTables {
   readonly slicesTable: string;
@@ -58,14 +60,22 @@ export function enqueueSlice(dynamo: DynamoDBClient, tables: SliceTables, run: S
   return send(dynamo, tables, slicePut(tables, run, slice, now));
 }
 
-/** RANGE: the MISSED record of an outage, or the SKIPPED record of due occurrences the misfire policy does not run. */
-export async function recordRange(dynamo: DynamoDBClient, tables: SliceTables, jobId: string, run: SliceDefinition, range: MissedRange | SkippedRange, now: number): Promise<void> {
+/**
+ * RANGE: the MISSED record of an outage, or the SKIPPED record of due occurrences the misfire policy does not run.
+ * A refusal is judged from the item the condition saw: this generation's range record (another scan's) or another slice.
+ */
+export async function recordRange(dynamo: DynamoDBClient, tables: SliceTables, jobId: string, run: SliceDefinition, range: MissedRange | SkippedRange, now: number): Promise<RangeRecordOutcome> {
   const status = 'reason' in range ? { status: SliceStatus.Skipped, skipReason: range.reason } : { status: SliceStatus.Missed };
-  await send(
-    dynamo,
-    tables,
-    recreatableSliceUpdate(tables, { jobId, scheduledAt: range.from }, { ...definitionFields(run, now), payload: undefined, ...status, attempts: 0, missedUntil: range.to, missedCount: range.count, finishedAt: now }),
-  );
+  const key = { jobId, scheduledAt: range.from };
+  const item = recreatableSliceUpdate(tables, key, { ...definitionFields(run, now), payload: undefined, ...status, attempts: 0, missedUntil: range.to, missedCount: range.count, finishedAt: now });
+  try {
+    await onTable(tables.slicesTable, () => dynamo.send(new UpdateItemCommand({ ...(item.Update as UpdateItemCommandInput), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' })));
+    return 'written';
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+    const seen = error.Item ? toSlice(error.Item) : await readSlice(dynamo, tables.slicesTable, key);
+    return isRangeRecordOf(seen, run.generation) ? 'recorded' : 'kept';
+  }
 }
 
 /** SETTLE: SKIPPED with `reason`, in history for the retention. @returns whether it was written. */

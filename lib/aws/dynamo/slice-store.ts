@@ -9,7 +9,7 @@ import { executionKey } from '../../core/execution-key.ts';
 import type { SkipReason } from '../../core/job-lifecycle.ts';
 import { ledgerRecordOf, type LedgerRecord } from '../../core/ledger.ts';
 import { mapBounded } from '../../core/map-bounded.ts';
-import type { BusinessWrite, ClaimOutcome, NewSlice, SliceStore, SweepCandidate } from '../../core/ports.ts';
+import type { BusinessWrite, ClaimOutcome, NewSlice, RangeRecordOutcome, SliceStore, SweepCandidate } from '../../core/ports.ts';
 import type { Slice, SliceDefinition, SliceKey } from '../../core/slice.ts';
 import { MAX_BUSINESS_WRITES_PER_COMMIT } from '../../core/slice-transitions.ts';
 import type { CronfenceConfig } from '../config.ts';
@@ -97,7 +97,7 @@ export class DynamoSliceStore implements SliceStore {
     return followAbandoned(this.dynamo, this.config.slicesTable, key, fence, sweepAt);
   }
 
-  recordRange(jobId: string, run: SliceDefinition, range: MissedRange | SkippedRange, now: number): Promise<void> {
+  recordRange(jobId: string, run: SliceDefinition, range: MissedRange | SkippedRange, now: number): Promise<RangeRecordOutcome> {
     return recordRange(this.dynamo, this.config, jobId, run, range, now);
   }
 
