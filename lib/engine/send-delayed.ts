@@ -5,11 +5,14 @@
  * scan had taken.
  */
 import type { Clock } from '../core/clock.ts';
+import { mapBounded } from '../core/map-bounded.ts';
 import type { WorkQueue } from '../core/ports.ts';
 import type { SliceDefinition, SliceKey } from '../core/slice.ts';
 
 /** SQS's SendMessageBatch limit. */
 const SEND_BATCH = 10;
+/** Batches in flight at once: a burst bucket of a thousand jobs is a hundred batches, which workers should see start at once. */
+const SEND_CONCURRENCY = 8;
 /** SQS's longest DelaySeconds; a later start surfaces early and the worker hides it again until its second. */
 const MAX_DELAY_SECONDS = 900;
 
@@ -21,14 +24,16 @@ export interface OutgoingMessage extends SliceKey {
 
 /** @returns how many were sent. */
 export async function sendDelayed(queue: WorkQueue, clock: Clock, messages: readonly OutgoingMessage[]): Promise<number> {
-  for (let i = 0; i < messages.length; i += SEND_BATCH) {
+  const batches: OutgoingMessage[][] = [];
+  for (let i = 0; i < messages.length; i += SEND_BATCH) batches.push(messages.slice(i, i + SEND_BATCH));
+  await mapBounded(batches, SEND_CONCURRENCY, async (batch) => {
     const now = clock.now();
     await queue.send(
-      messages.slice(i, i + SEND_BATCH).map(({ startAt, ...message }) => ({
+      batch.map(({ startAt, ...message }) => ({
         ...message,
         delaySeconds: Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.floor(((startAt ?? message.scheduledAt) - now) / 1000))),
       })),
     );
-  }
+  });
   return messages.length;
 }
