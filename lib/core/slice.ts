@@ -202,7 +202,11 @@ export function lostClaimAction(slice: Slice | undefined, now: number, messageId
   if (generation !== undefined && (slice.generation ?? 0) > generation) return { kind: 'drop', reason: 'duplicate' };
   const earlierDeliveryOfHolders = slice.status === SliceStatus.Running && messageId !== undefined && slice.leaseMessageId === messageId && !isLaterDelivery(slice, receiveCount);
   if (earlierDeliveryOfHolders) return { kind: 'leave' };
-  const otherCopy = messageId !== undefined && slice.leaseMessageId !== undefined && slice.leaseMessageId !== messageId;
+  // A newer generation's message is no copy of the message an older generation's run was claimed with: that run,
+  // claimed after the change, is about to be skipped, and this message then re-creates the instant. Dropped, the
+  // instant waited for the reconciler (a grace and a bucket late); it waits for the run to end instead.
+  const newerGeneration = generation !== undefined && (slice.generation ?? 0) < generation;
+  const otherCopy = !newerGeneration && messageId !== undefined && slice.leaseMessageId !== undefined && slice.leaseMessageId !== messageId;
   if (otherCopy && (slice.status === SliceStatus.Running || slice.status === SliceStatus.Failed)) return { kind: 'drop', reason: 'duplicate' };
   if (slice.status === SliceStatus.Running) return { kind: 'hide', untilMs: Math.max(now, (slice.leaseExpiresAt ?? now) + LEASE_EXPIRY_MARGIN_MS) };
   if (slice.status === SliceStatus.Failed) return { kind: 'hide', untilMs: Math.max(now, slice.nextAttemptAt ?? now) };

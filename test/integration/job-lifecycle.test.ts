@@ -229,7 +229,7 @@ describe('job lifecycle', () => {
     expect(after.every((message) => message.run?.generation === reenabled.generation)).toBe(true);
     // Every instant sent before the pause that is still ahead is sent again for the new generation.
     const stillFuture = instants(before).filter((at) => at >= reenabled.nextFireAt);
-    expect(stillFuture.length).toBeGreaterThan(2);
+    expect(stillFuture.length).toBeGreaterThanOrEqual(2);
     for (const at of stillFuture) expect(instants(after)).toContain(at);
 
     // The rest delivered, the old messages first: each instant from the re-enable on runs once, under the new generation.

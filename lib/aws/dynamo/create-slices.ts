@@ -19,7 +19,7 @@
  *            generation the change ended that has no slice (a claim that
  *            creates it first wins).
  */
-import { UpdateItemCommand, type DynamoDBClient, type TransactWriteItem, type UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
+import { UpdateItemCommand, type AttributeValue, type DynamoDBClient, type TransactWriteItem, type UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import type { MissedRange, SkippedRange } from '../../core/advance-plan.ts';
 import type { SkipReason } from '../../core/job-lifecycle.ts';
 import type { NewSlice, RangeRecordOutcome } from '../../core/ports.ts';
@@ -55,9 +55,14 @@ export function slicePut(tables: SliceTables, run: SliceDefinition, slice: NewSl
   });
 }
 
-/** ENQUEUE, one request. @returns whether the slice was created. */
+/** ENQUEUE, one request. @returns whether the slice was created (by this call: a resend after a lost reply finds its own). */
 export function enqueueSlice(dynamo: DynamoDBClient, tables: SliceTables, run: SliceDefinition, slice: NewSlice, now: number): Promise<boolean> {
-  return send(dynamo, tables, slicePut(tables, run, slice, now));
+  return send(
+    dynamo,
+    tables,
+    slicePut(tables, run, slice, now),
+    (old) => old.status?.S === SliceStatus.Enqueued && old.generation?.N === String(run.generation) && old.createdAt?.N === String(now) && old.sweepAt?.N === String(slice.sweepAt),
+  );
 }
 
 /**
@@ -78,7 +83,10 @@ export async function recordRange(dynamo: DynamoDBClient, tables: SliceTables, j
   }
 }
 
-/** SETTLE: SKIPPED with `reason`, in history for the retention. @returns whether it was written. */
+/**
+ * SETTLE: SKIPPED with `reason`, in history for the retention. @returns whether it was written (by this call: a
+ * resend of it after its first try landed unanswered finds its own record and counts it, as settle-pending-slices.ts does).
+ */
 export function settleAbsentSlice(dynamo: DynamoDBClient, tables: SliceTables, key: SliceKey, run: SliceDefinition, reason: SkipReason, now: number): Promise<boolean> {
   return send(
     dynamo,
@@ -91,6 +99,7 @@ export function settleAbsentSlice(dynamo: DynamoDBClient, tables: SliceTables, k
       finishedAt: now,
       expiresAt: Math.floor((now + tables.sliceRetentionMs) / 1000),
     }),
+    (old) => old.status?.S === SliceStatus.Skipped && old.skipReason?.S === reason && old.generation?.N === String(run.generation) && old.finishedAt?.N === String(now),
   );
 }
 
@@ -111,14 +120,15 @@ function definitionFields(run: SliceDefinition, now: number): Record<string, unk
   };
 }
 
-async function send(dynamo: DynamoDBClient, tables: SliceTables, item: TransactWriteItem): Promise<boolean> {
+/** @param ownWrite recognises, in the item a failed condition returns, this very write landed by an earlier try of the request. */
+async function send(dynamo: DynamoDBClient, tables: SliceTables, item: TransactWriteItem, ownWrite?: (old: Record<string, AttributeValue>) => boolean): Promise<boolean> {
   const update = item.Update;
   if (update === undefined) throw new TypeError('a slice write is an Update');
   try {
-    await onTable(tables.slicesTable, () => dynamo.send(new UpdateItemCommand(update)));
+    await onTable(tables.slicesTable, () => dynamo.send(new UpdateItemCommand({ ...update, ...(ownWrite && { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }) })));
     return true;
   } catch (error) {
-    if (isConditionFailure(error)) return false;
+    if (isConditionFailure(error)) return ownWrite !== undefined && error.Item !== undefined && ownWrite(error.Item);
     throw error;
   }
 }
