@@ -18,6 +18,8 @@ import { jobItem } from '../aws/dynamo/items.ts';
 import { DynamoWheelStore } from '../aws/dynamo/wheel-store.ts';
 
 const BATCH = 25;
+/** Jobs a lane takes at once: their wheel entries are placed together, so a pack holds a full write unit of one shard's jobs. */
+const CHUNK = 1000;
 const CONCURRENCY = 8;
 const RETRIES = 8;
 
@@ -77,10 +79,12 @@ export async function registerSchedules(
   const lane = async (): Promise<void> => {
     while (next < count) {
       const from = next;
-      next = Math.min(count, next + BATCH);
+      next = Math.min(count, next + CHUNK);
       const jobs: StoredJob[] = [];
       for (let i = from; i < next; i++) jobs.push(jobAt(i));
-      await writeBatch(dynamo, config.jobsTable, jobs.map((job) => ({ PutRequest: { Item: jobItem(job) } })));
+      for (let i = 0; i < jobs.length; i += BATCH) {
+        await writeBatch(dynamo, config.jobsTable, jobs.slice(i, i + BATCH).map((job) => ({ PutRequest: { Item: jobItem(job) } })));
+      }
       for (let shard = 0; shard < config.shardCount; shard++) {
         const own = jobs.filter((job) => job.shard === shard);
         await wheel.place(shard, own.map((job) => ({ jobId: job.id, generation: job.generation, from: job.nextFireAt, bucket: bucketOf(job.nextFireAt) })), now);

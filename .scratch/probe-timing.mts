@@ -1,0 +1,18 @@
+import { ensureAwsEndpoint } from '../lib/local/emulator.ts';
+import { createRuntime } from '../lib/lambda/wiring.ts';
+import { bootstrap } from '../lib/aws/bootstrap.ts';
+import { dailyJobAt, registerSchedules } from '../lib/bench/register-schedules.ts';
+const aws = await ensureAwsEndpoint({});
+const env = { ...process.env, CRONFENCE_PREFIX: `pt${Date.now() % 100000}`, CRONFENCE_SHARDS: '8', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
+const runtime = createRuntime({ env });
+await bootstrap(runtime.clients, runtime.config);
+const now = Date.now();
+await registerSchedules(runtime.clients.dynamo, runtime.config, Number(process.argv[2] ?? 30000), (i) => dailyJobAt(`idle-${i}`, now + 3_600_000 + ((i * 7919 * 1000) % (22 * 3_600_000)), 8, 'noop', now));
+const time = async (name: string, f: () => Promise<unknown>) => { const t = performance.now(); await f(); console.log(name, Math.round(performance.now() - t), 'ms'); };
+await time('readCursor', () => runtime.wheel.readCursor(0));
+await time('inbox', () => runtime.wheel.inbox(0));
+await time('nextBucket', () => runtime.wheel.nextBucket(0, now, now + 40_000));
+await time('findSweepable', () => runtime.slices.findSweepable(0, now, 200));
+await time('scanShard', () => runtime.scanner('s').scanShard(0));
+await aws.stop();
+process.exit(0);
