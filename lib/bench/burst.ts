@@ -57,6 +57,8 @@ export interface HeartbeatRound {
   readonly holdMs: number;
   readonly renewalsPerJob: number;
   readonly visibilityChangesPerJob: number;
+  /** Of those, the heartbeats' (single ChangeMessageVisibility); the rest are the claim's. */
+  readonly extensionsPerJob: number;
   readonly renewalsPerJobSecond: number;
   readonly writeUnitsPerRenewal: number;
 }
@@ -188,8 +190,11 @@ export async function runBurst(options: BurstOptions): Promise<BurstResult> {
   }
 }
 
-/** Jobs in the round that commits one business write each. */
-const BUSINESS_WRITE_JOBS = 20;
+/**
+ * Jobs in the round that commits one business write each: enough that the scan's fixed part (a cursor move and one
+ * batch of wheel entries per shard and tick) weighs on each execution about as in the burst, as it does at any real volume.
+ */
+const BUSINESS_WRITE_JOBS = 200;
 
 /** Jobs due in one second whose commits carry one business write each: their requests per execution. */
 async function businessWriteRound(runtime: Runtime, fleet: ReplicaFleet, committed: Map<string, number>, jobs: number, onProgress: BurstOptions['onProgress']): Promise<PerExecution> {
@@ -237,7 +242,8 @@ async function heartbeatRound(
     jobs,
     holdMs,
     renewalsPerJob: round(renewals / jobs, 2),
-    visibilityChangesPerJob: round(delta.kinds.sqsVisibility / jobs, 2),
+    visibilityChangesPerJob: round((delta.kinds.sqsVisibility + delta.kinds.sqsExtension) / jobs, 2),
+    extensionsPerJob: round(delta.kinds.sqsExtension / jobs, 2),
     renewalsPerJobSecond: round(renewals / jobs / (holdMs / 1000), 3),
     writeUnitsPerRenewal: renewals === 0 ? 0 : round(delta.writeUnits.heartbeat / renewals, 2),
   };

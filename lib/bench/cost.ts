@@ -91,7 +91,8 @@ export function cronfenceUsdPerMillion(happy: PerExecution, jobSeconds: number, 
     // happy.writeRequestUnits includes the index write units (billed as write units); renewals touch no index.
     dynamoWrites: (happy.writeRequestUnits + beats * heartbeat.writeUnitsPerRenewal) * prices.dynamoWriteRequestUnitPerMillion,
     dynamoReads: happy.readRequestUnits * prices.dynamoReadRequestUnitPerMillion,
-    // Measured with the construct's queue visibility, so the claim-time visibility change is in happy.sqsRequests.
+    // Measured with the construct's queue visibility, so the claim-time visibility change is in happy.sqsRequests;
+    // heartbeat extensions are not (they are the heartbeats' own, priced here per beat).
     sqs: (happy.sqsRequests + beats * heartbeat.sqsRequestsPerHeartbeat) * prices.sqsRequestPerMillion,
     lambdaRequests: invocations * prices.lambdaRequestPerMillion,
     lambdaWait: invocations * gb * MEAN_WAIT_FOR_SECOND_S * gbSecond,

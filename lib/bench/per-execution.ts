@@ -23,12 +23,17 @@ export interface PerExecution {
   readonly indexWriteUnits: Record<string, number>;
   /** Write units on the wheel table (its partitions are the shards): the scanners' packed entries and cursor moves. */
   readonly wheelWriteUnits: number;
-  /** Sends, non-empty receives, deletes and visibility changes (claim-time ones, and any heartbeat a slow claim needed). */
+  /**
+   * Sends, non-empty receives, deletes and the claims' visibility changes: the happy path, heartbeats excluded (as
+   * for DynamoDB: a heartbeat's extension is `sqsExtensions`, priced with the heartbeats).
+   */
   readonly sqsRequests: number;
   readonly sqsSends: number;
   readonly sqsReceives: number;
   readonly sqsDeletes: number;
   readonly sqsVisibilityChanges: number;
+  /** Single ChangeMessageVisibility requests: heartbeats' extensions (and holds off the happy path). */
+  readonly sqsExtensions: number;
   readonly emptyReceives: number;
   readonly heartbeats: number;
   readonly eventRequests: number;
@@ -55,6 +60,7 @@ export function perExecution(meter: MeterSnapshot, executions: number): PerExecu
     sqsReceives: per(k.sqsReceive),
     sqsDeletes: per(k.sqsDelete),
     sqsVisibilityChanges: per(k.sqsVisibility),
+    sqsExtensions: per(k.sqsExtension),
     emptyReceives: per(k.sqsReceiveEmpty),
     heartbeats: per(k.heartbeat),
     eventRequests: per(k.event),

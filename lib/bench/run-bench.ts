@@ -164,13 +164,12 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const byRole = { scanner: perExecution(burst.scannerMeter, burst.committed), worker: perExecution(burst.workerMeter, burst.committed) };
     const rounds = burst.heartbeatRounds;
     const measuredRound = rounds.at(-1);
-    // A round's visibility changes are its claims' (as many per job as a burst execution's) and its heartbeats'.
-    const claimChanges = byRole.worker.sqsVisibilityChanges;
+    // A heartbeat's SQS cost: the round's single visibility changes (its extensions) per renewal.
     const heartbeat: HeartbeatCost | undefined =
       measuredRound && measuredRound.renewalsPerJob > 0
         ? {
             writeUnitsPerRenewal: measuredRound.writeUnitsPerRenewal,
-            sqsRequestsPerHeartbeat: round(Math.max(0, measuredRound.visibilityChangesPerJob - claimChanges) / measuredRound.renewalsPerJob, 2),
+            sqsRequestsPerHeartbeat: round(measuredRound.extensionsPerJob / measuredRound.renewalsPerJob, 2),
           }
         : undefined;
     const defaultLease = LEASE_CHOICES[0] ?? { leaseMs: 4000, heartbeatMs: 1000 };

@@ -40,7 +40,10 @@ export const REQUEST_KINDS = [
   'sqsReceive',
   'sqsReceiveEmpty',
   'sqsDelete',
+  /** ChangeMessageVisibilityBatch: the claims' (one per batch of claims), an early message hidden until its second. */
   'sqsVisibility',
+  /** A single ChangeMessageVisibility: a heartbeat's extension, or a message held back off the happy path (a lost claim, a retry). */
+  'sqsExtension',
   'event',
   'other',
 ] as const;
@@ -159,7 +162,8 @@ export class RequestMeter {
       if (received === 0) d.kinds.sqsReceiveEmpty++;
       else d.kinds.sqsReceive++;
     } else if (operation === 'DeleteMessage' || operation === 'DeleteMessageBatch') d.kinds.sqsDelete++;
-    else if (operation === 'ChangeMessageVisibility' || operation === 'ChangeMessageVisibilityBatch') d.kinds.sqsVisibility++;
+    else if (operation === 'ChangeMessageVisibilityBatch') d.kinds.sqsVisibility++;
+    else if (operation === 'ChangeMessageVisibility') d.kinds.sqsExtension++;
     else d.kinds.other++;
   }
 
