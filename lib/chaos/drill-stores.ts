@@ -14,7 +14,8 @@ import type { Clock } from '../core/clock.ts';
 import { executionKey } from '../core/execution-key.ts';
 import type { JobRecord } from '../core/job-lifecycle.ts';
 import { decodeWorkMessage } from '../core/messages.ts';
-import type { Slice } from '../core/slice.ts';
+import { isFinal, type Slice } from '../core/slice.ts';
+import { bucketOf, WHEEL_BUCKET_MS } from '../core/wheel.ts';
 import type { Runtime } from '../lambda/wiring.ts';
 import { EFFECTS_TABLE, effectsTableName } from './chaos-jobs.ts';
 import type { DeadLetterEntry } from './observed.ts';
@@ -27,19 +28,32 @@ export async function prepareStores(runtime: Runtime, prefix: string): Promise<v
   await waitUntilTableExists({ client: runtime.clients.dynamo, maxWaitTime: 60 }, { TableName: table });
 }
 
+/** The window the drill checks, and the latest start of an occurrence in it (its second plus its job's jitter offset). */
+export interface DrainedWindow {
+  readonly jobIds: readonly string[];
+  readonly fromMs: number;
+  readonly toMs: number;
+  readonly startsBefore: number;
+}
+
 /**
- * Waits until no live slice due before `toMs` (drill time) is left, or
- * `timeoutMs` of real time passes. Live slices are exactly those in the sweep index.
+ * Waits, until `timeoutMs` of real time passes, for every occurrence due in
+ * the window to have had its chance to end: every shard's reconciler has
+ * passed the window's last start (an occurrence whose message was lost has no
+ * slice until the reconciler creates it), and no slice of the drill's jobs
+ * scheduled in the window is live (a slice a claim created is not in the
+ * sweep index: each job's slices are read).
  */
-export async function drainWindow(runtime: Runtime, toMs: number, timeoutMs: number): Promise<void> {
+export async function drainWindow(runtime: Runtime, window: DrainedWindow, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
+  const reconciledTo = bucketOf(window.startsBefore - 1) + WHEEL_BUCKET_MS;
   while (Date.now() < deadline) {
-    let open = 0;
-    for (let shard = 0; shard < runtime.config.shardCount; shard++) {
-      const live = await runtime.slices.findSweepable(shard, Number.MAX_SAFE_INTEGER, 10_000);
-      open += live.filter((slice) => slice.scheduledAt < toMs).length;
+    let reconciled = true;
+    for (let shard = 0; shard < runtime.config.shardCount && reconciled; shard++) {
+      reconciled = ((await readPatiently(() => runtime.wheel.readCursor(shard)))?.reconciledThrough ?? 0) >= reconciledTo;
     }
-    if (open === 0) return;
+    const live = reconciled ? (await readSlices(runtime, window.jobIds, window.fromMs)).filter((slice) => slice.scheduledAt >= window.fromMs && slice.scheduledAt < window.toMs && !isFinal(slice.status)) : [];
+    if (reconciled && live.length === 0) return;
     await new Promise((resolve) => setTimeout(resolve, 2000));
   }
 }

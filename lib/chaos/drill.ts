@@ -171,7 +171,10 @@ export async function runDrill(options: DrillOptions): Promise<ChaosReport> {
     // Jobs keep firing while the window drains; only occurrences inside the window are checked.
     const enumerate = options.dst ? scheduleMathOccurrences : cronParserOccurrences;
     const expected = [...expectedOccurrences(book.histories(), startedAt, endedAt, enumerate), ...outageOccurrences(policies.outages, startedAt, enumerate)];
-    await drainWindow(runtime, endedAt, DRAIN_TIMEOUT_MS);
+    const drained = specs.concat(settlementSpec ? [settlementSpec] : [], policies.specs);
+    const latestOffset = Math.max(0, ...drained.map((spec) => (spec.jitter === undefined ? 0 : jitterOffsetMs(spec.id, parseJobSpec(spec).policies.jitterMs))));
+    const drainFrom = Math.min(startedAt, ...policies.outages.map((outage) => outage.outageFrom));
+    await drainWindow(runtime, { jobIds: drained.map((spec) => spec.id), fromMs: drainFrom, toMs: endedAt, startsBefore: endedAt + latestOffset }, DRAIN_TIMEOUT_MS);
     await settlement?.stopFaults();
     for (const timer of timers) clearInterval(timer);
     await fleet.stopAll();
