@@ -24,7 +24,7 @@ import { lifecycleEvent, type EventSink, type LifecycleEventDetails, type Lifecy
 import { executionKey, isoSecond } from '../core/execution-key.ts';
 import { startAtOf } from '../core/jitter.ts';
 import { isOwnCommit } from '../core/ledger.ts';
-import { supersededReason } from '../core/job-lifecycle.ts';
+import { supersededReason, type SkipReason } from '../core/job-lifecycle.ts';
 import { decodeWorkMessage, type WorkOrder } from '../core/messages.ts';
 import type { ChunkCommitOutcome, ChunkStore } from '../core/chunks.ts';
 import type { BusinessWrite, ClaimOutcome, DeadLetterSink, JobReader, OneTimeJobs, OverlapStore, SliceStore, WorkQueue } from '../core/ports.ts';
@@ -39,7 +39,6 @@ import {
   type Slice,
   type SliceKey,
 } from '../core/slice.ts';
-import type { SkipReason } from '../core/job-lifecycle.ts';
 import type { HandlerRegistry, JobContext, JobHandler } from './define-job.ts';
 import { AttemptCommit } from './attempt-commit.ts';
 import { AttemptChunks } from './chunk-commit.ts';
@@ -110,7 +109,7 @@ export class Worker {
 
   /**
    * @throws {MalformedMessageError} when the body is not a work message.
-   * @throws {UnrunnableMessageError} when it names a slice that does not exist.
+   * @throws {UnrunnableMessageError} when it names a slice that does not exist and carries no definition to create it with.
    */
   async process(message: ReceivedMessage): Promise<Disposition> {
     const order = decodeWorkMessage(message.body);

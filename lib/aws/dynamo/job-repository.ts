@@ -38,18 +38,15 @@ import { definitionOf, type StoredJob } from '../../core/ports.ts';
 import { shardOf } from '../../core/shard.ts';
 import type { Slice } from '../../core/slice.ts';
 import type { CronfenceConfig } from '../config.ts';
-import { settleAbsentSlice } from './create-slices.ts';
 import { isConditionFailure, onTable } from './errors.ts';
 import { jobRecordItem, toJobRecord, toSlice } from './items.ts';
 import { queryAll, scanAll } from './read-pages.ts';
 import { settlePendingSlices } from './settle-pending-slices.ts';
 import { DynamoJobReader } from './job-reader.ts';
+import { DynamoSliceStore } from './slice-store.ts';
 import { DynamoWheelStore } from './wheel-store.ts';
-import { mapBounded } from '../../core/map-bounded.ts';
 
 const VERSION_RETRIES = 5;
-/** Conditional writes of one settle sent at once. */
-const WRITE_CONCURRENCY = 8;
 
 type RepositoryConfig = Pick<CronfenceConfig, 'jobsTable' | 'wheelTable' | 'slicesTable' | 'shardCount' | 'sliceRetentionMs'>;
 
@@ -227,9 +224,7 @@ export class JobRepository {
       ConsistentRead: true,
     });
     const missing = withoutRecord(due.occurrences, recorded.map((item) => ({ scheduledAt: Number(item.scheduledAt?.N), missedUntil: item.missedUntil?.N === undefined ? undefined : Number(item.missedUntil.N) })));
-    const run = definitionOf(previous);
-    const written = await mapBounded(missing, WRITE_CONCURRENCY, (scheduledAt) => settleAbsentSlice(this.dynamo, this.config, { jobId: previous.id, scheduledAt }, run, reason, now));
-    return written.filter(Boolean).length;
+    return new DynamoSliceStore(this.dynamo, this.config).settleAbsent(previous.id, definitionOf(previous), missing, reason, now);
   }
 
   private settle(job: JobRecord, now: number, reason: LifecycleChange['settle']): Promise<number> {
