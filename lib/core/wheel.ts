@@ -44,6 +44,18 @@ export interface WheelEntry {
 /** A wheel entry with the bucket it sits in. */
 export interface PlacedEntry extends WheelEntry {
   readonly bucket: number;
+  /**
+   * When its occurrences were sent, for an entry placed in a bucket the scans
+   * had passed (a new generation's first occurrences, taken up from the inbox
+   * after they were due): the reconciler gives their messages the grace from
+   * then, not from their second.
+   */
+  readonly sentAt?: number;
+}
+
+/** May the reconciler judge this entry's occurrences at `now`: sent (when late) at least `graceMs` ago. */
+export function isReconcilable(entry: Pick<PlacedEntry, 'sentAt'>, now: number, graceMs: number): boolean {
+  return entry.sentAt === undefined || entry.sentAt + graceMs <= now;
 }
 
 export interface ScanCursor {

@@ -16,7 +16,7 @@ import { mapBounded } from '../core/map-bounded.ts';
 import { definitionOf, type JobReader, type SliceStore, type StoredJob, type WheelStore, type WorkQueue } from '../core/ports.ts';
 import { reconcileOccurrences } from '../core/reconcile.ts';
 import { occurrencesBetween, scheduleOf } from '../core/schedule.ts';
-import { distinctEntries, WHEEL_BUCKET_MS, type PlacedEntry } from '../core/wheel.ts';
+import { distinctEntries, isReconcilable, WHEEL_BUCKET_MS, type PlacedEntry } from '../core/wheel.ts';
 import { sendDelayed, type OutgoingMessage } from './send-delayed.ts';
 
 const JOB_CONCURRENCY = 8;
@@ -47,7 +47,10 @@ export class Reconciler {
       while (position < to && !stop()) {
         const bucket = await this.deps.wheel.nextBucket(shard, position, to);
         if (bucket === undefined) return to;
-        report.reconciled += await this.reconcileBucket(shard, bucket);
+        const entries = distinctEntries(await this.deps.wheel.entriesAt(shard, bucket));
+        // Occurrences sent late (a new generation's first ones) get the grace from their send: this bucket waits for a later scan.
+        if (!entries.every((entry) => isReconcilable(entry, this.deps.clock.now(), this.deps.sweepGraceMs))) return bucket;
+        report.reconciled += await this.reconcileBucket(bucket, entries);
         position = bucket + WHEEL_BUCKET_MS;
       }
     } catch (error) {
@@ -57,8 +60,7 @@ export class Reconciler {
     return position;
   }
 
-  private async reconcileBucket(shard: number, bucket: number): Promise<number> {
-    const entries = distinctEntries(await this.deps.wheel.entriesAt(shard, bucket));
+  private async reconcileBucket(bucket: number, entries: readonly PlacedEntry[]): Promise<number> {
     const records = await this.deps.jobs.records([...new Set(entries.map((entry) => entry.jobId))], false);
     const now = this.deps.clock.now();
     const outgoing: OutgoingMessage[] = [];

@@ -144,7 +144,7 @@ export class Scanner {
       if (job === undefined) continue;
       let from = entry.from;
       for (let bucket = bucketOf(startOf(job, from)); from < NEVER && bucket < scannedThrough; bucket = bucketOf(startOf(job, from))) {
-        placed.push({ jobId: job.id, generation: job.generation, from, bucket });
+        placed.push({ jobId: job.id, generation: job.generation, from, bucket, sentAt: now });
         from = await this.takeUp(job, from, bucket, now, messages, report);
       }
       if (from < NEVER) placed.push({ jobId: job.id, generation: job.generation, from, bucket: bucketOf(startOf(job, from)) });

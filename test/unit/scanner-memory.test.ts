@@ -145,6 +145,31 @@ describe('Scanner over the in-memory stores', () => {
     expect(engine.events.ofType('started')).toHaveLength(ran.length);
   });
 
+  it('a new generation taken up from the inbox after its first occurrences were due: they are sent, and not reconciled (sent again) until a grace after that', async () => {
+    const clock = new ManualClock(T0);
+    const engine = createMemoryEngine(clock, { sweepGraceMs: 5000 });
+    const scanner = engine.scanner('scanner', { lookaheadMs: LOOKAHEAD_MS, sweepGraceMs: 5000 });
+    await scanner.scanShard(0);
+    // Put while the scans are a tick apart: its first occurrences fall due before the next scan takes it up.
+    await engine.register({ id: 'late', schedule: '* * * * * *' }, async () => {});
+    clock.set(T0 + 20_000);
+    const sent: SentMessage[] = [];
+    const report = await scannerOver(engine, 'scanner', { queue: recordingQueue(engine.workQueue, clock, sent), lookaheadMs: LOOKAHEAD_MS, sweepGraceMs: 5000 }).scanShard(0);
+    // T0 + 0..19 s sent late, in buckets the reconciler could judge by their seconds alone: none of them twice.
+    expect(sent.filter((message) => message.scheduledAt < T0 + 20_000)).toHaveLength(20);
+    expect(report.reconciled).toBe(0);
+    clock.set(T0 + 22_000);
+    expect((await scanner.scanShard(0)).reconciled).toBe(0);
+    // Claimed and run within the grace: no slice was missing when the reconciler looked.
+    await engine.drain(engine.worker('worker'));
+    clock.set(T0 + 26_000);
+    expect((await scanner.scanShard(0)).reconciled).toBe(0);
+    const started = engine.events.ofType('started').map((event) => event.executionKey);
+    expect(new Set(started).size).toBe(started.length);
+    expect(started.length).toBeGreaterThanOrEqual(20);
+    expect(await engine.slices.findSweepable(0, Number.MAX_SAFE_INTEGER, 100)).toEqual([]);
+  });
+
   it('a change before any scan records the due occurrences SKIPPED with its reason (the in-memory repository too)', async () => {
     const clock = new ManualClock(T0);
     const engine = createMemoryEngine(clock);

@@ -4,7 +4,8 @@
  *
  *   !inbox#<jobId>       a generation no scan has taken up yet
  *   <bucket, 15 digits>#<tag>   a pack of wheel entries of that bucket: `jobs`, a JSON array of
- *                        [jobId, generation, from]; as many as fit one write unit (1 KB)
+ *                        [jobId, generation, from] (and sentAt, for one placed late: core/wheel.ts);
+ *                        as many as fit one write unit (1 KB)
  *   ~cursor              scannedThrough, reconciledThrough
  *
  * ('!' sorts before the digits and '~' after them, so a bucket range query meets neither.)
@@ -230,13 +231,17 @@ function bucketKey(instant: number): string {
 /** Entries grouped by bucket, each group cut into packs whose text fits one write unit. */
 function packs(entries: readonly PlacedEntry[]): { bucket: number; jobs: string }[] {
   const byBucket = new Map<number, PlacedEntry[]>();
-  for (const entry of entries) byBucket.set(entry.bucket, [...(byBucket.get(entry.bucket) ?? []), entry]);
+  for (const entry of entries) {
+    const group = byBucket.get(entry.bucket);
+    if (group) group.push(entry);
+    else byBucket.set(entry.bucket, [entry]);
+  }
   const out: { bucket: number; jobs: string }[] = [];
   for (const [bucket, group] of byBucket) {
     let current: string[] = [];
     let size = 2;
     for (const entry of group) {
-      const text = JSON.stringify([entry.jobId, entry.generation, entry.from]);
+      const text = JSON.stringify(entry.sentAt === undefined ? [entry.jobId, entry.generation, entry.from] : [entry.jobId, entry.generation, entry.from, entry.sentAt]);
       if (current.length > 0 && size + text.length + 1 > PACK_BYTES) {
         out.push({ bucket, jobs: `[${current.join(',')}]` });
         current = [];
@@ -250,6 +255,6 @@ function packs(entries: readonly PlacedEntry[]): { bucket: number; jobs: string 
   return out;
 }
 
-function unpack(jobs: string): WheelEntry[] {
-  return (JSON.parse(jobs) as [string, number, number][]).map(([jobId, generation, from]) => ({ jobId, generation, from }));
+function unpack(jobs: string): (WheelEntry & { sentAt?: number })[] {
+  return (JSON.parse(jobs) as [string, number, number, number?][]).map(([jobId, generation, from, sentAt]) => ({ jobId, generation, from, ...(sentAt !== undefined && { sentAt }) }));
 }
