@@ -31,6 +31,7 @@ import type { StoredJob } from './ports.ts';
 import { NEVER } from './advance-plan.ts';
 import { nextOccurrenceAtOrAfter, occurrencesBetween, scheduleOf } from './schedule.ts';
 import type { Slice } from './slice.ts';
+import { recordStandingAt } from './slice-transitions.ts';
 import { shardOf } from './shard.ts';
 import type { WheelEntry } from './wheel.ts';
 
@@ -237,11 +238,13 @@ export function dueWithoutSlice(previous: JobRecord | undefined, now: number): D
   return { from, to: now, occurrences: occurrencesBetween(scheduleOf(previous), from, now, MAX_SETTLED_OCCURRENCES) };
 }
 
-/** Of `due`, the instants that have neither a slice nor a range record standing for them in `slices`. */
-export function withoutRecord(due: readonly number[], slices: readonly Pick<Slice, 'scheduledAt' | 'missedUntil'>[]): number[] {
-  const instants = new Set(slices.map((slice) => slice.scheduledAt));
-  const ranges = slices.filter((slice) => slice.missedUntil !== undefined);
-  return due.filter((at) => !instants.has(at) && !ranges.some((range) => range.scheduledAt <= at && at < (range.missedUntil ?? 0)));
+/**
+ * Of `due`, the instants of `generation` with no record standing for them in
+ * `slices` (`recordStandingAt`: an older generation's SKIPPED slice is no record of this one's).
+ */
+export function withoutRecord(due: readonly number[], generation: number, slices: readonly Slice[]): number[] {
+  const recordAt = recordStandingAt(slices, generation);
+  return due.filter((at) => recordAt(at) === undefined);
 }
 
 /**

@@ -17,23 +17,20 @@
  *   `enqueue` (created ENQUEUED in the sweep index, then sent), so the sweep
  *   follows it to a final state even if this message is lost too.
  */
-import { isRecreatable, LEASE_EXPIRY_MARGIN_MS, SliceStatus, type Slice } from './slice.ts';
+import { LEASE_EXPIRY_MARGIN_MS, SliceStatus, type Slice } from './slice.ts';
+import { recordStandingAt } from './slice-transitions.ts';
 
 export type ReconcileAction =
   | { readonly kind: 'enqueue'; readonly scheduledAt: number }
   | { readonly kind: 'sweep'; readonly scheduledAt: number };
 
 export function reconcileOccurrences(occurrences: readonly number[], generation: number, slices: readonly Slice[], now: number, graceMs: number): ReconcileAction[] {
-  const byInstant = new Map(slices.map((slice) => [slice.scheduledAt, slice]));
-  const ranges = slices.filter((slice) => slice.missedUntil !== undefined && (slice.generation ?? 0) === generation);
+  const recordAt = recordStandingAt(slices, generation);
   const actions: ReconcileAction[] = [];
   for (const scheduledAt of occurrences) {
-    const slice = byInstant.get(scheduledAt);
-    if (slice === undefined || isRecreatable(slice, generation)) {
-      if (!ranges.some((range) => range.scheduledAt <= scheduledAt && scheduledAt < (range.missedUntil ?? 0))) actions.push({ kind: 'enqueue', scheduledAt });
-    } else if (isAbandoned(slice, now, graceMs)) {
-      actions.push({ kind: 'sweep', scheduledAt });
-    }
+    const record = recordAt(scheduledAt);
+    if (record === undefined) actions.push({ kind: 'enqueue', scheduledAt });
+    else if (record.scheduledAt === scheduledAt && isAbandoned(record, now, graceMs)) actions.push({ kind: 'sweep', scheduledAt });
   }
   return actions;
 }

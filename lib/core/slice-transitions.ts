@@ -17,7 +17,7 @@
  *   DEFER SWEEP      sweep.ts                           mayDeferSweep
  */
 import { isOwnClaim, isOwnCommit, type LedgerOutcome, type LedgerRecord } from './ledger.ts';
-import { SliceStatus, type Slice } from './slice.ts';
+import { isRecreatable, SliceStatus, type Slice } from './slice.ts';
 
 /** A transaction holds 100 items; the slice, which carries the ledger record, takes one. */
 export const MAX_BUSINESS_WRITES_PER_COMMIT = 99;
@@ -62,6 +62,22 @@ export function refusedFinalize(ledger: LedgerRecord | undefined, fence: number,
 export function mayCreateSlice(existing: Pick<Slice, 'status' | 'generation'> | undefined, generation: number): boolean {
   if (existing === undefined) return true;
   return RECREATABLE_STATUSES.includes(existing.status) && (existing.generation ?? 0) < generation;
+}
+
+/**
+ * What stands for each instant of `generation` among a job's `slices`: its own
+ * slice, unless it is one this generation re-creates (an older generation's
+ * SKIPPED: `isRecreatable`), or a range record of this generation covering it.
+ * Undefined: the instant has no record of this generation's yet.
+ */
+export function recordStandingAt(slices: readonly Slice[], generation: number): (at: number) => Slice | undefined {
+  const byInstant = new Map(slices.map((slice) => [slice.scheduledAt, slice]));
+  const ranges = slices.filter((slice) => slice.missedUntil !== undefined && (slice.generation ?? 0) === generation);
+  return (at) => {
+    const own = byInstant.get(at);
+    if (own !== undefined && !isRecreatable(own, generation)) return own;
+    return ranges.find((range) => range.scheduledAt <= at && at < (range.missedUntil ?? 0));
+  };
 }
 
 /** A refused RANGE write: the instant holds this generation's range record already (another scan wrote it). */

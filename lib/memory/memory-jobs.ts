@@ -123,7 +123,7 @@ export class InMemoryJobRepository {
     const due = dueWithoutSlice(previous, now);
     if (due === undefined || previous === undefined || isTombstone(previous)) return 0;
     const store = new InMemorySliceStore(this.tables);
-    const missing = withoutRecord(due.occurrences, await store.between(previous.id, due.from, due.to));
+    const missing = withoutRecord(due.occurrences, previous.generation, await store.between(previous.id, due.from, due.to));
     return store.settleAbsent(previous.id, definitionOf(previous), missing, reason, now);
   }
 

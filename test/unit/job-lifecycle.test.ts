@@ -19,7 +19,8 @@ import {
   withoutRecord,
   type JobTombstone,
 } from '../../lib/core/job-lifecycle.ts';
-import { parseJobSpec } from '../../lib/core/job-spec.ts';
+import { DEFAULT_POLICIES, parseJobSpec } from '../../lib/core/job-spec.ts';
+import { SliceStatus, type Slice } from '../../lib/core/slice.ts';
 import type { StoredJob } from '../../lib/core/ports.ts';
 
 const T = Date.parse('2026-12-04T12:00:00Z');
@@ -79,11 +80,25 @@ describe('dueWithoutSlice', () => {
 });
 
 describe('withoutRecord', () => {
+  const slice = (at: number, fields: Partial<Slice> = {}): Slice => ({
+    jobId: 'job', scheduledAt: at, status: SliceStatus.Succeeded, fence: 1, attempts: 1, handler: 'h', policies: DEFAULT_POLICIES, shard: 0, generation: 3, createdAt: at, ...fields,
+  });
+
   it('leaves out the instants with a slice and those a range record covers (its end exclusive)', () => {
     const due = [0, 10, 20, 30, 40, 50].map((s) => T + s * SEC);
-    const slices = [{ scheduledAt: T + 10 * SEC }, { scheduledAt: T + 20 * SEC, missedUntil: T + 40 * SEC }];
-    expect(withoutRecord(due, slices)).toEqual([T, T + 40 * SEC, T + 50 * SEC]);
-    expect(withoutRecord(due, [])).toEqual(due);
+    const slices = [slice(T + 10 * SEC), slice(T + 20 * SEC, { status: SliceStatus.Missed, missedUntil: T + 40 * SEC })];
+    expect(withoutRecord(due, 3, slices)).toEqual([T, T + 40 * SEC, T + 50 * SEC]);
+    expect(withoutRecord(due, 3, [])).toEqual(due);
+  });
+
+  it('an older generation\'s SKIPPED slice, or its range, is no record of this generation\'s occurrence; an older run is', () => {
+    const due = [0, 10, 20].map((s) => T + s * SEC);
+    const slices = [
+      slice(T, { status: SliceStatus.Skipped, skipReason: 'superseded', generation: 2 }),
+      slice(T + 10 * SEC, { generation: 2 }),
+      slice(T + 15 * SEC, { status: SliceStatus.Missed, missedUntil: T + 30 * SEC, generation: 2 }),
+    ];
+    expect(withoutRecord(due, 3, slices)).toEqual([T, T + 20 * SEC]);
   });
 });
 

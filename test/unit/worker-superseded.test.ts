@@ -87,4 +87,25 @@ describe('a message of a generation the job has moved on from', () => {
     expect(payloads).toEqual([{ rev: 1 }]);
     expect(await engine.slices.get(key)).toMatchObject({ status: SliceStatus.Succeeded, generation: first.generation, fence: 2 });
   });
+
+  it('when the newer generation\'s own message is lost and that generation ends too, its change records the instant for it (an older generation\'s skip is no record of it)', async () => {
+    const { engine, clock, first, payloads } = await setUp();
+    await sendAs(engine, first, T0);
+    clock.set(T0 - 3000);
+    const second = (await engine.jobs().put({ id: 'moves-on', schedule: '*/5 * * * * *', handler: 'moves-on', policies: FAST, payload: { rev: 2 } })).job;
+    clock.set(T0);
+    await engine.drain(engine.worker('w'));
+    expect(await engine.slices.get({ jobId: first.id, scheduledAt: T0 })).toMatchObject({ status: SliceStatus.Skipped, generation: first.generation });
+    // The second generation's message for T0 never comes (lost); it ends 2 s later.
+    clock.set(T0 + 2000);
+    const third = await engine.jobs().put({ id: 'moves-on', schedule: '*/7 * * * * *', handler: 'moves-on', policies: FAST });
+    expect(third.skipped).toBe(1);
+    expect(await engine.slices.get({ jobId: first.id, scheduledAt: T0 })).toMatchObject({
+      status: SliceStatus.Skipped,
+      skipReason: 'superseded',
+      generation: second.generation,
+      finishedAt: T0 + 2000,
+    });
+    expect(payloads).toEqual([]);
+  });
 });

@@ -220,10 +220,9 @@ export class JobRepository {
       TableName: this.config.slicesTable,
       KeyConditionExpression: 'jobId = :job AND scheduledAt BETWEEN :from AND :to',
       ExpressionAttributeValues: { ':job': { S: previous.id }, ':from': { N: String(due.from) }, ':to': { N: String(due.to - 1) } },
-      ProjectionExpression: 'jobId, scheduledAt, missedUntil',
       ConsistentRead: true,
     });
-    const missing = withoutRecord(due.occurrences, recorded.map((item) => ({ scheduledAt: Number(item.scheduledAt?.N), missedUntil: item.missedUntil?.N === undefined ? undefined : Number(item.missedUntil.N) })));
+    const missing = withoutRecord(due.occurrences, previous.generation, recorded.map(toSlice));
     return new DynamoSliceStore(this.dynamo, this.config).settleAbsent(previous.id, definitionOf(previous), missing, reason, now);
   }
 
