@@ -89,9 +89,9 @@ export function planPut(spec: JobSpec, previous: JobRecord | undefined, now: num
 }
 
 /**
- * Pause: pending slices are skipped. Without `until` the job leaves the due
- * index; with it, the job stays in the index from its first occurrence at or
- * after `until`, so the scanner takes it up again by itself (see
+ * Pause: pending slices are skipped. Without `until` the scanners stop
+ * sending the job; with it, it goes to the wheel's inbox from its first
+ * occurrence at or after `until`, so the scanner takes it up again by itself (see
  * {@link isActiveAt}). Pausing again with another end or reason replaces the
  * pause (a new generation, so slices made for the old end are skipped too).
  * Undefined when already paused exactly so.
@@ -103,7 +103,7 @@ export function planPause(job: StoredJob, now: number, pause?: PauseState): Life
 }
 
 /**
- * Resume: back in the due index from the next occurrence on. A timed pause
+ * Resume: back in the schedule (the wheel's inbox) from the next occurrence on. A timed pause
  * whose end has passed is already running again (the scanner took it up):
  * resuming it only clears the record, same generation, so none of the slices
  * made since its end are skipped. Undefined when already enabled.
@@ -122,7 +122,7 @@ export function isActiveAt(job: Pick<StoredJob, 'enabled' | 'pause'>, now: numbe
   return job.enabled || (job.pause?.until !== undefined && now >= job.pause.until);
 }
 
-/** Does the job belong in the due index: enabled, or paused with an end (it is due again from then). */
+/** Is the job in the schedule (the scanners send it): enabled, or paused with an end (it is due again from then). */
 export function inDueIndex(job: Pick<StoredJob, 'enabled' | 'pause'>): boolean {
   return job.enabled || job.pause?.until !== undefined;
 }

@@ -78,7 +78,7 @@ export interface JobSpec {
   readonly dst: DstPolicy;
   /** Name of a handler registered with `defineJob`. */
   readonly handler: string;
-  /** Paused jobs leave the due index. @default true */
+  /** A disabled job is not sent by the scanners (its occurrences are not expected). @default true */
   readonly enabled: boolean;
   /** JSON object handed to the handler as `ctx.payload`. */
   readonly payload?: Record<string, unknown>;

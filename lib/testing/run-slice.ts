@@ -2,7 +2,7 @@
  * One slice of a job run by real Workers over the real adapters, as the test
  * helper's `runSlice` and `runSliceWithTakeover` do it:
  *
- *   put the job ─▶ create its slice (ScheduleStore.advance, as a scan does)
+ *   put the job ─▶ create its slice ENQUEUED (SliceStore.enqueue, as the reconciler does)
  *     ─▶ send and receive its work message ─▶ Worker.process: claim, lease,
  *        handler, commit on the fence
  *

@@ -113,7 +113,7 @@ describe('pause with an end, and resume', () => {
   const until = T0 + 30 * 60_000;
   const note = { actor: 'alice', reason: 'incident 42', at: T0 };
 
-  it('a timed pause stays in the due index from its first occurrence at or after its end, a new generation', () => {
+  it('a timed pause stays in the schedule from its first occurrence at or after its end, a new generation', () => {
     const change = planPause(job(), clock.now(), { ...note, until })!;
     expect(change.settle).toBe('paused');
     expect(change.next).toMatchObject({ enabled: false, nextFireAt: until, generation: 3, version: 4, pause: { actor: 'alice', reason: 'incident 42', until } });
