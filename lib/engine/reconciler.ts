@@ -29,7 +29,9 @@ export interface ReconcilerDeps {
   readonly slices: SliceStore;
   readonly queue: WorkQueue;
   readonly clock: Clock;
+  /** Slack after an occurrence's start before the reconciler and the sweep look for it. */
   readonly sweepGraceMs: number;
+  /** A failure the scan survived (a bucket or a job left for the next scan). */
   readonly onError?: (error: unknown, context: string) => void;
 }
 

@@ -13,17 +13,16 @@
  * missing one would not be.
  */
 import { lifecycleEvent, type EventSink } from '../core/events.ts';
-import type { Clock } from '../core/clock.ts';
 import { NEVER, planAdvance } from '../core/advance-plan.ts';
 import { isoSecond } from '../core/execution-key.ts';
 import { inboxEntryOf, inDueIndex, isTombstone, type JobRecord } from '../core/job-lifecycle.ts';
 import { jitterOffsetMs } from '../core/jitter.ts';
 import { mapBounded } from '../core/map-bounded.ts';
-import { definitionOf, type JobReader, type SliceStore, type StoredJob, type SweepCandidate, type WheelStore, type WorkQueue } from '../core/ports.ts';
+import { definitionOf, type StoredJob, type SweepCandidate } from '../core/ports.ts';
 import { scheduleOf } from '../core/schedule.ts';
 import { sweepAgainAt } from '../core/slice.ts';
 import { bucketOf, distinctEntries, freshCursor, reconcileHorizon, scanHorizon, WHEEL_BUCKET_MS, type PlacedEntry, type WheelEntry } from '../core/wheel.ts';
-import { Reconciler } from './reconciler.ts';
+import { Reconciler, type ReconcilerDeps } from './reconciler.ts';
 import { sendDelayed, type OutgoingMessage } from './send-delayed.ts';
 
 /** Occurrences one plan may return; a bucket of a per-second job holds five, so this only bounds a runaway. */
@@ -31,20 +30,12 @@ const MAX_OCCURRENCES_PER_PLAN = 1000;
 const SWEEP_LIMIT = 200;
 const JOB_CONCURRENCY = 8;
 
-export interface ScannerDeps {
+/** The reconciler's ports (reconciler.ts), and what only the scan itself needs. */
+export interface ScannerDeps extends ReconcilerDeps {
   readonly scannerId: string;
-  readonly wheel: WheelStore;
-  readonly jobs: JobReader;
-  readonly slices: SliceStore;
-  readonly queue: WorkQueue;
   readonly events: EventSink;
-  readonly clock: Clock;
   /** How far ahead occurrences are sent. Must exceed the tick interval. */
   readonly lookaheadMs: number;
-  /** Slack after an occurrence's start before the reconciler and the sweep look for it. */
-  readonly sweepGraceMs: number;
-  /** A failure the scan survived (a bucket or a job left for the next scan). */
-  readonly onError?: (error: unknown, context: string) => void;
 }
 
 export interface ScanOptions {

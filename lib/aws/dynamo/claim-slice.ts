@@ -33,7 +33,7 @@ import { GetItemCommand, UpdateItemCommand, type AttributeValue, type DynamoDBCl
 import type { ClaimOutcome } from '../../core/ports.ts';
 import { isOwnClaimResent, isRecreatable, LEASE_EXPIRY_MARGIN_MS, SliceStatus, type Slice, type SliceDefinition, type SliceKey } from '../../core/slice.ts';
 import { isConditionFailure, onTable } from './errors.ts';
-import { sliceKeyItem, toItem, toSlice } from './items.ts';
+import { sliceDefinitionFields, sliceKeyItem, toItem, toSlice } from './items.ts';
 
 /** The slice exists (a message without a definition may name one that was never created). */
 const EXISTS = 'attribute_exists(jobId)';
@@ -172,16 +172,7 @@ function baseValues(request: ClaimRequest, token: string): Record<string, Attrib
 
 /** The definition a created slice carries (the scanner's old copy onto every slice), as `:name` values. */
 function definitionValues(run: SliceDefinition, now: number): Record<string, AttributeValue> {
-  const fields = {
-    generation: run.generation,
-    handler: run.handler,
-    policies: run.policies,
-    payload: run.payload,
-    shard: run.shard,
-    leaseMs: run.policies.leaseMs,
-    createdAt: now,
-  };
-  return Object.fromEntries(Object.entries(toItem(fields)).map(([name, value]) => [`:${name}`, value]));
+  return Object.fromEntries(Object.entries(toItem(sliceDefinitionFields(run, now))).map(([name, value]) => [`:${name}`, value]));
 }
 
 function namesOf(values: Record<string, AttributeValue>): Record<string, string> {

@@ -27,7 +27,7 @@ import { isRangeRecordOf } from '../../core/slice-transitions.ts';
 import { SliceStatus, type SliceDefinition, type SliceKey } from '../../core/slice.ts';
 import { isConditionFailure, onTable } from './errors.ts';
 import { readSlice } from './claim-slice.ts';
-import { sliceKeyItem, toItem, toSlice } from './items.ts';
+import { sliceDefinitionFields, sliceKeyItem, toItem, toSlice } from './items.ts';
 
 export interface SliceTables {
   readonly slicesTable: string;
@@ -106,13 +106,7 @@ export function settleAbsentSlice(dynamo: DynamoDBClient, tables: SliceTables, k
 /** The generation's definition, and no range or sweep attribute an older item at the instant may have had (writers set their own). */
 function definitionFields(run: SliceDefinition, now: number): Record<string, unknown> {
   return {
-    generation: run.generation,
-    handler: run.handler,
-    policies: run.policies,
-    payload: run.payload,
-    shard: run.shard,
-    leaseMs: run.policies.leaseMs,
-    createdAt: now,
+    ...sliceDefinitionFields(run, now),
     missedUntil: undefined,
     missedCount: undefined,
     sweepShard: undefined,

@@ -10,7 +10,7 @@ import type { OperatorNote, OperatorSlot, PauseState } from '../../core/operator
 import type { LedgerRecord } from '../../core/ledger.ts';
 import type { StoredJob } from '../../core/ports.ts';
 import { DEFAULT_DST_POLICY, type DstPolicy } from '../../core/schedule.ts';
-import type { Slice, SliceKey, SliceStatus } from '../../core/slice.ts';
+import type { Slice, SliceDefinition, SliceKey, SliceStatus } from '../../core/slice.ts';
 
 export type Item = Record<string, AttributeValue>;
 
@@ -145,4 +145,17 @@ export function toLedgerRecord(item: Item): LedgerRecord {
 
 export function ledgerItem(record: LedgerRecord): Item {
   return toItem({ ...record });
+}
+
+/** The attributes a slice of `run`'s generation carries from its creation: its definition, so a later claim needs only the key. */
+export function sliceDefinitionFields(run: SliceDefinition, now: number): Record<string, unknown> {
+  return {
+    generation: run.generation,
+    handler: run.handler,
+    policies: run.policies,
+    payload: run.payload,
+    shard: run.shard,
+    leaseMs: run.policies.leaseMs,
+    createdAt: now,
+  };
 }
