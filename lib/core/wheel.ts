@@ -53,6 +53,18 @@ export interface PlacedEntry extends WheelEntry {
   readonly sentAt?: number;
 }
 
+/**
+ * Where the entry of occurrences sent late (at `now`, from an inbox) goes:
+ * their own bucket, or the current one if that is later. A reconciler may
+ * have passed a bucket before the current one (a shard's first scan starts
+ * its cursor at the current bucket; an earlier scan that failed to take up
+ * the inbox still reconciled); none passes the current bucket for a grace
+ * yet, and its entry covers every occurrence from its `from` on.
+ */
+export function lateEntryBucket(bucket: number, now: number): number {
+  return Math.max(bucket, bucketOf(now));
+}
+
 /** May the reconciler judge this entry's occurrences at `now`: sent (when late) at least `graceMs` ago. */
 export function isReconcilable(entry: Pick<PlacedEntry, 'sentAt'>, now: number, graceMs: number): boolean {
   return entry.sentAt === undefined || entry.sentAt + graceMs <= now;

@@ -20,8 +20,8 @@ import { distinctEntries, isReconcilable, WHEEL_BUCKET_MS, type PlacedEntry } fr
 import { sendDelayed, type OutgoingMessage } from './send-delayed.ts';
 
 const JOB_CONCURRENCY = 8;
-/** Occurrences of one entry checked at most (a bucket of a per-second job holds five). */
-const MAX_OCCURRENCES = 1000;
+/** Occurrences checked per read of their slices (a bucket of a per-second job holds five; a late entry may cover a catch-up window). */
+const OCCURRENCES_PER_READ = 1000;
 
 export interface ReconcilerDeps {
   readonly wheel: WheelStore;
@@ -75,12 +75,23 @@ export class Reconciler {
     return sendDelayed(this.deps.queue, this.deps.clock, outgoing);
   }
 
+  /** An entry's occurrences, a page of {@link OCCURRENCES_PER_READ} at a time (one Query each). */
   private async reconcileEntry(job: StoredJob, entry: PlacedEntry, bucket: number, now: number): Promise<OutgoingMessage[]> {
     const offset = jitterOffsetMs(job.id, job.policies.jitterMs);
-    const occurrences = occurrencesBetween(scheduleOf(job), entry.from, bucket + WHEEL_BUCKET_MS - offset, MAX_OCCURRENCES);
-    const last = occurrences.at(-1);
-    if (last === undefined) return [];
-    const slices = await this.deps.slices.between(job.id, entry.from, last + 1);
+    const outgoing: OutgoingMessage[] = [];
+    for (let from = entry.from; ; ) {
+      const occurrences = occurrencesBetween(scheduleOf(job), from, bucket + WHEEL_BUCKET_MS - offset, OCCURRENCES_PER_READ);
+      const last = occurrences.at(-1);
+      if (last === undefined) return outgoing;
+      outgoing.push(...(await this.reconcileOccurrences(job, occurrences, offset, now)));
+      if (occurrences.length < OCCURRENCES_PER_READ) return outgoing;
+      from = last + 1;
+    }
+  }
+
+  private async reconcileOccurrences(job: StoredJob, occurrences: readonly number[], offset: number, now: number): Promise<OutgoingMessage[]> {
+    const first = occurrences[0] as number;
+    const slices = await this.deps.slices.between(job.id, first, (occurrences.at(-1) as number) + 1);
     const actions = reconcileOccurrences(occurrences, job.generation, slices, now, this.deps.sweepGraceMs);
     if (actions.length === 0) return [];
     const sweepAt = now + this.deps.sweepGraceMs;

@@ -21,7 +21,7 @@ import { mapBounded } from '../core/map-bounded.ts';
 import { definitionOf, type StoredJob, type SweepCandidate } from '../core/ports.ts';
 import { scheduleOf } from '../core/schedule.ts';
 import { sweepAgainAt } from '../core/slice.ts';
-import { bucketOf, distinctEntries, freshCursor, reconcileHorizon, scanHorizon, WHEEL_BUCKET_MS, type PlacedEntry, type WheelEntry } from '../core/wheel.ts';
+import { bucketOf, distinctEntries, freshCursor, lateEntryBucket, reconcileHorizon, scanHorizon, WHEEL_BUCKET_MS, type PlacedEntry, type WheelEntry } from '../core/wheel.ts';
 import { Reconciler, type ReconcilerDeps } from './reconciler.ts';
 import { sendDelayed, type OutgoingMessage } from './send-delayed.ts';
 
@@ -120,9 +120,9 @@ export class Scanner {
 
   /**
    * New generations: a job put, resumed or re-added since the last scan. Its
-   * occurrences in buckets the scans have passed are sent now (each such
-   * bucket gets an entry, for the reconciler); its next entry goes where the
-   * bucket loop takes it up.
+   * occurrences in buckets the scans have passed are sent now, with an entry
+   * for the reconciler from the first one sent (in the current bucket at the
+   * earliest: `lateEntryBucket`); its next entry goes where the bucket loop takes it up.
    */
   private async takeUpInbox(shard: number, scannedThrough: number, now: number, report: ScanReport): Promise<void> {
     const inbox = await this.deps.wheel.inbox(shard);
@@ -135,8 +135,10 @@ export class Scanner {
       if (job === undefined) continue;
       let from = entry.from;
       for (let bucket = bucketOf(startOf(job, from)); from < NEVER && bucket < scannedThrough; bucket = bucketOf(startOf(job, from))) {
-        placed.push({ jobId: job.id, generation: job.generation, from, bucket, sentAt: now });
+        const sentBefore = messages.length;
         from = await this.takeUp(job, from, bucket, now, messages, report);
+        const firstSent = messages[sentBefore];
+        if (firstSent) placeLate(placed, { jobId: job.id, generation: job.generation, from: firstSent.scheduledAt, bucket: lateEntryBucket(bucket, now), sentAt: now });
       }
       if (from < NEVER) placed.push({ jobId: job.id, generation: job.generation, from, bucket: bucketOf(startOf(job, from)) });
     }
@@ -148,7 +150,8 @@ export class Scanner {
 
   /** Every job due in `bucket`: its occurrences there sent, its next entry written. */
   private async takeUpBucket(shard: number, bucket: number, now: number, report: ScanReport): Promise<void> {
-    const entries = distinctEntries(await this.deps.wheel.entriesAt(shard, bucket));
+    // An entry that was sent late (`sentAt`) is there for the reconciler only (`lateEntryBucket`).
+    const entries = distinctEntries((await this.deps.wheel.entriesAt(shard, bucket)).filter((entry) => entry.sentAt === undefined));
     const records = await this.currentRecords(entries);
     const messages: OutgoingMessage[] = [];
     const next: PlacedEntry[] = [];
@@ -246,6 +249,17 @@ export class Scanner {
 function liveJob(record: JobRecord | undefined, generation: number): StoredJob | undefined {
   if (record === undefined || isTombstone(record) || record.generation !== generation || !inDueIndex(record)) return undefined;
   return record;
+}
+
+/**
+ * Adds the entry of occurrences sent late, unless the job's previous one went
+ * to the same bucket (`lateEntryBucket` gathers every bucket before the
+ * current one into it): that one covers it, from an earlier occurrence.
+ */
+function placeLate(placed: PlacedEntry[], entry: PlacedEntry): void {
+  const previous = placed.at(-1);
+  if (previous?.jobId === entry.jobId && previous.generation === entry.generation && previous.bucket === entry.bucket) return;
+  placed.push(entry);
 }
 
 function startOf(job: StoredJob, scheduledAt: number): number {
