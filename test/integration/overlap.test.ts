@@ -15,9 +15,9 @@ import { createTestInstallation, eventually, type TestInstallation } from '../su
 import { recordingRuntime } from '../support/recording-queue.ts';
 
 let installation: TestInstallation;
-// Occurrences for the next 10 s only (the shortest lookahead): about five of each job.
+// Occurrences for the next 7 to 12 s only (a scan sends through the 5 s bucket of now + lookahead): 3 to 6 of each job.
 beforeAll(async () => {
-  installation = await createTestInstallation({ env: { CRONFENCE_LOOKAHEAD_MS: '10000' } });
+  installation = await createTestInstallation({ env: { CRONFENCE_LOOKAHEAD_MS: '12000' } });
 });
 afterAll(() => installation?.destroy());
 
