@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAwsClients, destroyAwsClients } from '../../lib/aws/clients.ts';
 import { DynamoSliceStore } from '../../lib/aws/dynamo/slice-store.ts';
 import { OffsetClock, sleep } from '../../lib/core/clock.ts';
+import { definitionOf } from '../../lib/core/ports.ts';
 import { MAX_CLOCK_SKEW_MS } from '../../lib/core/slice.ts';
 import { defineJob, HandlerRegistry } from '../../lib/engine/define-job.ts';
 import { Worker } from '../../lib/engine/worker.ts';
@@ -67,25 +68,45 @@ describe('clock skew', () => {
 });
 
 describe('a resent claim', () => {
-  it('is one attempt: the second send of the same request finds its own win', async () => {
+  /** A slice store whose every DynamoDB request goes out twice: what an SDK retry after a lost reply does (the same signed request again). */
+  async function withResendingStore(use: (store: DynamoSliceStore, sent: string[]) => Promise<void>): Promise<void> {
     const clients = createAwsClients();
-    // What an SDK retry after a lost reply does: the same signed request again.
+    const sent: string[] = [];
     clients.dynamo.middlewareStack.add(
-      (next) => async (args) => {
+      (next, context) => async (args) => {
+        sent.push(context.commandName ?? '?');
         await next(args);
         return next(args);
       },
       { step: 'finalizeRequest', name: 'sendTwice' },
     );
     try {
-      const resending = new DynamoSliceStore(clients.dynamo, installation.runtime.config);
+      await use(new DynamoSliceStore(clients.dynamo, installation.runtime.config), sent);
+    } finally {
+      destroyAwsClients(clients);
+    }
+  }
+
+  it('is one attempt: the second send of the same request finds its own win', async () => {
+    await withResendingStore(async (resending) => {
       const { key } = await enqueuedSlice(installation, { id: 'resent-claim', policies: { maxAttempts: 1 } }, wholeSecond(60_000));
       const claim = await resending.claim(key, 'w1', Date.now(), 'message-1');
       expect(claim.won).toBe(true);
       if (claim.won) expect(claim.slice).toMatchObject({ fence: 1, attempts: 1, owner: 'w1' });
       expect(await installation.runtime.slices.get(key)).toMatchObject({ fence: 1, attempts: 1 });
-    } finally {
-      destroyAwsClients(clients);
-    }
+    });
+  });
+
+  it('that creates its slice (the put of a scanner message\'s claim) is one attempt too, with nothing sent a third time', async () => {
+    await withResendingStore(async (resending, sent) => {
+      const { job: stored } = await installation.runtime.jobs().put({ id: 'resent-create', schedule: '* * * * * *', handler: 'test-handler', policies: { maxAttempts: 1 } });
+      const key = { jobId: stored.id, scheduledAt: wholeSecond(60_000) };
+      sent.length = 0;
+      const claim = await resending.claim(key, 'w1', Date.now(), 'message-1', 1, definitionOf(stored));
+      expect(sent).toEqual(['PutItemCommand']);
+      expect(claim.won).toBe(true);
+      if (claim.won) expect(claim.slice).toMatchObject({ fence: 1, attempts: 1, owner: 'w1', claimedFrom: 'ENQUEUED', generation: stored.generation });
+      expect(await installation.runtime.slices.get(key)).toMatchObject({ status: 'RUNNING', fence: 1, attempts: 1, owner: 'w1' });
+    });
   });
 });
