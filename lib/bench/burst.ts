@@ -11,6 +11,7 @@
  * heartbeat requests per job-second can be compared.
  */
 import path from 'node:path';
+import { sleepUntil, systemClock } from '../core/clock.ts';
 import type { LifecycleEvent } from '../core/events.ts';
 import { distribution } from '../core/stats.ts';
 import { tick } from '../engine/ticker.ts';
@@ -131,7 +132,7 @@ export async function runBurst(options: BurstOptions): Promise<BurstResult> {
       (i) => dailyJobAt(`burst-${i}`, dueAt, runtime.config.shardCount, BENCH_NOOP, now),
       (written) => options.onProgress('burst: registering jobs due in the same second', written, options.slices),
     );
-    await sleepUntil(dueAt - 1000);
+    await sleepUntil(systemClock, dueAt - 1000);
     const before = await fleet.meters();
     const scanRequestedAt = Date.now();
     await tick(runtime.scanQueue, runtime.config.shardCount);
@@ -206,7 +207,7 @@ async function businessWriteRound(runtime: Runtime, fleet: ReplicaFleet, committ
   const dueAt = await firstOpenSecond(runtime.wheel, runtime.config.shardCount, Date.now() + 3000);
   const now = Date.now();
   await registerSchedules(dynamo, runtime.config, jobs, (i) => dailyJobAt(`${prefix}${i}`, dueAt, runtime.config.shardCount, BENCH_WRITE, now, { table }));
-  await sleepUntil(dueAt - 1000);
+  await sleepUntil(systemClock, dueAt - 1000);
   const before = await fleet.meters();
   await tick(runtime.scanQueue, runtime.config.shardCount);
   const done = (): number => [...committed.keys()].filter((key) => key.startsWith(prefix)).length;
@@ -230,7 +231,7 @@ async function heartbeatRound(
   await registerSchedules(runtime.clients.dynamo, runtime.config, jobs, (i) =>
     dailyJobAt(`${prefix}${i}`, dueAt, runtime.config.shardCount, BENCH_HOLD, now, { ms: holdMs }),
   );
-  await sleepUntil(dueAt - 1000);
+  await sleepUntil(systemClock, dueAt - 1000);
   const before = await fleet.meters();
   await tick(runtime.scanQueue, runtime.config.shardCount);
   const done = (): number => [...committed.keys()].filter((key) => key.startsWith(prefix)).length;
@@ -269,10 +270,6 @@ function curve(dueAt: number, from: number, enqueued: number[], started: number[
     if (t >= end) break;
   }
   return points;
-}
-
-function sleepUntil(at: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, Math.max(0, at - Date.now())));
 }
 
 async function waitFor(done: () => boolean, timeoutMs: number, onTick: () => void): Promise<void> {

@@ -12,7 +12,8 @@
  *          Query(slices/index/sweep), UpdateItem(slices) — sweep.ts
  *          SendMessage(work) occurrences and swept slices; SendMessage(scan) re-queue an
  *          unfinished shard; SendMessage(dlq) unreadable messages; PutEvents (missed)
- * worker   UpdateItem(slices) claim (it creates the slice), renew, failure, skip; GetItem(slices) lost claim;
+ * worker   PutItem(slices) the claim that creates the slice; UpdateItem(slices) claim of an existing one,
+ *          renew, failure, skip; GetItem(slices) lost claim — claim-slice.ts;
  *          GetItem(jobs): has the job moved on since the message was sent
  *          UpdateItem(slices), or TransactWriteItems: UpdateItem(slices) + the
  *          business writes — finalize-slice.ts; SendMessage(dlq); PutEvents
@@ -92,7 +93,8 @@ export function grantScanner(grantee: iam.IGrantable, r: SchedulerResources): vo
 }
 
 export function grantWorker(grantee: iam.IGrantable, r: SchedulerResources): void {
-  allow(grantee, ['dynamodb:GetItem', 'dynamodb:UpdateItem'], [r.slices.tableArn]);
+  // The claim that creates its slice is a conditional put (claim-slice.ts); every other slice transition is an update.
+  allow(grantee, ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], [r.slices.tableArn]);
   // The check after a claim (has the job moved on?), and a one-time job deleting itself after its run
   // (JobRepository.deleteAfterRun: the change and its settle).
   allow(grantee, ['dynamodb:GetItem', 'dynamodb:PutItem'], [r.jobs.tableArn]);

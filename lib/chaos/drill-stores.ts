@@ -10,7 +10,6 @@ import { bootstrap, createTableInput } from '../aws/bootstrap.ts';
 import { toJobRecord } from '../aws/dynamo/items.ts';
 import { scanAll } from '../aws/dynamo/read-pages.ts';
 import { queueUrl } from '../aws/sqs/queue-urls.ts';
-import type { Clock } from '../core/clock.ts';
 import { executionKey } from '../core/execution-key.ts';
 import type { JobRecord } from '../core/job-lifecycle.ts';
 import { decodeWorkMessage } from '../core/messages.ts';
@@ -139,7 +138,3 @@ export function deadLetterEntry(body: string): DeadLetterEntry | undefined {
   }
 }
 
-/** Resolves once `clock` reads `at` (or later). */
-export function sleepUntil(clock: Clock, at: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, Math.max(0, at - clock.now())));
-}

@@ -4,9 +4,8 @@
  * in the same slot) or a pause (SIGSTOP for `pauseMs`, then SIGCONT). Each is
  * recorded as a process fault, the failover checks' starting point.
  */
-import type { Clock } from '../core/clock.ts';
+import { sleepUntil, type Clock } from '../core/clock.ts';
 import type { Replica, ReplicaFleet, ReplicaRole } from '../local/fleet.ts';
-import { sleepUntil } from './drill-stores.ts';
 import type { ProcessFaultKind } from './fault-plan.ts';
 import type { HistoryRecorder } from './recorder.ts';
 

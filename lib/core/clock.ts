@@ -57,3 +57,14 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
+
+/**
+ * Resolves once `clock` reads `at` or later, or rejects when `signal` aborts.
+ * A timer can fire a millisecond before the clock says its time came (and an
+ * injected clock need not run at the timer's pace), so it sleeps again until
+ * the clock agrees: a slice's handler never starts before its second.
+ */
+export async function sleepUntil(clock: Clock, at: number, signal?: AbortSignal): Promise<void> {
+  for (let left = at - clock.now(); left > 0; left = at - clock.now()) await sleep(Math.max(1, left), signal);
+  if (signal?.aborted) throw signal.reason;
+}

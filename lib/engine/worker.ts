@@ -10,7 +10,7 @@
  */
 import { MAX_LOOKAHEAD_MS } from '../core/advance-plan.ts';
 import { retryDelayMs } from '../core/backoff.ts';
-import { sleep, type Clock } from '../core/clock.ts';
+import { sleep, sleepUntil, type Clock } from '../core/clock.ts';
 import {
   CronfenceError,
   FencedOutError,
@@ -300,7 +300,7 @@ export class Worker {
       if (claim.overtakeable) await Promise.race([lease.confirmed, rejectOnAbort(signal, slice)]);
       // Its second, or later by the job's jitter offset (core/jitter.ts); the key stays the nominal second.
       const startAt = startAtOf(slice);
-      await sleep(startAt - clock.now(), signal);
+      await sleepUntil(clock, startAt, signal);
       startedAt.at = clock.now();
       this.emit('started', slice, { fence: slice.fence, attempt: slice.attempts, startLagMs: startedAt.at - startAt });
       await Promise.race([handler.run(this.context(slice, signal, (writes) => commit.call(writes), chunks)), rejectOnAbort(signal, slice)]);

@@ -180,6 +180,24 @@ def _cheap_sqs_clock() -> None:
     models.unix_time_millis = unix_time_millis
 
 
+def _cheap_retention_check() -> None:
+    # moto checks each message a receive hands out against the queue's
+    # retention period by building all of the queue's attributes, three
+    # times over (get_queue_attributes), and three of those attributes are
+    # message counts, each a pass over the queue: O(queue length) per
+    # message received. Measured in-process with 1,000 messages queued:
+    # 899 ms per ReceiveMessage of 10 (21 ms with this), while a 1,000-slice
+    # burst waited on the queue. The same test, from the attribute itself.
+    from moto.core.utils import unix_time
+    from moto.sqs.models import SQSBackend
+
+    def is_message_valid_based_on_retention_period(self: Any, queue_name: str, message: Any) -> bool:
+        queue = self.get_queue(queue_name)
+        return bool(queue.message_retention_period + message.sent_timestamp / 1000 > unix_time())
+
+    SQSBackend.is_message_valid_based_on_retention_period = is_message_valid_based_on_retention_period
+
+
 def _item_level_transaction_rollback() -> None:
     # moto's TransactWriteItems deep-copies every table it touches, to roll
     # back on failure: each transaction costs O(table size). With a few
@@ -321,6 +339,7 @@ def _patch_moto() -> None:
     _wake_long_polls_for_delayed_messages()
     _atomic_sqs_queues()
     _cheap_sqs_clock()
+    _cheap_retention_check()
     _item_level_transaction_rollback()
     _partition_queries()
     _cache_service_list()

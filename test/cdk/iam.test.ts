@@ -112,7 +112,7 @@ describe('IAM', () => {
       'dynamodb:GetItem': [arnOf(s.chunksTable), arnOf(s.jobsTable), arnOf(s.slicesTable)].sort(),
       'dynamodb:UpdateItem': [arnOf(s.slicesTable), payouts].sort(),
       'dynamodb:Query': [arnOf(s.chunksTable), arnOf(s.slicesTable), indexOf(s.slicesTable, 'sweep')].sort(),
-      'dynamodb:PutItem': [arnOf(s.chunksTable), arnOf(s.jobsTable), payouts].sort(),
+      'dynamodb:PutItem': [arnOf(s.chunksTable), arnOf(s.jobsTable), arnOf(s.slicesTable), payouts].sort(),
       'dynamodb:DeleteItem': [payouts],
       'dynamodb:ConditionCheckItem': [arnOf(s.slicesTable), payouts].sort(),
       'sqs:SendMessage': [arnOf(s.deadLetterQueue)],

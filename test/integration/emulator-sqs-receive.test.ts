@@ -67,4 +67,36 @@ describe('the emulator’s SQS receive', () => {
     // Not vacuous: the receives got the messages (long polls that returned before the last arrived leave a few).
     expect(result.received).toBeGreaterThan(result.messages * 0.9);
   });
+
+  it('checks each message against the queue’s retention without building the queue’s attributes, and still keeps back an expired one', { timeout: 60_000 }, () => {
+    // Stock moto built every attribute of the queue (three of them passes over its messages) three times per message a
+    // receive handed out: 899 ms per receive of 10 with 1,000 messages queued, the emulator's busiest SQS path in a burst.
+    const script = `
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import serve
+serve._patch_moto()
+from moto.sqs.models import Queue, sqs_backends
+
+backend = sqs_backends["123456789012"]["us-east-1"]
+backend.create_queue("retention", MessageRetentionPeriod="60")
+builds = 0
+attributes = Queue.attributes.fget
+def counted(self):
+    global builds
+    builds += 1
+    return attributes(self)
+Queue.attributes = property(counted)
+for i in range(20): backend.send_message("retention", f"m{i}")
+expired = backend.send_message("retention", "expired")
+expired.sent_timestamp -= 61_000
+builds = 0
+got = [message.body for message in backend.receive_message("retention", 10, 0, 30)]
+got += [message.body for message in backend.receive_message("retention", 10, 0, 30)]
+got += [message.body for message in backend.receive_message("retention", 10, 0, 30)]
+print(json.dumps({"builds": builds, "received": len(got), "expiredReceived": "expired" in got}))
+`;
+    const out = execFileSync(python, ['-c', script, path.join(repoRoot, 'scripts', 'emulator')], { encoding: 'utf8' });
+    expect(JSON.parse(out)).toEqual({ builds: 0, received: 20, expiredReceived: false });
+  });
 });

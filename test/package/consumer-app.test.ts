@@ -208,7 +208,7 @@ describe('examples/settlement-app with the packed cronfence', () => {
     expect(commits.length, `${dev.stdout}\nreplicas.log:\n${replicasLog}`).toBeGreaterThanOrEqual(2);
     expect(new Set(commits.map((commit) => commit.at)).size).toBe(commits.length);
     for (const commit of commits) expect(['worker-1', 'worker-2', 'worker-3']).toContain(commit.worker);
-    expect(dev.stdout).toMatch(new RegExp(`^merchant-settlement +${commits.length} +${commits.length} +0 `, 'm'));
+    expect(dev.stdout, dev.stdout).toMatch(new RegExp(`^merchant-settlement +${commits.length} +${commits.length} +0 `, 'm'));
 
     const clients = createAwsClients();
     try {

@@ -212,6 +212,25 @@ describe('Worker over the in-memory stores', () => {
     expect(await engine.slices.getLedger(key)).toMatchObject({ fence: 2, owner: 'standby', outcome: 'SUCCEEDED' });
   });
 
+  it('a handler never starts before its second by the worker’s clock, even when a timer fires before the clock says so', async () => {
+    const queueClock = new ManualClock(T0 - 400);
+    const engine = createMemoryEngine(queueClock);
+    // The worker's clock runs at half the timers' pace: one sleep for the gap ends with half of it still to go,
+    // as a Node timer can end a millisecond before Date.now() reaches its time.
+    const realStart = Date.now();
+    const workerClock = { now: () => T0 - 400 + Math.floor((Date.now() - realStart) / 2) };
+    const startedAt: number[] = [];
+    const job = await engine.register({ id: 'on-its-second', policies: FAST }, async () => {
+      startedAt.push(workerClock.now());
+    });
+    await engine.enqueue(job, T0);
+    const [message] = engine.workQueue.receive();
+    expect(await engine.deliver(engine.worker('w1', { clock: workerClock }), message!)).toBe('delete');
+    expect(startedAt).toHaveLength(1);
+    expect(startedAt[0]).toBeGreaterThanOrEqual(T0);
+    expect(engine.events.ofType('started')[0]?.startLagMs).toBeGreaterThanOrEqual(0);
+  });
+
   it('a one-time job set to delete itself is deleted after its run even when the first delete is throttled', async () => {
     const clock = new ManualClock(T0);
     const engine = createMemoryEngine(clock);
