@@ -7,6 +7,7 @@ import { table } from '../local/format.ts';
 import type { BurstResult, HeartbeatRound } from './burst.ts';
 import type { BenchSizes, CapacityPlanReport } from './run-bench.ts';
 import type { CeilingResult } from './ceiling.ts';
+import type { StoreCallsCeiling } from './store-calls-ceiling.ts';
 import type { CostBreakdown, LeaseSettings } from './cost.ts';
 import type { DensityResult } from './density.ts';
 import type { PerExecution } from './per-execution.ts';
@@ -42,6 +43,10 @@ export interface BenchReport {
   readonly ceiling: CeilingResult & { readonly slicesPerSecond: number };
   /** End-to-end burst throughput ÷ the ceiling's slices per second. */
   readonly ceilingRatio: number;
+  /** The burst's own store calls and SQS batches without the engine (store-calls-ceiling.ts). */
+  readonly storeCallsCeiling: StoreCallsCeiling;
+  /** End-to-end burst throughput ÷ that: the share the engine's protocol leaves of what its requests cost here. */
+  readonly storeCallsRatio: number;
   /** Happy path, per committed burst execution. */
   readonly perExecution: PerExecution;
   readonly perExecutionByRole: { readonly scanner: PerExecution; readonly worker: PerExecution };
@@ -108,7 +113,11 @@ export function checkTargets(report: Omit<BenchReport, 'targets' | 'chart'>): Ta
         leaseAlternative(k.leaseChoices),
       met: k.cronfence1s.overhead <= OVERHEAD_TARGET_USD,
     },
-    { target: 'end-to-end burst throughput ≥ 50% of the ceiling measured in the same run', measured: `${Math.round(report.ceilingRatio * 100)}%`, met: report.ceilingRatio >= 0.5 },
+    {
+      target: 'end-to-end burst throughput ≥ 50% of the ceiling measured in the same run',
+      measured: `${Math.round(report.ceilingRatio * 100)}% (${Math.round(report.storeCallsRatio * 100)}% of the same store calls without the engine)`,
+      met: report.ceilingRatio >= 0.5,
+    },
     {
       target: `1,000,000 slices at 00:00 all started by 00:05 on a table warmed to ${plan.warm.tableWruPerSecond.toLocaleString('en-US')} WRU/s`,
       measured: `${plan.warm.allCommittedAfterSecondS} s after the second`,
@@ -182,6 +191,15 @@ export function renderReport(report: BenchReport): string {
     table([
       ['requests', 'concurrency', 'seconds', 'writes/s', 'batches/s', 'ceiling slices/s', 'ours slices/s', 'ratio'],
       [`${c.dynamoWrites} writes + ${c.sendBatches} batches`, c.concurrency, c.seconds, c.dynamoWritesPerSecond, c.sendBatchesPerSecond, c.slicesPerSecond, b.throughputSlicesPerSecond, `${Math.round(report.ceilingRatio * 100)}%`],
+    ]),
+  );
+  const sc = report.storeCallsCeiling;
+  lines.push('');
+  lines.push(`The burst's own store calls without the engine (per slice: the claim's PutItem, the job read, the commit's UpdateItem; SQS batches per 10), ${sc.batchesInFlight} batches in flight:`);
+  lines.push(
+    table([
+      ['slices', 'seconds', 'slices/s', 'ours slices/s', 'ratio', 'this ÷ plain writes'],
+      [sc.slices, sc.seconds, sc.slicesPerSecond, b.throughputSlicesPerSecond, `${Math.round(report.storeCallsRatio * 100)}%`, `${Math.round((sc.slicesPerSecond / Math.max(0.001, c.slicesPerSecond)) * 100)}%`],
     ]),
   );
 

@@ -17,6 +17,7 @@ import { runBurst } from './burst.ts';
 import { planThroughput, preEnqueueLookaheadMs, ON_DEMAND_INITIAL_WRU_PER_SECOND, WARM_WRU_PER_SECOND, type SliceWriteMix, type ThroughputPlan } from './capacity-plan.ts';
 import { measureCeiling } from './ceiling.ts';
 import { renderBenchSvg } from './chart-svg.ts';
+import { measureStoreCallsCeiling } from './store-calls-ceiling.ts';
 import { chooseWorkerMemoryMb, cronfenceUsdPerMillion, heartbeatsFor, heartbeatUsdPerMillion, LEASE_CHOICES, schedulerUsdPerMillion, type HeartbeatCost } from './cost.ts';
 import { round, runDensity } from './density.ts';
 import { perExecution } from './per-execution.ts';
@@ -155,6 +156,12 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       onProgress: (done, total) => options.onProgress('ceiling: plain writes and sends', done, total),
     });
     const ceilingSlicesPerSecond = round(sizes.burst / Math.max(0.001, ceiling.seconds), 1);
+    const storeCalls = await measureStoreCallsCeiling({
+      env: envFor('burst'),
+      slices: sizes.burst,
+      batchesInFlight: sizes.workers * sizes.workerBatches,
+      onProgress: (done, total) => options.onProgress('ceiling: the burst’s store calls without the engine', done, total),
+    });
     options.onProgress('settlement: 1,200 payouts, chunked commits and outbox wires', 0, 1);
     const settlement = settlementRow(await measureSettlement(envFor('settlement'), sizes.settlementMerchants), ceiling.dynamoWritesPerSecond);
     options.onProgress('settlement: 1,200 payouts, chunked commits and outbox wires', 1, 1);
@@ -197,6 +204,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       burst: { ...burstFigures, requests: burst.meter.requests },
       ceiling: { ...ceiling, slicesPerSecond: ceilingSlicesPerSecond },
       ceilingRatio: round(burst.throughputSlicesPerSecond / Math.max(0.001, ceilingSlicesPerSecond), 3),
+      storeCallsCeiling: storeCalls,
+      storeCallsRatio: round(burst.throughputSlicesPerSecond / Math.max(0.001, storeCalls.slicesPerSecond), 3),
       perExecution: happy,
       perExecutionByRole: byRole,
       perExecutionWithBusinessWrite: withBusinessWrite,

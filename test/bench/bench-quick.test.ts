@@ -72,6 +72,10 @@ describe('cronfence bench --quick', () => {
     expect(report.ceiling.slicesPerSecond).toBeGreaterThan(0);
     expect(Number.isFinite(report.ceilingRatio)).toBe(true);
     expect(report.ceilingRatio).toBeGreaterThan(0);
+    // The burst's own store calls without the engine: every slice claimed and committed, a rate, and ours beside it.
+    expect(report.storeCallsCeiling.slices).toBe(report.burst.slices);
+    expect(report.storeCallsCeiling.slicesPerSecond).toBeGreaterThan(0);
+    expect(report.storeCallsRatio).toBeCloseTo(report.burst.throughputSlicesPerSecond / report.storeCallsCeiling.slicesPerSecond, 2);
 
     // Density: each level scanned exactly its due schedules.
     expect(report.density.levels.map((l) => l.schedules)).toEqual([...QUICK_SIZES.schedules]);
