@@ -14,6 +14,7 @@
  */
 import { ChangeMessageVisibilityBatchCommand, CreateQueueCommand, DeleteMessageBatchCommand, ReceiveMessageCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { destroyAwsClients } from '../aws/clients.ts';
+import { CronfenceError } from '../core/errors.ts';
 import { definitionOf } from '../core/ports.ts';
 import { createRuntime } from '../lambda/wiring.ts';
 import { BENCH_NOOP } from './bench-jobs.ts';
@@ -64,7 +65,7 @@ export async function measureStoreCallsCeiling(options: StoreCallsCeilingOptions
           batch.map(async (job) => {
             const key = { jobId: job.id, scheduledAt: dueAt };
             const claim = await runtime.slices.claim(key, owner, Date.now(), `calls-${job.id}`, 1, definitionOf(job));
-            if (!claim.won) throw new Error(`store-calls ceiling: the claim of ${job.id} lost`);
+            if (!claim.won) throw new CronfenceError(`store-calls ceiling: the claim of ${job.id} lost (its slice existed already)`);
             await runtime.jobReader.record(job.id);
             await runtime.slices.commit(key, claim.slice.fence, owner, Date.now(), []);
           }),

@@ -13,7 +13,7 @@ import { distribution, type Distribution } from '../core/stats.ts';
 import type { ExpectedOccurrence } from './expected.ts';
 import { eventTime, groupBy, type DeadLetterEntry, type InjectedClientFault, type InjectedProcessFault, type ObservedEvent, type ObservedRenewal } from './observed.ts';
 import { committedThenDead, succeededWithoutWrites, type Effect } from './outcomes.ts';
-import { findDisplacements, findFailovers, findOvertakenClaims, findOverlaps, type Displacement, type Failover, type Overlap } from './takeovers.ts';
+import { findDisplacements, findFailovers, findOvertakenClaims, findOverlaps, isBoundedFailover, type Displacement, type Failover, type Overlap } from './takeovers.ts';
 
 export type { DeadLetterEntry, InjectedClientFault, InjectedProcessFault, ObservedEvent, ObservedRenewal } from './observed.ts';
 export type { Effect } from './outcomes.ts';
@@ -64,10 +64,12 @@ export interface HistoryVerdict {
   /** Expected occurrences SKIPPED by the job's own misfire policy (in a `misfire` range), not missed. */
   readonly skippedByPolicy: number;
   readonly failovers: Failover[];
-  /** Failovers whose path met no injected AWS fault: the invariant's bound applies to these. */
+  /** Failovers whose path met no injected AWS fault and whose fast takeover was armed: the invariant's bound applies to these. */
   readonly failover: Distribution;
   /** Failovers whose victim's or standby's requests on that slice (or the standby's SQS ones) were throttled or hung. */
   readonly failoverSlowedByAws: Distribution;
+  /** Failovers of a claim that came back after its holder's own pause, its fast takeover disarmed by design (`Failover.claimAfterPause`). */
+  readonly failoverAfterPausedClaim: Distribution;
   /** Claims that returned after their message surfaced again and stood down unstarted, a standby having claimed first. */
   readonly overtakenClaims: number;
   readonly startLag: Distribution;
@@ -115,7 +117,7 @@ export function checkHistory(input: HistoryInput): HistoryVerdict {
   }
 
   const failovers = findFailovers(input.processFaults, input.renewals, claimsOf, byKey, input.clientFaults ?? []);
-  const unhindered = failovers.filter((failover) => failover.slowedBy === undefined);
+  const unhindered = failovers.filter(isBoundedFailover);
   const startLags = input.events
     .filter((observed) => observed.event.type === 'started' && Date.parse(observed.event.scheduledAt) >= (input.catchUpBefore ?? 0) && !input.lateByDesign?.has(observed.event.jobId))
     .map((observed) => eventTime(observed) - Date.parse(observed.event.scheduledAt) - (input.startOffsetOf?.get(observed.event.jobId) ?? 0));
@@ -140,6 +142,7 @@ export function checkHistory(input: HistoryInput): HistoryVerdict {
     failovers,
     failover: distribution(unhindered.map((failover) => failover.latencyMs)),
     failoverSlowedByAws: distribution(failovers.filter((failover) => failover.slowedBy !== undefined).map((failover) => failover.latencyMs)),
+    failoverAfterPausedClaim: distribution(failovers.filter((failover) => failover.slowedBy === undefined && failover.claimAfterPause).map((failover) => failover.latencyMs)),
     overtakenClaims: findOvertakenClaims(byKey).length,
     startLag: distribution(startLags),
     finalStates,

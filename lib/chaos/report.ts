@@ -50,6 +50,8 @@ export interface ChaosReport {
   readonly failover: { p50Ms: number; p99Ms: number; maxMs: number; count: number };
   /** Failovers slowed by a throttled or hung request on their path (reported, not bounded). */
   readonly failoverSlowedByAws: { p50Ms: number; maxMs: number; count: number };
+  /** Failovers of a claim that came back after its holder's own pause: the fast takeover disarmed by design (reported, not bounded). */
+  readonly failoverAfterPausedClaim: { p50Ms: number; maxMs: number; count: number };
   /** Claims that returned after their message surfaced again and stood down unstarted: a standby claimed first. */
   readonly overtakenClaims: number;
   readonly startLag: { p50Ms: number; p99Ms: number; maxMs: number };
@@ -68,7 +70,7 @@ export interface ChaosReport {
     healthyHoldersDisplaced: { executionKey: string; holder: string; holderFence: number; standby: string; silenceMs: number }[];
     committedThenDead: string[];
     succeededWithoutWrites: string[];
-    slowestFailovers: { executionKey: string; victim: string; standby: string; fault: string; latencyMs: number; slowedBy?: string }[];
+    slowestFailovers: { executionKey: string; victim: string; standby: string; fault: string; latencyMs: number; slowedBy?: string; claimAfterPause?: true }[];
   };
 }
 
@@ -139,6 +141,7 @@ export function buildReport(input: ReportInput): ChaosReport {
     policyViolations: [...(input.policyViolations ?? [])],
     failover: { p50Ms: round(verdict.failover.p50), p99Ms: round(verdict.failover.p99), maxMs: round(verdict.failover.max), count: verdict.failover.count },
     failoverSlowedByAws: { p50Ms: round(verdict.failoverSlowedByAws.p50), maxMs: round(verdict.failoverSlowedByAws.max), count: verdict.failoverSlowedByAws.count },
+    failoverAfterPausedClaim: { p50Ms: round(verdict.failoverAfterPausedClaim.p50), maxMs: round(verdict.failoverAfterPausedClaim.max), count: verdict.failoverAfterPausedClaim.count },
     overtakenClaims: verdict.overtakenClaims,
     startLag: { p50Ms: round(verdict.startLag.p50), p99Ms: round(verdict.startLag.p99), maxMs: round(verdict.startLag.max) },
     faults: input.faults,
@@ -157,7 +160,15 @@ export function buildReport(input: ReportInput): ChaosReport {
       slowestFailovers: [...verdict.failovers]
         .sort((a, b) => b.latencyMs - a.latencyMs)
         .slice(0, 5)
-        .map(({ executionKey, victim, standby, fault, latencyMs, slowedBy }) => ({ executionKey, victim, standby, fault, latencyMs: Math.round(latencyMs), ...(slowedBy ? { slowedBy } : {}) })),
+        .map(({ executionKey, victim, standby, fault, latencyMs, slowedBy, claimAfterPause }) => ({
+          executionKey,
+          victim,
+          standby,
+          fault,
+          latencyMs: Math.round(latencyMs),
+          ...(slowedBy ? { slowedBy } : {}),
+          ...(claimAfterPause ? { claimAfterPause } : {}),
+        })),
     },
   };
   return { ...report, violations: violations(report) };

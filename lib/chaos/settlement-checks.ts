@@ -17,7 +17,7 @@
 import { distribution, type Distribution } from '../core/stats.ts';
 import type { InjectedProcessFault, ObservedChunk } from './observed.ts';
 import type { SettlementReport } from './report.ts';
-import type { Failover } from './takeovers.ts';
+import { isBoundedFailover, type Failover } from './takeovers.ts';
 
 export interface SettlementStoreRecords {
   readonly executionKey: string;
@@ -87,7 +87,7 @@ export function checkSettlement(input: SettlementCheckInput): SettlementVerdict 
   return {
     occurrences,
     totals: Object.fromEntries(totalFields.map((field) => [field, sum(field)])) as SettlementVerdict['totals'],
-    failover: distribution(failovers.filter((failover) => failover.slowedBy === undefined).map((failover) => failover.latencyMs)),
+    failover: distribution(failovers.filter(isBoundedFailover).map((failover) => failover.latencyMs)),
     failoverFromFault: distribution(failovers.map(fromFault)),
     slowestFailovers: [...failovers]
       .sort((a, b) => b.latencyMs - a.latencyMs)

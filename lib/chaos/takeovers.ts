@@ -22,6 +22,17 @@ export interface Failover {
    * the 3 s request timeout), or the standby's own SQS request hung, between the last heartbeat and the takeover.
    */
   readonly slowedBy?: InjectedClientFault['kind'];
+  /**
+   * The victim's claim came back after a pause of its own that its message could have outlived (`overtakeable`):
+   * its first renewal disarmed the holder's-message-back takeover (a standby may hold the message), so the standby
+   * waits for the lease's expiry and the skew margin, about 8 s, by design (lease-keeper.ts).
+   */
+  readonly claimAfterPause?: true;
+}
+
+/** A failover the 5 s bound applies to: no injected fault on its path slowed it, and its fast takeover was armed. */
+export function isBoundedFailover(failover: Failover): boolean {
+  return failover.slowedBy === undefined && failover.claimAfterPause === undefined;
 }
 
 export interface Overlap {
@@ -120,6 +131,11 @@ export function findFailovers(
             // waits for the lease (the designed slow path, docs/architecture.md).
             (injected.at >= lastHeartbeatAt - MESSAGE_VISIBILITY_MS && injected.replica === fault.replica && injected.executionKey === key)),
       )?.kind;
+      const claimAfterPause =
+        claim.event.overtakeable === true &&
+        processFaults.some(
+          (paused) => paused.kind === 'pause' && paused.replica === fault.replica && paused.at <= eventTime(claim) && (paused.until ?? paused.at) >= eventTime(claim) - MESSAGE_VISIBILITY_MS,
+        );
       failovers.push({
         executionKey: key,
         victim: fault.replica,
@@ -129,6 +145,7 @@ export function findFailovers(
         takeoverAt,
         latencyMs: takeoverAt - lastHeartbeatAt,
         ...(slowedBy ? { slowedBy } : {}),
+        ...(claimAfterPause ? { claimAfterPause } : {}),
       });
     }
   }

@@ -190,6 +190,26 @@ describe('failovers slowed by injected AWS faults', () => {
     expect(third.failovers[0]?.slowedBy).toBeUndefined();
   });
 
+  it('reports apart the failover of a claim that came back after its holder’s own pause (its fast takeover disarmed by design)', () => {
+    // Paused while its receive was in flight, the victim claimed when it resumed, its message possibly handed on
+    // (`overtakeable`); killed later, its standby waited for the lease and the skew margin (a 300 s drill: 7,082 ms).
+    const lateClaim = (overtakeable: boolean): ObservedEvent => ({ ...observed('claimed', 'victim', T0, 1), event: { ...observed('claimed', 'victim', T0, 1).event, ...(overtakeable && { overtakeable }) } });
+    const pause = { kind: 'pause' as const, replica: 'victim', at: T0 - 6000, until: T0 - 100 };
+    const kill = { kind: 'kill' as const, replica: 'victim', at: T0 + 2000 };
+    const afterPause = checkHistory({ ...empty, events: [lateClaim(true), observed('claimed', 'standby', T0 + 9000, 2)], processFaults: [pause, kill] });
+    expect(afterPause.failovers).toMatchObject([{ latencyMs: 9000, claimAfterPause: true }]);
+    expect(afterPause.failover.count).toBe(0);
+    expect(afterPause.failoverAfterPausedClaim).toMatchObject({ count: 1, max: 9000 });
+    // Not overtakeable, or overtakeable with no pause of its own before the claim: bounded as any failover.
+    const armed = checkHistory({ ...empty, events: [lateClaim(false), observed('claimed', 'standby', T0 + 9000, 2)], processFaults: [pause, kill] });
+    expect(armed.failover).toMatchObject({ count: 1, max: 9000 });
+    expect(armed.failoverAfterPausedClaim.count).toBe(0);
+    const noPause = checkHistory({ ...empty, events: [lateClaim(true), observed('claimed', 'standby', T0 + 9000, 2)], processFaults: [kill] });
+    expect(noPause.failover).toMatchObject({ count: 1, max: 9000 });
+    const pausedLongBefore = checkHistory({ ...empty, events: [lateClaim(true), observed('claimed', 'standby', T0 + 9000, 2)], processFaults: [{ ...pause, until: T0 - 4000 }, kill] });
+    expect(pausedLongBefore.failover).toMatchObject({ count: 1, max: 9000 });
+  });
+
   it('counts no failover when the victim’s overlap gate had given the claim back, even reported after its pause', () => {
     const paused = { ...killedHolder, processFaults: [{ kind: 'pause' as const, replica: 'victim', at: T0 + 200, until: T0 + 7000 }] };
     expect(checkHistory(paused).failovers).toHaveLength(1);
