@@ -11,6 +11,7 @@
  * heartbeat requests per job-second can be compared.
  */
 import path from 'node:path';
+import { CronfenceError } from '../core/errors.ts';
 import { sleepUntil, systemClock } from '../core/clock.ts';
 import type { LifecycleEvent } from '../core/events.ts';
 import { distribution } from '../core/stats.ts';
@@ -31,7 +32,7 @@ import { dailyJobAt, firstOpenSecond, registerSchedules } from './register-sched
 /** The bench's replica entry, of this build (the source, or the compiled one). */
 const BENCH_REPLICA = packageFile('lib/bench/bench-replica.ts');
 
-export class BurstTimeoutError extends Error {
+export class BurstTimeoutError extends CronfenceError {
   override name = 'BurstTimeoutError';
 }
 

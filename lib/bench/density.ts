@@ -7,6 +7,7 @@
  * should the scanner's memory.
  */
 import { fork } from 'node:child_process';
+import { CronfenceError } from '../core/errors.ts';
 import { bootstrap } from '../aws/bootstrap.ts';
 import { destroyAwsClients } from '../aws/clients.ts';
 import { createRuntime } from '../lambda/wiring.ts';
@@ -21,7 +22,7 @@ const HOUR_MS = 3_600_000;
 /** Due schedules fire this far after the probe starts: inside its lookahead, after the scan starts. */
 const DUE_IN_MS = 30_000;
 
-export class ScanProbeError extends Error {
+export class ScanProbeError extends CronfenceError {
   override name = 'ScanProbeError';
 }
 

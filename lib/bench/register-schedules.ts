@@ -7,6 +7,7 @@
  * conditions each job: right for users, a few hundred times too slow to set
  * up a million.
  */
+import { CronfenceError } from '../core/errors.ts';
 import { BatchWriteItemCommand, type DynamoDBClient, type WriteRequest } from '@aws-sdk/client-dynamodb';
 import { DEFAULT_POLICIES } from '../core/job-spec.ts';
 import type { StoredJob, WheelStore } from '../core/ports.ts';
@@ -23,7 +24,7 @@ const CHUNK = 1000;
 const CONCURRENCY = 8;
 const RETRIES = 8;
 
-export class RegistrationError extends Error {
+export class RegistrationError extends CronfenceError {
   override name = 'RegistrationError';
 }
 
