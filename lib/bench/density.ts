@@ -51,6 +51,8 @@ export interface DensityLevel {
   readonly scannerPeakRssMb: number;
   readonly scannerPeakHeapMb: number;
   readonly registerSeconds: number;
+  /** What the scans reported failing (the first few). */
+  readonly scanErrors: readonly string[];
 }
 
 export interface DensityResult {
@@ -122,6 +124,7 @@ function summarize(schedules: number, due: number, probe: ScanProbeResult, regis
     scannerPeakRssMb: mb(probe.peakRssBytes),
     scannerPeakHeapMb: mb(probe.peakHeapUsedBytes),
     registerSeconds: round(registerSeconds, 1),
+    scanErrors: probe.errors,
   };
 }
 

@@ -136,7 +136,9 @@ export function densityTargets(levels: readonly DensityLevel[]): TargetCheck[] {
   if (!first || !last || levels.length < 2) return [];
   // A level whose scan did not send every due schedule measured a scan that failed or stopped, not density.
   const short = levels.filter((level) => level.sent < level.due);
-  const incomplete = short.map((level) => ` (the scan at ${level.schedules.toLocaleString('en-US')} sent ${level.sent} of ${level.due} due)`).join('');
+  const incomplete = short
+    .map((level) => ` (the scan at ${level.schedules.toLocaleString('en-US')} sent ${level.sent} of ${level.due} due${level.scanErrors[0] ? `; ${level.scanErrors[0]}` : ''})`)
+    .join('');
   return [
     {
       target: 'scanner memory flat in registered schedules',

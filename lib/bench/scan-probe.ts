@@ -20,11 +20,14 @@ export interface ScanProbeResult {
   readonly peakRssBytes: number;
   /** Largest V8 heap in use seen after a shard (bytes). */
   readonly peakHeapUsedBytes: number;
+  /** What the scans reported failing (the first few), for a level whose scan sent less than was due. */
+  readonly errors: string[];
 }
 
 const isChild = /scan-probe\.[jt]s$/.test(process.argv[1] ?? '') && typeof process.send === 'function';
 if (isChild) {
-  const runtime = createRuntime();
+  const errors: string[] = [];
+  const runtime = createRuntime({ onError: (error, context) => void (errors.length < 3 && errors.push(`${context}: ${String(error)}`)) });
   const meter = new RequestMeter(runtime.config).attach(runtime.clients);
   const scanner = runtime.scanner('bench-scan-probe');
   global.gc?.();
@@ -45,6 +48,7 @@ if (isChild) {
     rssBeforeBytes,
     peakRssBytes: process.resourceUsage().maxRSS * 1024,
     peakHeapUsedBytes,
+    errors,
   };
   process.send?.({ kind: 'result', result }, () => process.exit(0));
 }
