@@ -8,18 +8,11 @@
  * freeze; the bench's 1,000,000-schedule registration timed out on it (3 s,
  * three tries), 2026-12-05.
  */
-import { execFileSync } from 'node:child_process';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-
-const repoRoot = path.resolve(import.meta.dirname, '../..');
-const python = path.join(repoRoot, '.venv-emulator', 'bin', 'python');
+import { runInPatchedMoto } from '../support/patched-moto.ts';
 
 const SCRIPT = `
 import gc, json, sys
-sys.path.insert(0, sys.argv[1])
-import serve
-serve._patch_moto()
 from moto.dynamodb.models import dynamodb_backends
 
 backend = dynamodb_backends["123456789012"]["us-east-1"]
@@ -34,7 +27,7 @@ print(json.dumps({"items": ITEMS, "frozenPerItem": frozen / ITEMS, "itemsStored"
 
 describe('the emulator’s garbage collection', () => {
   it('freezes what survives a full collection, so a large table is not walked again by the next one', { timeout: 60_000 }, () => {
-    const out = execFileSync(python, ['-c', SCRIPT, path.join(repoRoot, 'scripts', 'emulator')], { encoding: 'utf8' });
+    const out = runInPatchedMoto(SCRIPT);
     const result = JSON.parse(out) as { items: number; frozenPerItem: number; itemsStored: number };
     expect(result.itemsStored).toBe(result.items);
     // Each stored item is several objects (the item, its attributes, their values): all frozen after the collection.

@@ -13,18 +13,11 @@
  * were received twice in two runs, and receives failed on "Set changed size during
  * iteration".
  */
-import { execFileSync } from 'node:child_process';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-
-const repoRoot = path.resolve(import.meta.dirname, '../..');
-const python = path.join(repoRoot, '.venv-emulator', 'bin', 'python');
+import { runInPatchedMoto } from '../support/patched-moto.ts';
 
 const SCRIPT = `
 import collections, json, sys, threading, time
-sys.path.insert(0, sys.argv[1])
-import serve
-serve._patch_moto()
 from moto.sqs.models import sqs_backends
 
 backend = sqs_backends["123456789012"]["us-east-1"]
@@ -60,7 +53,7 @@ print(json.dumps({"messages": ROUNDS * MESSAGES, "received": received, "received
 
 describe('the emulator’s SQS receive', () => {
   it('hands each message to one of the receives racing for it, and every receive answers', { timeout: 60_000 }, () => {
-    const out = execFileSync(python, ['-c', SCRIPT, path.join(repoRoot, 'scripts', 'emulator')], { encoding: 'utf8' });
+    const out = runInPatchedMoto(SCRIPT);
     const result = JSON.parse(out) as { messages: number; received: number; receivedTwice: number; errors: string[] };
     expect(result.errors).toEqual([]);
     expect(result.receivedTwice).toBe(0);
@@ -73,9 +66,6 @@ describe('the emulator’s SQS receive', () => {
     // receive handed out: 899 ms per receive of 10 with 1,000 messages queued, the emulator's busiest SQS path in a burst.
     const script = `
 import json, sys
-sys.path.insert(0, sys.argv[1])
-import serve
-serve._patch_moto()
 from moto.sqs.models import Queue, sqs_backends
 
 backend = sqs_backends["123456789012"]["us-east-1"]
@@ -96,7 +86,7 @@ got += [message.body for message in backend.receive_message("retention", 10, 0, 
 got += [message.body for message in backend.receive_message("retention", 10, 0, 30)]
 print(json.dumps({"builds": builds, "received": len(got), "expiredReceived": "expired" in got}))
 `;
-    const out = execFileSync(python, ['-c', script, path.join(repoRoot, 'scripts', 'emulator')], { encoding: 'utf8' });
+    const out = runInPatchedMoto(script);
     expect(JSON.parse(out)).toEqual({ builds: 0, received: 20, expiredReceived: false });
   });
 });
