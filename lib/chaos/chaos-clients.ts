@@ -101,7 +101,7 @@ function clientFaults(service: Service, options: ClientFaultOptions): FinalizeRe
     if (!refusals.has(context)) {
       const throttled = random.chance(config.throttleRate);
       refusals.set(context, throttled ? random.pick([1, 1, 1, 2, 2, 3]) : 0);
-      if (throttled) for (const slice of slices) report('throttle', slice);
+      if (throttled) for (const slice of slices) report('throttle', slice, command);
     }
     const left = refusals.get(context) ?? 0;
     if (left > 0) {
@@ -109,7 +109,7 @@ function clientFaults(service: Service, options: ClientFaultOptions): FinalizeRe
       throw refusal(service, command, args.request as HttpRequest, random);
     }
     if (options.hangServer && random.chance(config.hangRate)) {
-      for (const slice of slices) report('hang', slice);
+      for (const slice of slices) report('hang', slice, command);
       return next({ ...args, request: toHangServer(args.request as HttpRequest, options.hangServer.port) });
     }
     const result = await next(args);

@@ -9,8 +9,8 @@ import type { SliceKey } from '../core/slice.ts';
 import type { FaultKind, ReplicaChaosConfig } from './config.ts';
 import type { SeededRandom } from './random.ts';
 
-/** `executionKey`: the slice a faulted request was about, when the request names one. */
-export type FaultReporter = (fault: FaultKind, executionKey?: string) => void;
+/** `executionKey`: the slice a faulted request was about, when the request names one; `request`: an AWS request's command. */
+export type FaultReporter = (fault: FaultKind, executionKey?: string, request?: string) => void;
 
 /** What a client sees when a request timed out after the server applied it. */
 export class SimulatedTimeoutError extends Error {

@@ -33,7 +33,7 @@ export function chaosReplica(options: ChaosReplicaOptions = {}): ReplicaSetup {
     if (!chaos) throw new Error('the chaos replica needs its faults in CRONFENCE_CHAOS (cronfence chaos sets it)');
     const config = loadConfig();
     const random = new SeededRandom(chaos.seed ^ hashId(id));
-    const report: FaultReporter = (fault, executionKey) => toParent({ kind: 'fault', fault, ...(executionKey ? { executionKey } : {}) });
+    const report: FaultReporter = (fault, executionKey, request) => toParent({ kind: 'fault', fault, ...(executionKey ? { executionKey } : {}), ...(request ? { request } : {}) });
     const clients = createAwsClients();
     const hangServer = chaos.hangRate > 0 ? await new HangServer().start() : undefined;
     injectClientFaults(clients, { config: chaos, random, report, hangServer });

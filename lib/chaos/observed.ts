@@ -50,6 +50,8 @@ export interface InjectedClientFault {
   readonly at: number;
   /** The slice the request was about, when it named one (DynamoDB); SQS requests name none. */
   readonly executionKey?: string;
+  /** The SDK command refused or hung, e.g. `UpdateItemCommand`. */
+  readonly request: string;
 }
 
 /** One record found on the dead-letter queue, by the slice it names. */

@@ -46,7 +46,7 @@ export class HistoryRecorder {
     if (report.kind === 'fault') {
       if (report.fault in this.faults) this.faults[report.fault as FaultKind]++;
       if (report.fault === 'throttle' || report.fault === 'hang') {
-        this.clientFaults.push({ kind: report.fault, replica: replica.id, at: now, ...(report.executionKey ? { executionKey: report.executionKey } : {}) });
+        this.clientFaults.push({ kind: report.fault, replica: replica.id, at: now, request: report.request ?? '', ...(report.executionKey ? { executionKey: report.executionKey } : {}) });
       }
       return;
     }

@@ -18,8 +18,9 @@ export interface Failover {
   readonly takeoverAt: number;
   readonly latencyMs: number;
   /**
-   * An injected AWS fault on the way: a request about this slice throttled or hung (a claim that hung waits out
-   * the 3 s request timeout), or the standby's own SQS request hung, between the last heartbeat and the takeover.
+   * An injected AWS fault on the way: another replica's request about this slice throttled or hung (a claim that
+   * hung waits out the 3 s request timeout), or the standby's own SQS request hung, between the last heartbeat and
+   * the takeover; or the victim's own renewal refused or hung from a message visibility before it (RENEWAL_REQUESTS).
    */
   readonly slowedBy?: InjectedClientFault['kind'];
   /**
@@ -89,6 +90,13 @@ export function findOverlaps(byKey: Map<string, ObservedEvent[]>, claimsOf: Clai
 /** The drill's work queue visibility (3 s): how long after its last confirmed extension a holder's message stays hidden. */
 const MESSAGE_VISIBILITY_MS = 3000;
 
+/**
+ * A holder's requests whose refusal can slow its failover: its lease renewal (an UpdateItem of the slice) and its
+ * message's visibility extension. Its other requests about the slice, a settlement's chunk transactions, slow none:
+ * in a CI drill a throttled chunk commit put the settlement's only two takeovers (about 3.1 s each) apart.
+ */
+const RENEWAL_REQUESTS: ReadonlySet<string> = new Set(['UpdateItemCommand', 'ChangeMessageVisibilityCommand', 'ChangeMessageVisibilityBatchCommand']);
+
 export function findFailovers(
   processFaults: readonly InjectedProcessFault[],
   renewals: readonly ObservedRenewal[],
@@ -125,11 +133,12 @@ export function findFailovers(
       const slowedBy = clientFaults.find(
         (injected) =>
           injected.at <= takeoverAt &&
-          ((injected.at >= lastHeartbeatAt && (injected.executionKey === key || (injected.executionKey === undefined && injected.kind === 'hang' && injected.replica === takeover.replica))) ||
-            // The victim's own request about the slice refused or hung within a message visibility before its last
-            // heartbeat: an extension SQS did not confirm makes the holder disarm the fast takeover, and the standby
-            // waits for the lease (the designed slow path, docs/architecture.md).
-            (injected.at >= lastHeartbeatAt - MESSAGE_VISIBILITY_MS && injected.replica === fault.replica && injected.executionKey === key)),
+          (injected.replica === fault.replica
+            ? // The victim's own renewal of the slice refused or hung, from a message visibility before its last
+              // heartbeat: an extension SQS did not confirm makes the holder disarm the fast takeover, and the standby
+              // waits for the lease (the designed slow path, docs/architecture.md).
+              injected.at >= lastHeartbeatAt - MESSAGE_VISIBILITY_MS && injected.executionKey === key && RENEWAL_REQUESTS.has(injected.request)
+            : injected.at >= lastHeartbeatAt && (injected.executionKey === key || (injected.executionKey === undefined && injected.kind === 'hang' && injected.replica === takeover.replica))),
       )?.kind;
       const claimAfterPause =
         claim.event.overtakeable === true &&

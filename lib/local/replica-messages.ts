@@ -19,7 +19,7 @@ export type ReplicaMessage =
   /** A scanner finished one scan of a shard; `at` is its clock then. */
   | { readonly kind: 'scan'; readonly report: ScanReport; readonly at: number }
   /** The chaos replica injected a fault into itself (into a request for this slice, when it knows one). */
-  | { readonly kind: 'fault'; readonly fault: string; readonly executionKey?: string }
+  | { readonly kind: 'fault'; readonly fault: string; readonly executionKey?: string; readonly request?: string }
   /** A worker renewed a lease (the chaos drill checks renewals against fences). */
   | { readonly kind: 'renewed'; readonly executionKey: string; readonly fence: number; readonly at: number }
   /** A worker's chunked commit (`ctx.commitChunk`): committed, skipped as an earlier claim's, or refused by the fence. */

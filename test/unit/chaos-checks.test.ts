@@ -171,23 +171,36 @@ describe('failovers slowed by injected AWS faults', () => {
   };
 
   it('reports a failover apart when a request about its slice, or the standby’s SQS request, was throttled or hung on the way', () => {
-    const hungClaim = checkHistory({ ...killedHolder, clientFaults: [{ kind: 'hang', replica: 'standby', at: T0 + 3000, executionKey: KEY }] });
+    const hungClaim = checkHistory({ ...killedHolder, clientFaults: [{ kind: 'hang', replica: 'standby', at: T0 + 3000, executionKey: KEY, request: 'UpdateItemCommand' }] });
     expect(hungClaim.failovers).toMatchObject([{ latencyMs: 6000, slowedBy: 'hang' }]);
     expect(hungClaim.failover.count).toBe(0);
     expect(hungClaim.failoverSlowedByAws).toMatchObject({ count: 1, max: 6000 });
-    const hungReceive = checkHistory({ ...killedHolder, clientFaults: [{ kind: 'hang', replica: 'standby', at: T0 + 2000 }] });
+    const hungReceive = checkHistory({ ...killedHolder, clientFaults: [{ kind: 'hang', replica: 'standby', at: T0 + 2000, request: 'ReceiveMessageCommand' }] });
     expect(hungReceive.failovers[0]?.slowedBy).toBe('hang');
   });
 
   it('reports a failover apart when the victim’s own request about the slice was refused within a visibility before its last heartbeat', () => {
     const heartbeat = { replica: 'victim', offsetMs: 0, executionKey: KEY, fence: 1, at: T0 + 400 };
-    const refusedExtension = checkHistory({ ...killedHolder, renewals: [heartbeat], clientFaults: [{ kind: 'throttle', replica: 'victim', at: T0 + 100, executionKey: KEY }] });
-    expect(refusedExtension.failovers[0]?.slowedBy).toBe('throttle');
+    const refused = (request: string, at = T0 + 100) => ({ kind: 'throttle' as const, replica: 'victim', at, executionKey: KEY, request });
+    for (const request of ['ChangeMessageVisibilityBatchCommand', 'ChangeMessageVisibilityCommand', 'UpdateItemCommand']) {
+      const refusedRenewal = checkHistory({ ...killedHolder, renewals: [heartbeat], clientFaults: [refused(request)] });
+      expect(refusedRenewal.failovers[0]?.slowedBy, request).toBe('throttle');
+    }
     // Longer ago than a visibility, or another replica's: the failover is bounded.
-    const longAgo = checkHistory({ ...killedHolder, renewals: [{ ...heartbeat, at: T0 + 3500 }], processFaults: [{ kind: 'kill', replica: 'victim', at: T0 + 3600 }], clientFaults: [{ kind: 'throttle', replica: 'victim', at: T0 + 100, executionKey: KEY }] });
+    const longAgo = checkHistory({ ...killedHolder, renewals: [{ ...heartbeat, at: T0 + 3500 }], processFaults: [{ kind: 'kill', replica: 'victim', at: T0 + 3600 }], clientFaults: [refused('ChangeMessageVisibilityBatchCommand')] });
     expect(longAgo.failovers[0]?.slowedBy).toBeUndefined();
-    const third = checkHistory({ ...killedHolder, renewals: [heartbeat], clientFaults: [{ kind: 'throttle', replica: 'third', at: T0 + 100, executionKey: KEY }] });
+    const third = checkHistory({ ...killedHolder, renewals: [heartbeat], clientFaults: [{ ...refused('TransactWriteItemsCommand'), replica: 'third' }] });
     expect(third.failovers[0]?.slowedBy).toBeUndefined();
+  });
+
+  it('bounds a failover whose victim had only its business writes about the slice refused (a settlement’s chunk commits)', () => {
+    // A CI settlement drill: each of its two takeovers (3,093 and 3,060 ms) was put apart by a throttled chunk
+    // transaction of its victim, which slows no renewal; the settlement then had no bounded failover at all.
+    const heartbeat = { replica: 'victim', offsetMs: 0, executionKey: KEY, fence: 1, at: T0 + 400 };
+    const chunkCommits = [100, 450].map((ms) => ({ kind: 'throttle' as const, replica: 'victim', at: T0 + ms, executionKey: KEY, request: 'TransactWriteItemsCommand' }));
+    const verdict = checkHistory({ ...killedHolder, renewals: [heartbeat], clientFaults: [...chunkCommits, { ...chunkCommits[0]!, kind: 'hang' as const, at: T0 + 480 }] });
+    expect(verdict.failovers[0]?.slowedBy).toBeUndefined();
+    expect(verdict.failover).toMatchObject({ count: 1, max: 5600 });
   });
 
   it('reports apart the failover of a claim that came back after its holder’s own pause (its fast takeover disarmed by design)', () => {
@@ -221,10 +234,10 @@ describe('failovers slowed by injected AWS faults', () => {
     const elsewhere = checkHistory({
       ...killedHolder,
       clientFaults: [
-        { kind: 'hang', replica: 'standby', at: T0 + 3000, executionKey: executionKey('other', T0) },
-        { kind: 'throttle', replica: 'third', at: T0 + 3000 },
-        { kind: 'hang', replica: 'third', at: T0 + 3000 },
-        { kind: 'hang', replica: 'standby', at: T0 + 6500, executionKey: KEY },
+        { kind: 'hang', replica: 'standby', at: T0 + 3000, executionKey: executionKey('other', T0), request: 'PutItemCommand' },
+        { kind: 'throttle', replica: 'third', at: T0 + 3000, request: 'ReceiveMessageCommand' },
+        { kind: 'hang', replica: 'third', at: T0 + 3000, request: 'ReceiveMessageCommand' },
+        { kind: 'hang', replica: 'standby', at: T0 + 6500, executionKey: KEY, request: 'PutItemCommand' },
       ],
     });
     expect(elsewhere.failovers[0]?.slowedBy).toBeUndefined();
