@@ -322,8 +322,9 @@ def _partition_queries() -> None:
     # shard's wheel partition holds about 16,000 packs, and a scan's bucket
     # queries took 9.8 s a shard (the density level's scans timed out,
     # 2026-12-05). DynamoDB reads only the key range: keep each queried
-    # partition's sort keys sorted (sorted again only after a key was added or
-    # removed) and hand moto just the items whose key the condition can hold.
+    # partition's sort keys sorted (a key added or removed goes in or out at
+    # its place, as a scan's new packs do between its bucket queries) and hand
+    # moto just the items whose key the condition can hold.
     import bisect
 
     from moto.dynamodb.models.table import Table
@@ -354,44 +355,49 @@ def _partition_queries() -> None:
 
         def __init__(self, items: dict[Any, Any]) -> None:
             super().__init__(items)
-            self._sorted: tuple[list[Any], list[Any]] | None = None
+            keys = sorted(self, key=lambda key: key.cast_value)
+            self._values = [key.cast_value for key in keys]
+            self._keys = keys
 
-        # Every way moto adds or removes a key drops the sorted keys; replacing an item keeps them.
+        # Every way moto adds or removes a key keeps the sorted keys in step; replacing an item leaves them.
         def __setitem__(self, key: Any, value: Any) -> None:
             if key not in self:
-                self._sorted = None
+                at = bisect.bisect_right(self._values, key.cast_value)
+                self._values.insert(at, key.cast_value)
+                self._keys.insert(at, key)
             super().__setitem__(key, value)
 
         def __delitem__(self, key: Any) -> None:
-            self._sorted = None
+            self._forget(key)
             super().__delitem__(key)
 
-        def pop(self, *args: Any) -> Any:
-            self._sorted = None
-            return super().pop(*args)
+        def pop(self, key: Any, *default: Any) -> Any:
+            self._forget(key)
+            return super().pop(key, *default)
+
+        def _forget(self, key: Any) -> None:
+            if key in self:
+                at = bisect.bisect_left(self._values, key.cast_value)
+                del self._values[at], self._keys[at]
+
+        def __reduce_ex__(self, protocol: Any) -> Any:
+            return (dict, (dict(self),))  # a copy (a backup's) is a plain partition, sorted again when queried
 
         def popitem(self) -> Any:
-            self._sorted = None
-            return super().popitem()
+            raise NotImplementedError("moto does not pop a partition's items in any order")
 
         def clear(self) -> None:
-            self._sorted = None
-            super().clear()
+            raise NotImplementedError("moto does not clear a partition")
 
         def update(self, *args: Any, **kwargs: Any) -> None:
-            self._sorted = None
-            super().update(*args, **kwargs)
+            raise NotImplementedError("moto does not update a partition at once")
 
         def setdefault(self, *args: Any) -> Any:
-            self._sorted = None
-            return super().setdefault(*args)
+            raise NotImplementedError("moto does not setdefault a partition's item")
 
         def within(self, comparison: str | None, bounds: list[Any]) -> list[Any]:
             """The items whose sort key `comparison` can hold (all of them when it is not a range moto orders)."""
-            if self._sorted is None:
-                keys = sorted(self, key=lambda key: key.cast_value)
-                self._sorted = ([key.cast_value for key in keys], keys)
-            values, keys = self._sorted
+            values, keys = self._values, self._keys
             try:
                 span = _span(values, (comparison or "").upper(), bounds)
             except TypeError:  # a bound of another type than the keys: moto's own comparison decides
