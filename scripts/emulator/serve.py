@@ -376,8 +376,8 @@ def _partition_queries() -> None:
             return super().pop(key, *default)
 
         def _forget(self, key: Any) -> None:
-            if key in self:
-                at = bisect.bisect_left(self._values, key.cast_value)
+            if key in self:  # the first key from its value's place that is it (two number keys can share a value)
+                at = self._keys.index(key, bisect.bisect_left(self._values, key.cast_value))
                 del self._values[at], self._keys[at]
 
         def __reduce_ex__(self, protocol: Any) -> Any:
