@@ -73,6 +73,8 @@ export interface ClientFaultOptions {
   readonly report: FaultReporter;
   /** Where hung requests go; needed when `hangRate` > 0. */
   readonly hangServer?: HangServer;
+  /** Told of each work message received, by the slice it names (the drill times a takeover's receive). */
+  readonly onReceived?: (executionKey: string) => void;
 }
 
 /** Adds the throttle and hang middleware to the DynamoDB and SQS clients. */
@@ -91,7 +93,7 @@ function clientFaults(service: Service, options: ClientFaultOptions): FinalizeRe
   const { config, random, report } = options;
   // Tries still to refuse, per call: the context object is the same for every try of one call.
   const refusals = new WeakMap<object, number>();
-  const received = new ReceivedSlices();
+  const received = new ReceivedSlices(options.onReceived);
   return (next, context) => async (args) => {
     const command = String(context.commandName ?? '');
     if (EXEMPT_COMMANDS.has(command)) return next(args);
@@ -126,13 +128,17 @@ function clientFaults(service: Service, options: ClientFaultOptions): FinalizeRe
 class ReceivedSlices {
   private readonly byHandle = new Map<string, string>();
 
+  constructor(private readonly onReceived?: (executionKey: string) => void) {}
+
   note(command: string, input: unknown, output: unknown): void {
     if (command === 'DeleteMessageCommand' || command === 'DeleteMessageBatchCommand') for (const handle of handlesOf(input)) this.byHandle.delete(handle);
     if (command !== 'ReceiveMessageCommand') return;
     for (const message of (output as { Messages?: { Body?: string; ReceiptHandle?: string }[] }).Messages ?? []) {
       try {
         const key = decodeWorkMessage(message.Body ?? '');
-        if (message.ReceiptHandle) this.byHandle.set(message.ReceiptHandle, executionKey(key.jobId, key.scheduledAt));
+        const slice = executionKey(key.jobId, key.scheduledAt);
+        if (message.ReceiptHandle) this.byHandle.set(message.ReceiptHandle, slice);
+        this.onReceived?.(slice);
       } catch {
         // A scan request or a bogus body: no slice to tie a fault to.
       }

@@ -240,11 +240,11 @@ async function readAndCheck(
   const slices = [...randomSlices, ...policySlices];
   const settled = settlement ? await settlement.collect(expected.filter((o) => o.jobId === SETTLEMENT_JOB_ID), slices, DELIVERY_TIMEOUT_MS) : undefined;
   effects.push(...(settled?.summaries ?? []));
-  const { events, renewals, processFaults, clientFaults } = recorder;
+  const { events, renewals, processFaults, clientFaults, receives } = recorder;
   const misfireOf = new Map(policies.outages.map((outage) => [outage.jobId, outage.misfire]));
   const overlapOf = new Map(OVERLAP_JOBS.map(({ id, overlap }) => [id, overlap]));
   const startOffsetOf = new Map(specs.flatMap((spec) => (spec.jitter === undefined ? [] : [[spec.id, jitterOffsetMs(spec.id, parseJobSpec(spec).policies.jitterMs)] as const])));
-  const verdict = checkHistory({ events, renewals, processFaults, clientFaults, slices, ledger: ledgerOfSlices(slices), effects, deadLetters, expected, misfireOf, overlapOf, startOffsetOf, catchUpBefore: startedAt, lateByDesign: new Set(overlapOf.keys()) });
+  const verdict = checkHistory({ events, renewals, processFaults, clientFaults, receives, slices, ledger: ledgerOfSlices(slices), effects, deadLetters, expected, misfireOf, overlapOf, startOffsetOf, catchUpBefore: startedAt, lateByDesign: new Set(overlapOf.keys()) });
   const oneTime = await Promise.all(
     policies.specs
       .filter((spec) => spec.policies?.afterOneTime !== undefined)

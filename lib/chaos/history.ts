@@ -11,11 +11,11 @@ import type { LedgerRecord } from '../core/ledger.ts';
 import { SliceStatus, type Slice } from '../core/slice.ts';
 import { distribution, type Distribution } from '../core/stats.ts';
 import type { ExpectedOccurrence } from './expected.ts';
-import { eventTime, groupBy, type DeadLetterEntry, type InjectedClientFault, type InjectedProcessFault, type ObservedEvent, type ObservedRenewal } from './observed.ts';
+import { eventTime, groupBy, type DeadLetterEntry, type InjectedClientFault, type InjectedProcessFault, type ObservedEvent, type ObservedReceive, type ObservedRenewal } from './observed.ts';
 import { committedThenDead, succeededWithoutWrites, type Effect } from './outcomes.ts';
 import { findDisplacements, findFailovers, findOvertakenClaims, findOverlaps, isBoundedFailover, type Displacement, type Failover, type Overlap } from './takeovers.ts';
 
-export type { DeadLetterEntry, InjectedClientFault, InjectedProcessFault, ObservedEvent, ObservedRenewal } from './observed.ts';
+export type { DeadLetterEntry, InjectedClientFault, InjectedProcessFault, ObservedEvent, ObservedReceive, ObservedRenewal } from './observed.ts';
 export type { Effect } from './outcomes.ts';
 export type { Displacement, Failover, Overlap } from './takeovers.ts';
 
@@ -25,6 +25,8 @@ export interface HistoryInput {
   readonly processFaults: readonly InjectedProcessFault[];
   /** Throttled and hung requests; a failover whose path met one is reported apart (`slowedBy`). */
   readonly clientFaults?: readonly InjectedClientFault[];
+  /** The workers' receives of work messages: each failover's standby receive (`Failover.receivedAt`). @default [] */
+  readonly receives?: readonly ObservedReceive[];
   readonly slices: readonly Slice[];
   readonly ledger: readonly LedgerRecord[];
   readonly effects: readonly Effect[];
@@ -116,7 +118,7 @@ export function checkHistory(input: HistoryInput): HistoryVerdict {
     if (new Set(fences).size !== fences.length || Math.max(0, ...fences) > stored) fenceViolations.push(key);
   }
 
-  const failovers = findFailovers(input.processFaults, input.renewals, claimsOf, byKey, input.clientFaults ?? []);
+  const failovers = findFailovers(input.processFaults, input.renewals, claimsOf, byKey, input.clientFaults ?? [], input.receives ?? []);
   const unhindered = failovers.filter(isBoundedFailover);
   const startLags = input.events
     .filter((observed) => observed.event.type === 'started' && Date.parse(observed.event.scheduledAt) >= (input.catchUpBefore ?? 0) && !input.lateByDesign?.has(observed.event.jobId))

@@ -54,6 +54,13 @@ export interface InjectedClientFault {
   readonly request: string;
 }
 
+/** A worker's receive of a work message, on the drill's clock (when its report reached the drill). */
+export interface ObservedReceive {
+  readonly replica: string;
+  readonly executionKey: string;
+  readonly at: number;
+}
+
 /** One record found on the dead-letter queue, by the slice it names. */
 export interface DeadLetterEntry {
   readonly executionKey: string;

@@ -6,13 +6,15 @@
  */
 import type { Replica, ReplicaReport, ReplicaRole } from '../local/fleet.ts';
 import { FAULT_KINDS, type FaultKind } from './config.ts';
-import type { InjectedClientFault, InjectedProcessFault, ObservedChunk, ObservedEvent, ObservedRenewal } from './observed.ts';
+import type { InjectedClientFault, InjectedProcessFault, ObservedChunk, ObservedEvent, ObservedReceive, ObservedRenewal } from './observed.ts';
 
 export class HistoryRecorder {
   readonly events: ObservedEvent[] = [];
   readonly renewals: ObservedRenewal[] = [];
   readonly processFaults: InjectedProcessFault[] = [];
   readonly clientFaults: InjectedClientFault[] = [];
+  /** The workers' receives of work messages (a slow takeover: was the message late, or the claim?). */
+  readonly receives: ObservedReceive[] = [];
   /** Chunked commits the workers reported (the settlement drill's). */
   readonly chunks: ObservedChunk[] = [];
   /** Told of each chunk report as it comes (the settlement drill's mid-batch faults). */
@@ -48,6 +50,10 @@ export class HistoryRecorder {
       if (report.fault === 'throttle' || report.fault === 'hang') {
         this.clientFaults.push({ kind: report.fault, replica: replica.id, at: now, request: report.request ?? '', ...(report.executionKey ? { executionKey: report.executionKey } : {}) });
       }
+      return;
+    }
+    if (report.kind === 'received') {
+      this.receives.push({ replica: replica.id, executionKey: report.executionKey, at: now });
       return;
     }
     if (report.kind === 'chunk') {

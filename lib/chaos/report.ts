@@ -70,7 +70,8 @@ export interface ChaosReport {
     healthyHoldersDisplaced: { executionKey: string; holder: string; holderFence: number; standby: string; silenceMs: number }[];
     committedThenDead: string[];
     succeededWithoutWrites: string[];
-    slowestFailovers: { executionKey: string; victim: string; standby: string; fault: string; latencyMs: number; slowedBy?: string; claimAfterPause?: true }[];
+    /** `receivedMs`: the standby's receive of the message it claimed with, after the victim's last heartbeat. */
+    slowestFailovers: { executionKey: string; victim: string; standby: string; fault: string; latencyMs: number; receivedMs?: number; slowedBy?: string; claimAfterPause?: true }[];
   };
 }
 
@@ -160,12 +161,13 @@ export function buildReport(input: ReportInput): ChaosReport {
       slowestFailovers: [...verdict.failovers]
         .sort((a, b) => b.latencyMs - a.latencyMs)
         .slice(0, 5)
-        .map(({ executionKey, victim, standby, fault, latencyMs, slowedBy, claimAfterPause }) => ({
+        .map(({ executionKey, victim, standby, fault, latencyMs, lastHeartbeatAt, receivedAt, slowedBy, claimAfterPause }) => ({
           executionKey,
           victim,
           standby,
           fault,
           latencyMs: Math.round(latencyMs),
+          ...(receivedAt !== undefined ? { receivedMs: Math.round(receivedAt - lastHeartbeatAt) } : {}),
           ...(slowedBy ? { slowedBy } : {}),
           ...(claimAfterPause ? { claimAfterPause } : {}),
         })),

@@ -6,7 +6,7 @@
  */
 import type { LifecycleEventType } from '../core/events.ts';
 import type { ProcessFaultKind } from './fault-plan.ts';
-import { eventTime, groupBy, realTime, type InjectedClientFault, type InjectedProcessFault, type ObservedEvent, type ObservedRenewal } from './observed.ts';
+import { eventTime, groupBy, realTime, type InjectedClientFault, type InjectedProcessFault, type ObservedEvent, type ObservedReceive, type ObservedRenewal } from './observed.ts';
 
 export interface Failover {
   readonly executionKey: string;
@@ -29,6 +29,11 @@ export interface Failover {
    * waits for the lease's expiry and the skew margin, about 8 s, by design (lease-keeper.ts).
    */
   readonly claimAfterPause?: true;
+  /**
+   * Drill time of the standby's last receive of the slice's message before its claim (when recorded): a slow
+   * takeover whose receive came late waited on the queue or on free pollers, one whose receive came early on its claim.
+   */
+  readonly receivedAt?: number;
 }
 
 /** A failover the 5 s bound applies to: no injected fault on its path slowed it, and its fast takeover was armed. */
@@ -103,6 +108,7 @@ export function findFailovers(
   claimsOf: ClaimsOf,
   byKey: Map<string, ObservedEvent[]>,
   clientFaults: readonly InjectedClientFault[] = [],
+  receives: readonly ObservedReceive[] = [],
 ): Failover[] {
   const failovers: Failover[] = [];
   for (const fault of processFaults) {
@@ -145,6 +151,7 @@ export function findFailovers(
         processFaults.some(
           (paused) => paused.kind === 'pause' && paused.replica === fault.replica && paused.at <= eventTime(claim) && (paused.until ?? paused.at) >= eventTime(claim) - MESSAGE_VISIBILITY_MS,
         );
+      const receivedAt = receives.findLast((receive) => receive.replica === takeover.replica && receive.executionKey === key && receive.at >= lastHeartbeatAt && receive.at <= takeoverAt)?.at;
       failovers.push({
         executionKey: key,
         victim: fault.replica,
@@ -155,6 +162,7 @@ export function findFailovers(
         latencyMs: takeoverAt - lastHeartbeatAt,
         ...(slowedBy ? { slowedBy } : {}),
         ...(claimAfterPause ? { claimAfterPause } : {}),
+        ...(receivedAt !== undefined ? { receivedAt } : {}),
       });
     }
   }

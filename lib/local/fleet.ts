@@ -140,6 +140,7 @@ export class ReplicaFleet {
       case 'scan':
         return this.options.onScan?.({ report: message.report, at: message.at }, member);
       case 'fault':
+      case 'received':
       case 'renewed':
       case 'chunk':
         return this.options.onReport?.(message, member);

@@ -20,6 +20,8 @@ export type ReplicaMessage =
   | { readonly kind: 'scan'; readonly report: ScanReport; readonly at: number }
   /** The chaos replica injected a fault into itself (into a request for this slice, when it knows one). */
   | { readonly kind: 'fault'; readonly fault: string; readonly executionKey?: string; readonly request?: string }
+  /** A chaos worker received a work message for this slice (the drill times a takeover's receive). */
+  | { readonly kind: 'received'; readonly executionKey: string }
   /** A worker renewed a lease (the chaos drill checks renewals against fences). */
   | { readonly kind: 'renewed'; readonly executionKey: string; readonly fence: number; readonly at: number }
   /** A worker's chunked commit (`ctx.commitChunk`): committed, skipped as an earlier claim's, or refused by the fence. */
@@ -30,5 +32,5 @@ export type ReplicaMessage =
 /** Parent -> replica: send your meter now. */
 export type ParentMessage = { readonly kind: 'meter' };
 
-/** The messages the fleet hands to its owner as they come (fault, renewal and chunk reports). */
-export type ReplicaReport = Extract<ReplicaMessage, { kind: 'fault' | 'renewed' | 'chunk' }>;
+/** The messages the fleet hands to its owner as they come (fault, receive, renewal and chunk reports). */
+export type ReplicaReport = Extract<ReplicaMessage, { kind: 'fault' | 'received' | 'renewed' | 'chunk' }>;

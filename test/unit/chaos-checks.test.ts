@@ -223,6 +223,16 @@ describe('failovers slowed by injected AWS faults', () => {
     expect(pausedLongBefore.failover).toMatchObject({ count: 1, max: 9000 });
   });
 
+  it('times the standby’s receive of the message it claimed with: its last receive of that slice since the victim’s last heartbeat', () => {
+    const receive = (replica: string, at: number, key = KEY) => ({ replica, executionKey: key, at });
+    const verdict = checkHistory({
+      ...killedHolder,
+      receives: [receive('victim', T0 + 10), receive('standby', T0 - 50), receive('standby', T0 + 5200), receive('standby', T0 + 5900), receive('third', T0 + 5950), receive('standby', T0 + 5980, executionKey('other', T0)), receive('standby', T0 + 6100)],
+    });
+    expect(verdict.failovers).toMatchObject([{ latencyMs: 6000, receivedAt: T0 + 5900 }]);
+    expect(checkHistory(killedHolder).failovers[0]?.receivedAt).toBeUndefined();
+  });
+
   it('counts no failover when the victim’s overlap gate had given the claim back, even reported after its pause', () => {
     const paused = { ...killedHolder, processFaults: [{ kind: 'pause' as const, replica: 'victim', at: T0 + 200, until: T0 + 7000 }] };
     expect(checkHistory(paused).failovers).toHaveLength(1);
