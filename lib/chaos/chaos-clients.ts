@@ -74,7 +74,7 @@ export interface ClientFaultOptions {
   /** Where hung requests go; needed when `hangRate` > 0. */
   readonly hangServer?: HangServer;
   /** Told of each work message received, by the slice it names (the drill times a takeover's receive). */
-  readonly onReceived?: (executionKey: string) => void;
+  readonly onReceived?: (receive: ReceivedWork) => void;
 }
 
 /** Adds the throttle and hang middleware to the DynamoDB and SQS clients. */
@@ -120,6 +120,13 @@ function clientFaults(service: Service, options: ClientFaultOptions): FinalizeRe
   };
 }
 
+/** A received work message: its slice, and which message and delivery it was (a copy has its own id). */
+export interface ReceivedWork {
+  readonly executionKey: string;
+  readonly messageId: string;
+  readonly receiveCount: number;
+}
+
 /**
  * Which slice each received work message names, by receipt handle, so a
  * fault on a visibility change or delete can be tied to its slice too. Only
@@ -128,17 +135,17 @@ function clientFaults(service: Service, options: ClientFaultOptions): FinalizeRe
 class ReceivedSlices {
   private readonly byHandle = new Map<string, string>();
 
-  constructor(private readonly onReceived?: (executionKey: string) => void) {}
+  constructor(private readonly onReceived?: (receive: ReceivedWork) => void) {}
 
   note(command: string, input: unknown, output: unknown): void {
     if (command === 'DeleteMessageCommand' || command === 'DeleteMessageBatchCommand') for (const handle of handlesOf(input)) this.byHandle.delete(handle);
     if (command !== 'ReceiveMessageCommand') return;
-    for (const message of (output as { Messages?: { Body?: string; ReceiptHandle?: string }[] }).Messages ?? []) {
+    for (const message of (output as { Messages?: { Body?: string; ReceiptHandle?: string; MessageId?: string; Attributes?: Record<string, string> }[] }).Messages ?? []) {
       try {
         const key = decodeWorkMessage(message.Body ?? '');
         const slice = executionKey(key.jobId, key.scheduledAt);
         if (message.ReceiptHandle) this.byHandle.set(message.ReceiptHandle, slice);
-        this.onReceived?.(slice);
+        this.onReceived?.({ executionKey: slice, messageId: message.MessageId ?? '', receiveCount: Number(message.Attributes?.ApproximateReceiveCount ?? 0) });
       } catch {
         // A scan request or a bogus body: no slice to tie a fault to.
       }

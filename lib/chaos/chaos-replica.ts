@@ -36,7 +36,7 @@ export function chaosReplica(options: ChaosReplicaOptions = {}): ReplicaSetup {
     const report: FaultReporter = (fault, executionKey, request) => toParent({ kind: 'fault', fault, ...(executionKey ? { executionKey } : {}), ...(request ? { request } : {}) });
     const clients = createAwsClients();
     const hangServer = chaos.hangRate > 0 ? await new HangServer().start() : undefined;
-    injectClientFaults(clients, { config: chaos, random, report, hangServer, onReceived: (executionKey) => toParent({ kind: 'received', executionKey }) });
+    injectClientFaults(clients, { config: chaos, random, report, hangServer, onReceived: (receive) => toParent({ kind: 'received', ...receive }) });
     const inner = (store: SliceStore): SliceStore => (options.slices ? options.slices(store, { clients, config }) : store);
     return {
       // The settlement drill's job (cronfence chaos --settlement) beside the drill's own.

@@ -293,6 +293,7 @@ function writeOutputs(
   writeFileSync(path.join(options.outDir, 'renewals.jsonl'), recorder.renewals.map((renewal) => JSON.stringify(renewal)).join('\n'));
   writeFileSync(path.join(options.outDir, 'process-faults.json'), JSON.stringify(recorder.processFaults, null, 2));
   writeFileSync(path.join(options.outDir, 'client-faults.jsonl'), recorder.clientFaults.map((fault) => JSON.stringify(fault)).join('\n'));
+  writeFileSync(path.join(options.outDir, 'receives.jsonl'), recorder.receives.map((receive) => JSON.stringify(receive)).join('\n'));
   // Each job's recorded history: what the expected occurrences followed.
   writeFileSync(path.join(options.outDir, 'jobs.json'), JSON.stringify(book.histories().filter((history) => history.changes.length > 1), null, 2));
   writeFileSync(

@@ -59,6 +59,9 @@ export interface ObservedReceive {
   readonly replica: string;
   readonly executionKey: string;
   readonly at: number;
+  /** Which message (a copy has its own id) and which delivery of it (SQS's ApproximateReceiveCount). */
+  readonly messageId?: string;
+  readonly receiveCount?: number;
 }
 
 /** One record found on the dead-letter queue, by the slice it names. */

@@ -53,7 +53,7 @@ export class HistoryRecorder {
       return;
     }
     if (report.kind === 'received') {
-      this.receives.push({ replica: replica.id, executionKey: report.executionKey, at: now });
+      this.receives.push({ replica: replica.id, executionKey: report.executionKey, at: now, messageId: report.messageId, receiveCount: report.receiveCount });
       return;
     }
     if (report.kind === 'chunk') {

@@ -21,7 +21,7 @@ export type ReplicaMessage =
   /** The chaos replica injected a fault into itself (into a request for this slice, when it knows one). */
   | { readonly kind: 'fault'; readonly fault: string; readonly executionKey?: string; readonly request?: string }
   /** A chaos worker received a work message for this slice (the drill times a takeover's receive). */
-  | { readonly kind: 'received'; readonly executionKey: string }
+  | { readonly kind: 'received'; readonly executionKey: string; readonly messageId: string; readonly receiveCount: number }
   /** A worker renewed a lease (the chaos drill checks renewals against fences). */
   | { readonly kind: 'renewed'; readonly executionKey: string; readonly fence: number; readonly at: number }
   /** A worker's chunked commit (`ctx.commitChunk`): committed, skipped as an earlier claim's, or refused by the fence. */
