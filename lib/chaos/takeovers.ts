@@ -130,6 +130,11 @@ export function findFailovers(
       if (endedBefore || releasedByOverlapGate(events, fault.replica, claim.event.fence)) continue;
       const takeover = claimsOf(key).find((observed) => observed.event.fence > claim.event.fence && observed.replica !== fault.replica);
       if (!takeover) continue;
+      // One failover per takeover, from the victim's last fault before it: a pause it came back from and renewed after,
+      // or a fault after the takeover, would list it again (a 300 s drill listed one three times), the first from the
+      // heartbeats before that earlier pause.
+      const stoppedBy = processFaults.filter((other) => other.replica === fault.replica && other.kind !== 'scannerKill' && other.at <= eventTime(takeover)).at(-1);
+      if (stoppedBy !== fault) continue;
       const heartbeats = renewals
         .filter((renewal) => renewal.replica === fault.replica && renewal.executionKey === key && renewal.fence === claim.event.fence)
         .map((renewal) => realTime(renewal, renewal.at))

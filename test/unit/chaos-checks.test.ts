@@ -233,6 +233,22 @@ describe('failovers slowed by injected AWS faults', () => {
     expect(checkHistory(killedHolder).failovers[0]?.receivedAt).toBeUndefined();
   });
 
+  it('counts one failover per takeover, from the victim’s last fault before it', () => {
+    const renewals = [1000, 2000].map((ms) => ({ replica: 'victim', offsetMs: 0, executionKey: KEY, fence: 1, at: T0 + ms }));
+    const verdict = checkHistory({
+      ...killedHolder,
+      renewals,
+      processFaults: [
+        // A pause it came back from, renewing after; then the kill; then a pause of the replaced process after the takeover.
+        { kind: 'pause' as const, replica: 'victim', at: T0 + 300, until: T0 + 800 },
+        { kind: 'kill' as const, replica: 'victim', at: T0 + 2500 },
+        { kind: 'pause' as const, replica: 'victim', at: T0 + 7000, until: T0 + 9000 },
+      ],
+    });
+    expect(verdict.failovers).toMatchObject([{ fault: 'kill', lastHeartbeatAt: T0 + 2000, latencyMs: 4000 }]);
+    expect(verdict.failover).toMatchObject({ count: 1, max: 4000 });
+  });
+
   it('counts no failover when the victim’s overlap gate had given the claim back, even reported after its pause', () => {
     const paused = { ...killedHolder, processFaults: [{ kind: 'pause' as const, replica: 'victim', at: T0 + 200, until: T0 + 7000 }] };
     expect(checkHistory(paused).failovers).toHaveLength(1);
