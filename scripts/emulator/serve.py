@@ -404,7 +404,9 @@ def _partition_queries() -> None:
                 span = None
             if span is None or span[0] > span[1]:
                 return list(self.values())
-            return [self[key] for key in keys[span[0] : span[1]]]
+            # With a key on each side of the range, moto's loop ends a Limit-ed page as it would over the partition:
+            # with a LastEvaluatedKey when an item follows the last one returned.
+            return [self[key] for key in keys[max(0, span[0] - 1) : span[1] + 1]]
 
     def _span(values: list[Any], comparison: str, bounds: list[Any]) -> tuple[int, int] | None:
         """Where in the sorted `values` a sort key condition can hold: [from, to)."""
