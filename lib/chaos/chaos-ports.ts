@@ -4,6 +4,7 @@
  * original (while its holder may still run it), and commits whose reply is
  * lost after DynamoDB applied them. Each injected fault is reported.
  */
+import { executionKey } from '../core/execution-key.ts';
 import type { BusinessWrite, SliceStore, WorkMessage, WorkQueue } from '../core/ports.ts';
 import type { SliceKey } from '../core/slice.ts';
 import type { FaultKind, ReplicaChaosConfig } from './config.ts';
@@ -17,23 +18,34 @@ export class SimulatedTimeoutError extends Error {
   override name = 'TimeoutError';
 }
 
-export function chaosWorkQueue(inner: WorkQueue, config: ReplicaChaosConfig, random: SeededRandom, report: FaultReporter): WorkQueue {
+/** A work message this replica sent (after SQS took it, with the delay it went with) or dropped as its fault. */
+export interface SentWork {
+  readonly executionKey: string;
+  readonly delaySeconds: number;
+  readonly dropped: boolean;
+}
+
+export function chaosWorkQueue(inner: WorkQueue, config: ReplicaChaosConfig, random: SeededRandom, report: FaultReporter, onSent?: (sent: SentWork) => void): WorkQueue {
   return {
     hide: (receiptHandle, seconds) => inner.hide(receiptHandle, seconds),
     hideBatched: (receiptHandle, seconds) => inner.hideBatched(receiptHandle, seconds),
     async send(messages) {
       const out: WorkMessage[] = [];
+      const sent: SentWork[] = [];
       for (const message of messages) {
+        const key = executionKey(message.jobId, message.scheduledAt);
         if (random.chance(config.dropRate)) {
-          report('drop');
+          report('drop', key);
+          onSent?.({ executionKey: key, delaySeconds: message.delaySeconds, dropped: true });
           continue;
         }
         let copy = message;
         if (random.chance(config.delayRate)) {
-          report('delay');
+          report('delay', key);
           copy = { ...message, delaySeconds: message.delaySeconds + random.int(1, 5) };
         }
         out.push(copy);
+        sent.push({ executionKey: key, delaySeconds: copy.delaySeconds, dropped: false });
         if (random.chance(config.duplicateRate)) {
           report('duplicate');
           for (let i = random.int(1, 2); i > 0; i--) out.push(copy);
@@ -45,6 +57,7 @@ export function chaosWorkQueue(inner: WorkQueue, config: ReplicaChaosConfig, ran
         }
       }
       await inner.send(out);
+      for (const work of sent) onSent?.(work);
       if (out.length > 0 && random.chance(config.replayRate)) {
         report('duplicate');
         await inner.send(out);

@@ -1,7 +1,7 @@
 /**
  * The drill's own store access: its tables before the run, and what the
  * stores hold after it (slices with their ledger records, business effects, dead letters, a
- * job's raw item), read consistently, for the checker.
+ * job's raw item, the wheel), read consistently, for the checker.
  */
 import { CreateTableCommand, GetItemCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
@@ -101,6 +101,11 @@ export async function readSlices(runtime: Runtime, jobIds: readonly string[], fr
 
 export async function readEffects(runtime: Runtime, prefix: string): Promise<Effect[]> {
   return (await readPatiently(() => scanAll(runtime.clients.dynamo, { TableName: effectsTableName(prefix), ConsistentRead: true }))).map((item) => unmarshall(item) as Effect);
+}
+
+/** The wheel table as the drill left it (entry packs, inboxes, cursors), raw: a lost occurrence is traced in its chain. */
+export async function readWheel(runtime: Runtime): Promise<Record<string, unknown>[]> {
+  return (await readPatiently(() => scanAll(runtime.clients.dynamo, { TableName: runtime.config.wheelTable, ConsistentRead: true }))).map((item) => unmarshall(item));
 }
 
 /** Everything on the dead-letter queue (hidden for long enough to read it all once), by the slice each record names. */

@@ -23,7 +23,7 @@ import { packageFile } from '../package/package-files.ts';
 import { chaosJobs, isFastSchedule } from './chaos-jobs.ts';
 import { CHAOS_ENV, DEFAULT_FAULT_RATES, encodeChaosConfig, type FaultKind, type FaultRates, type ReplicaChaosConfig } from './config.ts';
 import { DrillAbortedError } from './drill-aborted.ts';
-import { drainWindow, prepareStores, readDeadLetters, readEffects, readJobRecord, readSlices } from './drill-stores.ts';
+import { drainWindow, prepareStores, readDeadLetters, readEffects, readJobRecord, readSlices, readWheel } from './drill-stores.ts';
 import { DST_TRANSITIONS, dstClockOffsetMs, type DstMode } from './dst.ts';
 import { cronParserOccurrences, expectedOccurrences, scheduleMathOccurrences, type Enumerate } from './expected.ts';
 import { planFaults, planLifecycle } from './fault-plan.ts';
@@ -181,10 +181,11 @@ export async function runDrill(options: DrillOptions): Promise<ChaosReport> {
     progress('checking', startedAt);
 
     const checked = specs.concat(settlementSpec ? [settlementSpec] : []);
+    const wheel = await readWheel(runtime);
     const { verdict, policyViolations, settlementSection } = await readAndCheck(runtime, prefix, checked, policies, recorder, expected, startedAt, enumerate, settlement);
     const dst = options.dst ? { mode: options.dst, transition: DST_TRANSITIONS[options.dst].description, clockOffsetMs: dstOffsetMs } : undefined;
     const report = buildReport({ prefix, options, rates: ratesInUse(rates, enabled), dst, verdict, policyViolations, faults: recorder.faults, expected: expected.length, startedAt, endedAt, drainedAt: clock.now(), requests: fleet.requests, settlement: settlementSection });
-    writeOutputs(options, report, recorder, book, verdict, startedAt, clock.now());
+    writeOutputs(options, report, recorder, book, wheel, verdict, startedAt, clock.now());
     return report;
   } catch (error) {
     if (error instanceof CronfenceError) throw error;
@@ -283,6 +284,7 @@ function writeOutputs(
   report: ChaosReport,
   recorder: HistoryRecorder,
   book: JobHistoryBook,
+  wheel: readonly Record<string, unknown>[],
   verdict: HistoryVerdict,
   startedAt: number,
   endedAt: number,
@@ -294,6 +296,8 @@ function writeOutputs(
   writeFileSync(path.join(options.outDir, 'process-faults.json'), JSON.stringify(recorder.processFaults, null, 2));
   writeFileSync(path.join(options.outDir, 'client-faults.jsonl'), recorder.clientFaults.map((fault) => JSON.stringify(fault)).join('\n'));
   writeFileSync(path.join(options.outDir, 'receives.jsonl'), recorder.receives.map((receive) => JSON.stringify(receive)).join('\n'));
+  writeFileSync(path.join(options.outDir, 'sends.jsonl'), recorder.sends.map((send) => JSON.stringify(send)).join('\n'));
+  writeFileSync(path.join(options.outDir, 'wheel.jsonl'), wheel.map((item) => JSON.stringify(item)).join('\n'));
   // Each job's recorded history: what the expected occurrences followed.
   writeFileSync(path.join(options.outDir, 'jobs.json'), JSON.stringify(book.histories().filter((history) => history.changes.length > 1), null, 2));
   writeFileSync(

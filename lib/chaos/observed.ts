@@ -64,6 +64,15 @@ export interface ObservedReceive {
   readonly receiveCount?: number;
 }
 
+/** A work message a replica sent (scan, reconciler, sweep or retry) or dropped as its fault, on the drill's clock. */
+export interface ObservedSend {
+  readonly replica: string;
+  readonly executionKey: string;
+  readonly at: number;
+  readonly delaySeconds: number;
+  readonly dropped: boolean;
+}
+
 /** One record found on the dead-letter queue, by the slice it names. */
 export interface DeadLetterEntry {
   readonly executionKey: string;

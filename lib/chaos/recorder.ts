@@ -6,7 +6,7 @@
  */
 import type { Replica, ReplicaReport, ReplicaRole } from '../local/fleet.ts';
 import { FAULT_KINDS, type FaultKind } from './config.ts';
-import type { InjectedClientFault, InjectedProcessFault, ObservedChunk, ObservedEvent, ObservedReceive, ObservedRenewal } from './observed.ts';
+import type { InjectedClientFault, InjectedProcessFault, ObservedChunk, ObservedEvent, ObservedReceive, ObservedRenewal, ObservedSend } from './observed.ts';
 
 export class HistoryRecorder {
   readonly events: ObservedEvent[] = [];
@@ -15,6 +15,8 @@ export class HistoryRecorder {
   readonly clientFaults: InjectedClientFault[] = [];
   /** The workers' receives of work messages (a slow takeover: was the message late, or the claim?). */
   readonly receives: ObservedReceive[] = [];
+  /** Every work message sent or dropped (an occurrence never received: was it sent, and by whom?). */
+  readonly sends: ObservedSend[] = [];
   /** Chunked commits the workers reported (the settlement drill's). */
   readonly chunks: ObservedChunk[] = [];
   /** Told of each chunk report as it comes (the settlement drill's mid-batch faults). */
@@ -54,6 +56,10 @@ export class HistoryRecorder {
     }
     if (report.kind === 'received') {
       this.receives.push({ replica: replica.id, executionKey: report.executionKey, at: now, messageId: report.messageId, receiveCount: report.receiveCount });
+      return;
+    }
+    if (report.kind === 'sent') {
+      this.sends.push({ replica: replica.id, executionKey: report.executionKey, at: now, delaySeconds: report.delaySeconds, dropped: report.dropped });
       return;
     }
     if (report.kind === 'chunk') {

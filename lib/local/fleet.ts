@@ -141,6 +141,7 @@ export class ReplicaFleet {
         return this.options.onScan?.({ report: message.report, at: message.at }, member);
       case 'fault':
       case 'received':
+      case 'sent':
       case 'renewed':
       case 'chunk':
         return this.options.onReport?.(message, member);

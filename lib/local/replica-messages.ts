@@ -22,6 +22,8 @@ export type ReplicaMessage =
   | { readonly kind: 'fault'; readonly fault: string; readonly executionKey?: string; readonly request?: string }
   /** A chaos worker received a work message for this slice (the drill times a takeover's receive). */
   | { readonly kind: 'received'; readonly executionKey: string; readonly messageId: string; readonly receiveCount: number }
+  /** A chaos replica sent a work message for this slice (`delaySeconds`), or dropped it as its fault (the drill traces a lost occurrence). */
+  | { readonly kind: 'sent'; readonly executionKey: string; readonly delaySeconds: number; readonly dropped: boolean }
   /** A worker renewed a lease (the chaos drill checks renewals against fences). */
   | { readonly kind: 'renewed'; readonly executionKey: string; readonly fence: number; readonly at: number }
   /** A worker's chunked commit (`ctx.commitChunk`): committed, skipped as an earlier claim's, or refused by the fence. */
@@ -32,5 +34,5 @@ export type ReplicaMessage =
 /** Parent -> replica: send your meter now. */
 export type ParentMessage = { readonly kind: 'meter' };
 
-/** The messages the fleet hands to its owner as they come (fault, receive, renewal and chunk reports). */
-export type ReplicaReport = Extract<ReplicaMessage, { kind: 'fault' | 'received' | 'renewed' | 'chunk' }>;
+/** The messages the fleet hands to its owner as they come (fault, receive, send, renewal and chunk reports). */
+export type ReplicaReport = Extract<ReplicaMessage, { kind: 'fault' | 'received' | 'sent' | 'renewed' | 'chunk' }>;
