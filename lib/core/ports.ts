@@ -8,7 +8,7 @@ import type { JobSpec } from './job-spec.ts';
 import type { LedgerRecord } from './ledger.ts';
 import type { OperatorNote, PauseState } from './operator.ts';
 import type { Slice, SliceDefinition, SliceKey } from './slice.ts';
-import type { PlacedEntry, ScanCursor, WheelEntry } from './wheel.ts';
+import type { PlacedEntry, ScanCursor, ShardCursor, WheelEntry } from './wheel.ts';
 
 /** A job as stored: its spec plus the scheduler's bookkeeping. */
 export interface StoredJob extends JobSpec {
@@ -148,10 +148,19 @@ export type RangeRecordOutcome = 'written' | 'recorded' | 'kept';
  * bucket, and its cursor.
  */
 export interface WheelStore {
-  /** The shard's cursor, read consistently; undefined before its first scan. */
-  readCursor(shard: number): Promise<ScanCursor | undefined>;
-  /** Moves each field of the cursor to the larger of its value and `cursor`'s (creating it when absent). */
-  moveCursor(shard: number, cursor: ScanCursor): Promise<void>;
+  /** The shard's cursor, read consistently; undefined before its first scan moved it. */
+  readCursor(shard: number): Promise<ShardCursor | undefined>;
+  /**
+   * Raises the shard's claim to `through` (never lowers it): a scan claims its
+   * range before it reads a bucket of it (core/wheel.ts). @returns the cursor
+   * then, read with the write; undefined before the shard's first scan moved it.
+   */
+  claim(shard: number, through: number): Promise<ShardCursor | undefined>;
+  /**
+   * Moves each field of the cursor to the larger of its value and `cursor`'s
+   * (creating it when absent). @returns the cursor then, read with the write (its claim included).
+   */
+  moveCursor(shard: number, cursor: ScanCursor): Promise<ShardCursor>;
   /** The first bucket in `[fromMs, toMs)` that holds an entry, read consistently. */
   nextBucket(shard: number, fromMs: number, toMs: number): Promise<number | undefined>;
   /** The entries of one bucket, read consistently. */

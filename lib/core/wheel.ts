@@ -26,6 +26,20 @@
  *   bucket before `reconciledThrough` reconciled. Both only grow. A scan
  *   moves them after its work, so a scanner that dies leaves its range to the
  *   next scan (duplicate sends, never a gap).
+ * - The claim: a scan raises `claimedThrough` to its horizon before it reads
+ *   a bucket, and reads it again, with its cursor move, after its work. Scans
+ *   of one shard race (a scan message delivered twice, a slow scan overlapped
+ *   by the next tick's, clocks skewed apart). A job's next entry that a scan
+ *   behind places is a copy of one the scan ahead placed itself, unless the
+ *   scan behind took that generation up from the inbox after the scan ahead
+ *   had read the inbox: then its entry is the only one, and it may land in a
+ *   bucket the scan ahead has already read: the job would never be sent
+ *   again. So a scan removes an inbox entry only when the claim
+ *   it reads after its work is behind every entry it placed for that
+ *   generation in buckets it did not read itself (`overtakenEntries`);
+ *   otherwise the next scan takes the generation up again (copies, never a
+ *   gap). A claim after the placement reads the bucket with the entry in it;
+ *   a claim before it is seen.
  */
 
 /** Width of a wheel bucket: a scan takes up whole buckets, so this is how far a lookahead is rounded down. */
@@ -77,6 +91,12 @@ export interface ScanCursor {
   readonly reconciledThrough: number;
 }
 
+/** The cursor as stored: with the claim, never below `scannedThrough`. */
+export interface ShardCursor extends ScanCursor {
+  /** Every bucket before this one is being or has been read by a scan (its horizon, raised before its first read). */
+  readonly claimedThrough: number;
+}
+
 /** The bucket an instant falls in: its start. */
 export function bucketOf(instant: number): number {
   return Math.floor(instant / WHEEL_BUCKET_MS) * WHEEL_BUCKET_MS;
@@ -100,6 +120,15 @@ export function reconcileHorizon(now: number, graceMs: number): number {
 /** The cursor of a shard no scan has seen: both ranges start at the current bucket (earlier work is in the inbox). */
 export function freshCursor(now: number): ScanCursor {
   return { scannedThrough: bucketOf(now), reconciledThrough: bucketOf(now) };
+}
+
+/**
+ * The entries a scan placed that another scan may have read past: those in
+ * buckets it did not read itself (from `readThrough` on) that were claimed
+ * (`claimedThrough`) by the time it read the claim after placing them.
+ */
+export function overtakenEntries<T extends PlacedEntry>(placed: readonly T[], readThrough: number, claimedThrough: number): T[] {
+  return placed.filter((entry) => entry.sentAt === undefined && entry.bucket >= readThrough && entry.bucket < claimedThrough);
 }
 
 /**

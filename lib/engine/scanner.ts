@@ -21,7 +21,19 @@ import { mapBounded } from '../core/map-bounded.ts';
 import { definitionOf, type StoredJob, type SweepCandidate } from '../core/ports.ts';
 import { scheduleOf } from '../core/schedule.ts';
 import { sweepAgainAt } from '../core/slice.ts';
-import { bucketOf, distinctEntries, freshCursor, lateEntryBucket, reconcileHorizon, scanHorizon, WHEEL_BUCKET_MS, type PlacedEntry, type WheelEntry } from '../core/wheel.ts';
+import {
+  bucketOf,
+  distinctEntries,
+  freshCursor,
+  lateEntryBucket,
+  overtakenEntries,
+  reconcileHorizon,
+  scanHorizon,
+  WHEEL_BUCKET_MS,
+  type PlacedEntry,
+  type ScanCursor,
+  type WheelEntry,
+} from '../core/wheel.ts';
 import { Reconciler, type ReconcilerDeps } from './reconciler.ts';
 import { sendDelayed, type OutgoingMessage } from './send-delayed.ts';
 
@@ -57,6 +69,8 @@ export interface ScanReport {
   /** Occurrences the reconciler found without a live message and sent again. */
   reconciled: number;
   swept: number;
+  /** Inbox entries left for the next scan: an entry this scan placed for them may have been read past (core/wheel.ts). */
+  inboxKept: number;
   errors: number;
   /** True when the deadline or a failure left buckets for later: the caller re-queues the shard. */
   incomplete: boolean;
@@ -72,18 +86,21 @@ export class Scanner {
   async scanShard(shard: number, options: ScanOptions = {}): Promise<ScanReport> {
     const { wheel, clock } = this.deps;
     const now = clock.now();
-    const report: ScanReport = { shard, buckets: 0, jobsAdvanced: 0, sent: 0, missed: 0, skipped: 0, reconciled: 0, swept: 0, errors: 0, incomplete: false };
-    const cursor = (await wheel.readCursor(shard)) ?? (await this.seed(shard, now));
+    const report: ScanReport = { shard, buckets: 0, jobsAdvanced: 0, sent: 0, missed: 0, skipped: 0, reconciled: 0, swept: 0, inboxKept: 0, errors: 0, incomplete: false };
     const horizon = scanHorizon(now, this.deps.lookaheadMs);
+    // Claimed before any bucket is read: a scan behind this one that places an entry in the range sees it (core/wheel.ts).
+    const cursor = (await wheel.claim(shard, horizon)) ?? (await this.seed(shard, now));
     const pastDeadline = (): boolean => options.deadline !== undefined && clock.now() >= options.deadline;
     let position = Math.min(cursor.scannedThrough, horizon);
+    const placed: PlacedEntry[] = [];
+    let inbox: WheelEntry[] = [];
     try {
-      await this.takeUpInbox(shard, position, now, report);
+      inbox = await this.takeUpInbox(shard, position, now, report, placed);
       while (position < horizon && !pastDeadline()) {
         const bucket = await wheel.nextBucket(shard, position, horizon);
         if (bucket === undefined) position = horizon;
         else {
-          await this.takeUpBucket(shard, bucket, now, report);
+          placed.push(...(await this.takeUpBucket(shard, bucket, now, report)));
           position = bucket + WHEEL_BUCKET_MS;
         }
       }
@@ -98,7 +115,13 @@ export class Scanner {
     const reconcileTo = Math.min(cursor.scannedThrough, position, reconcileHorizon(now, this.deps.sweepGraceMs));
     const reconciledThrough = await this.reconciler.reconcile(shard, cursor.reconciledThrough, reconcileTo, pastDeadline, report);
     report.swept = await this.sweep(shard, now);
-    await wheel.moveCursor(shard, { scannedThrough: Math.max(position, cursor.scannedThrough), reconciledThrough });
+    const moved = await wheel.moveCursor(shard, { scannedThrough: Math.max(position, cursor.scannedThrough), reconciledThrough });
+    // Last, and only for a generation whose entries are where every scan will read them: a scanner that dies
+    // before this, or an entry another scan may have read past, leaves the inbox entry to the next scan.
+    const overtaken = overtakenEntries(placed, position, moved.claimedThrough);
+    const taken = inbox.filter((entry) => !overtaken.some((placedEntry) => placedEntry.jobId === entry.jobId && placedEntry.generation === entry.generation));
+    report.inboxKept = inbox.length - taken.length;
+    await mapBounded(taken, JOB_CONCURRENCY, (entry) => wheel.takeFromInbox(shard, entry));
     return report;
   }
 
@@ -107,29 +130,30 @@ export class Scanner {
    * through an upgrade): every job of it that runs goes to the inbox, from
    * its stored first occurrence, before the cursor starts at the current bucket.
    */
-  private async seed(shard: number, now: number): Promise<{ scannedThrough: number; reconciledThrough: number }> {
+  private async seed(shard: number, now: number): Promise<ScanCursor> {
     const records = await this.deps.jobs.recordsOfShard(shard);
     await mapBounded(records, JOB_CONCURRENCY, async (record) => {
       const entry = inboxEntryOf(record);
       if (entry) await this.deps.wheel.putInbox(shard, entry);
     });
-    const cursor = freshCursor(now);
-    await this.deps.wheel.moveCursor(shard, cursor);
-    return cursor;
+    return this.deps.wheel.moveCursor(shard, freshCursor(now));
   }
 
   /**
    * New generations: a job put, resumed or re-added since the last scan. Its
    * occurrences in buckets the scans have passed are sent now, with an entry
    * for the reconciler from the first one sent (in the current bucket at the
-   * earliest: `lateEntryBucket`); its next entry goes where the bucket loop takes it up.
+   * earliest: `lateEntryBucket`); its next entry goes where the bucket loop
+   * takes it up, and into `placed`. @returns the inbox entries taken up (the
+   * scan removes them last).
    */
-  private async takeUpInbox(shard: number, scannedThrough: number, now: number, report: ScanReport): Promise<void> {
+  private async takeUpInbox(shard: number, scannedThrough: number, now: number, report: ScanReport, placed: PlacedEntry[]): Promise<WheelEntry[]> {
     const inbox = await this.deps.wheel.inbox(shard);
-    if (inbox.length === 0) return;
+    if (inbox.length === 0) return [];
     const records = await this.currentRecords(inbox);
     const messages: OutgoingMessage[] = [];
-    const placed: PlacedEntry[] = [];
+    const late: PlacedEntry[] = [];
+    const next: PlacedEntry[] = [];
     for (const entry of inbox) {
       const job = liveJob(records.get(entry.jobId), entry.generation);
       if (job === undefined) continue;
@@ -138,18 +162,18 @@ export class Scanner {
         const sentBefore = messages.length;
         from = await this.takeUp(job, from, bucket, now, messages, report);
         const firstSent = messages[sentBefore];
-        if (firstSent) placeLate(placed, { jobId: job.id, generation: job.generation, from: firstSent.scheduledAt, bucket: lateEntryBucket(bucket, now), sentAt: now });
+        if (firstSent) placeLate(late, { jobId: job.id, generation: job.generation, from: firstSent.scheduledAt, bucket: lateEntryBucket(bucket, now), sentAt: now });
       }
-      if (from < NEVER) placed.push({ jobId: job.id, generation: job.generation, from, bucket: bucketOf(startOf(job, from)) });
+      if (from < NEVER) next.push({ jobId: job.id, generation: job.generation, from, bucket: bucketOf(startOf(job, from)) });
     }
     report.sent += await sendDelayed(this.deps.queue, this.deps.clock, messages);
-    await this.deps.wheel.place(shard, placed, now);
-    // Only once its entries are in the wheel: a scanner that dies before this leaves the inbox to the next scan.
-    await mapBounded(inbox, JOB_CONCURRENCY, (entry) => this.deps.wheel.takeFromInbox(shard, entry));
+    await this.deps.wheel.place(shard, [...late, ...next], now);
+    placed.push(...next);
+    return inbox;
   }
 
-  /** Every job due in `bucket`: its occurrences there sent, its next entry written. */
-  private async takeUpBucket(shard: number, bucket: number, now: number, report: ScanReport): Promise<void> {
+  /** Every job due in `bucket`: its occurrences there sent, its next entry written. @returns the entries placed. */
+  private async takeUpBucket(shard: number, bucket: number, now: number, report: ScanReport): Promise<PlacedEntry[]> {
     // An entry that was sent late (`sentAt`) is there for the reconciler only (`lateEntryBucket`).
     const entries = distinctEntries((await this.deps.wheel.entriesAt(shard, bucket)).filter((entry) => entry.sentAt === undefined));
     const records = await this.currentRecords(entries);
@@ -164,6 +188,7 @@ export class Scanner {
     report.sent += await sendDelayed(this.deps.queue, this.deps.clock, messages);
     await this.deps.wheel.place(shard, next, now);
     report.buckets++;
+    return next;
   }
 
   /**

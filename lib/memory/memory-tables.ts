@@ -47,6 +47,8 @@ export interface WheelShard {
   readonly inbox: Map<string, WheelEntry>;
   readonly entries: PlacedEntry[];
   cursor?: ScanCursor;
+  /** The scans' claim (core/wheel.ts); 0 before the first. */
+  claimedThrough: number;
 }
 
 export class MemoryTables {
@@ -82,7 +84,7 @@ export class MemoryTables {
   wheelShard(shard: number): WheelShard {
     let partition = this.wheel.get(shard);
     if (partition === undefined) {
-      partition = { inbox: new Map(), entries: [] };
+      partition = { inbox: new Map(), entries: [], claimedThrough: 0 };
       this.wheel.set(shard, partition);
     }
     return partition;

@@ -1,26 +1,33 @@
 /**
  * The WheelStore port in memory, with lib/aws/dynamo/wheel-store.ts's rules:
  * entries are only added (a redone scan repeats some, which readers dedupe),
- * an inbox entry never replaces a newer generation's, and the cursor only grows.
+ * an inbox entry never replaces a newer generation's, and the cursor and its claim only grow.
  */
 import type { WheelStore } from '../core/ports.ts';
-import type { PlacedEntry, ScanCursor, WheelEntry } from '../core/wheel.ts';
+import type { PlacedEntry, ScanCursor, ShardCursor, WheelEntry } from '../core/wheel.ts';
 import type { MemoryTables } from './memory-tables.ts';
 
 export class InMemoryWheelStore implements WheelStore {
   constructor(private readonly tables: MemoryTables) {}
 
-  async readCursor(shard: number): Promise<ScanCursor | undefined> {
-    const cursor = this.tables.wheelShard(shard).cursor;
-    return cursor && { ...cursor };
+  async readCursor(shard: number): Promise<ShardCursor | undefined> {
+    const partition = this.tables.wheelShard(shard);
+    return partition.cursor && { ...partition.cursor, claimedThrough: Math.max(partition.claimedThrough, partition.cursor.scannedThrough) };
   }
 
-  async moveCursor(shard: number, cursor: ScanCursor): Promise<void> {
+  async claim(shard: number, through: number): Promise<ShardCursor | undefined> {
+    const partition = this.tables.wheelShard(shard);
+    partition.claimedThrough = Math.max(partition.claimedThrough, through);
+    return this.readCursor(shard);
+  }
+
+  async moveCursor(shard: number, cursor: ScanCursor): Promise<ShardCursor> {
     const partition = this.tables.wheelShard(shard);
     const current = partition.cursor;
     partition.cursor = current
       ? { scannedThrough: Math.max(current.scannedThrough, cursor.scannedThrough), reconciledThrough: Math.max(current.reconciledThrough, cursor.reconciledThrough) }
       : { ...cursor };
+    return { ...partition.cursor, claimedThrough: Math.max(partition.claimedThrough, partition.cursor.scannedThrough) };
   }
 
   async nextBucket(shard: number, fromMs: number, toMs: number): Promise<number | undefined> {

@@ -24,9 +24,31 @@ export function wheelStoreContract(label: string, factory: ContractFactory): voi
         const shard = space.wheelShard();
         const t = space.instant();
         expect(await store.wheel.readCursor(shard)).toBeUndefined();
-        await store.wheel.moveCursor(shard, { scannedThrough: t, reconciledThrough: t - WHEEL_BUCKET_MS });
-        expect(await store.wheel.readCursor(shard)).toEqual({ scannedThrough: t, reconciledThrough: t - WHEEL_BUCKET_MS });
+        // With no claim yet, the claim is where it has scanned to; the write returns what it wrote.
+        const cursor = { scannedThrough: t, reconciledThrough: t - WHEEL_BUCKET_MS, claimedThrough: t };
+        expect(await store.wheel.moveCursor(shard, { scannedThrough: t, reconciledThrough: t - WHEEL_BUCKET_MS })).toEqual(cursor);
+        expect(await store.wheel.readCursor(shard)).toEqual(cursor);
         expect(await store.wheel.readCursor(space.wheelShard())).toBeUndefined();
+      });
+
+      it('claim: only raises claimedThrough, returns the cursor with it, and is no cursor by itself', async () => {
+        const shard = space.wheelShard();
+        const t = space.instant();
+        // A shard's first scan claims before it has moved the cursor.
+        expect(await store.wheel.claim(shard, t + 20_000)).toBeUndefined();
+        expect(await store.wheel.readCursor(shard)).toBeUndefined();
+        expect(await store.wheel.moveCursor(shard, { scannedThrough: t, reconciledThrough: t })).toEqual({ scannedThrough: t, reconciledThrough: t, claimedThrough: t + 20_000 });
+        // A scan behind (a smaller horizon) leaves the claim where it is and reads it.
+        expect(await store.wheel.claim(shard, t + 15_000)).toEqual({ scannedThrough: t, reconciledThrough: t, claimedThrough: t + 20_000 });
+        expect(await store.wheel.claim(shard, t + 25_000)).toEqual({ scannedThrough: t, reconciledThrough: t, claimedThrough: t + 25_000 });
+        expect(await store.wheel.moveCursor(shard, { scannedThrough: t + 25_000, reconciledThrough: t + 5000 })).toEqual({
+          scannedThrough: t + 25_000,
+          reconciledThrough: t + 5000,
+          claimedThrough: t + 25_000,
+        });
+        // Racing claims leave the largest.
+        await Promise.all([store.wheel.claim(shard, t + 40_000), store.wheel.claim(shard, t + 30_000), store.wheel.claim(shard, t + 35_000)]);
+        expect(await store.wheel.readCursor(shard)).toMatchObject({ claimedThrough: t + 40_000 });
       });
 
       it('never moves a field back: each becomes the larger of its value and the one given', async () => {
@@ -35,11 +57,12 @@ export function wheelStoreContract(label: string, factory: ContractFactory): voi
         await store.wheel.moveCursor(shard, { scannedThrough: t, reconciledThrough: t });
         // A scan that read an older cursor: one field behind, the other ahead.
         await store.wheel.moveCursor(shard, { scannedThrough: t - 10_000, reconciledThrough: t + 5000 });
-        expect(await store.wheel.readCursor(shard)).toEqual({ scannedThrough: t, reconciledThrough: t + 5000 });
-        await store.wheel.moveCursor(shard, { scannedThrough: t - 20_000, reconciledThrough: t - 20_000 });
-        expect(await store.wheel.readCursor(shard)).toEqual({ scannedThrough: t, reconciledThrough: t + 5000 });
+        expect(await store.wheel.readCursor(shard)).toMatchObject({ scannedThrough: t, reconciledThrough: t + 5000 });
+        // The write returns the cursor as it stands, not as it was given.
+        expect(await store.wheel.moveCursor(shard, { scannedThrough: t - 20_000, reconciledThrough: t - 20_000 })).toMatchObject({ scannedThrough: t, reconciledThrough: t + 5000 });
+        expect(await store.wheel.readCursor(shard)).toMatchObject({ scannedThrough: t, reconciledThrough: t + 5000 });
         await store.wheel.moveCursor(shard, { scannedThrough: t + 15_000, reconciledThrough: t + 10_000 });
-        expect(await store.wheel.readCursor(shard)).toEqual({ scannedThrough: t + 15_000, reconciledThrough: t + 10_000 });
+        expect(await store.wheel.readCursor(shard)).toMatchObject({ scannedThrough: t + 15_000, reconciledThrough: t + 10_000 });
       });
 
       it('two racing moves, each ahead in one field, leave the larger of each', async () => {
@@ -50,7 +73,7 @@ export function wheelStoreContract(label: string, factory: ContractFactory): voi
           store.wheel.moveCursor(shard, { scannedThrough: t + 20_000, reconciledThrough: t + 5000 }),
           store.wheel.moveCursor(shard, { scannedThrough: t + 10_000, reconciledThrough: t + 15_000 }),
         ]);
-        expect(await store.wheel.readCursor(shard)).toEqual({ scannedThrough: t + 20_000, reconciledThrough: t + 15_000 });
+        expect(await store.wheel.readCursor(shard)).toMatchObject({ scannedThrough: t + 20_000, reconciledThrough: t + 15_000 });
       });
     });
 

@@ -169,6 +169,7 @@ class Rendezvous {
 function racing(wheel: WheelStore, rendezvous: Rendezvous): WheelStore {
   return {
     readCursor: (shard) => wheel.readCursor(shard),
+    claim: (shard, through) => wheel.claim(shard, through),
     moveCursor: (shard, cursor) => wheel.moveCursor(shard, cursor),
     nextBucket: (shard, from, to) => wheel.nextBucket(shard, from, to),
     entriesAt: async (shard, bucket) => {
@@ -273,6 +274,7 @@ describe('a scanner that dies mid-scan', () => {
     let reads = 0;
     const failing: WheelStore = {
       readCursor: (shard) => runtime.wheel.readCursor(shard),
+      claim: (shard, through) => runtime.wheel.claim(shard, through),
       moveCursor: (shard, cursor) => runtime.wheel.moveCursor(shard, cursor),
       nextBucket: (shard, from, to) => runtime.wheel.nextBucket(shard, from, to),
       place: (shard, entries, now) => runtime.wheel.place(shard, entries, now),

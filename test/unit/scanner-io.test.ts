@@ -96,6 +96,7 @@ async function twoJobs(): Promise<{ clock: ManualClock; engine: MemoryEngine }> 
 }
 
 const ALL = ['a@0', 'b@0', 'a@5', 'a@10', 'b@10', 'a@15', 'a@20', 'b@20', 'a@25'];
+const BEFORE_FAILING_BUCKET = ['a@0', 'b@0', 'a@5', 'a@10', 'b@10'];
 const FAILING_BUCKET = T0 + 15_000;
 
 type Fault = 'entriesAt' | 'records' | 'send' | 'place landed';
@@ -153,17 +154,19 @@ describe('a failing store call leaves its bucket to the next scan', () => {
     const sent: SentMessage[] = [];
     const { overrides, errors } = faulty(engine, clock, fault, sent);
     const first = await scannerOver(engine, 's1', overrides).scanShard(0);
-    expect(first).toMatchObject({ errors: 1, incomplete: true, buckets: 3 });
+    // The jobs' next entries are past where it stopped, in the range it claimed: it keeps their inbox entries.
+    expect(first).toMatchObject({ errors: 1, incomplete: true, buckets: 3, inboxKept: 2 });
     expect(errors).toHaveLength(1);
     expect(await engine.wheel.readCursor(0)).toMatchObject({ scannedThrough: FAILING_BUCKET });
-    expect(named(sent).sort()).toEqual(['a@0', 'b@0', 'a@5', 'a@10', 'b@10', ...sentTwice].sort());
+    expect(named(sent).sort()).toEqual([...BEFORE_FAILING_BUCKET, ...sentTwice].sort());
 
     clock.advance(1000);
     const second: ScanReport = await scannerOver(engine, 's2', overrides).scanShard(0);
-    expect(second).toMatchObject({ errors: 0, incomplete: false });
+    expect(second).toMatchObject({ errors: 0, incomplete: false, inboxKept: 0 });
     expect(await engine.wheel.readCursor(0)).toMatchObject({ scannedThrough: T0 + 30_000 });
-    // Nothing lost, and nothing sent twice but what went out before the failure (a lost reply's next entry is read once).
-    expect(named(sent).sort()).toEqual([...ALL, ...sentTwice].sort());
+    // Nothing lost. Sent twice: what the inbox entries stand for before the cursor (the second scan took them up
+    // again), and what went out before the failure (a lost reply's next entry is read once).
+    expect(named(sent).sort()).toEqual([...ALL, ...BEFORE_FAILING_BUCKET, ...sentTwice].sort());
   });
 
   it('a deadline stops taking up buckets: the scan is incomplete, the cursor is where it stopped, the next scan goes on', async () => {
@@ -179,13 +182,13 @@ describe('a failing store call leaves its bucket to the next scan', () => {
     };
     const overrides = { wheel, queue: recordingQueue(engine.workQueue, clock, sent), lookaheadMs: 30_000 };
     const first = await scannerOver(engine, 's1', overrides).scanShard(0, { deadline: T0 + 5000 });
-    expect(first).toMatchObject({ buckets: 3, errors: 0, incomplete: true });
+    expect(first).toMatchObject({ buckets: 3, errors: 0, incomplete: true, inboxKept: 2 });
     expect(await engine.wheel.readCursor(0)).toMatchObject({ scannedThrough: T0 + 3 * WHEEL_BUCKET_MS });
-    expect(named(sent).sort()).toEqual(['a@0', 'b@0', 'a@5', 'a@10', 'b@10'].sort());
+    expect(named(sent).sort()).toEqual(BEFORE_FAILING_BUCKET.toSorted());
     const second = await scannerOver(engine, 's2', overrides).scanShard(0);
     expect(second).toMatchObject({ incomplete: false });
-    // Started at T0 + 6 s, its lookahead also reaches the bucket of T0 + 30 s.
-    expect(named(sent).sort()).toEqual([...ALL, 'a@30', 'b@30'].sort());
+    // Started at T0 + 6 s, its lookahead also reaches the bucket of T0 + 30 s; it took the kept inbox entries up again.
+    expect(named(sent).sort()).toEqual([...ALL, 'a@30', 'b@30', ...BEFORE_FAILING_BUCKET].sort());
   });
 
   it('a failure while taking up the inbox leaves the inbox entry to the next scan', async () => {

@@ -19,6 +19,10 @@
  * INBOX TAKE DeleteItem; condition: generation = the one taken up (a newer put stays).
  * CURSOR     UpdateItem SET both fields; condition: NO_CURSOR OR NOT_BEHIND (both fields
  *            only grow); a lost race is read again and retried with the larger values.
+ *            Returns the item as written: the claim the scan then reads.
+ * CLAIM      UpdateItem SET claimedThrough on the cursor item; condition: NO_CLAIM OR
+ *            CLAIM_BEHIND (it only grows). A failed condition (a scan claimed further):
+ *            nothing to do; the item comes back with the refusal.
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -28,13 +32,14 @@ import {
   PutItemCommand,
   QueryCommand,
   UpdateItemCommand,
+  type AttributeValue,
   type DynamoDBClient,
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
 import { sleep } from '../../core/clock.ts';
 import { CronfenceError } from '../../core/errors.ts';
 import type { WheelStore } from '../../core/ports.ts';
-import { WHEEL_ENTRY_TTL_MS, type PlacedEntry, type ScanCursor, type WheelEntry } from '../../core/wheel.ts';
+import { WHEEL_ENTRY_TTL_MS, type PlacedEntry, type ScanCursor, type ShardCursor, type WheelEntry } from '../../core/wheel.ts';
 import type { CronfenceConfig } from '../config.ts';
 import { isConditionFailure, onTable } from './errors.ts';
 import { fromItem } from './items.ts';
@@ -57,6 +62,10 @@ const OLDER_GENERATION = 'generation < :generation';
 const NO_CURSOR = 'attribute_not_exists(scannedThrough)';
 /** Neither field would move back. */
 const NOT_BEHIND = '(scannedThrough <= :scanned AND reconciledThrough <= :reconciled)';
+/** No scan has claimed yet (or the cursor predates claims). */
+const NO_CLAIM = 'attribute_not_exists(claimedThrough)';
+/** The claim would grow. */
+const CLAIM_BEHIND = 'claimedThrough < :through';
 
 export class DynamoWheelStore implements WheelStore {
   constructor(
@@ -64,18 +73,39 @@ export class DynamoWheelStore implements WheelStore {
     private readonly config: Pick<CronfenceConfig, 'wheelTable'>,
   ) {}
 
-  async readCursor(shard: number): Promise<ScanCursor | undefined> {
+  async readCursor(shard: number): Promise<ShardCursor | undefined> {
     const result = await onTable(this.table, () => this.dynamo.send(new GetItemCommand({ TableName: this.table, Key: this.key(shard, CURSOR_KEY), ConsistentRead: true })));
-    if (!result.Item) return undefined;
-    const raw = fromItem(result.Item);
-    return { scannedThrough: raw.scannedThrough as number, reconciledThrough: raw.reconciledThrough as number };
+    return cursorOf(result.Item);
   }
 
-  async moveCursor(shard: number, cursor: ScanCursor): Promise<void> {
+  async claim(shard: number, through: number): Promise<ShardCursor | undefined> {
+    try {
+      const result = await onTable(this.table, () =>
+        this.dynamo.send(
+          new UpdateItemCommand({
+            TableName: this.table,
+            Key: this.key(shard, CURSOR_KEY),
+            UpdateExpression: 'SET claimedThrough = :through',
+            ConditionExpression: `${NO_CLAIM} OR ${CLAIM_BEHIND}`,
+            ExpressionAttributeValues: { ':through': { N: String(through) } },
+            ReturnValues: 'ALL_NEW',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        ),
+      );
+      return cursorOf(result.Attributes);
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      // Claimed further already: the refusal carries the item (read it when an implementation leaves it out).
+      return error.Item ? cursorOf(error.Item) : this.readCursor(shard);
+    }
+  }
+
+  async moveCursor(shard: number, cursor: ScanCursor): Promise<ShardCursor> {
     let target = cursor;
     for (let tries = 1; ; tries++) {
       try {
-        await onTable(this.table, () =>
+        const result = await onTable(this.table, () =>
           this.dynamo.send(
             new UpdateItemCommand({
               TableName: this.table,
@@ -83,17 +113,20 @@ export class DynamoWheelStore implements WheelStore {
               UpdateExpression: 'SET scannedThrough = :scanned, reconciledThrough = :reconciled',
               ConditionExpression: `${NO_CURSOR} OR ${NOT_BEHIND}`,
               ExpressionAttributeValues: { ':scanned': { N: String(target.scannedThrough) }, ':reconciled': { N: String(target.reconciledThrough) } },
+              ReturnValues: 'ALL_NEW',
             }),
           ),
         );
-        return;
+        const moved = cursorOf(result.Attributes);
+        if (moved === undefined) throw new CronfenceError(`moving the cursor of shard ${shard}: DynamoDB returned no item`);
+        return moved;
       } catch (error) {
         if (!isConditionFailure(error) || tries >= WRITE_TRIES) throw error;
         // Another scan moved one field further: keep the larger of each.
         const current = await this.readCursor(shard);
         if (current === undefined) continue;
         const merged = { scannedThrough: Math.max(current.scannedThrough, target.scannedThrough), reconciledThrough: Math.max(current.reconciledThrough, target.reconciledThrough) };
-        if (merged.scannedThrough === current.scannedThrough && merged.reconciledThrough === current.reconciledThrough) return;
+        if (merged.scannedThrough === current.scannedThrough && merged.reconciledThrough === current.reconciledThrough) return current;
         target = merged;
       }
     }
@@ -222,6 +255,15 @@ export class DynamoWheelStore implements WheelStore {
   private key(shard: number, entry: string): Record<string, { N: string } | { S: string }> {
     return { shard: { N: String(shard) }, entry: { S: entry } };
   }
+}
+
+/** The cursor item's fields; undefined while no scan has moved it (a claim alone is no cursor). */
+function cursorOf(item: Record<string, AttributeValue> | undefined): ShardCursor | undefined {
+  if (item?.scannedThrough === undefined) return undefined;
+  const raw = fromItem(item);
+  const scannedThrough = raw.scannedThrough as number;
+  // A cursor written before claims existed: its claim is where it has scanned to.
+  return { scannedThrough, reconciledThrough: raw.reconciledThrough as number, claimedThrough: Math.max((raw.claimedThrough as number | undefined) ?? scannedThrough, scannedThrough) };
 }
 
 function bucketKey(instant: number): string {
