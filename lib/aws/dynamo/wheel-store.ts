@@ -34,6 +34,7 @@ import {
   UpdateItemCommand,
   type AttributeValue,
   type DynamoDBClient,
+  type UpdateItemCommandInput,
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
 import { sleep } from '../../core/clock.ts';
@@ -80,20 +81,12 @@ export class DynamoWheelStore implements WheelStore {
 
   async claim(shard: number, through: number): Promise<ShardCursor | undefined> {
     try {
-      const result = await onTable(this.table, () =>
-        this.dynamo.send(
-          new UpdateItemCommand({
-            TableName: this.table,
-            Key: this.key(shard, CURSOR_KEY),
-            UpdateExpression: 'SET claimedThrough = :through',
-            ConditionExpression: `${NO_CLAIM} OR ${CLAIM_BEHIND}`,
-            ExpressionAttributeValues: { ':through': { N: String(through) } },
-            ReturnValues: 'ALL_NEW',
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          }),
-        ),
-      );
-      return cursorOf(result.Attributes);
+      return await this.writeCursor(shard, {
+        UpdateExpression: 'SET claimedThrough = :through',
+        ConditionExpression: `${NO_CLAIM} OR ${CLAIM_BEHIND}`,
+        ExpressionAttributeValues: { ':through': { N: String(through) } },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      });
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
       // Claimed further already: the refusal carries the item (read it when an implementation leaves it out).
@@ -105,19 +98,11 @@ export class DynamoWheelStore implements WheelStore {
     let target = cursor;
     for (let tries = 1; ; tries++) {
       try {
-        const result = await onTable(this.table, () =>
-          this.dynamo.send(
-            new UpdateItemCommand({
-              TableName: this.table,
-              Key: this.key(shard, CURSOR_KEY),
-              UpdateExpression: 'SET scannedThrough = :scanned, reconciledThrough = :reconciled',
-              ConditionExpression: `${NO_CURSOR} OR ${NOT_BEHIND}`,
-              ExpressionAttributeValues: { ':scanned': { N: String(target.scannedThrough) }, ':reconciled': { N: String(target.reconciledThrough) } },
-              ReturnValues: 'ALL_NEW',
-            }),
-          ),
-        );
-        const moved = cursorOf(result.Attributes);
+        const moved = await this.writeCursor(shard, {
+          UpdateExpression: 'SET scannedThrough = :scanned, reconciledThrough = :reconciled',
+          ConditionExpression: `${NO_CURSOR} OR ${NOT_BEHIND}`,
+          ExpressionAttributeValues: { ':scanned': { N: String(target.scannedThrough) }, ':reconciled': { N: String(target.reconciledThrough) } },
+        });
         if (moved === undefined) throw new CronfenceError(`moving the cursor of shard ${shard}: DynamoDB returned no item`);
         return moved;
       } catch (error) {
@@ -234,6 +219,15 @@ export class DynamoWheelStore implements WheelStore {
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
     }
+  }
+
+  /** One conditional write of the shard's cursor item. @returns the item as written (undefined while it is a claim alone) */
+  private async writeCursor(
+    shard: number,
+    update: Pick<UpdateItemCommandInput, 'UpdateExpression' | 'ConditionExpression' | 'ExpressionAttributeValues' | 'ReturnValuesOnConditionCheckFailure'>,
+  ): Promise<ShardCursor | undefined> {
+    const result = await onTable(this.table, () => this.dynamo.send(new UpdateItemCommand({ TableName: this.table, Key: this.key(shard, CURSOR_KEY), ReturnValues: 'ALL_NEW', ...update })));
+    return cursorOf(result.Attributes);
   }
 
   /** Sends one batch until DynamoDB has taken every item (it may hand back unprocessed ones under load). */
