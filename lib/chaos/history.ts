@@ -72,6 +72,8 @@ export interface HistoryVerdict {
   readonly failoverSlowedByAws: Distribution;
   /** Failovers of a claim that came back after its holder's own pause, its fast takeover disarmed by design (`Failover.claimAfterPause`). */
   readonly failoverAfterPausedClaim: Distribution;
+  /** Failovers whose message another worker received and was then killed or paused holding (`Failover.messageHeldBy`). */
+  readonly failoverAfterHolderOfMessageStopped: Distribution;
   /** Claims that returned after their message surfaced again and stood down unstarted, a standby having claimed first. */
   readonly overtakenClaims: number;
   readonly startLag: Distribution;
@@ -145,6 +147,9 @@ export function checkHistory(input: HistoryInput): HistoryVerdict {
     failover: distribution(unhindered.map((failover) => failover.latencyMs)),
     failoverSlowedByAws: distribution(failovers.filter((failover) => failover.slowedBy !== undefined).map((failover) => failover.latencyMs)),
     failoverAfterPausedClaim: distribution(failovers.filter((failover) => failover.slowedBy === undefined && failover.claimAfterPause).map((failover) => failover.latencyMs)),
+    failoverAfterHolderOfMessageStopped: distribution(
+      failovers.filter((failover) => failover.slowedBy === undefined && failover.claimAfterPause === undefined && failover.messageHeldBy !== undefined).map((failover) => failover.latencyMs),
+    ),
     overtakenClaims: findOvertakenClaims(byKey).length,
     startLag: distribution(startLags),
     finalStates,

@@ -52,6 +52,8 @@ export interface ChaosReport {
   readonly failoverSlowedByAws: { p50Ms: number; maxMs: number; count: number };
   /** Failovers of a claim that came back after its holder's own pause: the fast takeover disarmed by design (reported, not bounded). */
   readonly failoverAfterPausedClaim: { p50Ms: number; maxMs: number; count: number };
+  /** Failovers whose message another worker received, then was killed or paused holding: a second fault on the path (reported, not bounded). */
+  readonly failoverAfterHolderOfMessageStopped: { p50Ms: number; maxMs: number; count: number };
   /** Claims that returned after their message surfaced again and stood down unstarted: a standby claimed first. */
   readonly overtakenClaims: number;
   readonly startLag: { p50Ms: number; p99Ms: number; maxMs: number };
@@ -71,7 +73,7 @@ export interface ChaosReport {
     committedThenDead: string[];
     succeededWithoutWrites: string[];
     /** `receivedMs`: the standby's receive of the message it claimed with, after the victim's last heartbeat. */
-    slowestFailovers: { executionKey: string; victim: string; standby: string; fault: string; latencyMs: number; receivedMs?: number; slowedBy?: string; claimAfterPause?: true }[];
+    slowestFailovers: { executionKey: string; victim: string; standby: string; fault: string; latencyMs: number; receivedMs?: number; slowedBy?: string; claimAfterPause?: true; messageHeldBy?: string }[];
   };
 }
 
@@ -143,6 +145,11 @@ export function buildReport(input: ReportInput): ChaosReport {
     failover: { p50Ms: round(verdict.failover.p50), p99Ms: round(verdict.failover.p99), maxMs: round(verdict.failover.max), count: verdict.failover.count },
     failoverSlowedByAws: { p50Ms: round(verdict.failoverSlowedByAws.p50), maxMs: round(verdict.failoverSlowedByAws.max), count: verdict.failoverSlowedByAws.count },
     failoverAfterPausedClaim: { p50Ms: round(verdict.failoverAfterPausedClaim.p50), maxMs: round(verdict.failoverAfterPausedClaim.max), count: verdict.failoverAfterPausedClaim.count },
+    failoverAfterHolderOfMessageStopped: {
+      p50Ms: round(verdict.failoverAfterHolderOfMessageStopped.p50),
+      maxMs: round(verdict.failoverAfterHolderOfMessageStopped.max),
+      count: verdict.failoverAfterHolderOfMessageStopped.count,
+    },
     overtakenClaims: verdict.overtakenClaims,
     startLag: { p50Ms: round(verdict.startLag.p50), p99Ms: round(verdict.startLag.p99), maxMs: round(verdict.startLag.max) },
     faults: input.faults,
@@ -161,7 +168,7 @@ export function buildReport(input: ReportInput): ChaosReport {
       slowestFailovers: [...verdict.failovers]
         .sort((a, b) => b.latencyMs - a.latencyMs)
         .slice(0, 5)
-        .map(({ executionKey, victim, standby, fault, latencyMs, lastHeartbeatAt, receivedAt, slowedBy, claimAfterPause }) => ({
+        .map(({ executionKey, victim, standby, fault, latencyMs, lastHeartbeatAt, receivedAt, slowedBy, claimAfterPause, messageHeldBy }) => ({
           executionKey,
           victim,
           standby,
@@ -170,6 +177,7 @@ export function buildReport(input: ReportInput): ChaosReport {
           ...(receivedAt !== undefined ? { receivedMs: Math.round(receivedAt - lastHeartbeatAt) } : {}),
           ...(slowedBy ? { slowedBy } : {}),
           ...(claimAfterPause ? { claimAfterPause } : {}),
+          ...(messageHeldBy !== undefined ? { messageHeldBy } : {}),
         })),
     },
   };

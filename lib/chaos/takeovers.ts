@@ -30,6 +30,12 @@ export interface Failover {
    */
   readonly claimAfterPause?: true;
   /**
+   * A second process fault on the path: another worker received the slice's message after the victim's last
+   * heartbeat and was killed or paused while it held it, before the takeover, so the message stayed hidden one
+   * visibility timeout more (a 300 s drill: 6,127 ms, its first standby killed 1.1 s after its receive).
+   */
+  readonly messageHeldBy?: string;
+  /**
    * Drill time of the standby's last receive of the slice's message before its claim (when recorded): a slow
    * takeover whose receive came late waited on the queue or on free pollers, one whose receive came early on its claim.
    */
@@ -38,7 +44,7 @@ export interface Failover {
 
 /** A failover the 5 s bound applies to: no injected fault on its path slowed it, and its fast takeover was armed. */
 export function isBoundedFailover(failover: Failover): boolean {
-  return failover.slowedBy === undefined && failover.claimAfterPause === undefined;
+  return failover.slowedBy === undefined && failover.claimAfterPause === undefined && failover.messageHeldBy === undefined;
 }
 
 export interface Overlap {
@@ -157,6 +163,15 @@ export function findFailovers(
           (paused) => paused.kind === 'pause' && paused.replica === fault.replica && paused.at <= eventTime(claim) && (paused.until ?? paused.at) >= eventTime(claim) - MESSAGE_VISIBILITY_MS,
         );
       const receivedAt = receives.findLast((receive) => receive.replica === takeover.replica && receive.executionKey === key && receive.at >= lastHeartbeatAt && receive.at <= takeoverAt)?.at;
+      const messageHeldBy = receives.find(
+        (receive) =>
+          receive.executionKey === key &&
+          receive.replica !== takeover.replica &&
+          receive.replica !== fault.replica &&
+          receive.at >= lastHeartbeatAt &&
+          receive.at <= takeoverAt &&
+          processFaults.some((held) => held.kind !== 'scannerKill' && held.replica === receive.replica && held.at >= receive.at && held.at < Math.min(takeoverAt, receive.at + MESSAGE_VISIBILITY_MS)),
+      )?.replica;
       failovers.push({
         executionKey: key,
         victim: fault.replica,
@@ -167,6 +182,7 @@ export function findFailovers(
         latencyMs: takeoverAt - lastHeartbeatAt,
         ...(slowedBy ? { slowedBy } : {}),
         ...(claimAfterPause ? { claimAfterPause } : {}),
+        ...(messageHeldBy !== undefined ? { messageHeldBy } : {}),
         ...(receivedAt !== undefined ? { receivedAt } : {}),
       });
     }

@@ -133,6 +133,11 @@ function printSummary(report: ChaosReport, outDir: string, write: (line: string)
       ['failover p50 / p99 / max', `${report.failover.p50Ms} / ${report.failover.p99Ms} / ${report.failover.maxMs} ms (n=${report.failover.count})`, ok(report.failover.maxMs < 5000)],
       ['failover slowed by a throttled or hung request: p50 / max', `${report.failoverSlowedByAws.p50Ms} / ${report.failoverSlowedByAws.maxMs} ms (n=${report.failoverSlowedByAws.count})`, ''],
       ['failover of a claim read after its own pause (fast takeover disarmed): p50 / max', `${report.failoverAfterPausedClaim.p50Ms} / ${report.failoverAfterPausedClaim.maxMs} ms (n=${report.failoverAfterPausedClaim.count})`, ''],
+      [
+        'failover whose message another worker held when it was killed or paused: p50 / max',
+        `${report.failoverAfterHolderOfMessageStopped.p50Ms} / ${report.failoverAfterHolderOfMessageStopped.maxMs} ms (n=${report.failoverAfterHolderOfMessageStopped.count})`,
+        '',
+      ],
       ['claims overtaken before their handler started', report.overtakenClaims, ''],
       ['start lag p50 / p99 / max', `${report.startLag.p50Ms} / ${report.startLag.p99Ms} / ${report.startLag.maxMs} ms`, ''],
       ['final states', JSON.stringify(report.finalStates), ''],

@@ -233,6 +233,29 @@ describe('failovers slowed by injected AWS faults', () => {
     expect(checkHistory(killedHolder).failovers[0]?.receivedAt).toBeUndefined();
   });
 
+  it('reports apart a failover whose message another worker received and was killed or paused holding (a second fault)', () => {
+    // A 300 s drill: the victim paused; the first worker to receive its message was killed 1.1 s later, before its
+    // claim; the message came back a visibility timeout after that receive, to the standby (6,127 ms in all).
+    const receive = (replica: string, at: number) => ({ replica, executionKey: KEY, at });
+    const firstHolder = (faultAt: number, kind: 'kill' | 'pause' = 'kill') => checkHistory({
+      ...killedHolder,
+      receives: [receive('first', T0 + 3000), receive('standby', T0 + 5950)],
+      processFaults: [...killedHolder.processFaults, { kind, replica: 'first', at: faultAt, ...(kind === 'pause' && { until: faultAt + 5000 }) }],
+    });
+    const killed = firstHolder(T0 + 4100);
+    expect(killed.failovers).toMatchObject([{ latencyMs: 6000, messageHeldBy: 'first' }]);
+    expect(killed.failover.count).toBe(0);
+    expect(killed.failoverAfterHolderOfMessageStopped).toMatchObject({ count: 1, max: 6000 });
+    expect(firstHolder(T0 + 3500, 'pause').failovers[0]?.messageHeldBy).toBe('first');
+    // Stopped after its receive's visibility ran out (the message was back by then), or after the takeover: bounded.
+    for (const late of [firstHolder(T0 + 6050), checkHistory({ ...killedHolder, receives: [receive('first', T0 + 3000)], processFaults: [...killedHolder.processFaults, { kind: 'kill' as const, replica: 'first', at: T0 + 6500 }] })]) {
+      expect(late.failovers[0]?.messageHeldBy).toBeUndefined();
+      expect(late.failover.count).toBe(1);
+    }
+    // A first receiver that stood down (no fault) leaves the failover bounded.
+    expect(checkHistory({ ...killedHolder, receives: [receive('first', T0 + 3000)] }).failover).toMatchObject({ count: 1, max: 6000 });
+  });
+
   it('counts one failover per takeover, from the victim’s last fault before it', () => {
     const renewals = [1000, 2000].map((ms) => ({ replica: 'victim', offsetMs: 0, executionKey: KEY, fence: 1, at: T0 + ms }));
     const verdict = checkHistory({
