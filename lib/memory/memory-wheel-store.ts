@@ -5,14 +5,13 @@
  */
 import type { WheelStore } from '../core/ports.ts';
 import type { PlacedEntry, ScanCursor, ShardCursor, WheelEntry } from '../core/wheel.ts';
-import type { MemoryTables } from './memory-tables.ts';
+import type { MemoryTables, WheelShard } from './memory-tables.ts';
 
 export class InMemoryWheelStore implements WheelStore {
   constructor(private readonly tables: MemoryTables) {}
 
   async readCursor(shard: number): Promise<ShardCursor | undefined> {
-    const partition = this.tables.wheelShard(shard);
-    return partition.cursor && { ...partition.cursor, claimedThrough: Math.max(partition.claimedThrough, partition.cursor.scannedThrough) };
+    return shardCursor(this.tables.wheelShard(shard));
   }
 
   async claim(shard: number, through: number): Promise<ShardCursor | undefined> {
@@ -27,7 +26,7 @@ export class InMemoryWheelStore implements WheelStore {
     partition.cursor = current
       ? { scannedThrough: Math.max(current.scannedThrough, cursor.scannedThrough), reconciledThrough: Math.max(current.reconciledThrough, cursor.reconciledThrough) }
       : { ...cursor };
-    return { ...partition.cursor, claimedThrough: Math.max(partition.claimedThrough, partition.cursor.scannedThrough) };
+    return shardCursor(partition) as ShardCursor;
   }
 
   async nextBucket(shard: number, fromMs: number, toMs: number): Promise<number | undefined> {
@@ -57,4 +56,9 @@ export class InMemoryWheelStore implements WheelStore {
     const inbox = this.tables.wheelShard(shard).inbox;
     if (inbox.get(entry.jobId)?.generation === entry.generation) inbox.delete(entry.jobId);
   }
+}
+
+/** A copy of the partition's cursor with its claim (as DynamoDB's: never below `scannedThrough`); undefined before a scan moved it. */
+function shardCursor(partition: WheelShard): ShardCursor | undefined {
+  return partition.cursor && { ...partition.cursor, claimedThrough: Math.max(partition.claimedThrough, partition.cursor.scannedThrough) };
 }
