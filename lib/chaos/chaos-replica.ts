@@ -46,7 +46,7 @@ export function chaosReplica(options: ChaosReplicaOptions = {}): ReplicaSetup {
         clock: chaos.clockOffsetMs ? new OffsetClock(chaos.clockOffsetMs) : systemClock,
         wrapSlices: (store) => chaosSliceStore(inner(store), chaos, random, report),
         wrapWorkQueue: (queue) => chaosWorkQueue(queue, chaos, random, report, (sent) => toParent({ kind: 'sent', ...sent })),
-        onLeaseRenewed: (slice, fence, at) => toParent({ kind: 'renewed', executionKey: executionKey(slice.jobId, slice.scheduledAt), fence, at }),
+        onLeaseRenewed: (slice, fence, at, disarmed) => toParent({ kind: 'renewed', executionKey: executionKey(slice.jobId, slice.scheduledAt), fence, at, ...(disarmed && { disarmed }) }),
         wrapChunks: (store) => reportingChunkStore(store, (refused) => toParent({ kind: 'chunk', ...refused, outcome: 'refused', at: Date.now() })),
         onChunk: (slice, fence, chunk, outcome) => toParent({ kind: 'chunk', executionKey: executionKey(slice.jobId, slice.scheduledAt), fence, chunk, outcome, at: Date.now() }),
       },

@@ -20,6 +20,8 @@ export interface ObservedRenewal {
   readonly fence: number;
   /** By the replica's own (skewed) clock: read before the renewal was sent. */
   readonly at: number;
+  /** This renewal disarmed the holder's-message-back takeover: a failover after it waits for the lease (lease-keeper.ts). */
+  readonly disarmed?: true;
 }
 
 export interface InjectedProcessFault {

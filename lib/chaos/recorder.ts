@@ -69,7 +69,7 @@ export class HistoryRecorder {
       this.onChunk?.(observed, replica);
       return;
     }
-    this.renewals.push({ replica: replica.id, offsetMs: this.offsets.get(replica.id) ?? 0, executionKey: report.executionKey, fence: report.fence, at: report.at });
+    this.renewals.push({ replica: replica.id, offsetMs: this.offsets.get(replica.id) ?? 0, executionKey: report.executionKey, fence: report.fence, at: report.at, ...(report.disarmed && { disarmed: report.disarmed }) });
   }
 
   processFault(fault: InjectedProcessFault): void {

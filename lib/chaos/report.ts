@@ -73,7 +73,7 @@ export interface ChaosReport {
     committedThenDead: string[];
     succeededWithoutWrites: string[];
     /** `receivedMs`: the standby's receive of the message it claimed with, after the victim's last heartbeat. */
-    slowestFailovers: { executionKey: string; victim: string; standby: string; fault: string; latencyMs: number; receivedMs?: number; slowedBy?: string; claimAfterPause?: true; messageHeldBy?: string }[];
+    slowestFailovers: { executionKey: string; victim: string; standby: string; fault: string; latencyMs: number; receivedMs?: number; slowedBy?: string; claimAfterPause?: true; messageHeldBy?: string; disarmed?: true }[];
   };
 }
 
@@ -168,7 +168,7 @@ export function buildReport(input: ReportInput): ChaosReport {
       slowestFailovers: [...verdict.failovers]
         .sort((a, b) => b.latencyMs - a.latencyMs)
         .slice(0, 5)
-        .map(({ executionKey, victim, standby, fault, latencyMs, lastHeartbeatAt, receivedAt, slowedBy, claimAfterPause, messageHeldBy }) => ({
+        .map(({ executionKey, victim, standby, fault, latencyMs, lastHeartbeatAt, receivedAt, slowedBy, claimAfterPause, messageHeldBy, disarmed }) => ({
           executionKey,
           victim,
           standby,
@@ -178,6 +178,7 @@ export function buildReport(input: ReportInput): ChaosReport {
           ...(slowedBy ? { slowedBy } : {}),
           ...(claimAfterPause ? { claimAfterPause } : {}),
           ...(messageHeldBy !== undefined ? { messageHeldBy } : {}),
+          ...(disarmed ? { disarmed } : {}),
         })),
     },
   };

@@ -36,6 +36,12 @@ export interface Failover {
    */
   readonly messageHeldBy?: string;
   /**
+   * A renewal of the victim's before the fault disarmed the holder's-message-back takeover (its message could have
+   * surfaced under it): the standby then waits for the lease's expiry and the skew margin. Told, not put apart: the
+   * renewal's reason (an extension refused, slow, or a late claim) is what a slow failover's trace looks for next.
+   */
+  readonly disarmed?: true;
+  /**
    * Drill time of the standby's last receive of the slice's message before its claim (when recorded): a slow
    * takeover whose receive came late waited on the queue or on free pollers, one whose receive came early on its claim.
    */
@@ -141,10 +147,11 @@ export function findFailovers(
       // heartbeats before that earlier pause.
       const stoppedBy = processFaults.filter((other) => other.replica === fault.replica && other.kind !== 'scannerKill' && other.at <= eventTime(takeover)).at(-1);
       if (stoppedBy !== fault) continue;
-      const heartbeats = renewals
-        .filter((renewal) => renewal.replica === fault.replica && renewal.executionKey === key && renewal.fence === claim.event.fence)
-        .map((renewal) => realTime(renewal, renewal.at))
-        .filter((at) => at <= fault.at);
+      const victimRenewals = renewals.filter(
+        (renewal) => renewal.replica === fault.replica && renewal.executionKey === key && renewal.fence === claim.event.fence && realTime(renewal, renewal.at) <= fault.at,
+      );
+      const heartbeats = victimRenewals.map((renewal) => realTime(renewal, renewal.at));
+      const disarmed = victimRenewals.some((renewal) => renewal.disarmed === true);
       const lastHeartbeatAt = Math.max(eventTime(claim), ...heartbeats);
       const takeoverAt = eventTime(takeover);
       const slowedBy = clientFaults.find(
@@ -183,6 +190,7 @@ export function findFailovers(
         ...(slowedBy ? { slowedBy } : {}),
         ...(claimAfterPause ? { claimAfterPause } : {}),
         ...(messageHeldBy !== undefined ? { messageHeldBy } : {}),
+        ...(disarmed ? { disarmed } : {}),
         ...(receivedAt !== undefined ? { receivedAt } : {}),
       });
     }

@@ -70,7 +70,7 @@ export interface WorkerDeps {
   /** Deletes a one-time job with `afterOneTime: 'delete'` once its slot is final. Without it such a job stays, completed. */
   readonly oneTimeJobs?: OneTimeJobs;
   /** Each successful lease renewal (the chaos drill measures failover from the last one). */
-  readonly onLeaseRenewed?: (slice: SliceKey, fence: number, at: number) => void;
+  readonly onLeaseRenewed?: (slice: SliceKey, fence: number, at: number, disarmed: boolean) => void;
   /** Where `ctx.commitChunk` commits; without it, a chunked handler fails with InvalidChunkError. */
   readonly chunks?: ChunkStore;
   /** Each chunk an attempt committed, or skipped as committed by an earlier claim. */
@@ -272,7 +272,7 @@ export class Worker {
         ...claim,
       },
       (error) => this.deps.onError?.(error, 'lease renewal'),
-      (at) => this.deps.onLeaseRenewed?.(key, slice.fence, at),
+      (at, disarmed) => this.deps.onLeaseRenewed?.(key, slice.fence, at, disarmed),
     );
     lease.start();
     const timeout = AbortSignal.timeout(slice.policies.timeoutMs);

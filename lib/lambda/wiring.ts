@@ -65,7 +65,7 @@ export interface RuntimeOptions {
   readonly wrapWorkQueue?: (queue: WorkQueue) => WorkQueue;
   /** Wraps the chunk store (the chaos drill's report of chunks the fence refused). */
   readonly wrapChunks?: (store: ChunkStore) => ChunkStore;
-  readonly onLeaseRenewed?: (slice: SliceKey, fence: number, at: number) => void;
+  readonly onLeaseRenewed?: (slice: SliceKey, fence: number, at: number, disarmed: boolean) => void;
   readonly onChunk?: (slice: SliceKey, fence: number, chunk: number, outcome: ChunkCommitOutcome) => void;
 }
 

@@ -256,6 +256,15 @@ describe('failovers slowed by injected AWS faults', () => {
     expect(checkHistory({ ...killedHolder, receives: [receive('first', T0 + 3000)] }).failover).toMatchObject({ count: 1, max: 6000 });
   });
 
+  it('tells a failover whose victim disarmed its fast takeover before the fault (a renewal reported `disarmed`), and keeps it bounded', () => {
+    const renewal = (at: number, disarmed = false) => ({ replica: 'victim', offsetMs: 0, executionKey: KEY, fence: 1, at, ...(disarmed && { disarmed: true as const }) });
+    const disarmedBefore = checkHistory({ ...killedHolder, renewals: [renewal(T0 + 100, true), renewal(T0 + 400)] });
+    expect(disarmedBefore.failovers).toMatchObject([{ latencyMs: 5600, disarmed: true }]);
+    expect(disarmedBefore.failover.count).toBe(1);
+    // A disarming renewal after the fault (its report read late) is not the victim's before the fault.
+    expect(checkHistory({ ...killedHolder, renewals: [renewal(T0 + 400), renewal(T0 + 900, true)] }).failovers[0]?.disarmed).toBeUndefined();
+  });
+
   it('counts one failover per takeover, from the victim’s last fault before it', () => {
     const renewals = [1000, 2000].map((ms) => ({ replica: 'victim', offsetMs: 0, executionKey: KEY, fence: 1, at: T0 + ms }));
     const verdict = checkHistory({

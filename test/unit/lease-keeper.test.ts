@@ -115,7 +115,15 @@ describe('LeaseKeeper', () => {
       hideBatched: async () => {},
     };
     // Heartbeat 300 ms, visibility 3 s: the message could not surface before the next heartbeat's renewal on its own.
-    const keeper = new LeaseKeeper(slices, queue, systemClock, { key, fence: 3, leaseMs: 1200, heartbeatMs: 300, visibilitySeconds: 3, receiptHandle: 'r', claimedAt: Date.now() });
+    const reported: boolean[] = [];
+    const keeper = new LeaseKeeper(
+      slices,
+      queue,
+      systemClock,
+      { key, fence: 3, leaseMs: 1200, heartbeatMs: 300, visibilitySeconds: 3, receiptHandle: 'r', claimedAt: Date.now() },
+      () => {},
+      (_at, disarmed) => void reported.push(disarmed),
+    );
     keeper.start();
     await wait(450);
     // Before the second heartbeat (600 ms): the disarming renewal, and the extension sent again beside it (refused again).
@@ -125,6 +133,8 @@ describe('LeaseKeeper', () => {
     await keeper.stop();
     // Disarmed once: the renewals after it are plain; and sent again once, not again and again while refused.
     expect(calls.filter((call) => call === 'renew+disarm')).toHaveLength(1);
+    // Each renewal is reported with whether it disarmed (the drill's renewals.jsonl): the second one did.
+    expect(reported.slice(0, 3)).toEqual([false, true, false]);
     expect(calls.filter((call) => call === 'hide').length).toBeLessThanOrEqual(calls.filter((call) => call.startsWith('renew')).length + 1);
   });
 
