@@ -118,8 +118,8 @@ export class Scanner {
     const moved = await wheel.moveCursor(shard, { scannedThrough: Math.max(position, cursor.scannedThrough), reconciledThrough });
     // Last, and only for a generation whose entries are where every scan will read them: a scanner that dies
     // before this, or an entry another scan may have read past, leaves the inbox entry to the next scan.
-    const overtaken = overtakenEntries(placed, position, moved.claimedThrough);
-    const taken = inbox.filter((entry) => !overtaken.some((placedEntry) => placedEntry.jobId === entry.jobId && placedEntry.generation === entry.generation));
+    const overtaken = new Set(overtakenEntries(placed, position, moved.claimedThrough).map(generationKey));
+    const taken = inbox.filter((entry) => !overtaken.has(generationKey(entry)));
     report.inboxKept = inbox.length - taken.length;
     await mapBounded(taken, JOB_CONCURRENCY, (entry) => wheel.takeFromInbox(shard, entry));
     return report;
@@ -285,6 +285,11 @@ function placeLate(placed: PlacedEntry[], entry: PlacedEntry): void {
   const previous = placed.at(-1);
   if (previous?.jobId === entry.jobId && previous.generation === entry.generation && previous.bucket === entry.bucket) return;
   placed.push(entry);
+}
+
+/** One generation of one job (a shard's inbox holds hundreds of thousands after a million schedules are put). */
+function generationKey(entry: WheelEntry): string {
+  return `${entry.jobId}\u0000${entry.generation}`;
 }
 
 function startOf(job: StoredJob, scheduledAt: number): number {
