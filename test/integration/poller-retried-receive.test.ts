@@ -1,0 +1,62 @@
+/**
+ * A receive whose first try was refused after a wait (a throttled or hung try, which the SDK tries again) is not a
+ * reply held up on its way: only the try that answered can have hidden its messages. Timed from the call, the
+ * worker read such a message as possibly visible again already and started its holder with the fast takeover
+ * disarmed: a kill of that holder then failed over on the lease (over 5 s) instead of the message (3 s).
+ */
+import { RequestThrottled, SendMessageCommand } from '@aws-sdk/client-sqs';
+import type { FinalizeRequestMiddleware, MiddlewareStack } from '@smithy/types';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAwsClients, destroyAwsClients } from '../../lib/aws/clients.ts';
+import { sleep } from '../../lib/core/clock.ts';
+import type { PolledSqsRecord } from '../../lib/lambda/handlers.ts';
+import { SqsPoller } from '../../lib/local/sqs-poller.ts';
+import { createTestInstallation, eventually, type TestInstallation } from '../support/harness.ts';
+
+let installation: TestInstallation;
+beforeAll(async () => {
+  installation = await createTestInstallation();
+});
+afterAll(() => installation?.destroy());
+
+/** Refuses the first try of the first receive, 2 s after it was sent, as retryable throttling (nothing received). */
+function refuseFirstReceiveTry(refusedAt: { value?: number }): FinalizeRequestMiddleware<object, object> {
+  return (next, context) => async (args) => {
+    if (context.commandName !== 'ReceiveMessageCommand' || refusedAt.value !== undefined) return next(args);
+    await sleep(2000);
+    refusedAt.value = Date.now();
+    throw Object.assign(new RequestThrottled({ $metadata: { httpStatusCode: 400 }, message: 'rate exceeded (test)' }), { $retryable: { throttling: true } });
+  };
+}
+
+describe('the poller times a receive from the try that answered it', () => {
+  it('gives a message received by a retried try the retry’s send time, not the first try’s', { timeout: 30_000 }, async () => {
+    const queueUrl = installation.resources.queueUrls.work;
+    await installation.runtime.clients.sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'after-a-refused-try' }));
+    const clients = createAwsClients();
+    const refusedAt: { value?: number } = {};
+    (clients.sqs.middlewareStack as MiddlewareStack<object, object>).add(refuseFirstReceiveTry(refusedAt), { step: 'finalizeRequest', priority: 'low' });
+    const received: PolledSqsRecord[] = [];
+    const startedAt = Date.now();
+    const poller = new SqsPoller({
+      sqs: clients.sqs,
+      queueUrl,
+      handler: async (event) => {
+        received.push(...(event.Records as PolledSqsRecord[]));
+        return { batchItemFailures: [] };
+      },
+    });
+    const polling = poller.run();
+    try {
+      const [record] = await eventually(() => (received.length > 0 ? received : undefined), 15_000);
+      expect(record?.body).toBe('after-a-refused-try');
+      expect(refusedAt.value).toBeGreaterThanOrEqual(startedAt + 2000);
+      // From the call, it would be its start: before the refusal by the 2 s the first try waited.
+      expect(record?.hiddenSince).toBeGreaterThanOrEqual(refusedAt.value ?? Infinity);
+    } finally {
+      poller.stop();
+      await polling;
+      destroyAwsClients(clients);
+    }
+  });
+});
