@@ -164,10 +164,16 @@ function handlesOf(input: unknown): string[] {
   return [request.ReceiptHandle, ...(request.Entries ?? []).map((entry) => entry.ReceiptHandle)].filter((handle): handle is string => handle !== undefined);
 }
 
-/** The execution key of the slice a DynamoDB request reads or writes, if any (the checker ties the fault to its slice). */
+/**
+ * The execution key of the slice a DynamoDB request reads or writes, if any (the checker ties the fault to its slice):
+ * by its key, or by the item it puts. A first claim puts the slice: named by its key alone, a standby's throttled
+ * claim went untied, and the 4.8 s failover it caused counted as bounded (a 300 s drill, 2026-12-05).
+ */
 function sliceNamedBy(input: unknown): string | undefined {
-  const request = input as { Key?: KeyAttributes; TransactItems?: Record<string, { Key?: KeyAttributes } | undefined>[] };
-  const keys = [request.Key, ...(request.TransactItems ?? []).flatMap((item) => Object.values(item).map((part) => part?.Key))];
+  type Named = { Key?: KeyAttributes; Item?: KeyAttributes };
+  const request = input as Named & { TransactItems?: Record<string, Named | undefined>[] };
+  const parts = [request, ...(request.TransactItems ?? []).flatMap((item) => Object.values(item))];
+  const keys = parts.flatMap((part) => [part?.Key, part?.Item]);
   const slice = keys.find((key) => key?.jobId?.S !== undefined && key.scheduledAt?.N !== undefined);
   return slice ? executionKey(slice.jobId!.S!, Number(slice.scheduledAt!.N)) : undefined;
 }

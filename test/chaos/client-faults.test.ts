@@ -58,7 +58,7 @@ describe('throttle at the client boundary', () => {
     expect(counter.counts['dynamo.PutItem']).toBe(outcomes.length - refused.length);
   });
 
-  it('ties each fault to the slice its request is about: a DynamoDB key, or the receipt handle of a received work message', { timeout: 60_000 }, async () => {
+  it('ties each fault to the slice its request is about: a DynamoDB key, the item it puts, or the receipt handle of a received work message', { timeout: 60_000 }, async () => {
     const clients = createAwsClients();
     const faults: { fault: FaultKind; slice?: string }[] = [];
     const workQueue = installation.resources.queueUrls.work;
@@ -72,13 +72,19 @@ describe('throttle at the client boundary', () => {
       const message = await eventually(async () => (await clients.sqs.send(new ReceiveMessageCommand({ QueueUrl: workQueue, MaxNumberOfMessages: 1 }))).Messages?.[0]);
       await clients.sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: workQueue, ReceiptHandle: message.ReceiptHandle!, VisibilityTimeout: 5 })).catch(() => undefined);
       await clients.dynamo.send(new GetItemCommand({ TableName: installation.runtime.config.slicesTable, Key: sliceKeyItem(key) })).catch(() => undefined);
+      // A first claim puts the slice, with no Key to name it by.
+      const claimed = { jobId: 'tied', scheduledAt: Date.parse('2026-12-01T10:01:00Z') };
+      await clients.dynamo
+        .send(new PutItemCommand({ TableName: installation.runtime.config.slicesTable, Item: { ...sliceKeyItem(claimed), status: { S: 'RUNNING' } }, ConditionExpression: 'attribute_not_exists(jobId)' }))
+        .catch(() => undefined);
+      expect(faults.at(-1)).toEqual({ fault: 'throttle', slice: executionKey(claimed.jobId, claimed.scheduledAt) });
     } finally {
       destroyAwsClients(clients);
     }
     const tied = executionKey(key.jobId, key.scheduledAt);
     expect(faults.filter((f) => f.slice === tied).length).toBeGreaterThanOrEqual(2);
-    expect(faults.at(-1)).toEqual({ fault: 'throttle', slice: tied });
     expect(faults.at(-2)).toEqual({ fault: 'throttle', slice: tied });
+    expect(faults.at(-3)).toEqual({ fault: 'throttle', slice: tied });
   });
 
   it('answers some transactions with a cancellation naming one item ThrottlingError, which the SDK does not retry and which wrote nothing', { timeout: 60_000 }, async () => {
