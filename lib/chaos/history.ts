@@ -13,7 +13,7 @@ import { distribution, type Distribution } from '../core/stats.ts';
 import type { ExpectedOccurrence } from './expected.ts';
 import { eventTime, groupBy, type DeadLetterEntry, type InjectedClientFault, type InjectedProcessFault, type ObservedEvent, type ObservedReceive, type ObservedRenewal } from './observed.ts';
 import { committedThenDead, succeededWithoutWrites, type Effect } from './outcomes.ts';
-import { findDisplacements, findFailovers, findOvertakenClaims, findOverlaps, isBoundedFailover, type Displacement, type Failover, type Overlap } from './takeovers.ts';
+import { failoverClass, findDisplacements, findFailovers, findOvertakenClaims, findOverlaps, type Displacement, type Failover, type FailoverClass, type Overlap } from './takeovers.ts';
 
 export type { DeadLetterEntry, InjectedClientFault, InjectedProcessFault, ObservedEvent, ObservedReceive, ObservedRenewal } from './observed.ts';
 export type { Effect } from './outcomes.ts';
@@ -121,7 +121,7 @@ export function checkHistory(input: HistoryInput): HistoryVerdict {
   }
 
   const failovers = findFailovers(input.processFaults, input.renewals, claimsOf, byKey, input.clientFaults ?? [], input.receives ?? []);
-  const unhindered = failovers.filter(isBoundedFailover);
+  const latencies = (kind: FailoverClass): Distribution => distribution(failovers.filter((failover) => failoverClass(failover) === kind).map((failover) => failover.latencyMs));
   const startLags = input.events
     .filter((observed) => observed.event.type === 'started' && Date.parse(observed.event.scheduledAt) >= (input.catchUpBefore ?? 0) && !input.lateByDesign?.has(observed.event.jobId))
     .map((observed) => eventTime(observed) - Date.parse(observed.event.scheduledAt) - (input.startOffsetOf?.get(observed.event.jobId) ?? 0));
@@ -144,12 +144,10 @@ export function checkHistory(input: HistoryInput): HistoryVerdict {
     skippedByChange: finished.filter(({ verdict }) => verdict === 'skippedByChange').length,
     skippedByPolicy: finished.filter(({ verdict }) => verdict === 'skippedByPolicy').length,
     failovers,
-    failover: distribution(unhindered.map((failover) => failover.latencyMs)),
-    failoverSlowedByAws: distribution(failovers.filter((failover) => failover.slowedBy !== undefined).map((failover) => failover.latencyMs)),
-    failoverAfterPausedClaim: distribution(failovers.filter((failover) => failover.slowedBy === undefined && failover.claimAfterPause).map((failover) => failover.latencyMs)),
-    failoverAfterHolderOfMessageStopped: distribution(
-      failovers.filter((failover) => failover.slowedBy === undefined && failover.claimAfterPause === undefined && failover.messageHeldBy !== undefined).map((failover) => failover.latencyMs),
-    ),
+    failover: latencies('bounded'),
+    failoverSlowedByAws: latencies('slowedByAws'),
+    failoverAfterPausedClaim: latencies('afterPausedClaim'),
+    failoverAfterHolderOfMessageStopped: latencies('afterHolderOfMessageStopped'),
     overtakenClaims: findOvertakenClaims(byKey).length,
     startLag: distribution(startLags),
     finalStates,

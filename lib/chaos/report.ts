@@ -2,6 +2,7 @@
  * The drill's report (report.json, documented in docs/chaos.md) and the
  * verdict: which invariants the history broke.
  */
+import type { Distribution } from '../core/stats.ts';
 import type { FaultKind } from './config.ts';
 import type { HistoryVerdict } from './history.ts';
 import type { SettlementOccurrenceVerdict, SettlementVerdict } from './settlement-checks.ts';
@@ -115,6 +116,7 @@ export interface ReportInput {
 export function buildReport(input: ReportInput): ChaosReport {
   const { verdict, options } = input;
   const round = (n: number): number => (Number.isNaN(n) ? 0 : Math.round(n));
+  const reportedApart = (latencies: Distribution): { p50Ms: number; maxMs: number; count: number } => ({ p50Ms: round(latencies.p50), maxMs: round(latencies.max), count: latencies.count });
   const report: Omit<ChaosReport, 'violations'> = {
     seed: options.seed,
     prefix: input.prefix,
@@ -143,13 +145,9 @@ export function buildReport(input: ReportInput): ChaosReport {
     skippedByPolicy: verdict.skippedByPolicy,
     policyViolations: [...(input.policyViolations ?? [])],
     failover: { p50Ms: round(verdict.failover.p50), p99Ms: round(verdict.failover.p99), maxMs: round(verdict.failover.max), count: verdict.failover.count },
-    failoverSlowedByAws: { p50Ms: round(verdict.failoverSlowedByAws.p50), maxMs: round(verdict.failoverSlowedByAws.max), count: verdict.failoverSlowedByAws.count },
-    failoverAfterPausedClaim: { p50Ms: round(verdict.failoverAfterPausedClaim.p50), maxMs: round(verdict.failoverAfterPausedClaim.max), count: verdict.failoverAfterPausedClaim.count },
-    failoverAfterHolderOfMessageStopped: {
-      p50Ms: round(verdict.failoverAfterHolderOfMessageStopped.p50),
-      maxMs: round(verdict.failoverAfterHolderOfMessageStopped.max),
-      count: verdict.failoverAfterHolderOfMessageStopped.count,
-    },
+    failoverSlowedByAws: reportedApart(verdict.failoverSlowedByAws),
+    failoverAfterPausedClaim: reportedApart(verdict.failoverAfterPausedClaim),
+    failoverAfterHolderOfMessageStopped: reportedApart(verdict.failoverAfterHolderOfMessageStopped),
     overtakenClaims: verdict.overtakenClaims,
     startLag: { p50Ms: round(verdict.startLag.p50), p99Ms: round(verdict.startLag.p99), maxMs: round(verdict.startLag.max) },
     faults: input.faults,

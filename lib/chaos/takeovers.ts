@@ -48,9 +48,19 @@ export interface Failover {
   readonly receivedAt?: number;
 }
 
+/** Which distribution a failover counts in: the bounded one, or the first of the reasons it is reported apart. */
+export type FailoverClass = 'bounded' | 'slowedByAws' | 'afterPausedClaim' | 'afterHolderOfMessageStopped';
+
+export function failoverClass(failover: Failover): FailoverClass {
+  if (failover.slowedBy !== undefined) return 'slowedByAws';
+  if (failover.claimAfterPause !== undefined) return 'afterPausedClaim';
+  if (failover.messageHeldBy !== undefined) return 'afterHolderOfMessageStopped';
+  return 'bounded';
+}
+
 /** A failover the 5 s bound applies to: no injected fault on its path slowed it, and its fast takeover was armed. */
 export function isBoundedFailover(failover: Failover): boolean {
-  return failover.slowedBy === undefined && failover.claimAfterPause === undefined && failover.messageHeldBy === undefined;
+  return failoverClass(failover) === 'bounded';
 }
 
 export interface Overlap {

@@ -287,7 +287,7 @@ function placeLate(placed: PlacedEntry[], entry: PlacedEntry): void {
   placed.push(entry);
 }
 
-/** One generation of one job (a shard's inbox holds hundreds of thousands after a million schedules are put). */
+/** One generation of one job, as a set key (a shard's inbox holds over a hundred thousand after a million schedules are put). */
 function generationKey(entry: WheelEntry): string {
   return `${entry.jobId}\u0000${entry.generation}`;
 }
