@@ -35,7 +35,8 @@ export class LeaseKeeper {
   private lastRenewedAt: number;
   /** When the last visibility extension that SQS accepted was sent (at first, since when its receive hid the message: `hiddenAt`). */
   private lastHiddenAt: number;
-  private hiding: Promise<void> | undefined;
+  /** Extensions sent and not yet answered: one at a time, and a second beside one that hangs (`awaitExtensionInFlight`). */
+  private readonly extensions = new Set<Promise<void>>();
   /** The holder's-message-back takeover was disarmed: the message may surface while this holder still renews. */
   private disarmed = false;
   /** An extension was refused: the next renewal disarms, whatever `mayBeVisible` says. */
@@ -136,29 +137,39 @@ export class LeaseKeeper {
   /**
    * A slow extension still in flight keeps the message hidden once it lands: wait for it while there is still time
    * to disarm after it (until half a heartbeat before the message could surface), so a slow but successful
-   * extension does not disarm the fast takeover (a drill saw an 8-9 s failover after such a disarm).
+   * extension does not disarm the fast takeover (a drill saw an 8-9 s failover after such a disarm). Meanwhile a
+   * second extension goes out beside it, while the message cannot have surfaced yet: whichever lands first keeps this
+   * holder. Waited for alone, a hung extension left the disarm half a heartbeat, and a CI drill (2026-12-05) saw that
+   * renewal throttled past the moment the message surfaced: a standby took over a holder that had renewed 2 s before.
    */
   private async awaitExtensionInFlight(): Promise<void> {
-    if (this.hiding === undefined) return;
-    const surfacesAt = this.surfacesAt();
+    if (this.extensions.size === 0) return;
+    const hiddenAt = this.lastHiddenAt;
+    if (!this.surfaced(this.clock.now())) this.extendVisibility(true);
     const budget = new AbortController();
+    let timedOut = false;
+    const timeUp = sleep(this.surfacesAt() - this.options.heartbeatMs / 2 - this.clock.now(), budget.signal).then(
+      () => void (timedOut = true),
+      () => {},
+    );
     try {
-      await Promise.race([this.hiding, sleep(surfacesAt - this.options.heartbeatMs / 2 - this.clock.now(), budget.signal).catch(() => {})]);
+      while (!timedOut && !this.disarmNow && this.extensions.size > 0 && this.lastHiddenAt === hiddenAt) await Promise.race([...this.extensions, timeUp]);
     } finally {
       budget.abort();
     }
   }
 
   /**
-   * One extension at a time; its send time counts once SQS accepted it. Its own send time, not the renewal's before
-   * it: counted from the renewal, a renewal slower than a heartbeat (a loaded table) made the next one disarm the
-   * fast takeover with the message hidden for seconds more, and a kill then took 9.8 s to fail over (a drill).
+   * One extension at a time, or a second `beside` one still in flight; its send time counts once SQS accepted it. Its
+   * own send time, not the renewal's before it: counted from the renewal, a renewal slower than a heartbeat (a loaded
+   * table) made the next one disarm the fast takeover with the message hidden for seconds more, and a kill then took
+   * 9.8 s to fail over (a drill).
    */
-  private extendVisibility(resend = false): void {
-    if (this.hiding !== undefined || this.stopped.signal.aborted) return;
+  private extendVisibility(beside = false): void {
+    if (this.extensions.size > (beside ? 1 : 0) || this.stopped.signal.aborted) return;
     const sentAt = this.clock.now();
     let refused = false;
-    this.hiding = this.queue
+    const extension: Promise<void> = this.queue
       .hide(this.options.receiptHandle, this.options.visibilitySeconds)
       .then(
         () => {
@@ -177,13 +188,14 @@ export class LeaseKeeper {
         },
       )
       .finally(() => {
-        this.hiding = undefined;
+        this.extensions.delete(extension);
         // And send the extension again beside that renewal, once: either landing keeps this holder. A CI drill
         // (2026-12-03) saw an extension refused three times, then the disarming renewal throttled past the moment the
         // message surfaced, and a standby took over a holder that had renewed 2 s before. Only while the message
         // cannot have surfaced yet: no standby can hold it, so this hide cannot keep a standby's message hidden.
-        if (refused && !resend && !this.disarmed && !this.surfaced(this.clock.now())) this.extendVisibility(true);
+        if (refused && !beside && !this.disarmed && !this.surfaced(this.clock.now())) this.extendVisibility(true);
       });
+    this.extensions.add(extension);
   }
 
   /** When the message surfaces unless extended again: a visibility timeout after the last extension SQS accepted. */

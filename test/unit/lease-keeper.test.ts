@@ -175,7 +175,8 @@ describe('LeaseKeeper', () => {
     await keeper.stop();
     const renewals = calls.filter((call) => call.startsWith('renew'));
     expect(renewals.length).toBeGreaterThanOrEqual(15);
-    expect(calls.filter((call) => call.startsWith('hide'))).toEqual(['hide 1']); // one at a time, and it hangs
+    // One at a time; when the message could surface, a second beside the one that hangs; and it hangs too.
+    expect(calls.filter((call) => call.startsWith('hide'))).toEqual(['hide 1', 'hide 1']);
     expect(renewals.filter((call) => call === 'renew+disarm')).toHaveLength(1);
     expect(renewals.indexOf('renew+disarm')).toBeGreaterThan(10);
     expect(keeper.lost).toBe(false);
@@ -194,6 +195,38 @@ describe('LeaseKeeper', () => {
     await keeper.stop();
     expect(calls.length).toBeGreaterThanOrEqual(5);
     expect(calls).not.toContain('renew+disarm');
+  });
+
+  it('an extension that hangs gets a second one beside it before the message could surface: that one landing keeps the takeover armed', async () => {
+    // A CI drill (2026-12-05): the extension after a renewal hung, the renewal that then disarmed went out half a
+    // heartbeat before the message surfaced and was throttled past it, and a standby took over the live holder.
+    // Heartbeat 200 ms, visibility 1 s: the first extension hangs; the message, hidden at the claim, would surface at
+    // 1,000 ms. A second extension must go out before the disarm would (900 ms), and its landing must leave it armed.
+    const started = Date.now();
+    const timeline: { call: string; at: number }[] = [];
+    let hides = 0;
+    const slices = {
+      renew: async (_k: unknown, _f: number, _n: number, _l: number, disarm?: boolean) => void timeline.push({ call: disarm ? 'renew+disarm' : 'renew', at: Date.now() - started }),
+    } as unknown as SliceStore;
+    const queue = {
+      send: async () => {},
+      hide: async () => {
+        timeline.push({ call: 'hide', at: Date.now() - started });
+        if (hides++ === 0) await new Promise<void>(() => {});
+      },
+      hideBatched: async () => {},
+    };
+    const keeper = new LeaseKeeper(slices, queue, systemClock, { key, fence: 1, leaseMs: 2000, heartbeatMs: 200, visibilitySeconds: 1, receiptHandle: 'r', claimedAt: started });
+    keeper.start();
+    await wait(2500);
+    await keeper.stop();
+    const hidesAt = timeline.filter((entry) => entry.call === 'hide').map((entry) => entry.at);
+    expect(hidesAt.length).toBeGreaterThanOrEqual(2);
+    expect(hidesAt[1]).toBeLessThan(900);
+    expect(timeline.map((entry) => entry.call)).not.toContain('renew+disarm');
+    // Every later extension landed before the message could surface from the one before it.
+    for (let i = 2; i < hidesAt.length; i++) expect(hidesAt[i]! - hidesAt[i - 1]!).toBeLessThan(1000);
+    expect(keeper.lost).toBe(false);
   });
 
   it('after a slow claim whose message was kept hidden meanwhile, the first renewal is at once and does not disarm', async () => {
