@@ -229,6 +229,40 @@ describe('LeaseKeeper', () => {
     expect(keeper.lost).toBe(false);
   });
 
+  it('a renewal still unanswered a heartbeat before the message could surface extends it even beside an extension that hangs', async () => {
+    // Heartbeat 400 ms, visibility 2 s, claimed (and hidden) at 0. The extension after the first renewal (400 ms)
+    // hangs; the renewal at 1,600 ms sends a second beside it, which lands: the message now surfaces at 3,600 ms. The
+    // renewal at 2,800 ms takes a second: an extension must go out before 3,600 ms, while the first still hangs.
+    const started = Date.now();
+    const timeline: { call: string; at: number }[] = [];
+    let hides = 0;
+    let renewals = 0;
+    const slices = {
+      renew: async (_k: unknown, _f: number, _n: number, _l: number, disarm?: boolean) => {
+        timeline.push({ call: disarm ? 'renew+disarm' : 'renew', at: Date.now() - started });
+        if (++renewals === 7) await wait(1000);
+      },
+    } as unknown as SliceStore;
+    const queue = {
+      send: async () => {},
+      hide: async () => {
+        timeline.push({ call: 'hide', at: Date.now() - started });
+        if (hides++ === 0) await new Promise<void>(() => {});
+      },
+      hideBatched: async () => {},
+    };
+    const keeper = new LeaseKeeper(slices, queue, systemClock, { key, fence: 1, leaseMs: 4000, heartbeatMs: 400, visibilitySeconds: 2, receiptHandle: 'r', claimedAt: started });
+    keeper.start();
+    await wait(3700);
+    await keeper.stop();
+    const hidesAt = timeline.filter((entry) => entry.call === 'hide').map((entry) => entry.at);
+    const slowRenewalAt = timeline.filter((entry) => entry.call.startsWith('renew'))[6]!.at;
+    expect(hidesAt[1]).toBeLessThan(1800);
+    expect(hidesAt.some((at) => at > slowRenewalAt && at < hidesAt[1]! + 2000)).toBe(true);
+    expect(timeline.map((entry) => entry.call)).not.toContain('renew+disarm');
+    expect(keeper.lost).toBe(false);
+  });
+
   it('after a slow claim whose message was kept hidden meanwhile, the first renewal is at once and does not disarm', async () => {
     // Claimed 1.5 s ago (more than the 960 ms threshold), but the claim phase extended the message 100 ms ago.
     const { keeper, calls } = keeperWith(async () => {}, Date.now() - 1500, () => new Promise<void>(() => {}), Date.now() - 100);
