@@ -34,6 +34,40 @@ function keeperWith(renew: () => Promise<void>, claimedAt = Date.now(), hide?: (
   return { keeper, calls };
 }
 
+const hangs = (): Promise<void> => new Promise<void>(() => {});
+
+/**
+ * A keeper claimed (and its message hidden) now, whose calls are recorded with their time since then: `renew` and
+ * `hide` get the call's number (from 1) and a `record` for anything else worth placing on the timeline.
+ */
+function timedKeeper(
+  options: { leaseMs: number; heartbeatMs: number; visibilitySeconds: number },
+  behaviour: { renew?: (n: number, record: (call: string) => void) => Promise<void>; hide?: (n: number) => Promise<void> },
+) {
+  const started = Date.now();
+  const timeline: { call: string; at: number }[] = [];
+  const record = (call: string): void => void timeline.push({ call, at: Date.now() - started });
+  let renewals = 0;
+  let hides = 0;
+  const slices = {
+    renew: async (_k: unknown, _f: number, _n: number, _l: number, disarm?: boolean) => {
+      record(disarm ? 'renew+disarm' : 'renew');
+      await behaviour.renew?.(++renewals, record);
+    },
+  } as unknown as SliceStore;
+  const queue = {
+    send: async () => {},
+    hide: async () => {
+      record('hide');
+      await behaviour.hide?.(++hides);
+    },
+    hideBatched: async () => {},
+  };
+  const keeper = new LeaseKeeper(slices, queue, systemClock, { key, fence: 1, receiptHandle: 'r', claimedAt: started, ...options });
+  const callsOf = (prefix: string): { call: string; at: number }[] => timeline.filter((entry) => entry.call.startsWith(prefix));
+  return { keeper, timeline, callsOf };
+}
+
 describe('LeaseKeeper', () => {
   it('extends the message after each renewal that held', async () => {
     const { keeper, calls } = keeperWith(async () => {});
@@ -202,25 +236,11 @@ describe('LeaseKeeper', () => {
     // heartbeat before the message surfaced and was throttled past it, and a standby took over the live holder.
     // Heartbeat 200 ms, visibility 1 s: the first extension hangs; the message, hidden at the claim, would surface at
     // 1,000 ms. A second extension must go out before the disarm would (900 ms), and its landing must leave it armed.
-    const started = Date.now();
-    const timeline: { call: string; at: number }[] = [];
-    let hides = 0;
-    const slices = {
-      renew: async (_k: unknown, _f: number, _n: number, _l: number, disarm?: boolean) => void timeline.push({ call: disarm ? 'renew+disarm' : 'renew', at: Date.now() - started }),
-    } as unknown as SliceStore;
-    const queue = {
-      send: async () => {},
-      hide: async () => {
-        timeline.push({ call: 'hide', at: Date.now() - started });
-        if (hides++ === 0) await new Promise<void>(() => {});
-      },
-      hideBatched: async () => {},
-    };
-    const keeper = new LeaseKeeper(slices, queue, systemClock, { key, fence: 1, leaseMs: 2000, heartbeatMs: 200, visibilitySeconds: 1, receiptHandle: 'r', claimedAt: started });
+    const { keeper, timeline, callsOf } = timedKeeper({ leaseMs: 2000, heartbeatMs: 200, visibilitySeconds: 1 }, { hide: async (n) => (n === 1 ? hangs() : undefined) });
     keeper.start();
     await wait(2500);
     await keeper.stop();
-    const hidesAt = timeline.filter((entry) => entry.call === 'hide').map((entry) => entry.at);
+    const hidesAt = callsOf('hide').map((entry) => entry.at);
     expect(hidesAt.length).toBeGreaterThanOrEqual(2);
     expect(hidesAt[1]).toBeLessThan(900);
     expect(timeline.map((entry) => entry.call)).not.toContain('renew+disarm');
@@ -233,30 +253,15 @@ describe('LeaseKeeper', () => {
     // Heartbeat 400 ms, visibility 2 s, claimed (and hidden) at 0. The extension after the first renewal (400 ms)
     // hangs; the renewal at 1,600 ms sends a second beside it, which lands: the message now surfaces at 3,600 ms. The
     // renewal at 2,800 ms takes a second: an extension must go out before 3,600 ms, while the first still hangs.
-    const started = Date.now();
-    const timeline: { call: string; at: number }[] = [];
-    let hides = 0;
-    let renewals = 0;
-    const slices = {
-      renew: async (_k: unknown, _f: number, _n: number, _l: number, disarm?: boolean) => {
-        timeline.push({ call: disarm ? 'renew+disarm' : 'renew', at: Date.now() - started });
-        if (++renewals === 7) await wait(1000);
-      },
-    } as unknown as SliceStore;
-    const queue = {
-      send: async () => {},
-      hide: async () => {
-        timeline.push({ call: 'hide', at: Date.now() - started });
-        if (hides++ === 0) await new Promise<void>(() => {});
-      },
-      hideBatched: async () => {},
-    };
-    const keeper = new LeaseKeeper(slices, queue, systemClock, { key, fence: 1, leaseMs: 4000, heartbeatMs: 400, visibilitySeconds: 2, receiptHandle: 'r', claimedAt: started });
+    const { keeper, timeline, callsOf } = timedKeeper(
+      { leaseMs: 4000, heartbeatMs: 400, visibilitySeconds: 2 },
+      { renew: async (n) => (n === 7 ? wait(1000) : undefined), hide: async (n) => (n === 1 ? hangs() : undefined) },
+    );
     keeper.start();
     await wait(3700);
     await keeper.stop();
-    const hidesAt = timeline.filter((entry) => entry.call === 'hide').map((entry) => entry.at);
-    const slowRenewalAt = timeline.filter((entry) => entry.call.startsWith('renew'))[6]!.at;
+    const hidesAt = callsOf('hide').map((entry) => entry.at);
+    const slowRenewalAt = callsOf('renew')[6]!.at;
     expect(hidesAt[1]).toBeLessThan(1800);
     expect(hidesAt.some((at) => at > slowRenewalAt && at < hidesAt[1]! + 2000)).toBe(true);
     expect(timeline.map((entry) => entry.call)).not.toContain('renew+disarm');
@@ -276,17 +281,15 @@ describe('LeaseKeeper', () => {
     // Heartbeat 400 ms, visibility 1 s, claimed (and hidden) at 0: the first renewal goes out at 400 ms and answers at
     // 1,100 ms, after the message would have surfaced (1,000 ms). The extension must go out by 600 ms, while the
     // renewal is still in flight; the answer then sends the usual one after it.
-    const started = Date.now();
-    const timeline: { call: string; at: number }[] = [];
-    const slices = {
-      renew: async (_k: unknown, _f: number, _n: number, _l: number, disarm?: boolean) => {
-        timeline.push({ call: disarm ? 'renew+disarm' : 'renew', at: Date.now() - started });
-        await wait(700);
-        timeline.push({ call: 'renewed', at: Date.now() - started });
+    const { keeper, timeline } = timedKeeper(
+      { leaseMs: 4000, heartbeatMs: 400, visibilitySeconds: 1 },
+      {
+        renew: async (_n, record) => {
+          await wait(700);
+          record('renewed');
+        },
       },
-    } as unknown as SliceStore;
-    const queue = { send: async () => {}, hide: async () => void timeline.push({ call: 'hide', at: Date.now() - started }), hideBatched: async () => {} };
-    const keeper = new LeaseKeeper(slices, queue, systemClock, { key, fence: 1, leaseMs: 4000, heartbeatMs: 400, visibilitySeconds: 1, receiptHandle: 'r', claimedAt: started });
+    );
     keeper.start();
     await wait(1300);
     await keeper.stop();
