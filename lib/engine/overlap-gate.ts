@@ -45,8 +45,11 @@ export async function passOverlapGate(deps: OverlapGateDeps, slice: Slice, recei
       case 'wait': {
         const sweepAt = sweepAtFor(SliceStatus.Enqueued, { scheduledAt: decision.untilMs, now, graceMs: deps.sweepGraceMs });
         await deps.overlap.deferClaimed(slice, slice.fence, now, sweepAt);
-        await deps.queue.hide(receiptHandle, Math.ceil((decision.untilMs - now) / 1000));
+        // Said once the slice is given back, before the hide: a hide that fails leaves the slice just as buffered (its
+        // message returns sooner, to a claim the gate judges again). Emitted after it, a throttled hide left a slice
+        // given back without its event, and a drill read the next claim as a takeover of a live holder (2026-12-05).
         deps.events.emit(lifecycleEvent('buffered', slice, deps.clock.now(), { fence: slice.fence, worker: deps.workerId, retryAt: new Date(decision.untilMs).toISOString() }));
+        await deps.queue.hide(receiptHandle, Math.ceil((decision.untilMs - now) / 1000));
         return 'keep';
       }
       case 'replace':

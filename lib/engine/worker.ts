@@ -400,8 +400,10 @@ export class Worker {
       }
       throw failure;
     }
-    await this.deps.queue.hide(receiptHandle, Math.ceil(delay / 1000));
+    // Said once the failure is on record, before the hide, as the overlap gate's `buffered` is: a hide that fails
+    // only brings the retry's message back sooner.
     this.emit('failed', slice, { fence: slice.fence, attempt: slice.attempts, error: message, retryAt: new Date(nextAttemptAt).toISOString() });
+    await this.deps.queue.hide(receiptHandle, Math.ceil(delay / 1000));
     return 'keep';
   }
 
@@ -418,6 +420,8 @@ export class Worker {
       }
       throw failure;
     }
+    // Dead once on record: said before the dead-letter notice, whose failure must not keep the event unpublished.
+    this.emit('dead', slice, { fence: slice.fence, attempt: slice.attempts, error });
     await this.deps.deadLetters.send({
       executionKey: executionKey(slice.jobId, slice.scheduledAt),
       jobId: slice.jobId,
@@ -426,7 +430,6 @@ export class Worker {
       error,
       at: now,
     });
-    this.emit('dead', slice, { fence: slice.fence, attempt: slice.attempts, error });
     await this.afterFinal(slice);
     return 'delete';
   }

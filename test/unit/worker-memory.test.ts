@@ -283,6 +283,31 @@ describe('Worker over the in-memory stores', () => {
     expect(disarms[0]).toBe(false);
   });
 
+  it('a bufferOne slice given back is reported buffered even when hiding its message until the retry then fails', async () => {
+    const clock = new ManualClock(T0);
+    const engine = createMemoryEngine(clock);
+    const release = gate();
+    const job = await engine.register({ id: 'buffered', policies: { ...FAST, overlap: 'bufferOne' } }, (ctx) => held(ctx, release.opened));
+    await engine.enqueue(job, T0);
+    const running = engine.deliver(engine.worker('first'), engine.workQueue.receive()[0]!);
+    await engine.nextEvent((event) => event.type === 'started');
+    const next = await engine.enqueue(job, T0 + 1000);
+    // The claim's own visibility changes go through; the gate's hide until the retry is refused (a throttle).
+    const refusingHide = Object.assign(Object.create(engine.workQueue) as typeof engine.workQueue, {
+      hide: async (handle: string, seconds: number, ...rest: unknown[]) => {
+        if (seconds > 1) throw new Error('throttled (test)');
+        return (engine.workQueue.hide as (...args: unknown[]) => Promise<void>)(handle, seconds, ...rest);
+      },
+    });
+    clock.set(T0 + 1000);
+    const outcome = await engine.deliver(engine.worker('second', { queue: refusingHide }), engine.workQueue.receive()[0]!);
+    expect(outcome).toBe('keep');
+    expect(await engine.slices.get(next)).toMatchObject({ status: 'ENQUEUED' });
+    expect(engine.events.events.filter((event) => event.worker === 'second').map((event) => `${event.type}@${event.fence}`)).toEqual(['claimed@1', 'buffered@1']);
+    release.open();
+    expect(await running).toBe('delete');
+  });
+
   it('a failed attempt backs off: the message stays hidden until the retry is due, and the ceiling doubles', async () => {
     const clock = new ManualClock(T0);
     const engine = createMemoryEngine(clock);
@@ -333,6 +358,34 @@ describe('Worker over the in-memory stores', () => {
     await engine.drain(worker);
     expect(attempts).toBe(2);
     expect(engine.workQueue.messages()).toEqual([]);
+  });
+
+  it('a failure or a death on record is reported even when what follows it (the hide until the retry, the dead-letter notice) is refused', async () => {
+    const clock = new ManualClock(T0);
+    const engine = createMemoryEngine(clock);
+    const job = await engine.register({ id: 'refused', policies: { ...FAST, backoffBaseMs: 10_000, maxAttempts: 2 } }, async () => {
+      throw new Error('always');
+    });
+    const key = await engine.enqueue(job, T0);
+    // random() = 0.5 of a 10 s ceiling: the retry's hide is 5 s, refused; the lease keeper's 1 s extensions go through.
+    const refusing = Object.assign(Object.create(engine.workQueue) as typeof engine.workQueue, {
+      hide: async (handle: string, seconds: number, ...rest: unknown[]) => {
+        if (seconds >= 5) throw new Error('throttled (test)');
+        return (engine.workQueue.hide as (...args: unknown[]) => Promise<void>)(handle, seconds, ...rest);
+      },
+    });
+    const deadLetters = Object.assign(Object.create(engine.deadLetters) as typeof engine.deadLetters, {
+      send: async () => {
+        throw new Error('throttled (test)');
+      },
+    });
+    const worker = engine.worker('w1', { queue: refusing, deadLetters });
+    expect(await engine.deliver(worker, engine.workQueue.receive()[0]!)).toBe('keep');
+    expect(await engine.slices.get(key)).toMatchObject({ status: 'FAILED', attempts: 1 });
+    clock.set(T0 + 5000);
+    expect(await engine.deliver(worker, engine.workQueue.receive()[0]!)).toBe('keep');
+    expect(await engine.slices.get(key)).toMatchObject({ status: 'DEAD', attempts: 2 });
+    expect(engine.events.events.map((event) => `${event.type}@${event.fence}`)).toEqual(['claimed@1', 'started@1', 'failed@1', 'claimed@2', 'started@2', 'dead@2']);
   });
 });
 
