@@ -386,6 +386,11 @@ describe('Worker over the in-memory stores', () => {
     expect(await engine.deliver(worker, engine.workQueue.receive()[0]!)).toBe('keep');
     expect(await engine.slices.get(key)).toMatchObject({ status: 'DEAD', attempts: 2 });
     expect(engine.events.events.map((event) => `${event.type}@${event.fence}`)).toEqual(['claimed@1', 'started@1', 'failed@1', 'claimed@2', 'started@2', 'dead@2']);
+    // The refused dead-letter record is not sent again (docs/architecture.md): the message, back, finds the slice DEAD.
+    clock.set(T0 + 60_000);
+    await engine.drain(engine.worker('w2'));
+    expect(engine.deadLetters.records).toEqual([]);
+    expect(engine.workQueue.messages()).toEqual([]);
   });
 });
 
