@@ -226,11 +226,14 @@ export class LeaseKeeper {
     // answer, or a standby given the message takes this live holder over on the holder's-message-back rule. A 300 s
     // drill (2026-12-02) saw five such displacements as the fleet started: renewals of 2 s, 2.7-2.9 s of silence.
     // Should this renewal then be refused, the message stays hidden one visibility timeout longer than it had to.
-    // Beside an extension still in flight: one that hangs must not keep this one back.
+    // Beside an extension still in flight: one that hangs must not keep this one back. Not once the message may have
+    // surfaced (the timer fired late: the process was paused): a standby may hold it, and this hide would hide it.
     const early = new AbortController();
     if (!disarm && !this.disarmed) {
       sleep(this.surfacesAt() - this.options.heartbeatMs - this.clock.now(), early.signal).then(
-        () => this.extendVisibility(true),
+        () => {
+          if (!this.surfaced(this.clock.now())) this.extendVisibility(true);
+        },
         () => {},
       );
     }

@@ -209,8 +209,11 @@ describe('LeaseKeeper', () => {
     await keeper.stop();
     const renewals = calls.filter((call) => call.startsWith('renew'));
     expect(renewals.length).toBeGreaterThanOrEqual(15);
-    // One at a time; when the message could surface, a second beside the one that hangs; and it hangs too.
-    expect(calls.filter((call) => call.startsWith('hide'))).toEqual(['hide 1', 'hide 1']);
+    // One at a time, and at most a second beside the one that hangs (sent when a renewal falls in the 60 ms before the
+    // message could surface: on a loaded machine none may); it hangs too.
+    const hides = calls.filter((call) => call.startsWith('hide'));
+    expect(hides.length === 1 || hides.length === 2).toBe(true);
+    expect(new Set(hides)).toEqual(new Set(['hide 1']));
     expect(renewals.filter((call) => call === 'renew+disarm')).toHaveLength(1);
     expect(renewals.indexOf('renew+disarm')).toBeGreaterThan(10);
     expect(keeper.lost).toBe(false);
@@ -297,5 +300,28 @@ describe('LeaseKeeper', () => {
     expect(timeline[1]!.at).toBeLessThan(1000);
     expect(timeline.map((entry) => entry.call)).not.toContain('renew+disarm');
     expect(keeper.lost).toBe(false);
+  });
+
+  it('a renewal still unanswered extends the message early only while it cannot have surfaced: not after a pause', async () => {
+    // As above, but the process is paused across the moment the early extension was due (its clock jumps 1 s past
+    // it): by then a standby may hold the message, and a hide would keep the standby's copy hidden.
+    let jumpMs = 0;
+    const clock = { now: () => Date.now() + jumpMs };
+    const timeline: string[] = [];
+    const slices = {
+      renew: async () => {
+        timeline.push('renew');
+        await wait(700);
+        timeline.push('renewed');
+      },
+    } as unknown as SliceStore;
+    const queue = { send: async () => {}, hide: async () => void timeline.push('hide'), hideBatched: async () => {} };
+    const keeper = new LeaseKeeper(slices, queue, clock, { key, fence: 1, leaseMs: 4000, heartbeatMs: 400, visibilitySeconds: 1, receiptHandle: 'r', claimedAt: clock.now() });
+    keeper.start();
+    await wait(500); // the renewal went out at 400 ms; the early extension is due at 600 ms
+    jumpMs = 1000;
+    await wait(800);
+    await keeper.stop();
+    expect(timeline.slice(0, 3)).toEqual(['renew', 'renewed', 'hide']);
   });
 });
