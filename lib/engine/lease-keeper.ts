@@ -145,7 +145,7 @@ export class LeaseKeeper {
   private async awaitExtensionInFlight(): Promise<void> {
     if (this.extensions.size === 0) return;
     const hiddenAt = this.lastHiddenAt;
-    if (!this.surfaced(this.clock.now())) this.extendVisibility(true);
+    this.extendVisibility(true);
     const budget = new AbortController();
     let timedOut = false;
     const timeUp = sleep(this.surfacesAt() - this.options.heartbeatMs / 2 - this.clock.now(), budget.signal).then(
@@ -160,13 +160,17 @@ export class LeaseKeeper {
   }
 
   /**
-   * One extension at a time, or a second `beside` one still in flight; its send time counts once SQS accepted it. Its
+   * One extension at a time, or a second `beside` one still in flight (or out of the heartbeat's rhythm: only while
+   * the message cannot have surfaced); its send time counts once SQS accepted it. Its
    * own send time, not the renewal's before it: counted from the renewal, a renewal slower than a heartbeat (a loaded
    * table) made the next one disarm the fast takeover with the message hidden for seconds more, and a kill then took
    * 9.8 s to fail over (a drill).
    */
   private extendVisibility(beside = false): void {
     if (this.extensions.size > (beside ? 1 : 0) || this.stopped.signal.aborted) return;
+    // Sent outside the heartbeat's own rhythm, only while the message cannot have surfaced: once it may have, a standby
+    // may hold it, and this hide would keep the standby's copy hidden (as a timer that fired late after a pause would).
+    if (beside && this.surfaced(this.clock.now())) return;
     const sentAt = this.clock.now();
     let refused = false;
     const extension: Promise<void> = this.queue
@@ -191,9 +195,8 @@ export class LeaseKeeper {
         this.extensions.delete(extension);
         // And send the extension again beside that renewal, once: either landing keeps this holder. A CI drill
         // (2026-12-03) saw an extension refused three times, then the disarming renewal throttled past the moment the
-        // message surfaced, and a standby took over a holder that had renewed 2 s before. Only while the message
-        // cannot have surfaced yet: no standby can hold it, so this hide cannot keep a standby's message hidden.
-        if (refused && !beside && !this.disarmed && !this.surfaced(this.clock.now())) this.extendVisibility(true);
+        // message surfaced, and a standby took over a holder that had renewed 2 s before.
+        if (refused && !beside && !this.disarmed) this.extendVisibility(true);
       });
     this.extensions.add(extension);
   }
@@ -226,14 +229,11 @@ export class LeaseKeeper {
     // answer, or a standby given the message takes this live holder over on the holder's-message-back rule. A 300 s
     // drill (2026-12-02) saw five such displacements as the fleet started: renewals of 2 s, 2.7-2.9 s of silence.
     // Should this renewal then be refused, the message stays hidden one visibility timeout longer than it had to.
-    // Beside an extension still in flight: one that hangs must not keep this one back. Not once the message may have
-    // surfaced (the timer fired late: the process was paused): a standby may hold it, and this hide would hide it.
+    // Beside an extension still in flight: one that hangs must not keep this one back.
     const early = new AbortController();
     if (!disarm && !this.disarmed) {
       sleep(this.surfacesAt() - this.options.heartbeatMs - this.clock.now(), early.signal).then(
-        () => {
-          if (!this.surfaced(this.clock.now())) this.extendVisibility(true);
-        },
+        () => this.extendVisibility(true),
         () => {},
       );
     }
