@@ -160,11 +160,11 @@ export class LeaseKeeper {
   }
 
   /**
-   * One extension at a time, or a second `beside` one still in flight (or out of the heartbeat's rhythm: only while
-   * the message cannot have surfaced); its send time counts once SQS accepted it. Its
-   * own send time, not the renewal's before it: counted from the renewal, a renewal slower than a heartbeat (a loaded
-   * table) made the next one disarm the fast takeover with the message hidden for seconds more, and a kill then took
-   * 9.8 s to fail over (a drill).
+   * One extension at a time, or a second `beside` one still in flight (`beside`: out of the heartbeat's rhythm, only
+   * while the message cannot have surfaced); its send time counts once SQS accepted it. Its own send time, not the
+   * renewal's before it: counted from the renewal, a renewal slower than a heartbeat (a loaded table) made the next
+   * one disarm the fast takeover with the message hidden for seconds more, and a kill then took 9.8 s to fail over
+   * (a drill).
    */
   private extendVisibility(beside = false): void {
     if (this.extensions.size > (beside ? 1 : 0) || this.stopped.signal.aborted) return;
