@@ -7,6 +7,7 @@ import type { JobRecord, SkipReason } from './job-lifecycle.ts';
 import type { JobSpec } from './job-spec.ts';
 import type { LedgerRecord } from './ledger.ts';
 import type { OperatorNote, PauseState } from './operator.ts';
+import type { OverlapLane } from './overlap-policy.ts';
 import type { Slice, SliceDefinition, SliceKey } from './slice.ts';
 import type { PlacedEntry, ScanCursor, ShardCursor, WheelEntry } from './wheel.ts';
 
@@ -190,8 +191,20 @@ export interface JobReader {
  * from SliceStore: only jobs with a policy other than `allow` use them.
  */
 export interface OverlapStore {
-  /** The job's slices scheduled at or before `untilMs`, newest first, at most `limit`, read consistently. */
-  recentSlices(jobId: string, untilMs: number, limit: number): Promise<Slice[]>;
+  /** The job's overlap lane, read consistently; undefined before its first take (or once expired). */
+  lane(jobId: string): Promise<OverlapLane | undefined>;
+  /**
+   * Gives the lane to the run at `runAt`, on condition that it is still as
+   * `seen` was read (absent, when `seen` is undefined). @returns false when
+   * another take came first.
+   */
+  takeLane(jobId: string, seen: OverlapLane | undefined, runAt: number, now: number): Promise<boolean>;
+  /**
+   * The first of the job's slices scheduled strictly between `afterMs` and
+   * `beforeMs` that is ENQUEUED or RUNNING (`isInLine`), reading at most
+   * `limit` slices from `afterMs` on, consistently.
+   */
+  firstInLine(jobId: string, afterMs: number, beforeMs: number, limit: number): Promise<Slice | undefined>;
   /**
    * RUNNING on `fence` → ENQUEUED to wait behind a run: the claim undone
    * (attempts - 1), `bufferedAt` set on the first wait, swept at `sweepAt`.

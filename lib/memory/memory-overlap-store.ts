@@ -1,10 +1,11 @@
 /**
  * The OverlapStore port in memory, with lib/aws/dynamo/overlap-ops.ts's
- * conditions: each write needs the slice held on the given fence
- * (`holdsLease`, core/slice-transitions.ts).
+ * conditions: a lane is taken on the version read; each slice write needs
+ * the slice held on the given fence (`holdsLease`, core/slice-transitions.ts).
  */
 import { LeaseLostError } from '../core/errors.ts';
 import { executionKey } from '../core/execution-key.ts';
+import { isInLine, type OverlapLane } from '../core/overlap-policy.ts';
 import type { OverlapStore } from '../core/ports.ts';
 import { SliceStatus, type Slice, type SliceKey } from '../core/slice.ts';
 import { holdsLease } from '../core/slice-transitions.ts';
@@ -14,9 +15,25 @@ import { sliceId, toSlice, type MemoryTables } from './memory-tables.ts';
 export class InMemoryOverlapStore implements OverlapStore {
   constructor(private readonly tables: MemoryTables) {}
 
-  async recentSlices(jobId: string, untilMs: number, limit: number): Promise<Slice[]> {
-    const rows = [...this.tables.slices.values()].filter((row) => row.jobId === jobId && row.scheduledAt <= untilMs);
-    return rows.sort((a, b) => b.scheduledAt - a.scheduledAt).slice(0, limit).map(toSlice);
+  async lane(jobId: string): Promise<OverlapLane | undefined> {
+    const lane = this.tables.overlapLanes.get(jobId);
+    return lane && { ...lane };
+  }
+
+  async takeLane(jobId: string, seen: OverlapLane | undefined, runAt: number): Promise<boolean> {
+    const lane = this.tables.overlapLanes.get(jobId);
+    if (lane?.version !== seen?.version) return false;
+    this.tables.overlapLanes.set(jobId, { runAt, version: (seen?.version ?? 0) + 1 });
+    return true;
+  }
+
+  async firstInLine(jobId: string, afterMs: number, beforeMs: number, limit: number): Promise<Slice | undefined> {
+    const read = [...this.tables.slices.values()]
+      .filter((row) => row.jobId === jobId && row.scheduledAt > afterMs && row.scheduledAt < beforeMs)
+      .sort((a, b) => a.scheduledAt - b.scheduledAt)
+      .slice(0, limit);
+    const first = read.find(isInLine);
+    return first && toSlice(first);
   }
 
   async deferClaimed(key: SliceKey, fence: number, now: number, sweepAt: number): Promise<void> {

@@ -11,6 +11,7 @@
  */
 import type { ChunkRecord, OutboxItem } from '../core/chunks.ts';
 import type { JobRecord } from '../core/job-lifecycle.ts';
+import type { OverlapLane } from '../core/overlap-policy.ts';
 import type { Slice } from '../core/slice.ts';
 import type { PlacedEntry, ScanCursor, WheelEntry } from '../core/wheel.ts';
 
@@ -56,6 +57,8 @@ export class MemoryTables {
   /** The wheel table, by shard. */
   readonly wheel = new Map<number, WheelShard>();
   readonly slices = new Map<string, SliceRow>();
+  /** Each job's overlap lane (core/overlap-policy.ts): an item of the slices table in DynamoDB, kept apart here. */
+  readonly overlapLanes = new Map<string, OverlapLane>();
   /** The chunks table: chunk records by chunk key (`<executionKey>#chunk-<n>`), outbox items by idempotency key. */
   readonly chunks = new Map<string, ChunkRecord>();
   readonly outbox = new Map<string, OutboxItem>();

@@ -1,6 +1,6 @@
 /**
- * The OverlapStore contract (core/ports.ts): the overlap policy's read of a
- * job's recent slices and its two writes of its own, each conditioned on the
+ * The OverlapStore contract (core/ports.ts): the overlap policy's lane (read,
+ * and taken on the version read), its read of the line, and its two writes of slices, each conditioned on the
  * fence that holds the slice (its skip is SliceStore.skipClaimed, shared with
  * the worker's skip of a superseded run: slice-store.contract.ts). Run
  * against both stores by memory.contract.test.ts and dynamo.contract.test.ts.
@@ -18,12 +18,44 @@ export function overlapStoreContract(label: string, factory: ContractFactory): v
     });
     afterAll(() => store?.destroy());
 
-    it('recentSlices: slices of the job at or before the bound, newest first, at most the limit', async () => {
+    it('lane: absent until taken; each take conditioned on the version read, so of two takes from one read only one lands', async () => {
       const t = space.instant();
-      const id = space.jobId('overlap-recent');
-      await enqueued(store, id, [t, t + 1000, t + 2000, t + 3000], t);
-      const recent = await store.overlap.recentSlices(id, t + 2000, 2);
-      expect(recent.map((slice) => slice.scheduledAt)).toEqual([t + 2000, t + 1000]);
+      const id = space.jobId('overlap-lane');
+      await store.putJob(jobSpec(id));
+      expect(await store.overlap.lane(id)).toBeUndefined();
+      expect(await store.overlap.takeLane(id, undefined, t, t)).toBe(true);
+      expect(await store.overlap.takeLane(id, undefined, t + 1000, t)).toBe(false);
+      const first = await store.overlap.lane(id);
+      expect(first).toEqual({ runAt: t, version: 1 });
+      expect(await store.overlap.takeLane(id, first, t + 2000, t + 2000)).toBe(true);
+      expect(await store.overlap.takeLane(id, first, t + 3000, t + 3000)).toBe(false);
+      expect(await store.overlap.lane(id)).toEqual({ runAt: t + 2000, version: 2 });
+      // Not a slice: no read of the job's slices meets it.
+      expect(await store.slices.between(id, 0, Number.MAX_SAFE_INTEGER)).toEqual([]);
+    });
+
+    it('firstInLine: the earliest ENQUEUED or RUNNING slice strictly between the bounds, reading at most the limit', async () => {
+      const t = space.instant();
+      const id = space.jobId('overlap-line');
+      const { keys } = await enqueued(store, id, [t, t + 1000, t + 2000, t + 3000, t + 4000], t);
+      const [done, failed, , running] = keys;
+      const won = async (key: typeof done): Promise<number> => {
+        const claim = await store.slices.claim(key!, 'worker-a', t + 100, `message-${key!.scheduledAt}`);
+        if (!claim.won) throw new Error('claim lost');
+        return claim.slice.fence;
+      };
+      await store.slices.commit(done!, await won(done), 'worker-a', t + 200, []);
+      await store.slices.recordFailure(failed!, await won(failed), { now: t + 200, error: 'boom', nextAttemptAt: t + 60_000, sweepAt: t + 90_000 });
+      await won(running);
+      const at = async (after: number, before: number, limit = 10): Promise<number | undefined> => (await store.overlap.firstInLine(id, after, before, limit))?.scheduledAt;
+      // SUCCEEDED and FAILED (its turn taken) are not in line; ENQUEUED is.
+      expect(await at(t - 1, t + 5000)).toBe(t + 2000);
+      // Both bounds exclusive; RUNNING is in line.
+      expect(await at(t + 2000, t + 5000)).toBe(t + 3000);
+      expect(await at(t - 1, t + 2000)).toBeUndefined();
+      // The limit counts the slices read, not those found.
+      expect(await at(t - 1, t + 5000, 2)).toBeUndefined();
+      expect(await at(t - 1, t + 5000, 3)).toBe(t + 2000);
     });
 
     it('deferClaimed: back to ENQUEUED with the claim undone and bufferedAt kept from the first wait; claimable again with a higher fence', async () => {

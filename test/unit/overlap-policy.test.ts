@@ -6,8 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../lib/core/clock.ts';
 import { DEFAULT_POLICIES, type OverlapPolicy } from '../../lib/core/job-spec.ts';
-import { decideOverlap } from '../../lib/core/overlap-policy.ts';
-import type { Slice } from '../../lib/core/slice.ts';
+import { decideOverlap, LINE_WAIT_MS } from '../../lib/core/overlap-policy.ts';
+import { LEASE_EXPIRY_MARGIN_MS, type Slice } from '../../lib/core/slice.ts';
 import { createMemoryEngine, gate, type MemoryEngine } from '../support/memory-engine.ts';
 
 const T0 = Date.parse('2026-06-01T12:00:00Z');
@@ -22,35 +22,36 @@ function slice(at: number, status: Slice['status'], extra: Partial<Slice> = {}):
 const running = (at: number, startedAt: number, leaseExpiresAt = startedAt + 4000): Slice => slice(at, 'RUNNING', { startedAt, leaseExpiresAt });
 
 describe('decideOverlap (pure)', () => {
-  const me = running(LATER, LATER);
-  const ahead = running(T0, T0 + 100, T0 + 12_000);
+  const laneRun = running(T0, T0 + 100, T0 + 12_000);
+  const waiting = slice(T0 + 5000, 'ENQUEUED', { bufferedAt: T0 + 5000 });
 
-  it('allow, or nothing else running: run', () => {
-    expect(decideOverlap('allow', me, [ahead, me], LATER).kind).toBe('run');
-    expect(decideOverlap('skip', me, [me, slice(T0, 'SUCCEEDED')], LATER).kind).toBe('run');
+  it('allow, the lane already this occurrence\'s, or no live run and none in line: run', () => {
+    expect(decideOverlap('allow', { holdsLane: false, laneRun }, LATER).kind).toBe('run');
+    expect(decideOverlap('skip', { holdsLane: true, laneRun }, LATER).kind).toBe('run');
+    expect(decideOverlap('skip', { holdsLane: false, laneRun: slice(T0, 'SUCCEEDED') }, LATER).kind).toBe('run');
+    expect(decideOverlap('bufferAll', { holdsLane: false }, LATER).kind).toBe('run');
   });
 
-  it('a run whose lease lapsed beyond the skew margin is not ahead', () => {
-    expect(decideOverlap('skip', me, [running(T0, T0, T0 + 4000), me], LATER).kind).toBe('run');
+  it('a lane run whose lease lapsed beyond the skew margin is not running', () => {
+    expect(decideOverlap('skip', { holdsLane: false, laneRun: running(T0, T0, T0 + 4000) }, LATER).kind).toBe('run');
+    expect(decideOverlap('skip', { holdsLane: false, laneRun: running(T0, T0, LATER - LEASE_EXPIRY_MARGIN_MS + 1) }, LATER).kind).toBe('skip');
   });
 
-  it('skip, replace and the buffers against a live run claimed first', () => {
-    expect(decideOverlap('skip', me, [ahead], LATER)).toMatchObject({ kind: 'skip', reason: 'overlap' });
-    expect(decideOverlap('replace', me, [ahead], LATER)).toMatchObject({ kind: 'replace', victims: [ahead] });
+  it('skip, replace and the buffers against a live lane run', () => {
+    expect(decideOverlap('skip', { holdsLane: false, laneRun }, LATER)).toMatchObject({ kind: 'skip', reason: 'overlap', ahead: laneRun });
+    expect(decideOverlap('replace', { holdsLane: false, laneRun }, LATER)).toMatchObject({ kind: 'replace', victim: laneRun });
     // A quarter of what the run ahead may still take (60 s timeout from 12:00:00.1): 12.5 s.
-    expect(decideOverlap('bufferAll', me, [ahead], LATER)).toMatchObject({ kind: 'wait', untilMs: LATER + 12_525 });
-    const waiting = slice(T0 + 5000, 'ENQUEUED', { bufferedAt: T0 + 5000 });
-    expect(decideOverlap('bufferOne', me, [ahead, waiting], LATER)).toMatchObject({ kind: 'skip', reason: 'overlap' });
-    expect(decideOverlap('bufferAll', me, [ahead, waiting], LATER).kind).toBe('wait');
+    expect(decideOverlap('bufferAll', { holdsLane: false, laneRun }, LATER)).toMatchObject({ kind: 'wait', untilMs: LATER + 12_525 });
+    expect(decideOverlap('bufferOne', { holdsLane: false, laneRun }, LATER)).toMatchObject({ kind: 'wait', untilMs: LATER + 12_525 });
   });
 
-  it('two runs racing agree on which yields: the one claimed later (ties: the later occurrence)', () => {
-    const early = running(T0, LATER);
-    const late = running(LATER, LATER);
-    expect(decideOverlap('skip', early, [late, early], T0 + 10_001).kind).toBe('run');
-    expect(decideOverlap('skip', late, [late, early], T0 + 10_001).kind).toBe('skip');
-    // A late delivery of an earlier occurrence yields to the later one already running.
-    expect(decideOverlap('skip', running(T0, T0 + 12_000), [running(LATER, LATER)], T0 + 12_000).kind).toBe('skip');
+  it('the line: bufferOne drops an occurrence when another waits ahead of it; bufferAll waits behind it, run or no run', () => {
+    expect(decideOverlap('bufferOne', { holdsLane: false, laneRun, aheadInLine: waiting }, LATER)).toMatchObject({ kind: 'skip', reason: 'overlap', ahead: waiting });
+    expect(decideOverlap('bufferOne', { holdsLane: false, aheadInLine: waiting }, LATER)).toMatchObject({ kind: 'skip', ahead: waiting });
+    expect(decideOverlap('bufferAll', { holdsLane: false, laneRun, aheadInLine: waiting }, LATER)).toMatchObject({ kind: 'wait', ahead: laneRun });
+    expect(decideOverlap('bufferAll', { holdsLane: false, aheadInLine: waiting }, LATER)).toMatchObject({ kind: 'wait', untilMs: LATER + LINE_WAIT_MS, ahead: waiting });
+    // skip and replace judge the lane's run only.
+    expect(decideOverlap('skip', { holdsLane: false, aheadInLine: waiting }, LATER).kind).toBe('run');
   });
 });
 

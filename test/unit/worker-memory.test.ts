@@ -261,10 +261,10 @@ describe('Worker over the in-memory stores', () => {
     // The gate's read takes 950 ms of clock time (and 250 ms of real time, for the hiding beat to run): without an
     // extension meanwhile, the message's 1 s visibility would be 95 % spent when the lease keeper starts.
     const slowOverlap = Object.assign(Object.create(engine.overlap) as typeof engine.overlap, {
-      recentSlices: async (...args: Parameters<typeof engine.overlap.recentSlices>) => {
+      lane: async (...args: Parameters<typeof engine.overlap.lane>) => {
         queueClock.advance(950);
         await sleep(250);
-        return engine.overlap.recentSlices(...args);
+        return engine.overlap.lane(...args);
       },
     });
     const disarms: boolean[] = [];
