@@ -64,6 +64,11 @@ export interface BackfillResult extends BackfillProgress {
   readonly alreadyLive: number;
 }
 
+/** A pause's or resume's result: `changed` false when the job already was as asked (paused so, or not paused). */
+export interface OperatorChangeResult extends JobChangeResult {
+  readonly changed: boolean;
+}
+
 export interface PauseRequest extends Actor {
   /** Epoch ms the job resumes by itself. */
   readonly until?: number;
@@ -138,31 +143,39 @@ export class OperatorActions {
   }
 
   /** @throws {JobNotFoundError} @throws {InvalidOperatorRequestError} naming `reason` or `until`. */
-  async pause(jobId: string, request: PauseRequest): Promise<JobChangeResult> {
+  async pause(jobId: string, request: PauseRequest): Promise<OperatorChangeResult> {
     const reason = validateReason(request.reason, true);
     const until = validatePauseUntil(request.until, this.clock.now());
-    return this.jobs.pause(jobId, { actor: request.actor, reason, ...(until !== undefined && { until }) });
+    return this.reportingChange(jobId, () => this.jobs.pause(jobId, { actor: request.actor, reason, ...(until !== undefined && { until }) }));
   }
 
   /** @throws {JobNotFoundError} */
-  async resume(jobId: string, request: Actor): Promise<JobChangeResult> {
-    return this.jobs.resume(jobId, { actor: request.actor, reason: validateReason(request.reason, false) });
+  async resume(jobId: string, request: Actor): Promise<OperatorChangeResult> {
+    const reason = validateReason(request.reason, false);
+    return this.reportingChange(jobId, () => this.jobs.resume(jobId, { actor: request.actor, reason }));
   }
 
   /** Pauses every job of `group`; an empty group is an empty result. */
-  async pauseGroup(group: string, request: PauseRequest): Promise<JobChangeResult[]> {
+  async pauseGroup(group: string, request: PauseRequest): Promise<OperatorChangeResult[]> {
     validateReason(request.reason, true);
     const members = await this.jobs.listGroup(group);
-    const results: JobChangeResult[] = [];
+    const results: OperatorChangeResult[] = [];
     for (const job of members) results.push(await this.pause(job.id, request));
     return results;
   }
 
-  async resumeGroup(group: string, request: Actor): Promise<JobChangeResult[]> {
+  async resumeGroup(group: string, request: Actor): Promise<OperatorChangeResult[]> {
     const members = await this.jobs.listGroup(group);
-    const results: JobChangeResult[] = [];
+    const results: OperatorChangeResult[] = [];
     for (const job of members) results.push(await this.resume(job.id, request));
     return results;
+  }
+
+  /** A change that leaves the job as it was (already paused so, or not paused) writes nothing: its version stays. */
+  private async reportingChange(jobId: string, change: () => Promise<JobChangeResult>): Promise<OperatorChangeResult> {
+    const before = await this.jobs.require(jobId);
+    const result = await change();
+    return { ...result, changed: result.job.version !== before.version };
   }
 
   private async send(keys: readonly SliceKey[]): Promise<void> {

@@ -1,15 +1,16 @@
 /** `cronfence jobs add|list|get|pause|resume|rm`. */
 import { Command, InvalidArgumentError } from 'commander';
 import type { StoredJob } from '../core/ports.ts';
-import { isActiveAt, nextOccurrenceOf } from '../core/job-lifecycle.ts';
-import { isoSecond } from '../core/execution-key.ts';
-import { NEVER } from '../core/advance-plan.ts';
+import { nextOccurrenceOf } from '../core/job-lifecycle.ts';
 import { registry } from '../example-jobs/index.ts';
 import type { JobRepository } from '../aws/dynamo/job-repository.ts';
 import { describeJobsModule } from '../package/describe-jobs-module.ts';
 import { table } from '../local/format.ts';
 import type { OperatorActions } from '../aws/operator-actions.ts';
 import { addOperatorCommands } from './operator-commands.ts';
+import { jobDetail, nextLabel, stateOf } from './job-view.ts';
+import { parsePayloadFlag } from './payload-flag.ts';
+import { parseDurationFlag } from './time-flags.ts';
 
 /**
  * @param repository the job repository, checking handler names against `knownHandlers` when given
@@ -33,19 +34,20 @@ export function jobsCommand(
     .option('-z, --tz <zone>', 'IANA time zone', 'UTC')
     .option('--dst-gap <policy>', 'a local time DST skips: "shift" (run it moved past the gap) or "skip" (default shift)')
     .option('--dst-repeat <policy>', 'a local time DST repeats: "once" (its first occurrence) or "twice" (default once)')
-    .option('--payload <json>', 'JSON object handed to the handler', parseJsonObject)
+    .option('--payload <json>', 'JSON object handed to the handler, or @file to read it from a file', (value) => parsePayloadFlag(value))
     .option('--lease-ms <ms>', 'lease length', parseInteger)
     .option('--heartbeat-ms <ms>', 'lease renewal interval', parseInteger)
     .option('--max-attempts <n>', 'attempts before DEAD', parseInteger)
     .option('--timeout-ms <ms>', 'handler timeout', parseInteger)
     .option('--paused', 'create it paused')
     .option('--group <name>', 'a group for bulk operations (jobs pause --group)')
+    .option('--catch-up <duration>', 'after downtime, occurrences older than this are recorded MISSED, not run, e.g. 10m, 2h (default 10m)', parseDurationFlag)
     .option('--misfire <policy>', 'after downtime, run the due occurrences "all", the "latest" only, or "none" (default all)')
     .option('--overlap <policy>', 'an occurrence due while the previous still runs: "allow", "skip", "bufferOne", "bufferAll" or "replace" (default allow)')
     .option('--jitter <duration>', 'start each occurrence up to this much later, a fixed offset per job, e.g. 90s')
     .option('--after-run <what>', 'a one-time at(...) job after its run: "complete" (keep it) or "delete" (default complete)')
     .action(async (id: string, flags: AddFlags) => {
-      const chosen = { leaseMs: flags.leaseMs, heartbeatMs: flags.heartbeatMs, maxAttempts: flags.maxAttempts, timeoutMs: flags.timeoutMs, misfire: flags.misfire, overlap: flags.overlap, afterOneTime: flags.afterRun };
+      const chosen = { leaseMs: flags.leaseMs, heartbeatMs: flags.heartbeatMs, maxAttempts: flags.maxAttempts, timeoutMs: flags.timeoutMs, catchUpWindowMs: flags.catchUp, misfire: flags.misfire, overlap: flags.overlap, afterOneTime: flags.afterRun };
       const policies = Object.fromEntries(
         Object.entries(chosen).filter(
           ([, value]) => value !== undefined,
@@ -85,7 +87,11 @@ export function jobsCommand(
   jobs
     .command('get')
     .argument('<id>')
-    .action(async (id: string) => write(JSON.stringify(await repository().require(id), null, 2)));
+    .option('--json', 'the stored job as JSON (times in epoch ms), for scripts')
+    .action(async (id: string, flags: { json?: boolean }) => {
+      const job = await repository().require(id);
+      write(flags.json ? JSON.stringify(job, null, 2) : jobDetail(job));
+    });
 
   if (operator) addOperatorCommands(jobs, operator, write);
 
@@ -113,6 +119,7 @@ interface AddFlags {
   heartbeatMs?: number;
   maxAttempts?: number;
   timeoutMs?: number;
+  catchUp?: number;
   paused?: boolean;
   group?: string;
   misfire?: string;
@@ -121,21 +128,8 @@ interface AddFlags {
   afterRun?: string;
 }
 
-/** enabled; paused (by whom, until when); or running again after a timed pause's end. */
-function stateOf(job: StoredJob, now = Date.now()): string {
-  if (job.enabled) return 'enabled';
-  if (isActiveAt(job, now)) return `enabled (pause ended ${isoSecond(job.pause?.until ?? now)})`;
-  const by = job.pause ? ` by ${job.pause.actor}` : '';
-  return job.pause?.until !== undefined ? `paused${by} until ${isoSecond(job.pause.until)}` : `paused${by}`;
-}
-
 function describe(job: StoredJob): string {
   return `${job.id}: "${job.schedule}" in ${job.timeZone} (DST ${job.dst.gap}/${job.dst.repeat}), handler ${job.handler}, next ${nextLabel(nextOccurrenceOf(job, Date.now()))}, version ${job.version}`;
-}
-
-/** A job that never fires again (a one-time job after its run, a schedule with no future occurrence) is complete. */
-function nextLabel(nextFireAt: number): string {
-  return nextFireAt >= NEVER ? 'never (complete)' : isoSecond(nextFireAt);
 }
 
 export function parseInteger(value: string): number {
@@ -151,14 +145,4 @@ export function wholeNumberAtLeast(min: number, why: string): (value: string) =>
     if (parsed < min) throw new InvalidArgumentError(`${parsed} is below ${min}: ${why}`);
     return parsed;
   };
-}
-
-function parseJsonObject(value: string): Record<string, unknown> {
-  try {
-    const parsed: unknown = JSON.parse(value);
-    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
-  } catch {
-    // fall through to the error below
-  }
-  throw new InvalidArgumentError(`${JSON.stringify(value)} is not a JSON object`);
 }

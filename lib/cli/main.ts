@@ -11,11 +11,14 @@ import { startEmulator, EmulatorSetupError, EmulatorStartError } from '../local/
 import { createRuntime, type Runtime } from '../lambda/wiring.ts';
 import { devJobsModuleHandlers, useDevEndpointIfRunning } from './endpoint.ts';
 import { benchCommand } from './bench-command.ts';
+import { endQuietlyOnBrokenPipe } from './broken-pipe.ts';
 import { chaosCommand } from './chaos-command.ts';
 import { devCommand } from './dev-command.ts';
 import { jobsCommand } from './jobs-command.ts';
 import { runsCommand } from './runs-command.ts';
 import { verifyCommand } from './verify-command.ts';
+
+endQuietlyOnBrokenPipe(process.stdout);
 
 const stateDir = path.resolve(localConfig().stateDir);
 const write = (line: string): void => void process.stdout.write(`${line}\n`);

@@ -13,8 +13,10 @@ import { nextOccurrenceOf } from '../core/job-lifecycle.ts';
 import { parseOperatorInstant } from '../core/operator.ts';
 import { parseRate } from '../core/backfill-plan.ts';
 import type { JobChangeResult } from '../aws/dynamo/job-repository.ts';
-import type { OperatorActions, BackfillProgress } from '../aws/operator-actions.ts';
+import type { OperatorActions, BackfillProgress, OperatorChangeResult } from '../aws/operator-actions.ts';
+import type { StoredJob } from '../core/ports.ts';
 import { operatorActor } from '../aws/config.ts';
+import { payloadText } from './payload-flag.ts';
 import { parseDuration } from './time-flags.ts';
 
 export interface OperatorCommandOptions {
@@ -38,7 +40,7 @@ export function addOperatorCommands(jobs: Command, operator: () => OperatorActio
   withActor(jobs.command('trigger'))
     .description('run the job once now, in an extra slot with its own execution key (once per --request-id, however often retried)')
     .argument('<id>', 'job id')
-    .option('--payload <json>', "this slot's payload, a JSON object (default: the job's)")
+    .option('--payload <json>', "this slot's payload, a JSON object or @file (default: the job's)", (value) => payloadText(value))
     .option('--request-id <id>', 'names this request: the same id again finds the same slot (default: a new one, printed)')
     .action(async (id: string, flags: ActorFlags & { payload?: string; requestId?: string }) => {
       const requestId = flags.requestId ?? randomUUID();
@@ -90,8 +92,8 @@ export function addOperatorCommands(jobs: Command, operator: () => OperatorActio
       const request = { ...actorOf(flags), ...(until !== undefined && { until }) };
       const target = oneTarget(id, flags.group);
       const results = 'id' in target ? [await operator().pause(target.id, request)] : await operator().pauseGroup(target.group, request);
-      for (const result of results) write(describePause(result));
-      if (!('id' in target)) groupSummary('paused', target.group, results.length, write);
+      for (const result of results) write(result.changed ? describePause(result) : `${result.job.id} was already paused so (${describeUntil(result.job)}); nothing changed`);
+      if (!('id' in target)) groupSummary('paused', target.group, results, write);
     });
 
   withActor(jobs.command('resume'))
@@ -101,8 +103,11 @@ export function addOperatorCommands(jobs: Command, operator: () => OperatorActio
     .action(async (id: string | undefined, flags: ActorFlags & { group?: string }) => {
       const target = oneTarget(id, flags.group);
       const results = 'id' in target ? [await operator().resume(target.id, actorOf(flags))] : await operator().resumeGroup(target.group, actorOf(flags));
-      for (const { job } of results) write(`resumed ${job.id}: next ${isoSecond(nextOccurrenceOf(job, Date.now()))}, by ${job.resumed?.actor ?? '?'}`);
-      if (!('id' in target)) groupSummary('resumed', target.group, results.length, write);
+      for (const { job, changed } of results) {
+        const next = isoSecond(nextOccurrenceOf(job, Date.now()));
+        write(changed ? `resumed ${job.id}: next ${next}, by ${job.resumed?.actor ?? '?'}` : `${job.id} was not paused; nothing changed (next ${next})`);
+      }
+      if (!('id' in target)) groupSummary('resumed', target.group, results, write);
     });
 }
 
@@ -125,16 +130,23 @@ function oneTarget(id: string | undefined, group: string | undefined): { readonl
   throw new CronfenceError('give a job id or --group <name>');
 }
 
-/** An empty group is most likely a typo: say so, and fail. */
-function groupSummary(verb: string, group: string, count: number, write: (line: string) => void): void {
-  if (count > 0) return write(`${verb} ${count} jobs of group ${group}`);
-  write(`no jobs in group ${JSON.stringify(group)}; nothing ${verb}`);
-  process.exitCode = 1;
+/** An empty group is most likely a typo: say so, and fail. Jobs already as asked are counted apart. */
+function groupSummary(verb: string, group: string, results: readonly OperatorChangeResult[], write: (line: string) => void): void {
+  if (results.length === 0) {
+    write(`no jobs in group ${JSON.stringify(group)}; nothing ${verb}`);
+    process.exitCode = 1;
+    return;
+  }
+  const unchanged = results.filter((result) => !result.changed).length;
+  write(`${verb} ${results.length - unchanged} jobs of group ${group}${unchanged > 0 ? `; ${unchanged} ${verb === 'paused' ? 'already paused so' : 'not paused'}, left as they were` : ''}`);
 }
 
 function describePause({ job, skipped }: JobChangeResult): string {
-  const until = job.pause?.until !== undefined ? `until ${isoSecond(job.pause.until)} (then it resumes by itself)` : 'until `cronfence jobs resume`';
-  return `paused ${job.id} ${until}, by ${job.pause?.actor ?? '?'}: ${job.pause?.reason ?? ''}; ${skipped} pending slices skipped`;
+  return `paused ${job.id} ${describeUntil(job)}, by ${job.pause?.actor ?? '?'}: ${job.pause?.reason ?? ''}; ${skipped} pending slices skipped`;
+}
+
+function describeUntil(job: StoredJob): string {
+  return job.pause?.until !== undefined ? `until ${isoSecond(job.pause.until)} (then it resumes by itself)` : 'until `cronfence jobs resume`';
 }
 
 /** A progress bar on a terminal; nothing elsewhere (a pipe, CI). */

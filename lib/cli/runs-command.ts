@@ -1,5 +1,6 @@
 /** `cronfence runs <jobId>`: a job's slices beside their ledger records. */
 import { Command } from 'commander';
+import { CronfenceError } from '../core/errors.ts';
 import { executionKey, isoInstant, isoSecond } from '../core/execution-key.ts';
 import type { JobRepository } from '../aws/dynamo/job-repository.ts';
 import type { Slice } from '../core/slice.ts';
@@ -15,6 +16,10 @@ export function runsCommand(repository: () => JobRepository, write: (line: strin
     .action(async (jobId: string, flags: { since: number; json?: boolean }) => {
       const repo = repository();
       const [slices, ledger] = await Promise.all([repo.slicesOf(jobId, flags.since), repo.ledgerOf(jobId, flags.since)]);
+      // Nothing to show and no such job: most likely a typo, not an idle job (a deleted job's history still shows).
+      if (slices.length === 0 && (await repo.get(jobId)) === undefined) {
+        throw new CronfenceError(`no job ${JSON.stringify(jobId)}, and no slices of it since ${new Date(flags.since).toISOString()} (cronfence jobs list shows the jobs there are)`);
+      }
       const byKey = new Map(ledger.map((record) => [record.executionKey, record]));
       const rows = slices.map((slice) => ({ slice, ledger: byKey.get(executionKey(slice.jobId, slice.scheduledAt)) }));
       if (flags.json) {

@@ -2,6 +2,7 @@
  * What `cronfence dev` shows: one line per execution outcome as it happens
  * (or one JSON object per lifecycle event), and the run's summary at the end.
  */
+import { OUTBOX_SHARDS, type OutboxStore } from '../core/chunks.ts';
 import { executionKey } from '../core/execution-key.ts';
 import type { LifecycleEvent } from '../core/events.ts';
 import { distribution } from '../core/stats.ts';
@@ -26,7 +27,14 @@ export interface DevSummary {
   readonly endedAt: number;
   /** Why the jobs table could not be summarised, when it could not. */
   readonly jobsError?: string;
+  /** Outbound requests of chunked jobs not delivered yet (PENDING); `atLeast` when a shard held PENDING_COUNT_LIMIT or more. */
+  readonly outboxPending?: { readonly count: number; readonly atLeast: boolean };
+  /** Why the outbox could not be read, when it could not. */
+  readonly outboxError?: string;
 }
+
+/** The summary counts pending outbox requests up to this many per outbox shard (each a Query of the outbox index). */
+export const PENDING_COUNT_LIMIT = 10_000;
 
 export class DevReport {
   private readonly counts: Record<string, number> = {};
@@ -77,6 +85,13 @@ export class DevReport {
     } catch (error) {
       jobsError = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
     }
+    let outboxPending: DevSummary['outboxPending'];
+    let outboxError: string | undefined;
+    try {
+      outboxPending = await countPending(runtime.outbox);
+    } catch (error) {
+      outboxError = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    }
     const summary: DevSummary = {
       events: this.counts,
       requests,
@@ -85,6 +100,8 @@ export class DevReport {
       startedAt: this.startedAt,
       endedAt: Date.now(),
       ...(jobsError !== undefined && { jobsError }),
+      ...(outboxPending !== undefined && { outboxPending }),
+      ...(outboxError !== undefined && { outboxError }),
     };
     if (!this.options.json) printSummary(summary, this.options.write);
     return summary;
@@ -120,6 +137,8 @@ function printSummary(summary: DevSummary, write: (line: string) => void): void 
       ...summary.jobs.map((job) => [job.jobId, job.committed, job.ledgerRecords, job.duplicateKeys, job.workers]),
     ]),
   );
+  if (summary.outboxError) write(`outbox not read: ${summary.outboxError}`);
+  if (summary.outboxPending !== undefined) write(outboxLine(summary.outboxPending));
   if (executions === 0) return;
   write('');
   write(`AWS requests by all replicas (scanners and workers), per committed execution (${executions}):`);
@@ -131,4 +150,21 @@ function printSummary(summary: DevSummary, write: (line: string) => void): void 
         .map(([name, count]) => [name, count, (count / executions).toFixed(2)]),
     ]),
   );
+}
+
+/** Every PENDING outbox request (due or not), over the outbox shards; a shard at the limit makes it a lower bound. */
+async function countPending(outbox: Pick<OutboxStore, 'findDue'>): Promise<{ count: number; atLeast: boolean }> {
+  let count = 0;
+  let atLeast = false;
+  for (let shard = 0; shard < OUTBOX_SHARDS; shard++) {
+    const found = (await outbox.findDue(shard, Number.MAX_SAFE_INTEGER, PENDING_COUNT_LIMIT)).length;
+    count += found;
+    atLeast ||= found >= PENDING_COUNT_LIMIT;
+  }
+  return { count, atLeast };
+}
+
+function outboxLine(pending: { count: number; atLeast: boolean }): string {
+  if (pending.count === 0) return 'outbox: no requests pending';
+  return `outbox: ${pending.atLeast ? 'at least ' : ''}${pending.count} requests still pending, not delivered yet (committed; the next dispatcher delivers them: the next \`cronfence dev\`, or your stack's outbox function)`;
 }

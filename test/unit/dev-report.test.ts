@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { lifecycleEvent } from '../../lib/core/events.ts';
-import { DevReport } from '../../lib/local/dev-report.ts';
+import type { Runtime } from '../../lib/lambda/wiring.ts';
+import { DevReport, PENDING_COUNT_LIMIT } from '../../lib/local/dev-report.ts';
 
 const AT = Date.parse('2026-12-02T14:34:30Z');
 
@@ -30,5 +31,36 @@ describe('cronfence dev outcome lines', () => {
       expect(at, heading).toBeGreaterThan(0);
       expect(rows.map((row) => row.slice(at, at + value.length)), heading).toEqual([value, value]);
     }
+  });
+});
+
+describe('cronfence dev summary: the outbox', () => {
+  const summaryOf = async (pendingByShard: number[], failing = false): Promise<string[]> => {
+    const lines: string[] = [];
+    const report = new DevReport({ json: false, write: (line) => lines.push(line) });
+    const runtime = {
+      jobs: () => ({ list: async () => [], ledgerOf: async () => [] }),
+      outbox: {
+        findDue: async (shard: number, now: number) => {
+          if (failing) throw Object.assign(new Error('Requested resource not found'), { name: 'ResourceNotFoundException' });
+          expect(now).toBe(Number.MAX_SAFE_INTEGER);
+          return Array.from({ length: pendingByShard[shard] ?? 0 }, () => ({}));
+        },
+      },
+    } as unknown as Runtime;
+    await report.summarize(runtime, {});
+    return lines;
+  };
+
+  it('says how many outbound requests are still pending, due or not, over every outbox shard', async () => {
+    expect(await summaryOf([2, 0, 1, 0])).toContain(
+      'outbox: 3 requests still pending, not delivered yet (committed; the next dispatcher delivers them: the next `cronfence dev`, or your stack\'s outbox function)',
+    );
+    expect(await summaryOf([0, 0, 0, 0])).toContain('outbox: no requests pending');
+    expect(await summaryOf([PENDING_COUNT_LIMIT, 0, 0, 0])).toContain(`outbox: at least ${PENDING_COUNT_LIMIT} requests still pending, not delivered yet (committed; the next dispatcher delivers them: the next \`cronfence dev\`, or your stack's outbox function)`);
+  });
+
+  it('an outbox it cannot read is said, not thrown', async () => {
+    expect(await summaryOf([], true)).toContain('outbox not read: ResourceNotFoundException: Requested resource not found');
   });
 });

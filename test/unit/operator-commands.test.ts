@@ -15,24 +15,32 @@ import type { StoredJob } from '../../lib/core/ports.ts';
 const NOW = Date.parse('2026-12-01T13:00:00Z');
 const JOB: StoredJob = { ...parseJobSpec({ id: 'nightly', schedule: '0 2 * * *', handler: 'h' }), shard: 0, nextFireAt: NOW, version: 1, generation: 1, createdAt: 0, updatedAt: 0 };
 
-async function run(args: string[], env: Record<string, string> = { USER: 'carol' }): Promise<{ calls: [string, ...unknown[]][]; lines: string[] }> {
+interface Results {
+  /** What pause and resume report: by default, each changed the job. */
+  readonly pauseChanged?: boolean;
+  readonly resumeChanged?: boolean;
+}
+
+async function run(args: string[], env: Record<string, string> = { USER: 'carol' }, results: Results = {}): Promise<{ calls: [string, ...unknown[]][]; lines: string[] }> {
   const calls: [string, ...unknown[]][] = [];
   const lines: string[] = [];
   const record = (name: string, result: unknown) => async (...args: unknown[]) => {
     calls.push([name, ...args]);
     return result;
   };
-  const pauseResult = { job: { ...JOB, enabled: false, pause: { actor: 'x', reason: 'r', at: NOW } }, skipped: 0 };
+  const pauseResult = { job: { ...JOB, enabled: false, pause: { actor: 'x', reason: 'r', at: NOW } }, skipped: 0, changed: results.pauseChanged ?? true };
+  const resumeResult = results.resumeChanged === false ? { job: JOB, skipped: 0, changed: false } : { job: { ...JOB, resumed: { actor: 'carol', at: NOW } }, skipped: 0, changed: true };
   const operator = {
     trigger: record('trigger', { created: true, key: { jobId: 'nightly', scheduledAt: NOW + 417 }, executionKey: 'nightly:2026-12-01T13:00:00.417Z', status: 'ENQUEUED' }),
     backfill: record('backfill', { total: 3, done: 3, created: 3, existing: 0, alreadyFinal: 0, alreadyLive: 0 }),
     pause: record('pause', pauseResult),
     pauseGroup: record('pauseGroup', [pauseResult, pauseResult]),
-    resume: record('resume', { job: JOB, skipped: 0 }),
-    resumeGroup: record('resumeGroup', []),
+    resume: record('resume', resumeResult),
+    resumeGroup: record('resumeGroup', [resumeResult, { job: JOB, skipped: 0, changed: false }]),
   } as unknown as OperatorActions;
   const jobs = new Command('jobs').exitOverride();
   addOperatorCommands(jobs, () => operator, (line) => lines.push(line), { env, now: () => NOW });
+  process.exitCode = undefined;
   await jobs.parseAsync(args, { from: 'user' });
   return { calls, lines };
 }
@@ -76,5 +84,21 @@ describe('operator commands', () => {
     await expect(run(['pause', 'nightly', '--reason', 'r', '--until', 'soon'])).rejects.toThrow('invalid --until "soon"');
     await expect(run(['pause', 'nightly', '--group', 'g', '--reason', 'r'])).rejects.toThrow('give a job id or --group, not both');
     await expect(run(['resume'])).rejects.toThrow('give a job id or --group <name>');
+  });
+
+  it('resume says so when the job was not paused (nothing changed, exit code 0); when it was, that it resumed and who', async () => {
+    const resumed = await run(['resume', 'nightly']);
+    expect(resumed.lines).toEqual([expect.stringMatching(/^resumed nightly: next \d{4}-\d\d-\d\dT02:00:00Z, by carol$/)]);
+    const notPaused = await run(['resume', 'nightly'], undefined, { resumeChanged: false });
+    expect(notPaused.lines).toEqual([expect.stringMatching(/^nightly was not paused; nothing changed \(next \d{4}-\d\d-\d\dT02:00:00Z\)$/)]);
+    expect(process.exitCode ?? 0).toBe(0);
+    const group = await run(['resume', '--group', 'payments']);
+    expect(group.lines.at(-1)).toBe('resumed 1 jobs of group payments; 1 not paused, left as they were');
+  });
+
+  it('pause of a job already paused the same way says so and changes nothing', async () => {
+    const again = await run(['pause', 'nightly', '--reason', 'r'], undefined, { pauseChanged: false });
+    expect(again.lines).toEqual(['nightly was already paused so (until `cronfence jobs resume`); nothing changed']);
+    expect(process.exitCode ?? 0).toBe(0);
   });
 });
