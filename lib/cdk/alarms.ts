@@ -23,6 +23,7 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { EVENT_SOURCE } from '../aws/schema.ts';
+import { stackInstanceId } from './lifecycle.ts';
 import { deadLetterDepth, tableThrottles, type SchedulerMetrics } from './scheduler-metrics.ts';
 
 /** The lifecycle events copied to the audit log group. */
@@ -103,7 +104,9 @@ export class SchedulerAlarms extends Construct {
 
   private auditLog(props: SchedulerAlarmsProps): logs.LogGroup {
     const logGroup = new logs.LogGroup(this, 'Lifecycle', {
-      logGroupName: `/aws/events/cronfence/${Names.uniqueResourceName(this, { maxLength: 200, separator: '-' })}`,
+      // EventBridge writes only to groups under /aws/events/, so the name is ours to give: it ends in this stack
+      // instance's id, so a group retained by `cdk destroy` never collides with the next deploy's.
+      logGroupName: `/aws/events/cronfence/${Names.uniqueResourceName(this, { maxLength: 200, separator: '-' })}-${stackInstanceId(this)}`,
       retention: props.logRetention,
       removalPolicy: props.removalPolicy,
     });

@@ -10,7 +10,7 @@
  * scheduler.grantCommit(reportsTable);
  * ```
  */
-import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Duration, Stack } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -29,6 +29,7 @@ import { SchedulerAlarms } from './alarms.ts';
 import { SchedulerDashboard } from './dashboard.ts';
 import { cronfenceFunction, ENTRIES, retentionDays } from './functions.ts';
 import { prepareJobsWorker } from './jobs-worker.ts';
+import { lifecycleOf } from './lifecycle.ts';
 import { addOutboxDispatcher } from './outbox-dispatcher.ts';
 import { grantBusinessWrites, grantJobsResource, grantScanner, grantTick, grantWorker, type SchedulerResources } from './permissions.ts';
 import type { AddJobOptions, CronSchedulerProps } from './props.ts';
@@ -80,14 +81,14 @@ export class CronScheduler extends Construct {
   constructor(scope: Construct, id: string, props: CronSchedulerProps = {}) {
     super(scope, id);
     this.props = props;
-    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    const lifecycle = lifecycleOf(props);
     const logRetentionDays = props.logRetentionDays ?? 30;
     this.workerTimeout = props.workerTimeout ?? Duration.minutes(2);
     const scannerTimeout = props.scannerTimeout ?? Duration.minutes(1);
     const jobsWorker = props.jobs === undefined ? undefined : prepareJobsWorker(this.node.path, jobsModuleProp(props));
     this.knownHandlers = jobsWorker?.handlers ?? knownHandlerNames(props);
 
-    const tableOptions = { removalPolicy, pointInTimeRecovery: props.pointInTimeRecovery ?? true, encryptionKey: props.encryptionKey, warmThroughput: props.warmThroughput };
+    const tableOptions = { removalPolicy: lifecycle.tables, deletionProtection: lifecycle.deletionProtection, pointInTimeRecovery: props.pointInTimeRecovery ?? true, encryptionKey: props.encryptionKey, warmThroughput: props.warmThroughput };
     this.jobsTable = schemaTable(this, 'Jobs', JOBS_TABLE, tableOptions);
     this.wheelTable = schemaTable(this, 'Wheel', WHEEL_TABLE, tableOptions);
     this.slicesTable = schemaTable(this, 'Slices', SLICES_TABLE, tableOptions);
@@ -115,7 +116,7 @@ export class CronScheduler extends Construct {
     this.environment = { ...schedulerSettings(props), ...this.resourceEnvironment(), ...this.metrics.environment() };
     // The same parser and ranges as a local run: a bad value fails the synth, naming the variable.
     this.config = loadConfig(this.environment);
-    const common = { logRetentionDays, removalPolicy };
+    const common = { logRetentionDays, removalPolicy: lifecycle.logs };
 
     this.tickFunction = cronfenceFunction(this, 'Tick', {
       ...common,
@@ -181,7 +182,7 @@ export class CronScheduler extends Construct {
         oldestWorkMessageAge: props.alarms?.oldestWorkMessageAge ?? defaultOldestWorkMessageAge(lookaheadOf(props)),
         metrics: this.metrics,
         topic: props.alarms?.topic,
-        removalPolicy,
+        removalPolicy: lifecycle.logs,
         logRetention: retentionDays(logRetentionDays),
       });
     }
@@ -254,7 +255,7 @@ export class CronScheduler extends Construct {
       memorySize: 256,
       environment: this.environment,
       logRetentionDays: this.props.logRetentionDays ?? 30,
-      removalPolicy: this.props.removalPolicy ?? RemovalPolicy.RETAIN,
+      removalPolicy: lifecycleOf(this.props).logs,
     });
     grantJobsResource(onEvent, this.resources);
     this.jobsProvider = new cr.Provider(this, 'JobsProvider', { onEventHandler: onEvent });

@@ -64,8 +64,24 @@ export interface CronSchedulerProps {
   readonly sliceRetention?: Duration;
   /** Put `committed` events on the bus as well (one entry per execution); failures, dead, fenced-out, missed and skipped always go. @default false */
   readonly publishSucceededEvents?: boolean;
-  /** What happens to the tables and the lifecycle log group when the stack or construct is removed. @default RemovalPolicy.RETAIN */
+  /**
+   * What happens to the four tables (jobs, wheel, slices with the ledger, chunks with the outbox) when the stack or
+   * the construct is removed. Retained tables keep their generated names, so a later deploy of the same stack creates
+   * new, empty tables beside them (docs/cdk.md, "Lifecycle"). @default RemovalPolicy.RETAIN
+   */
   readonly removalPolicy?: RemovalPolicy;
+  /**
+   * What happens to the functions' log groups and the lifecycle audit log group when the stack is removed. Their
+   * names are generated, or end in the stack instance's id, so retained ones never block a redeploy.
+   * @default the value of `removalPolicy`
+   */
+  readonly logRemovalPolicy?: RemovalPolicy;
+  /**
+   * DynamoDB deletion protection on the four tables: DeleteTable is refused (from the console, the API, or a
+   * CloudFormation delete) until it is turned off. Not with `removalPolicy: DESTROY`, which it would make fail.
+   * @default true, unless `removalPolicy` is `RemovalPolicy.DESTROY`
+   */
+  readonly deletionProtection?: boolean;
   /** Point-in-time recovery on both tables. @default true */
   readonly pointInTimeRecovery?: boolean;
   /**
