@@ -27,6 +27,7 @@ import { parseJobSpec, type JobSpec } from '../core/job-spec.ts';
 import { registry as defaultRegistry } from '../example-jobs/index.ts';
 import { SchedulerAlarms } from './alarms.ts';
 import { SchedulerDashboard } from './dashboard.ts';
+import { checkScannerTimeout, clockConcurrency } from './clock-functions.ts';
 import { cronfenceFunction, ENTRIES, retentionDays } from './functions.ts';
 import { prepareJobsWorker } from './jobs-worker.ts';
 import { lifecycleOf } from './lifecycle.ts';
@@ -116,6 +117,8 @@ export class CronScheduler extends Construct {
     this.environment = { ...schedulerSettings(props), ...this.resourceEnvironment(), ...this.metrics.environment() };
     // The same parser and ranges as a local run: a bad value fails the synth, naming the variable.
     this.config = loadConfig(this.environment);
+    checkScannerTimeout(scannerTimeout, this.config.scanBudgetMs);
+    const concurrency = clockConcurrency(props, this.config.shardCount);
     const common = { logRetentionDays, removalPolicy: lifecycle.logs };
 
     this.tickFunction = cronfenceFunction(this, 'Tick', {
@@ -124,6 +127,7 @@ export class CronScheduler extends Construct {
       description: 'cronfence tick: one scan request per shard',
       timeout: Duration.seconds(30),
       memorySize: 256,
+      reservedConcurrency: concurrency.tick,
       environment: this.environment,
     });
     grantTick(this.tickFunction, this.resources);
@@ -139,13 +143,14 @@ export class CronScheduler extends Construct {
       description: 'cronfence scanner: turns due schedules into slices',
       timeout: scannerTimeout,
       memorySize: 512,
+      reservedConcurrency: concurrency.scanner,
       environment: this.environment,
     });
     grantScanner(this.scannerFunction, this.resources);
     this.scannerFunction.addEventSource(
       new SqsEventSource(this.scanQueue, {
         batchSize: props.scannerBatch?.batchSize ?? 1,
-        maxConcurrency: props.scannerBatch?.maxConcurrency,
+        maxConcurrency: concurrency.scannerMapping,
         reportBatchItemFailures: true,
       }),
     );
@@ -179,6 +184,8 @@ export class CronScheduler extends Construct {
         workQueue: this.workQueue,
         deadLetterQueue,
         bus: this.eventBus,
+        tickRule: this.tickRule,
+        stoppedAfter: props.alarms?.stoppedAfter ?? Duration.minutes(5),
         oldestWorkMessageAge: props.alarms?.oldestWorkMessageAge ?? defaultOldestWorkMessageAge(lookaheadOf(props)),
         metrics: this.metrics,
         topic: props.alarms?.topic,
