@@ -52,7 +52,7 @@ function layeringRules() {
 }
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.venv-emulator/**', '.venv-localstack/**', '.localstack/**', '**/cdk.out/**', '.cronfence/**', 'dist/**', '*.tgz'] },
+  { ignores: ['node_modules/**', '.venv-emulator/**', '.venv-localstack/**', '.venv-cfn-lint/**', '.localstack/**', '**/cdk.out/**', '.cronfence/**', 'dist/**', '*.tgz'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -21,6 +21,7 @@ export {
   InvalidFieldError,
   InvalidJobSpecError,
   InvalidOperatorRequestError,
+  InvalidSchedulerPropError,
   JobExistsError,
   JobNotFoundError,
   JobOwnershipError,

@@ -10,7 +10,7 @@
  * scheduler.grantCommit(reportsTable);
  * ```
  */
-import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Duration, Stack } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
@@ -27,8 +27,10 @@ import { parseJobSpec, type JobSpec } from '../core/job-spec.ts';
 import { registry as defaultRegistry } from '../example-jobs/index.ts';
 import { SchedulerAlarms } from './alarms.ts';
 import { SchedulerDashboard } from './dashboard.ts';
+import { checkScannerTimeout, clockConcurrency } from './clock-functions.ts';
 import { cronfenceFunction, ENTRIES, retentionDays } from './functions.ts';
 import { prepareJobsWorker } from './jobs-worker.ts';
+import { lifecycleOf } from './lifecycle.ts';
 import { addOutboxDispatcher } from './outbox-dispatcher.ts';
 import { grantBusinessWrites, grantJobsResource, grantScanner, grantTick, grantWorker, type SchedulerResources } from './permissions.ts';
 import type { AddJobOptions, CronSchedulerProps } from './props.ts';
@@ -80,14 +82,14 @@ export class CronScheduler extends Construct {
   constructor(scope: Construct, id: string, props: CronSchedulerProps = {}) {
     super(scope, id);
     this.props = props;
-    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    const lifecycle = lifecycleOf(props);
     const logRetentionDays = props.logRetentionDays ?? 30;
     this.workerTimeout = props.workerTimeout ?? Duration.minutes(2);
     const scannerTimeout = props.scannerTimeout ?? Duration.minutes(1);
     const jobsWorker = props.jobs === undefined ? undefined : prepareJobsWorker(this.node.path, jobsModuleProp(props));
     this.knownHandlers = jobsWorker?.handlers ?? knownHandlerNames(props);
 
-    const tableOptions = { removalPolicy, pointInTimeRecovery: props.pointInTimeRecovery ?? true, encryptionKey: props.encryptionKey, warmThroughput: props.warmThroughput };
+    const tableOptions = { removalPolicy: lifecycle.tables, deletionProtection: lifecycle.deletionProtection, pointInTimeRecovery: props.pointInTimeRecovery ?? true, encryptionKey: props.encryptionKey, warmThroughput: props.warmThroughput };
     this.jobsTable = schemaTable(this, 'Jobs', JOBS_TABLE, tableOptions);
     this.wheelTable = schemaTable(this, 'Wheel', WHEEL_TABLE, tableOptions);
     this.slicesTable = schemaTable(this, 'Slices', SLICES_TABLE, tableOptions);
@@ -115,7 +117,9 @@ export class CronScheduler extends Construct {
     this.environment = { ...schedulerSettings(props), ...this.resourceEnvironment(), ...this.metrics.environment() };
     // The same parser and ranges as a local run: a bad value fails the synth, naming the variable.
     this.config = loadConfig(this.environment);
-    const common = { logRetentionDays, removalPolicy };
+    checkScannerTimeout(scannerTimeout, this.config.scanBudgetMs);
+    const concurrency = clockConcurrency(props, this.config.shardCount);
+    const common = { logRetentionDays, removalPolicy: lifecycle.logs };
 
     this.tickFunction = cronfenceFunction(this, 'Tick', {
       ...common,
@@ -123,6 +127,7 @@ export class CronScheduler extends Construct {
       description: 'cronfence tick: one scan request per shard',
       timeout: Duration.seconds(30),
       memorySize: 256,
+      reservedConcurrency: concurrency.tick,
       environment: this.environment,
     });
     grantTick(this.tickFunction, this.resources);
@@ -138,13 +143,14 @@ export class CronScheduler extends Construct {
       description: 'cronfence scanner: turns due schedules into slices',
       timeout: scannerTimeout,
       memorySize: 512,
+      reservedConcurrency: concurrency.scanner,
       environment: this.environment,
     });
     grantScanner(this.scannerFunction, this.resources);
     this.scannerFunction.addEventSource(
       new SqsEventSource(this.scanQueue, {
         batchSize: props.scannerBatch?.batchSize ?? 1,
-        maxConcurrency: props.scannerBatch?.maxConcurrency,
+        maxConcurrency: concurrency.scannerMapping,
         reportBatchItemFailures: true,
       }),
     );
@@ -178,10 +184,12 @@ export class CronScheduler extends Construct {
         workQueue: this.workQueue,
         deadLetterQueue,
         bus: this.eventBus,
+        tickRule: this.tickRule,
+        stoppedAfter: props.alarms?.stoppedAfter ?? Duration.minutes(5),
         oldestWorkMessageAge: props.alarms?.oldestWorkMessageAge ?? defaultOldestWorkMessageAge(lookaheadOf(props)),
         metrics: this.metrics,
         topic: props.alarms?.topic,
-        removalPolicy,
+        removalPolicy: lifecycle.logs,
         logRetention: retentionDays(logRetentionDays),
       });
     }
@@ -254,7 +262,7 @@ export class CronScheduler extends Construct {
       memorySize: 256,
       environment: this.environment,
       logRetentionDays: this.props.logRetentionDays ?? 30,
-      removalPolicy: this.props.removalPolicy ?? RemovalPolicy.RETAIN,
+      removalPolicy: lifecycleOf(this.props).logs,
     });
     grantJobsResource(onEvent, this.resources);
     this.jobsProvider = new cr.Provider(this, 'JobsProvider', { onEventHandler: onEvent });

@@ -34,6 +34,8 @@ export interface CronfenceFunctionProps {
   readonly description: string;
   readonly timeout: Duration;
   readonly memorySize?: number;
+  /** Concurrency reserved for this function alone. @default none */
+  readonly reservedConcurrency?: number;
   readonly environment: Record<string, string>;
   readonly logRetentionDays: number;
   readonly removalPolicy: RemovalPolicy;
@@ -58,6 +60,7 @@ export function cronfenceFunction(scope: Construct, id: string, props: Cronfence
     architecture: lambda.Architecture.ARM_64,
     timeout: props.timeout,
     memorySize: props.memorySize ?? 512,
+    ...(props.reservedConcurrency !== undefined && { reservedConcurrentExecutions: props.reservedConcurrency }),
     environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
     logGroup,
     ...(project && { depsLockFilePath: project.lockFile, projectRoot: project.root }),

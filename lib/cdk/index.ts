@@ -9,7 +9,7 @@ export type {
   CronSchedulerProps,
 } from './props.ts';
 export { ScheduledJob, JOB_RESOURCE_TYPE, jobResourceProperties, type JobResourceProperties } from './scheduled-job.ts';
-export { SchedulerAlarms, AUDITED_EVENT_TYPES } from './alarms.ts';
+export { SchedulerAlarms, AUDITED_EVENT_TYPES, NO_TOPIC_WARNING } from './alarms.ts';
 export { SchedulerDashboard, type SchedulerDashboardProps } from './dashboard.ts';
 export { SchedulerMetrics, DYNAMO_OPERATIONS, type MetricOptions } from './scheduler-metrics.ts';
 export { DEFAULT_METRICS_NAMESPACE, ENGINE_METRICS, SERVICE_DIMENSION, type EngineMetric, type EngineMetricKey } from '../lambda/metric-names.ts';

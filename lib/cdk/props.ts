@@ -12,8 +12,17 @@ import type { HandlerRegistry, JobHandler } from '../engine/define-job.ts';
 export interface CronSchedulerAlarmProps {
   /** Create the CloudWatch alarms at all. @default true */
   readonly enabled?: boolean;
-  /** Every alarm (and its OK) notifies this topic. @default no action */
+  /**
+   * Every alarm (and its OK) notifies this topic. Without one the alarms change state in CloudWatch and reach nobody:
+   * the synth warns (`cronfence:alarms-without-topic`; acknowledge it when you route alarms yourself).
+   * @default no action, and a synth warning
+   */
   readonly topic?: sns.ITopic;
+  /**
+   * The scheduler counts as stopped after this long without an invocation of the tick by its rule (TicksStopped) or
+   * of the scanner (ScansStopped); whole minutes, missing data breaching. @default Duration.minutes(5)
+   */
+  readonly stoppedAfter?: Duration;
   /**
    * Alarm when the oldest work message is older than this. A work message's
    * age includes its DelaySeconds (up to the lookahead) and retry backoffs.
@@ -64,8 +73,24 @@ export interface CronSchedulerProps {
   readonly sliceRetention?: Duration;
   /** Put `committed` events on the bus as well (one entry per execution); failures, dead, fenced-out, missed and skipped always go. @default false */
   readonly publishSucceededEvents?: boolean;
-  /** What happens to the tables and the lifecycle log group when the stack or construct is removed. @default RemovalPolicy.RETAIN */
+  /**
+   * What happens to the four tables (jobs, wheel, slices with the ledger, chunks with the outbox) when the stack or
+   * the construct is removed. Retained tables keep their generated names, so a later deploy of the same stack creates
+   * new, empty tables beside them (docs/cdk.md, "Lifecycle"). @default RemovalPolicy.RETAIN
+   */
   readonly removalPolicy?: RemovalPolicy;
+  /**
+   * What happens to the functions' log groups and the lifecycle audit log group when the stack is removed. Their
+   * names are generated, or end in the stack instance's id, so retained ones never block a redeploy.
+   * @default the value of `removalPolicy`
+   */
+  readonly logRemovalPolicy?: RemovalPolicy;
+  /**
+   * DynamoDB deletion protection on the four tables: DeleteTable is refused (from the console, the API, or a
+   * CloudFormation delete) until it is turned off. Not with `removalPolicy: DESTROY`, which it would make fail.
+   * @default true, unless `removalPolicy` is `RemovalPolicy.DESTROY`
+   */
+  readonly deletionProtection?: boolean;
   /** Point-in-time recovery on both tables. @default true */
   readonly pointInTimeRecovery?: boolean;
   /**
@@ -126,11 +151,26 @@ export interface CronSchedulerProps {
    * for handlers that need more memory or CPU. @default 256
    */
   readonly workerMemorySize?: number;
-  /** Scanner Lambda timeout (a scan stops taking new pages after 20 s). @default Duration.minutes(1) */
+  /**
+   * Scanner Lambda timeout. A scan stops taking new pages after its budget (20 s) and then re-queues the rest of its
+   * shard, so the timeout must be at least the budget plus 10 s, checked at synth. @default Duration.minutes(1)
+   */
   readonly scannerTimeout?: Duration;
+  /**
+   * Reserved concurrency of the tick Lambda, so nothing else in the account (a burst of workers) can throttle the
+   * clock; `false` for none (an account whose concurrency quota leaves no room to reserve: AWS keeps 100 unreserved).
+   * @default 2
+   */
+  readonly tickReservedConcurrency?: number | false;
+  /**
+   * Reserved concurrency of the scanner Lambda (at least 2); the scan queue's event source mapping invokes at most
+   * this many at once (its `maxConcurrency`, unless `scannerBatch.maxConcurrency` is lower). `false` for none.
+   * @default shardCount, at least 2: every shard scanned at once
+   */
+  readonly scannerReservedConcurrency?: number | false;
   /** @default batch size 10, no concurrency limit */
   readonly workerBatch?: CronSchedulerBatchProps;
-  /** @default batch size 1, no concurrency limit */
+  /** @default batch size 1, maximum concurrency the scanner's reserved concurrency (none without one) */
   readonly scannerBatch?: CronSchedulerBatchProps;
   /** Retention of the functions' log groups, in days. @default 30 */
   readonly logRetentionDays?: number;

@@ -15,6 +15,8 @@ import type { IndexDefinition, KeyDefinition, QueueDefinition, TableDefinition }
 export interface TableOptions {
   readonly removalPolicy: RemovalPolicy;
   readonly pointInTimeRecovery: boolean;
+  /** DynamoDB deletion protection: the table refuses DeleteTable until it is turned off. @default false */
+  readonly deletionProtection?: boolean;
   /** A customer managed key; AWS-owned encryption when undefined. */
   readonly encryptionKey?: kms.IKey;
   /** Throughput the table serves at once, bought ahead of a burst (warm throughput); a new on-demand table's otherwise. */
@@ -34,6 +36,7 @@ export function tableProps(table: TableDefinition, options: TableOptions): dynam
     ...(table.timeToLiveAttribute && { timeToLiveAttribute: table.timeToLiveAttribute }),
     pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: options.pointInTimeRecovery },
     removalPolicy: options.removalPolicy,
+    ...(options.deletionProtection !== undefined && { deletionProtection: options.deletionProtection }),
     ...(options.warmThroughput && { warmThroughput: options.warmThroughput }),
     ...(options.encryptionKey
       ? { encryption: dynamodb.TableEncryption.CUSTOMER_MANAGED, encryptionKey: options.encryptionKey }

@@ -27,6 +27,11 @@ export class InvalidJobSpecError extends InvalidFieldError {
   override name = 'InvalidJobSpecError';
 }
 
+/** A CronScheduler prop failed validation at synth, named with its value; nothing was deployed. */
+export class InvalidSchedulerPropError extends InvalidFieldError {
+  override name = 'InvalidSchedulerPropError';
+}
+
 export class JobNotFoundError extends CronfenceError {
   override name = 'JobNotFoundError';
   constructor(readonly jobId: string) {

@@ -13,6 +13,7 @@ import { keepHidden } from '../engine/keep-hidden.ts';
 import type { ScanReport } from '../engine/scanner.ts';
 import { tick } from '../engine/ticker.ts';
 import { isDeadManMinute } from '../aws/dead-man-watch.ts';
+import type { MessageDeletes } from '../aws/sqs/message-deletes.ts';
 import { handleSqsBatch } from './sqs-batch.ts';
 import type { Runtime } from './wiring.ts';
 
@@ -47,6 +48,7 @@ export function createTickHandler(runtime: Runtime, log?: HandlerLog): () => Pro
 export function createWorkerHandler(runtime: Runtime, workerId: string, handlers: HandlerRegistry, log: HandlerLog): SqsHandler {
   const worker = runtime.worker(workerId, handlers);
   return async (event) => {
+    const early = earlyDeletes(runtime, 'work', log);
     const response = await handleSqsBatch(
       event.Records,
       (record) =>
@@ -57,9 +59,9 @@ export function createWorkerHandler(runtime: Runtime, workerId: string, handlers
           receiveCount: receiveCountOf(record),
           ...(isPolledRecord(record) && { hiddenSince: record.hiddenSince }),
         }),
-      batchHooks(runtime, 'work', log),
+      batchHooks(runtime, 'work', log, early),
     );
-    await runtime.bus.flush();
+    await Promise.all([runtime.bus.flush(), endOfBatch(early)]);
     return response;
   };
 }
@@ -75,6 +77,7 @@ export function createScannerHandler(runtime: Runtime, scannerId: string, log: H
   const scanner = runtime.scanner(scannerId);
   const budget = options.scanBudgetMs ?? 20_000;
   return async (event) => {
+    const early = earlyDeletes(runtime, 'scan', log);
     const response = await handleSqsBatch(
       event.Records,
       async (record) => {
@@ -87,9 +90,9 @@ export function createScannerHandler(runtime: Runtime, scannerId: string, log: H
         options.onScan?.(report);
         return 'delete';
       },
-      batchHooks(runtime, 'scan', log),
+      batchHooks(runtime, 'scan', log, early),
     );
-    await runtime.bus.flush();
+    await Promise.all([runtime.bus.flush(), endOfBatch(early)]);
     return response;
   };
 }
@@ -105,13 +108,30 @@ function withVisibilityHeartbeat<T>(runtime: Runtime, record: SQSRecord, work: (
   return keepHidden(runtime.scanQueue, record.receiptHandle, { everyMs: (seconds * 1000) / 2.5, visibilitySeconds: seconds }, work);
 }
 
-function batchHooks(runtime: Runtime, queue: string, log: HandlerLog) {
+/**
+ * Behind Lambda's event source a record's message is deleted when its whole batch returns, but a record done early
+ * stops being kept hidden when it is done (its visibility is the lease's, set at its claim, or the scan's heartbeat's):
+ * while a slow batch-mate runs it would surface and be received again, one more receive and invocation for nothing.
+ * So a record settled `delete` is deleted at once, its deletes coalesced with its batch-mates' (docs/architecture.md,
+ * "A record done early in a slow batch"). The local poller does the same for its own records.
+ */
+function earlyDeletes(runtime: Runtime, queue: 'work' | 'scan', log: HandlerLog): MessageDeletes {
+  return runtime.messageDeletes(queue, (error) => log.error('early delete failed (the event source deletes it with its batch)', { queue, error: String(error) }));
+}
+
+/** The deletes still waiting to go are left to the event source, which deletes the batch's records as it returns: no second request for them. */
+function endOfBatch(early: MessageDeletes): Promise<void> {
+  return early.discardPending();
+}
+
+function batchHooks(runtime: Runtime, queue: 'work' | 'scan', log: HandlerLog, early: MessageDeletes) {
   return {
     deadLetterRejected: (body: string, reason: string, kind: RejectedMessageKind) => runtime.deadLetters.sendRejected(body, reason, queue, kind),
     onError: (error: unknown, record: SQSRecord) =>
       log.error('message failed', { queue, messageId: record.messageId, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) }),
     settled: (record: SQSRecord, disposition: Disposition) => {
       if (isPolledRecord(record)) record.settled(disposition);
+      else if (disposition === 'delete') early.delete(record.receiptHandle);
     },
   };
 }
@@ -130,11 +150,10 @@ function logScan(log: HandlerLog, scannerId: string, report: ScanReport): void {
 export interface PolledSqsRecord extends SQSRecord {
   readonly hiddenSince: number;
   /**
-   * Told the record's disposition as soon as it is known. Lambda deletes a batch's records when the whole batch
-   * returns, under a visibility of the function timeout; locally the visibility is the lease's, and a record done
-   * early in a batch held up by one slow claim surfaced again, was claimed again and then deleted under its new
-   * receiver by the batch's late delete (a LocalStack drill with its DynamoDB stopped for 6 s, 2026-12-03). The poller
-   * deletes it now instead (test/integration/poller-early-delete.test.ts).
+   * Told the record's disposition as soon as it is known: the poller deletes a record settled `delete` at once, not
+   * when its batch ends (a record's visibility is the lease's, so a record done early in a slow batch would surface
+   * and be received again; test/integration/poller-early-delete.test.ts). Behind Lambda the handler deletes such a
+   * record itself (`earlyDeletes`).
    */
   readonly settled: (disposition: Disposition) => void;
 }

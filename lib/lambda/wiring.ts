@@ -18,6 +18,7 @@ import { OperatorActions } from '../aws/operator-actions.ts';
 import { DeadManWatch } from '../aws/dead-man-watch.ts';
 import { DynamoOverlapStore } from '../aws/dynamo/overlap-ops.ts';
 import { EventBusSink } from '../aws/eventbridge/event-bus-sink.ts';
+import { MessageDeletes } from '../aws/sqs/message-deletes.ts';
 import { queueUrl } from '../aws/sqs/queue-urls.ts';
 import { SqsDeadLetterSink, SqsScanQueue, SqsWorkQueue } from '../aws/sqs/work-queue.ts';
 import type { JobReader, SliceStore, WheelStore, WorkQueue } from '../core/ports.ts';
@@ -51,6 +52,8 @@ export interface Runtime {
   deadMan(): DeadManWatch;
   worker(workerId: string, handlers: HandlerRegistry): Worker;
   scanner(scannerId: string): Scanner;
+  /** Coalesced deletes of messages received from the work or scan queue (a new set each call: one per batch). */
+  messageDeletes(queue: 'work' | 'scan', onError: (error: unknown) => void): MessageDeletes;
 }
 
 export interface RuntimeOptions {
@@ -83,10 +86,12 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const jobReader = new DynamoJobReader(clients.dynamo, config);
   const chunks = (options.wrapChunks ?? identity)(new DynamoChunkStore(clients.dynamo, config));
   const outbox = new DynamoOutboxStore(clients.dynamo, config);
+  const workQueueUrl = () => queueUrl(clients.sqs, config.workQueueName, config.queueUrls.work);
+  const scanQueueUrl = () => queueUrl(clients.sqs, config.scanQueueName, config.queueUrls.scan);
   const workQueue = (options.wrapWorkQueue ?? identity)(
-    new SqsWorkQueue(clients.sqs, () => queueUrl(clients.sqs, config.workQueueName, config.queueUrls.work)),
+    new SqsWorkQueue(clients.sqs, workQueueUrl),
   );
-  const scanQueue = new SqsScanQueue(clients.sqs, () => queueUrl(clients.sqs, config.scanQueueName, config.queueUrls.scan));
+  const scanQueue = new SqsScanQueue(clients.sqs, scanQueueUrl);
   const deadLetters = new SqsDeadLetterSink(clients.sqs, () => queueUrl(clients.sqs, config.deadLetterQueueName, config.queueUrls.deadLetter));
   return {
     config,
@@ -103,6 +108,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     scanQueue,
     deadLetters,
     jobs: (knownHandlers) => new JobRepository(clients.dynamo, config, clock, knownHandlers),
+    messageDeletes: (queue, onDeleteError) => new MessageDeletes(clients.sqs, queue === 'work' ? workQueueUrl : scanQueueUrl, onDeleteError),
     deadMan: () => {
       const jobs = new JobRepository(clients.dynamo, config, clock);
       return new DeadManWatch(clients.dynamo, config, () => jobs.list(), events);

@@ -6,11 +6,11 @@
  * as the handler settles it (`PolledSqsRecord.settled`), not when its batch
  * ends: locally its visibility is the lease's, not the function timeout's. The
  * deletes of records settled less than a quarter second apart share a
- * DeleteMessageBatch (coalesced-entries.ts).
+ * DeleteMessageBatch (message-deletes.ts).
  */
-import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import { ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import { longPollRequestTimeoutMs } from '../aws/clients.ts';
-import { CoalescedEntries } from '../aws/sqs/coalesced-entries.ts';
+import { MessageDeletes } from '../aws/sqs/message-deletes.ts';
 import type { SQSEvent } from 'aws-lambda';
 import { sleep, systemClock, type Clock } from '../core/clock.ts';
 import type { PolledSqsRecord, SqsHandler } from '../lambda/handlers.ts';
@@ -44,9 +44,11 @@ export const DEFAULT_WAIT_TIME_SECONDS = 1;
 export class SqsPoller {
   private readonly stopping = new AbortController();
   private readonly inFlight = new Set<Promise<void>>();
-  private readonly deletes = new CoalescedEntries<string>((receiptHandles) => this.delete(receiptHandles));
+  private readonly deletes: MessageDeletes;
 
-  constructor(private readonly options: PollerOptions) {}
+  constructor(private readonly options: PollerOptions) {
+    this.deletes = new MessageDeletes(options.sqs, async () => options.queueUrl, (error) => options.onError?.(error));
+  }
 
   /**
    * Polls until stop() is called; resolves once every batch in flight has
@@ -98,7 +100,7 @@ export class SqsPoller {
     const deleteOnce = (receiptHandle: string): void => {
       if (deleted.has(receiptHandle)) return;
       deleted.add(receiptHandle);
-      this.deletes.add(receiptHandle);
+      this.deletes.delete(receiptHandle);
     };
     const records = messages.map((message) =>
       toRecord(message, this.options.queueUrl, since, (disposition) => {
@@ -116,19 +118,6 @@ export class SqsPoller {
     }
     // A handler that did not settle each record as it went: its done records go now.
     for (const message of messages) if (!failed.has(message.MessageId ?? '')) deleteOnce(message.ReceiptHandle ?? '');
-  }
-
-  private async delete(receiptHandles: readonly string[]): Promise<void> {
-    try {
-      await this.options.sqs.send(
-        new DeleteMessageBatchCommand({
-          QueueUrl: this.options.queueUrl,
-          Entries: receiptHandles.map((receiptHandle, index) => ({ Id: String(index), ReceiptHandle: receiptHandle })),
-        }),
-      );
-    } catch (error) {
-      this.options.onError?.(error);
-    }
   }
 }
 

@@ -79,7 +79,7 @@ describe('alarms', () => {
   });
 
   it('notifies the topic from every alarm', () => {
-    expect(alarms).toHaveLength(11);
+    expect(alarms).toHaveLength(15);
     for (const alarm of alarms) expect(alarm.AlarmActions).toEqual([{ Ref: logicalIdOf(topic) }]);
   });
 

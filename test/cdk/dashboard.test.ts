@@ -130,6 +130,6 @@ describe('dashboard', () => {
   it('dashboard: false creates none (the alarms stay)', () => {
     const { template: none } = synthScheduler({ dashboard: false });
     none.resourceCountIs('AWS::CloudWatch::Dashboard', 0);
-    expect(Object.keys(resourcesOf(none, 'AWS::CloudWatch::Alarm'))).toHaveLength(11);
+    expect(Object.keys(resourcesOf(none, 'AWS::CloudWatch::Alarm'))).toHaveLength(15);
   });
 });

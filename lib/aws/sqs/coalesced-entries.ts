@@ -41,11 +41,22 @@ export class CoalescedEntries<T> {
     await Promise.all([...this.sending]);
   }
 
-  private flush(): void {
+  /** Drops what is pending without sending it, and resolves once every request sent so far has returned. */
+  async discard(): Promise<void> {
+    this.clearTimers();
+    this.pending = [];
+    await Promise.all([...this.sending]);
+  }
+
+  private clearTimers(): void {
     clearTimeout(this.quietTimer);
     clearTimeout(this.maxWaitTimer);
     this.quietTimer = undefined;
     this.maxWaitTimer = undefined;
+  }
+
+  private flush(): void {
+    this.clearTimers();
     while (this.pending.length > 0) {
       const request = this.send(this.pending.splice(0, MAX_ENTRIES)).finally(() => this.sending.delete(request));
       this.sending.add(request);
