@@ -1,0 +1,191 @@
+/**
+ * The repo's app (app/settlement-stack.ts) synthesized with its bundles, and
+ * deployed onto the emulator as far as a test can: the tables, queues and
+ * bus bootstrapped the way the other tests create them, every Ref and
+ * GetAtt of the template mapped to them, and each function's bundle from
+ * cdk.out in its own sandbox behind a recording proxy.
+ *
+ * Beside the app's three jobs, the rig's stack declares three more with the
+ * built-in settlement handler: one that pays 80 merchants in two chunks and
+ * wires them through the outbox to a local bank, one whose payouts table
+ * (granted with grantCommit) is gone at run time, so each attempt fails and
+ * the slice ends DEAD, and one a runtime client created first, so the
+ * stack's Create is refused.
+ */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { App } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { CreateTableCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
+import type { IConstruct } from 'constructs';
+import { SettlementStack } from '../../app/settlement-stack.ts';
+import { bootstrap, createTableInput } from '../../lib/aws/bootstrap.ts';
+import type { AwsClients } from '../../lib/aws/clients.ts';
+import { loadConfig, type CronfenceConfig } from '../../lib/aws/config.ts';
+import { merchantSettlement, PAYOUTS_TABLE } from '../../lib/example-jobs/examples.ts';
+import { busResource, functionResource, lambdaFunction, queueResource, tableResource, TemplateResolver, type CfnTemplate, type LambdaFunctionSpec, type PhysicalResource } from '../support/cfn-template.ts';
+import { startRecordingProxy, type RecordedCall, type RecordingProxy } from '../support/recording-proxy.ts';
+import { LambdaSandbox } from '../support/lambda-sandbox.ts';
+import { logicalIdOf } from '../cdk/synth.ts';
+
+export const STACK_NAME = 'Artifacts';
+
+export interface RigJobs {
+  /** Where the settlement job's wires go. */
+  readonly bankUrl: string;
+  /** The rig's second version of the stack (for Update and Delete): the settlement pays 40, the lost-table job is gone. */
+  readonly second?: boolean;
+}
+
+/** The app's stack with the rig's jobs. */
+export function buildStack(app: App, jobs: RigJobs): SettlementStack {
+  const stack = new SettlementStack(app, STACK_NAME);
+  const scheduler = stack.scheduler;
+  scheduler.addJob('settle-and-wire', {
+    schedule: '*/20 * * * * *',
+    handler: merchantSettlement,
+    payload: { merchants: jobs.second ? 40 : 80, merchantsPerChunk: 40, bankUrl: jobs.bankUrl },
+  });
+  if (!jobs.second) {
+    const lost = new dynamodb.Table(stack, 'LostPayouts', { partitionKey: { name: 'payoutId', type: dynamodb.AttributeType.STRING } });
+    scheduler.grantCommit(lost);
+    scheduler.addJob('settle-to-lost-table', {
+      schedule: '*/20 * * * * *',
+      handler: merchantSettlement,
+      payload: { merchants: 40, payoutsTable: lost.tableName },
+      policies: { maxAttempts: 2, backoffBaseMs: 1000 },
+    });
+  }
+  scheduler.addJob('claimed-at-runtime', { schedule: '0 3 * * *', handler: 'every-minute' });
+  // Never beside itself: each claim reads the job's recent slices first.
+  scheduler.addJob('exclusive-probe', { schedule: '*/5 * * * * *', handler: 'every-minute', policies: { overlap: 'skip' } });
+  return stack;
+}
+
+export interface Synthesized {
+  readonly stack: SettlementStack;
+  readonly template: CfnTemplate;
+  readonly cdkOut: string;
+}
+
+/** @param bundle false: the template alone (the stack's next version, whose bundles are the same). */
+export function synthesize(jobs: RigJobs, bundle: boolean): Synthesized {
+  const cdkOut = mkdtempSync(path.join(tmpdir(), 'cronfence-artifacts-'));
+  const app = new App({ outdir: cdkOut, builtinCloudFormationValidation: false, ...(!bundle && { context: { 'aws:cdk:bundling-stacks': [] } }) });
+  const stack = buildStack(app, jobs);
+  app.synth();
+  const template = JSON.parse(readFileSync(path.join(cdkOut, `${STACK_NAME}.template.json`), 'utf8')) as CfnTemplate;
+  return { stack, template, cdkOut };
+}
+
+/** The functions of the stack, by the label the test names them with. */
+export function functionsOf(stack: SettlementStack): Record<string, lambda.Function> {
+  const s = stack.scheduler;
+  const provider = s.node.findChild('JobsProvider');
+  return {
+    tick: s.tickFunction,
+    scanner: s.scannerFunction,
+    worker: s.workerFunction,
+    outbox: s.outboxFunction!,
+    'jobs resource': s.node.findChild('JobsResource') as lambda.Function,
+    'provider framework': provider.node.findChild('framework-onEvent') as lambda.Function,
+  };
+}
+
+export interface Deployment {
+  readonly config: CronfenceConfig;
+  readonly physical: Map<string, PhysicalResource>;
+  readonly resolver: TemplateResolver;
+  /** Resource ARN (or index ARN) → the name the messages use. */
+  readonly labels: Map<string, string>;
+  readonly lostTable: string;
+  readonly payoutsTable: string;
+}
+
+/** Creates the stack's resources on the emulator and maps the template's logical ids to them. */
+export async function deploy(clients: AwsClients, stack: SettlementStack, prefix: string): Promise<Deployment> {
+  const config = loadConfig({ CRONFENCE_PREFIX: prefix, CRONFENCE_WORK_QUEUE_VISIBILITY_MS: '120000' });
+  const created = await bootstrap(clients, config);
+  const payoutsTable = `${prefix}-payouts`;
+  await clients.dynamo.send(new CreateTableCommand(createTableInput(payoutsTable, PAYOUTS_TABLE)));
+  await waitUntilTableExists({ client: clients.dynamo, maxWaitTime: 60 }, { TableName: payoutsTable });
+  const lostTable = `${prefix}-lost-payouts`;
+  const s = stack.scheduler;
+  const id = (construct: IConstruct): string => logicalIdOf(construct);
+  const physical = new Map<string, PhysicalResource>([
+    [id(s.jobsTable), tableResource(config.jobsTable)],
+    [id(s.wheelTable), tableResource(config.wheelTable)],
+    [id(s.slicesTable), tableResource(config.slicesTable)],
+    [id(s.chunksTable), tableResource(config.chunksTable)],
+    [id(stack.node.findChild('Payouts')), tableResource(payoutsTable)],
+    // Granted with grantCommit, never created: a table gone at run time.
+    [id(stack.node.findChild('LostPayouts')), tableResource(lostTable)],
+    [id(s.workQueue), queueResource(config.workQueueName, created.queueUrls.work)],
+    [id(s.scanQueue), queueResource(config.scanQueueName, created.queueUrls.scan)],
+    [id(s.deadLetterQueue), queueResource(config.deadLetterQueueName, created.queueUrls.deadLetter)],
+    [id(s.eventBus), busResource(config.eventBusName)],
+  ]);
+  for (const [label, fn] of Object.entries(functionsOf(stack))) physical.set(id(fn), functionResource(`${prefix}-${label.replace(/ /g, '-')}`));
+  const labels = new Map<string, string>();
+  const name = (construct: IConstruct): string => construct.node.path.replace(`${STACK_NAME}/`, '');
+  for (const [construct, indexes] of [
+    [s.jobsTable, []],
+    [s.wheelTable, []],
+    [s.slicesTable, ['sweep']],
+    [s.chunksTable, ['outbox']],
+    [stack.node.findChild('Payouts'), []],
+    [stack.node.findChild('LostPayouts'), []],
+    [s.workQueue, []],
+    [s.scanQueue, []],
+    [s.deadLetterQueue, []],
+    [s.eventBus, []],
+    ...Object.values(functionsOf(stack)).map((fn) => [fn, []] as const),
+  ] as Array<readonly [IConstruct, string[]]>) {
+    const arn = physical.get(id(construct))!.attributes.Arn!;
+    labels.set(arn, name(construct));
+    for (const index of indexes) labels.set(`${arn}/index/${index}`, `${name(construct)}/index/${index}`);
+  }
+  return { config, physical, resolver: new TemplateResolver(physical), labels, lostTable, payoutsTable };
+}
+
+/** A function's environments: each a sandbox whose AWS calls go through one recording proxy (its role). */
+export class DeployedFunction {
+  readonly sandboxes: LambdaSandbox[] = [];
+
+  private constructor(
+    readonly label: string,
+    readonly spec: LambdaFunctionSpec,
+    private readonly proxy: RecordingProxy,
+  ) {}
+
+  static async start(label: string, spec: LambdaFunctionSpec, upstream: { dynamo: string; other: string }, calls: RecordedCall[]): Promise<DeployedFunction> {
+    return new DeployedFunction(label, spec, await startRecordingProxy(label, 'code', upstream, calls));
+  }
+
+  /** A new execution environment (a cold start). */
+  environment(options: { clockOffsetMs?: number } = {}): LambdaSandbox {
+    const sandbox = new LambdaSandbox(this.spec, this.proxy.endpoint, options);
+    this.sandboxes.push(sandbox);
+    return sandbox;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.sandboxes.map((sandbox) => sandbox.stop()));
+    await this.proxy.close();
+  }
+}
+
+/** The SQS client an event source mapping polls with: the function's role, recorded as the mapping's calls. */
+export async function eventSourceClient(label: string, upstream: { dynamo: string; other: string }, calls: RecordedCall[]): Promise<{ sqs: SQSClient; proxy: RecordingProxy }> {
+  const proxy = await startRecordingProxy(label, 'event source mapping', upstream, calls);
+  const sqs = new SQSClient({ region: 'us-east-1', endpoint: proxy.endpoint, credentials: { accessKeyId: 'test', secretAccessKey: 'test' }, useQueueUrlAsEndpoint: false });
+  return { sqs, proxy };
+}
+
+export function functionSpec(synthesized: Synthesized, deployment: Deployment, fn: lambda.Function): LambdaFunctionSpec {
+  return lambdaFunction(synthesized.template, deployment.resolver, synthesized.cdkOut, logicalIdOf(fn));
+}
+
