@@ -27,6 +27,7 @@ import { DEAD_MAN_EVERY_MINUTES } from '../../lib/aws/dead-man-watch.ts';
 import { systemClock } from '../../lib/core/clock.ts';
 import { SliceStatus, type Slice } from '../../lib/core/slice.ts';
 import { JOB_RESOURCE_TYPE } from '../../lib/cdk/scheduled-job.ts';
+import { PAYOUTS_TABLE } from '../../lib/example-jobs/examples.ts';
 import { awsEndpoint } from '../support/aws-endpoint.ts';
 import { resourcesOfType, roleStatements, type CfnTemplate } from '../support/cfn-template.ts';
 import { deniedCalls, unusedGrants, type Role } from '../support/iam-proof.ts';
@@ -112,8 +113,12 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => bank.listen(0, '127.0.0.1', resolve));
   bankUrl = `http://127.0.0.1:${(bank.address() as AddressInfo).port}`;
   first = synthesize({ bankUrl }, true);
-  deployment = await deploy(clients, first.stack, prefix);
-  for (const [label, construct] of Object.entries(functionsOf(first.stack))) {
+  deployment = await deploy(clients, first.stack.scheduler, prefix, [
+    { construct: first.stack.node.findChild('Payouts'), definition: PAYOUTS_TABLE },
+    // Granted with grantCommit, never created: a table gone at run time.
+    { construct: first.stack.node.findChild('LostPayouts') },
+  ]);
+  for (const [label, construct] of Object.entries(functionsOf(first.stack.scheduler))) {
     functions.set(label, await DeployedFunction.start(label, functionSpec(first, deployment, construct), upstream(), calls));
   }
   const jobsResource = fn('jobs resource').environment();
@@ -234,7 +239,7 @@ describe('the synthesized bundles, invoked as Lambda invokes them', () => {
 
     const settled = (await slicesOf('settle-and-wire')).find((slice) => slice.status === SliceStatus.Succeeded)!;
     const key = `settle-and-wire:${new Date(settled.scheduledAt).toISOString().replace(/\.\d{3}Z$/, 'Z')}`;
-    const summary = await clients.dynamo.send(new GetItemCommand({ TableName: deployment.payoutsTable, Key: { payoutId: { S: key } }, ConsistentRead: true }));
+    const summary = await clients.dynamo.send(new GetItemCommand({ TableName: deployment.tables.Payouts, Key: { payoutId: { S: key } }, ConsistentRead: true }));
     expect(summary.Item && unmarshall(summary.Item), key).toMatchObject({ merchants: 80, chunks: 2 });
     const lost = (await slicesOf('settle-to-lost-table')).find((slice) => slice.status === SliceStatus.Dead)!;
     expect(lost.attempts).toBe(2);

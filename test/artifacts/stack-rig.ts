@@ -25,7 +25,9 @@ import { SettlementStack } from '../../app/settlement-stack.ts';
 import { bootstrap, createTableInput } from '../../lib/aws/bootstrap.ts';
 import type { AwsClients } from '../../lib/aws/clients.ts';
 import { loadConfig, type CronfenceConfig } from '../../lib/aws/config.ts';
-import { merchantSettlement, PAYOUTS_TABLE } from '../../lib/example-jobs/examples.ts';
+import { merchantSettlement } from '../../lib/example-jobs/examples.ts';
+import type { TableDefinition } from '../../lib/aws/schema.ts';
+import type { CronScheduler } from '../../lib/cdk/cron-scheduler.ts';
 import { busResource, functionResource, lambdaFunction, queueResource, tableResource, TemplateResolver, type CfnTemplate, type LambdaFunctionSpec, type PhysicalResource } from '../support/cfn-template.ts';
 import { startRecordingProxy, type RecordedCall, type RecordingProxy } from '../support/recording-proxy.ts';
 import { LambdaSandbox } from '../support/lambda-sandbox.ts';
@@ -81,9 +83,8 @@ export function synthesize(jobs: RigJobs, bundle: boolean): Synthesized {
   return { stack, template, cdkOut };
 }
 
-/** The functions of the stack, by the label the test names them with. */
-export function functionsOf(stack: SettlementStack): Record<string, lambda.Function> {
-  const s = stack.scheduler;
+/** The functions of a scheduler, by the label the test names them with. */
+export function functionsOf(s: CronScheduler): Record<string, lambda.Function> {
   const provider = s.node.findChild('JobsProvider');
   return {
     tick: s.tickFunction,
@@ -101,54 +102,61 @@ export interface Deployment {
   readonly resolver: TemplateResolver;
   /** Resource ARN (or index ARN) → the name the messages use. */
   readonly labels: Map<string, string>;
-  readonly lostTable: string;
-  readonly payoutsTable: string;
+  /** The business tables' names on the emulator, by construct id. */
+  readonly tables: Record<string, string>;
+}
+
+/** A team's own table in the stack: created on the emulator from `definition`, or left out (a table gone at run time). */
+export interface BusinessTable {
+  readonly construct: IConstruct;
+  readonly definition?: TableDefinition;
 }
 
 /** Creates the stack's resources on the emulator and maps the template's logical ids to them. */
-export async function deploy(clients: AwsClients, stack: SettlementStack, prefix: string): Promise<Deployment> {
+export async function deploy(clients: AwsClients, s: CronScheduler, prefix: string, business: readonly BusinessTable[]): Promise<Deployment> {
   const config = loadConfig({ CRONFENCE_PREFIX: prefix, CRONFENCE_WORK_QUEUE_VISIBILITY_MS: '120000' });
   const created = await bootstrap(clients, config);
-  const payoutsTable = `${prefix}-payouts`;
-  await clients.dynamo.send(new CreateTableCommand(createTableInput(payoutsTable, PAYOUTS_TABLE)));
-  await waitUntilTableExists({ client: clients.dynamo, maxWaitTime: 60 }, { TableName: payoutsTable });
-  const lostTable = `${prefix}-lost-payouts`;
-  const s = stack.scheduler;
+  const tables: Record<string, string> = {};
+  for (const table of business) {
+    const name = `${prefix}-${table.construct.node.id.toLowerCase()}`;
+    tables[table.construct.node.id] = name;
+    if (!table.definition) continue;
+    await clients.dynamo.send(new CreateTableCommand(createTableInput(name, table.definition)));
+    await waitUntilTableExists({ client: clients.dynamo, maxWaitTime: 60 }, { TableName: name });
+  }
   const id = (construct: IConstruct): string => logicalIdOf(construct);
   const physical = new Map<string, PhysicalResource>([
     [id(s.jobsTable), tableResource(config.jobsTable)],
     [id(s.wheelTable), tableResource(config.wheelTable)],
     [id(s.slicesTable), tableResource(config.slicesTable)],
     [id(s.chunksTable), tableResource(config.chunksTable)],
-    [id(stack.node.findChild('Payouts')), tableResource(payoutsTable)],
-    // Granted with grantCommit, never created: a table gone at run time.
-    [id(stack.node.findChild('LostPayouts')), tableResource(lostTable)],
+    ...business.map((table): [string, PhysicalResource] => [id(table.construct), tableResource(tables[table.construct.node.id]!)]),
     [id(s.workQueue), queueResource(config.workQueueName, created.queueUrls.work)],
     [id(s.scanQueue), queueResource(config.scanQueueName, created.queueUrls.scan)],
     [id(s.deadLetterQueue), queueResource(config.deadLetterQueueName, created.queueUrls.deadLetter)],
     [id(s.eventBus), busResource(config.eventBusName)],
   ]);
-  for (const [label, fn] of Object.entries(functionsOf(stack))) physical.set(id(fn), functionResource(`${prefix}-${label.replace(/ /g, '-')}`));
+  for (const [label, fn] of Object.entries(functionsOf(s))) physical.set(id(fn), functionResource(`${prefix}-${label.replace(/ /g, '-')}`));
   const labels = new Map<string, string>();
-  const name = (construct: IConstruct): string => construct.node.path.replace(`${STACK_NAME}/`, '');
+  const stackPath = `${s.node.scope!.node.path}/`;
+  const name = (construct: IConstruct): string => construct.node.path.replace(stackPath, '');
   for (const [construct, indexes] of [
     [s.jobsTable, []],
     [s.wheelTable, []],
     [s.slicesTable, ['sweep']],
     [s.chunksTable, ['outbox']],
-    [stack.node.findChild('Payouts'), []],
-    [stack.node.findChild('LostPayouts'), []],
+    ...business.map((table) => [table.construct, []] as const),
     [s.workQueue, []],
     [s.scanQueue, []],
     [s.deadLetterQueue, []],
     [s.eventBus, []],
-    ...Object.values(functionsOf(stack)).map((fn) => [fn, []] as const),
+    ...Object.values(functionsOf(s)).map((fn) => [fn, []] as const),
   ] as Array<readonly [IConstruct, string[]]>) {
     const arn = physical.get(id(construct))!.attributes.Arn!;
     labels.set(arn, name(construct));
     for (const index of indexes) labels.set(`${arn}/index/${index}`, `${name(construct)}/index/${index}`);
   }
-  return { config, physical, resolver: new TemplateResolver(physical), labels, lostTable, payoutsTable };
+  return { config, physical, resolver: new TemplateResolver(physical), labels, tables };
 }
 
 /** A function's environments: each a sandbox whose AWS calls go through one recording proxy (its role). */
