@@ -66,8 +66,6 @@ const NOT_EXERCISED: Record<string, string> = {
   'scanner sqs:SendMessage Cron/ScanQueue': 'a scan that ran out of its budget re-queues its shard',
   'scanner sqs:ChangeMessageVisibility Cron/ScanQueue': 'the heartbeat of a scan longer than 2 s',
   'worker dynamodb:GetItem Cron/Slices': 'a claim whose reply was lost reads the slice',
-  'worker dynamodb:PutItem Cron/Jobs': "a one-time job with afterOneTime 'delete' deleting itself after its run",
-  'worker dynamodb:Query Cron/Slices/index/sweep': "the same delete's settle of the job's older slices",
   'worker dynamodb:GetItem Cron/Chunks': "a takeover's check of a chunk an earlier holder committed",
   'outbox sqs:SendMessage Cron/DeadLetterQueue': 'a request that keeps failing, after its retries (minutes of backoff)',
 };
@@ -191,6 +189,9 @@ describe('the synthesized bundles, invoked as Lambda invokes them', () => {
   }, 60_000);
 
   it('tick → scan → work: SUCCEEDED, the settlement’s payouts, a DEAD slice dead-lettered, poison messages dead-lettered', async () => {
+    // A job the application creates at run time (cronfence/client): once, in 10 s, then deleted by the worker that ran it.
+    const onceAt = new Date(Math.ceil((Date.now() + 10_000) / 1000) * 1000).toISOString().slice(0, 19);
+    await client().createJob({ id: 'one-time', schedule: `at(${onceAt})`, timeZone: 'UTC', handler: 'every-minute', policies: { afterOneTime: 'delete' } });
     const tick = await fn('tick').environment().invoke<{ shards: number }>(scheduledEvent(`arn:aws:events:us-east-1:123456789012:rule/${prefix}-tick`));
     expect(tick.shards).toBe(4);
     const scanUrl = deployment.physical.get(logicalIdOf(first.stack.scheduler.scanQueue))!.ref;
@@ -211,7 +212,9 @@ describe('the synthesized bundles, invoked as Lambda invokes them', () => {
         probe!.some((slice) => slice.status === SliceStatus.Succeeded) &&
         exclusive!.some((slice) => slice.status === SliceStatus.Succeeded) &&
         settled!.some((slice) => slice.status === SliceStatus.Succeeded) &&
-        lost!.some((slice) => slice.status === SliceStatus.Dead)
+        lost!.some((slice) => slice.status === SliceStatus.Dead) &&
+        // The one-time job ran and its worker deleted it.
+        (await repository().get('one-time')) === undefined
       );
     };
     const deadline = Date.now() + 75_000;
@@ -228,7 +231,7 @@ describe('the synthesized bundles, invoked as Lambda invokes them', () => {
     const states = async (): Promise<string> =>
       JSON.stringify(
         await Promise.all(
-          ['five-second-probe', 'exclusive-probe', 'settle-and-wire', 'settle-to-lost-table'].map(async (job) => [job, (await slicesOf(job)).map((slice) => slice.status), await repository().get(job).then((stored) => stored?.generation)]),
+          ['five-second-probe', 'exclusive-probe', 'settle-and-wire', 'settle-to-lost-table', 'one-time'].map(async (job) => [job, (await slicesOf(job)).map((slice) => slice.status), await repository().get(job).then((stored) => stored?.generation)]),
         ),
       );
     expect(finished, `${await states()}\n${JSON.stringify(outcomes)}\n${fn('worker').sandboxes[0]!.log()}`).toBe(true);
@@ -241,6 +244,7 @@ describe('the synthesized bundles, invoked as Lambda invokes them', () => {
     const key = `settle-and-wire:${new Date(settled.scheduledAt).toISOString().replace(/\.\d{3}Z$/, 'Z')}`;
     const summary = await clients.dynamo.send(new GetItemCommand({ TableName: deployment.tables.Payouts, Key: { payoutId: { S: key } }, ConsistentRead: true }));
     expect(summary.Item && unmarshall(summary.Item), key).toMatchObject({ merchants: 80, chunks: 2 });
+    expect((await slicesOf('one-time')).map((slice) => slice.status)).toEqual([SliceStatus.Succeeded]);
     const lost = (await slicesOf('settle-to-lost-table')).find((slice) => slice.status === SliceStatus.Dead)!;
     expect(lost.attempts).toBe(2);
 

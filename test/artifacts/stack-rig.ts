@@ -114,7 +114,8 @@ export interface BusinessTable {
 
 /** Creates the stack's resources on the emulator and maps the template's logical ids to them. */
 export async function deploy(clients: AwsClients, s: CronScheduler, prefix: string, business: readonly BusinessTable[]): Promise<Deployment> {
-  const config = loadConfig({ CRONFENCE_PREFIX: prefix, CRONFENCE_WORK_QUEUE_VISIBILITY_MS: '120000' });
+  // What the stack's functions run with (the shard count above all: a client with another puts jobs on shards no scan reads).
+  const config = loadConfig({ CRONFENCE_PREFIX: prefix, CRONFENCE_WORK_QUEUE_VISIBILITY_MS: String(s.config.workQueueVisibilityMs), CRONFENCE_SHARDS: String(s.config.shardCount) });
   const created = await bootstrap(clients, config);
   const tables: Record<string, string> = {};
   for (const table of business) {
