@@ -28,14 +28,26 @@ import { systemClock } from '../../lib/core/clock.ts';
 import { SliceStatus, type Slice } from '../../lib/core/slice.ts';
 import { JOB_RESOURCE_TYPE } from '../../lib/cdk/scheduled-job.ts';
 import { PAYOUTS_TABLE } from '../../lib/example-jobs/examples.ts';
-import { awsEndpoint } from '../support/aws-endpoint.ts';
-import { resourcesOfType, roleStatements, type CfnTemplate } from '../support/cfn-template.ts';
+import { resourcesOfType, type CfnTemplate } from '../support/cfn-template.ts';
 import { deniedCalls, unusedGrants, type Role } from '../support/iam-proof.ts';
 import { ProviderFramework, CREATE_FAILED_PHYSICAL_ID_MARKER, scheduledEvent, SqsEventSourceMapping, type CustomResourceResponse } from '../support/lambda-events.ts';
 import type { RecordedCall, RecordingProxy } from '../support/recording-proxy.ts';
 import type { LambdaSandbox } from '../support/lambda-sandbox.ts';
 import { logicalIdOf } from '../cdk/synth.ts';
-import { deploy, DeployedFunction, eventSourceClient, functionsOf, functionSpec, STACK_NAME, synthesize, type Deployment, type Synthesized } from './stack-rig.ts';
+import {
+  arnLabel,
+  deploy,
+  DeployedFunction,
+  eventSourceMapping,
+  functionsOf,
+  functionSpec,
+  rolesOf,
+  STACK_NAME,
+  synthesize,
+  upstreamEndpoints,
+  type Deployment,
+  type Synthesized,
+} from './stack-rig.ts';
 
 /**
  * Grants this run may not use, each with the path that needs it. A key that
@@ -92,11 +104,6 @@ let framework: ProviderFramework;
 const deployed = new Map<string, { physicalId: string; properties: Record<string, unknown> }>();
 const started = Date.now();
 
-function upstream(): { dynamo: string; other: string } {
-  const other = awsEndpoint();
-  return { dynamo: process.env.AWS_ENDPOINT_URL_DYNAMODB || other, other };
-}
-
 const fn = (label: string): DeployedFunction => {
   const deployedFunction = functions.get(label);
   if (!deployedFunction) throw new Error(`no function ${label}`);
@@ -117,7 +124,7 @@ beforeAll(async () => {
     { construct: first.stack.node.findChild('LostPayouts') },
   ]);
   for (const [label, construct] of Object.entries(functionsOf(first.stack.scheduler))) {
-    functions.set(label, await DeployedFunction.start(label, functionSpec(first, deployment, construct), upstream(), calls));
+    functions.set(label, await DeployedFunction.start(label, functionSpec(first, deployment, construct), upstreamEndpoints(), calls));
   }
   const jobsResource = fn('jobs resource').environment();
   const onEventArn = `arn:aws:lambda:us-east-1:123456789012:function:${fn('jobs resource').spec.name}`;
@@ -151,17 +158,8 @@ async function send(request: Parameters<ProviderFramework['send']>[0]): Promise<
   return response;
 }
 
-async function mapping(label: string, queue: 'scanQueue' | 'workQueue', sandbox: LambdaSandbox): Promise<SqsEventSourceMapping> {
-  const s = first.stack.scheduler;
-  const [id, resource] = resourcesOfType(first.template, 'AWS::Lambda::EventSourceMapping').find(([, each]) => JSON.stringify(each.Properties?.EventSourceArn).includes(logicalIdOf(s[queue])))!;
-  const properties = resource.Properties as { BatchSize: number; FunctionResponseTypes?: string[]; FunctionName: unknown };
-  expect(properties.FunctionResponseTypes, id).toEqual(['ReportBatchItemFailures']);
-  expect(deployment.resolver.string(properties.FunctionName)).toBe(fn(label).spec.name);
-  const { sqs, proxy } = await eventSourceClient(label, upstream(), calls);
-  mappingProxies.push(proxy);
-  const physical = deployment.physical.get(logicalIdOf(s[queue]))!;
-  return new SqsEventSourceMapping(sqs, { url: physical.ref, arn: physical.attributes.Arn! }, properties.BatchSize, (event) => sandbox.invoke(event));
-}
+const mapping = (label: string, queue: 'scanQueue' | 'workQueue', sandbox: LambdaSandbox): Promise<SqsEventSourceMapping> =>
+  eventSourceMapping({ template: first.template, deployment, calls, proxies: mappingProxies }, first.stack.scheduler[queue], fn(label), sandbox);
 
 describe('the synthesized bundles, invoked as Lambda invokes them', () => {
   it('creates the stack’s jobs through the provider framework; a job a runtime client owns fails its Create, and the rollback leaves it alone', async () => {
@@ -316,14 +314,8 @@ describe('the synthesized bundles, invoked as Lambda invokes them', () => {
 });
 
 describe('IAM proven from the recorded calls', () => {
-  const roles = (): Map<string, Role> =>
-    new Map(
-      [...functions].map(([label, deployedFunction]) => [
-        label,
-        { fn: label, roleId: deployedFunction.spec.roleId, statements: roleStatements(first.template, deployment.resolver, deployedFunction.spec.roleId) },
-      ]),
-    );
-  const label = (arn: string): string => deployment.labels.get(arn) ?? (arn.endsWith(':*') && deployment.labels.has(arn.slice(0, -2)) ? `${deployment.labels.get(arn.slice(0, -2))}:*` : arn);
+  const roles = (): Map<string, Role> => rolesOf(functions, first.template, deployment);
+  const label = (arn: string): string => arnLabel(deployment)(arn);
 
   it('every call a bundle made is allowed by the role the template gives its function', () => {
     expect(calls.length).toBeGreaterThan(100);

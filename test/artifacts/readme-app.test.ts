@@ -20,14 +20,13 @@ import type { CronScheduler } from '../../lib/cdk/cron-scheduler.ts';
 import { JOB_RESOURCE_TYPE } from '../../lib/cdk/scheduled-job.ts';
 import { CronfenceClient } from '../../lib/client/cronfence-client.ts';
 import { SliceStatus } from '../../lib/core/slice.ts';
-import { awsEndpoint } from '../support/aws-endpoint.ts';
-import { lambdaFunction, resourcesOfType, roleStatements, type CfnTemplate } from '../support/cfn-template.ts';
-import { deniedCalls, unusedGrants, type Role } from '../support/iam-proof.ts';
-import { ProviderFramework, SqsEventSourceMapping } from '../support/lambda-events.ts';
+import { lambdaFunction, resourcesOfType, type CfnTemplate } from '../support/cfn-template.ts';
+import { deniedCalls, unusedGrants } from '../support/iam-proof.ts';
+import { ProviderFramework } from '../support/lambda-events.ts';
 import { ROOT, writeReadmeFiles } from '../support/readme-app.ts';
 import type { RecordedCall, RecordingProxy } from '../support/recording-proxy.ts';
 import { logicalIdOf } from '../cdk/synth.ts';
-import { deploy, DeployedFunction, eventSourceClient, functionsOf, type Deployment } from './stack-rig.ts';
+import { arnLabel, deploy, DeployedFunction, eventSourceMapping, functionsOf, rolesOf, upstreamEndpoints, type Deployment } from './stack-rig.ts';
 
 /** What `ctx.commit` may write to the team's table (grantCommit) beyond the README handler's put. */
 const NOT_EXERCISED: Record<string, string> = {
@@ -60,7 +59,6 @@ function againstSources(file: string, text: string): string {
     .replace(/__dirname/g, JSON.stringify(path.dirname(path.join(dir, file))));
 }
 
-const upstream = (): { dynamo: string; other: string } => ({ dynamo: process.env.AWS_ENDPOINT_URL_DYNAMODB || awsEndpoint(), other: awsEndpoint() });
 
 beforeAll(async () => {
   expect(writeReadmeFiles(dir, againstSources)).toEqual(['lib/my-app-stack.ts', 'src/cron-jobs.ts']);
@@ -77,7 +75,7 @@ beforeAll(async () => {
   ]);
   for (const label of ['worker', 'jobs resource', 'provider framework']) {
     const logicalId = logicalIdOf(functionsOf(scheduler)[label]!);
-    functions.set(label, await DeployedFunction.start(label, lambdaFunction(template, deployment.resolver, path.join(dir, 'cdk.out'), logicalId), upstream(), calls));
+    functions.set(label, await DeployedFunction.start(label, lambdaFunction(template, deployment.resolver, path.join(dir, 'cdk.out'), logicalId), upstreamEndpoints(), calls));
   }
 }, 180_000);
 
@@ -109,14 +107,8 @@ describe("the README's consumer app, synthesized and run from its bundles", () =
     const client = new CronfenceClient(clients, deployment.config, { actor: 'readme-app-test' });
     const run = await client.trigger('nightly-report', { reason: 'the README app, now' });
 
-    const [mappingId, esm] = resourcesOfType(template, 'AWS::Lambda::EventSourceMapping').find(([, each]) => JSON.stringify(each.Properties?.EventSourceArn).includes(logicalIdOf(scheduler.workQueue)))!;
-    const esmProperties = esm.Properties as { BatchSize: number; FunctionResponseTypes: string[] };
-    expect(esmProperties.FunctionResponseTypes, mappingId).toEqual(['ReportBatchItemFailures']);
-    const { sqs, proxy } = await eventSourceClient('worker', upstream(), calls);
-    proxies.push(proxy);
-    const queue = deployment.physical.get(logicalIdOf(scheduler.workQueue))!;
     const worker = fn('worker').environment();
-    const mapping = new SqsEventSourceMapping(sqs, { url: queue.ref, arn: queue.attributes.Arn! }, esmProperties.BatchSize, (event) => worker.invoke(event));
+    const mapping = await eventSourceMapping({ template, deployment, calls, proxies }, scheduler.workQueue, fn('worker'), worker);
     const deadline = Date.now() + 30_000;
     let status: string | undefined;
     while (status !== SliceStatus.Succeeded && Date.now() < deadline) {
@@ -129,10 +121,8 @@ describe("the README's consumer app, synthesized and run from its bundles", () =
   }, 90_000);
 
   it('every call was allowed by its role, and the grants grantCommit gives the team’s table were used or are listed', () => {
-    const roles = new Map<string, Role>(
-      [...functions].map(([label, each]) => [label, { fn: label, roleId: each.spec.roleId, statements: roleStatements(template, deployment.resolver, each.spec.roleId) }]),
-    );
-    const label = (arn: string): string => deployment.labels.get(arn) ?? arn;
+    const roles = rolesOf(functions, template, deployment);
+    const label = arnLabel(deployment);
     expect(calls.some((call) => call.fn === 'worker' && JSON.stringify(call.body).includes(deployment.tables.Reports!))).toBe(true);
     expect(deniedCalls(calls, roles, label)).toEqual([]);
     const { unused, unknown } = unusedGrants(calls, roles, label, NOT_EXERCISED);

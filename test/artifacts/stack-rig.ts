@@ -28,7 +28,23 @@ import { loadConfig, type CronfenceConfig } from '../../lib/aws/config.ts';
 import { merchantSettlement } from '../../lib/example-jobs/examples.ts';
 import type { TableDefinition } from '../../lib/aws/schema.ts';
 import type { CronScheduler } from '../../lib/cdk/cron-scheduler.ts';
-import { busResource, functionResource, lambdaFunction, queueResource, tableResource, TemplateResolver, type CfnTemplate, type LambdaFunctionSpec, type PhysicalResource } from '../support/cfn-template.ts';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import {
+  busResource,
+  functionResource,
+  lambdaFunction,
+  queueResource,
+  resourcesOfType,
+  roleStatements,
+  tableResource,
+  TemplateResolver,
+  type CfnTemplate,
+  type LambdaFunctionSpec,
+  type PhysicalResource,
+} from '../support/cfn-template.ts';
+import { awsEndpoint } from '../support/aws-endpoint.ts';
+import type { Role } from '../support/iam-proof.ts';
+import { SqsEventSourceMapping } from '../support/lambda-events.ts';
 import { startRecordingProxy, type RecordedCall, type RecordingProxy } from '../support/recording-proxy.ts';
 import { LambdaSandbox } from '../support/lambda-sandbox.ts';
 import { logicalIdOf } from '../cdk/synth.ts';
@@ -192,6 +208,54 @@ export async function eventSourceClient(label: string, upstream: { dynamo: strin
   const proxy = await startRecordingProxy(label, 'event source mapping', upstream, calls);
   const sqs = new SQSClient({ region: 'us-east-1', endpoint: proxy.endpoint, credentials: { accessKeyId: 'test', secretAccessKey: 'test' }, useQueueUrlAsEndpoint: false });
   return { sqs, proxy };
+}
+
+/** Where the recording proxies send requests: the emulators this vitest worker uses. */
+export function upstreamEndpoints(): { dynamo: string; other: string } {
+  const other = awsEndpoint();
+  return { dynamo: process.env.AWS_ENDPOINT_URL_DYNAMODB || other, other };
+}
+
+/**
+ * The template's event source mapping from `queue` to `target`, polling with
+ * the function's role into `sandbox`: its batch size, and ReportBatchItemFailures
+ * as it must be set for the handlers' partial failures to keep only the failed records.
+ */
+export async function eventSourceMapping(
+  run: { readonly template: CfnTemplate; readonly deployment: Deployment; readonly calls: RecordedCall[]; readonly proxies: RecordingProxy[] },
+  queue: sqs.IQueue,
+  target: DeployedFunction,
+  sandbox: LambdaSandbox,
+): Promise<SqsEventSourceMapping> {
+  const queueId = logicalIdOf(queue);
+  const found = resourcesOfType(run.template, 'AWS::Lambda::EventSourceMapping').find(([, each]) => JSON.stringify(each.Properties?.EventSourceArn).includes(queueId));
+  if (!found) throw new Error(`template: no event source mapping reads ${queueId}`);
+  const [id, resource] = found;
+  const properties = resource.Properties as { BatchSize: number; FunctionResponseTypes?: string[]; FunctionName: unknown };
+  if (JSON.stringify(properties.FunctionResponseTypes) !== '["ReportBatchItemFailures"]') throw new Error(`template: ${id} does not report batch item failures`);
+  const reads = run.deployment.resolver.string(properties.FunctionName);
+  if (reads !== target.spec.name) throw new Error(`template: ${id} invokes ${reads}, not ${target.spec.name}`);
+  const { sqs: client, proxy } = await eventSourceClient(target.label, upstreamEndpoints(), run.calls);
+  run.proxies.push(proxy);
+  const physical = run.deployment.physical.get(queueId)!;
+  return new SqsEventSourceMapping(client, { url: physical.ref, arn: physical.attributes.Arn! }, properties.BatchSize, (event) => sandbox.invoke(event));
+}
+
+/** Each function's role as the template writes it, by the function's label. */
+export function rolesOf(functions: ReadonlyMap<string, DeployedFunction>, template: CfnTemplate, deployment: Deployment): Map<string, Role> {
+  return new Map(
+    [...functions].map(([label, each]) => [label, { fn: label, roleId: each.spec.roleId, statements: roleStatements(template, deployment.resolver, each.spec.roleId) }]),
+  );
+}
+
+/** An ARN as the messages name it: the construct's path in the stack (a qualified function ARN with its `:*`). */
+export function arnLabel(deployment: Deployment): (arn: string) => string {
+  return (arn) => {
+    const known = deployment.labels.get(arn);
+    if (known) return known;
+    const base = arn.endsWith(':*') ? deployment.labels.get(arn.slice(0, -2)) : undefined;
+    return base ? `${base}:*` : arn;
+  };
 }
 
 export function functionSpec(synthesized: Synthesized, deployment: Deployment, fn: lambda.Function): LambdaFunctionSpec {
