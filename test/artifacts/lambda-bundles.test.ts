@@ -71,7 +71,6 @@ const NOT_EXERCISED: Record<string, string> = {
   'worker dynamodb:DescribeTable Payouts': 'naming the missing table when a commit finds one gone (grantCommit)',
   // Paths of a longer or less lucky run than this one.
   'scanner dynamodb:GetItem Cron/Wheel': "a shard's cursor, read when a scan resumes a shard it had to re-queue",
-  'scanner dynamodb:Query Cron/Slices': 'the reconciler: a bucket a sweep grace (30 s) overdue is read again',
   'scanner dynamodb:UpdateItem Cron/Slices': 'the reconciler and the sweep: an occurrence with no slice, a range record, a slice re-sent',
   'scanner dynamodb:Query Cron/Slices/index/sweep': 'the sweep: slices waiting past the sweep grace',
   'scanner events:PutEvents Cron/Events': '`missed` events: occurrences older than their catch-up window',
@@ -103,6 +102,8 @@ let framework: ProviderFramework;
 /** CloudFormation's view of the job resources: logical id → physical id and properties. */
 const deployed = new Map<string, { physicalId: string; properties: Record<string, unknown> }>();
 const started = Date.now();
+let scanner: SqsEventSourceMapping;
+let firstScanAt: number;
 
 const fn = (label: string): DeployedFunction => {
   const deployedFunction = functions.get(label);
@@ -198,7 +199,8 @@ describe('the synthesized bundles, invoked as Lambda invokes them', () => {
     await clients.sqs.send(new SendMessageCommand({ QueueUrl: scanUrl, MessageBody: '{"shard":"all"}' }));
     await clients.sqs.send(new SendMessageCommand({ QueueUrl: workUrl, MessageBody: 'not a slice' }));
 
-    const scanner = await mapping('scanner', 'scanQueue', fn('scanner').environment());
+    scanner = await mapping('scanner', 'scanQueue', fn('scanner').environment());
+    firstScanAt = Date.now();
     for (let idle = 0; idle < 2; ) idle = (await scanner.pollOnce(1)) === 0 ? idle + 1 : 0;
     expect(scanner.outcomes.reduce((sum, outcome) => sum + outcome.received, 0)).toBe(5);
     expect(scanner.outcomes.every((outcome) => outcome.received === 1 && !outcome.error), JSON.stringify(scanner.outcomes)).toBe(true);
@@ -260,17 +262,26 @@ describe('the synthesized bundles, invoked as Lambda invokes them', () => {
     expect(wires.every((wire) => wire.key.startsWith('settle-and-wire:'))).toBe(true);
   }, 90_000);
 
-  it("the tick at a dead-man's minute finds the jobs that went silent", async () => {
+  it("the tick at a dead-man's minute finds the jobs that went silent; the scans it queues reconcile the buckets a grace overdue", async () => {
     const every = DEAD_MAN_EVERY_MINUTES * 60_000;
     const now = Date.now();
-    // This environment's clock alone is moved to the next dead-man's minute: the jobs have been silent since.
-    const offset = Math.ceil(now / every) * every + 1000 - now;
+    // This environment's clock alone is moved to a dead-man's minute at least 5 minutes on: the jobs have been silent
+    // since, more than twice the minutely job's interval.
+    const offset = Math.ceil((now + 5 * 60_000) / every) * every + 1000 - now;
     const tick = await fn('tick').environment({ clockOffsetMs: offset }).invoke<{ shards: number; staleJobs?: number }>(scheduledEvent(`arn:aws:events:us-east-1:123456789012:rule/${prefix}-tick`));
     expect(tick.shards).toBe(4);
     expect(tick.staleJobs).toBeGreaterThanOrEqual(1);
     const stale = calls.filter((call) => call.fn === 'tick' && call.target === 'AWSEvents.PutEvents' && JSON.stringify(call.body).includes('stale'));
     expect(stale.length, fn('tick').sandboxes.at(-1)!.log(20)).toBeGreaterThanOrEqual(1);
-  }, 60_000);
+
+    // Once the first scan's buckets are a sweep grace (30 s) old, a scan reads their slices again (the reconciler).
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, firstScanAt + deployment.config.sweepGraceMs + 6000 - Date.now())));
+    const before = scanner.outcomes.length;
+    for (let idle = 0; idle < 2; ) idle = (await scanner.pollOnce(1)) === 0 ? idle + 1 : 0;
+    expect(scanner.outcomes.slice(before).reduce((sum, outcome) => sum + outcome.received, 0)).toBe(4);
+    const reconciled = calls.filter((call) => call.fn === 'scanner' && call.target.endsWith('.Query') && call.body.TableName === deployment.config.slicesTable && !call.body.IndexName);
+    expect(reconciled.length).toBeGreaterThanOrEqual(1);
+  }, 90_000);
 
   it('updates a job and deletes one removed from the stack (the next deploy), then deletes the stack', async () => {
     // An operator's run of the job, waiting on the queue when the next deploy changes the job.
