@@ -22,9 +22,13 @@
  *          Query(slices), UpdateItem(slices): the overlap policy — overlap-ops.ts
  *          TransactWriteItems: ConditionCheckItem(slices) + PutItem(chunks) — commit-chunk.ts;
  *          Query, GetItem(chunks) — chunk-store.ts (checkpoint, own-chunk check)
- *          + the business tables granted with grantCommit
- * jobs     GetItem, PutItem, DeleteItem(jobs) — job-repository.ts; PutItem(wheel) the new generation's inbox entry;
- *          Query(slices), UpdateItem(slices) — settle-pending-slices.ts, create-slices.ts (SETTLE)
+ *          DescribeTable(slices, chunks): naming the table a transaction found missing — errors.ts onTables
+ *          + the business tables granted with grantCommit (their writes and DescribeTable)
+ * jobs     GetItem, PutItem(jobs) — job-repository.ts (a delete is a tombstone put); PutItem(wheel) the new
+ *          generation's inbox entry; Query(slices, slices/index/sweep), UpdateItem(slices) — settle-pending-slices.ts
+ *          (Update and Delete), create-slices.ts (SETTLE)
+ *
+ * test/artifacts/lambda-bundles.test.ts proves this list from the calls the bundles make.
  */
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -103,6 +107,8 @@ export function grantWorker(grantee: iam.IGrantable, r: SchedulerResources): voi
   // Chunked commits (commit-chunk.ts, chunk-store.ts): the fence check on the slice, the chunk and outbox puts, the checkpoint read.
   allow(grantee, ['dynamodb:ConditionCheckItem'], [r.slices.tableArn]);
   allow(grantee, ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'], [r.chunks.tableArn]);
+  // A commit that finds a table missing names it (errors.ts onTables): the tables of its transactions.
+  allow(grantee, ['dynamodb:DescribeTable'], [r.slices.tableArn, r.chunks.tableArn]);
   useTableKey(grantee, r);
   sendTo(grantee, r, [r.deadLetterQueue]);
   r.bus.grantPutEventsTo(grantee);
@@ -127,9 +133,12 @@ function outboxIndex(): string {
 }
 
 export function grantJobsResource(grantee: iam.IGrantable, r: SchedulerResources): void {
-  allow(grantee, ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'], [r.jobs.tableArn]);
+  // A delete is a tombstone put (job-repository.ts): no DeleteItem.
+  allow(grantee, ['dynamodb:GetItem', 'dynamodb:PutItem'], [r.jobs.tableArn]);
   allow(grantee, ['dynamodb:PutItem'], [r.wheel.tableArn]);
   allow(grantee, ['dynamodb:Query', 'dynamodb:UpdateItem'], [r.slices.tableArn]);
+  // An Update or Delete settles the ended generation's older pending slices, found on the sweep index.
+  allow(grantee, ['dynamodb:Query'], [indexArn(r.slices, sweepIndex())]);
   useTableKey(grantee, r);
 }
 
@@ -141,5 +150,7 @@ export const BUSINESS_WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem'
 
 export function grantBusinessWrites(grantee: iam.IGrantable, table: dynamodb.ITable): void {
   allow(grantee, BUSINESS_WRITE_ACTIONS, [table.tableArn]);
+  // A commit that finds the table gone names it (errors.ts onTables) instead of failing with AccessDenied.
+  allow(grantee, ['dynamodb:DescribeTable'], [table.tableArn]);
   if (table.encryptionKey) allow(grantee, DYNAMO_KMS_ACTIONS, [table.encryptionKey.keyArn]);
 }

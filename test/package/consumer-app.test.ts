@@ -28,6 +28,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAwsClients, destroyAwsClients } from '../../lib/aws/clients.ts';
 import { awsEndpoint } from '../support/aws-endpoint.ts';
+import { writeReadmeFiles } from '../support/readme-app.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const work = mkdtempSync(path.join(tmpdir(), 'cronfence-package-'));
@@ -72,19 +73,6 @@ async function ok(command: string, args: readonly string[], cwd: string, env?: N
 function stripAnsi(text: string): string {
   // eslint-disable-next-line no-control-regex
   return text.replace(/\x1b\[[0-9;]*m/g, '');
-}
-
-/** The README's "Use it in your CDK app" code blocks that open with `// <path>`, by path. */
-function readmeFiles(): Map<string, string> {
-  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('## Use it in your CDK app'), readme.indexOf('\n## ', readme.indexOf('## Use it in your CDK app') + 3));
-  const files = new Map<string, string>();
-  for (const [, body] of section.matchAll(/```ts\n([^]*?)```/g)) {
-    const [first, ...rest] = (body ?? '').split('\n');
-    const file = /^\/\/ (\S+)$/.exec(first ?? '')?.[1];
-    if (file) files.set(file, rest.join('\n'));
-  }
-  return files;
 }
 
 const timings: Record<string, number> = {};
@@ -163,16 +151,6 @@ describe('a stock cdk init app with the packed cronfence', () => {
     expect(dev.stdout).not.toMatch(/ (failed|dead) /);
   }, 120_000);
 });
-
-/** Writes the README's "Use it in your CDK app" files into `dir`; @returns their paths. */
-function writeReadmeFiles(dir: string): string[] {
-  const files = readmeFiles();
-  for (const [file, text] of files) {
-    mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
-    writeFileSync(path.join(dir, file), text);
-  }
-  return [...files.keys()].sort();
-}
 
 // Every endpoint variable in effect: DynamoDB has an emulator of its own (AWS_ENDPOINT_URL_DYNAMODB, lib/local/emulator.ts).
 const endpointEnv = (): Record<string, string> => ({
