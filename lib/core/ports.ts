@@ -211,8 +211,8 @@ export interface OneTimeJobs {
 export interface WorkMessage extends SliceKey {
   /** Seconds SQS keeps the message hidden (0 to 900). */
   readonly delaySeconds: number;
-  /** The definition of the generation it is sent for: the claim creates the slice with it (core/messages.ts). */
-  readonly run?: SliceDefinition;
+  /** The job generation it is sent for (a scanner's message): identity only, never what runs (core/messages.ts). */
+  readonly generation?: number;
 }
 
 export interface WorkQueue {

@@ -41,7 +41,7 @@ export class InMemorySliceStore implements SliceStore {
 
   /**
    * CLAIM: the condition is `isClaimable`; effect as claim-slice.ts: a slice
-   * created from the message's definition, or re-created over an older
+   * created from the given (stored) definition, or re-created over an older
    * generation's SKIPPED one, or the existing slice claimed.
    */
   async claim(key: SliceKey, owner: string, now: number, messageId?: string, receiveCount?: number, run?: SliceDefinition): Promise<ClaimOutcome> {
