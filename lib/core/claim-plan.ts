@@ -7,11 +7,13 @@
  * backfill, a reconciled slot): created by code that read the job, never
  * from a message.
  */
+import { lateClaim } from './advance-plan.ts';
 import { isoSecond } from './execution-key.ts';
+import { startAtOf } from './jitter.ts';
 import { isActiveAt, isTombstone, type JobRecord } from './job-lifecycle.ts';
 import { definitionOf, type StoredJob } from './ports.ts';
 import { occurrencesBetween, scheduleOf } from './schedule.ts';
-import type { SliceDefinition, SliceKey } from './slice.ts';
+import { SliceStatus, type Slice, type SliceDefinition, type SliceKey } from './slice.ts';
 
 /** What a claim that finds no slice does with its message: drop it, or refuse it (dead-letter it with the reason). */
 export type IfMissing = 'drop' | { readonly refusal: string };
@@ -58,4 +60,30 @@ export function notAnOccurrence(job: StoredJob, at: number): string | undefined 
   }
   if (fires) return undefined;
   return `${slot} is not an occurrence of generation ${job.generation} (schedule ${JSON.stringify(job.schedule)} in ${job.timeZone}), and no slot is on record there`;
+}
+
+/** A claimed first start that must not run late: how it ends, and why (the slice's `skipReason`). */
+export type LateStart = { readonly status: typeof SliceStatus.Missed; readonly reason: 'catchUp' } | { readonly status: typeof SliceStatus.Skipped; readonly reason: 'misfire' };
+
+/**
+ * A scheduled occurrence's first start, claimed at `now` by a claim that
+ * created or first took its slice (not a retry, a takeover, a slot an
+ * operator made, nor one its overlap policy held back), under the job's
+ * catch-up window and misfire policy, as a scan judges what it has not sent
+ * (advance-plan.ts `lateClaim`). Undefined: it runs.
+ */
+export function lateFirstStart(slice: Slice, job: StoredJob, now: number): LateStart | undefined {
+  const firstStart = slice.claimedFrom === SliceStatus.Enqueued && slice.attempts === 1 && slice.operator === undefined && slice.bufferedAt === undefined;
+  if (!firstStart || job.generation !== slice.generation) return undefined;
+  const { catchUpWindowMs, misfire } = slice.policies;
+  let verdict: ReturnType<typeof lateClaim>;
+  try {
+    verdict = lateClaim({ schedule: scheduleOf(job), scheduledAt: slice.scheduledAt, startAt: startAtOf(slice), now, catchUpWindowMs, misfire });
+  } catch {
+    // A stored schedule that no longer parses: this slot was created from it, and runs.
+    return undefined;
+  }
+  if (verdict === 'missed') return { status: SliceStatus.Missed, reason: 'catchUp' };
+  if (verdict === 'misfire') return { status: SliceStatus.Skipped, reason: 'misfire' };
+  return undefined;
 }

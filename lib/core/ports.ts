@@ -7,7 +7,7 @@ import type { JobRecord, SkipReason } from './job-lifecycle.ts';
 import type { JobSpec } from './job-spec.ts';
 import type { LedgerRecord } from './ledger.ts';
 import type { OperatorNote, PauseState } from './operator.ts';
-import type { Slice, SliceDefinition, SliceKey } from './slice.ts';
+import type { Slice, SliceDefinition, SliceKey, SliceStatus } from './slice.ts';
 import type { PlacedEntry, ScanCursor, ShardCursor, WheelEntry } from './wheel.ts';
 
 /** A job as stored: its spec plus the scheduler's bookkeeping. */
@@ -71,6 +71,9 @@ export type ClaimOutcome =
   | { readonly won: true; readonly slice: Slice }
   | { readonly won: false; readonly current: Slice | undefined };
 
+/** How a claimed slice that will not run ends. */
+export type NotRunStatus = typeof SliceStatus.Skipped | typeof SliceStatus.Missed;
+
 export interface SliceStore {
   /**
    * Claim rule: see `isClaimable`. On a win, fence + 1, owner, lease and attempts are set.
@@ -91,8 +94,11 @@ export interface SliceStore {
    * @throws {FencedOutError}
    */
   commit(key: SliceKey, fence: number, owner: string, now: number, writes: readonly BusinessWrite[]): Promise<void>;
-  /** RUNNING on `fence` → SKIPPED with `reason` (not run: the job moved on, or its overlap policy), out of the sweep index. @throws {LeaseLostError} */
-  skipClaimed(key: SliceKey, fence: number, reason: string, now: number): Promise<void>;
+  /**
+   * RUNNING on `fence` → SKIPPED with `reason` (not run: the job moved on, its overlap or misfire policy), or MISSED
+   * (`status`: claimed past its catch-up window), out of the sweep index. @throws {LeaseLostError}
+   */
+  skipClaimed(key: SliceKey, fence: number, reason: string, now: number, status?: NotRunStatus): Promise<void>;
   /** RUNNING → FAILED on the fence. @throws {LeaseLostError} */
   recordFailure(key: SliceKey, fence: number, failure: { now: number; error: string; nextAttemptAt: number; sweepAt: number }): Promise<void>;
   /** → DEAD with a DEAD ledger record, on the fence. @throws {FencedOutError} */

@@ -24,8 +24,8 @@ import { lifecycleEvent, type EventSink, type LifecycleEventDetails, type Lifecy
 import { executionKey, isoSecond } from '../core/execution-key.ts';
 import { startAtOf } from '../core/jitter.ts';
 import { isOwnCommit } from '../core/ledger.ts';
-import { supersededReason, type JobRecord, type SkipReason } from '../core/job-lifecycle.ts';
-import { planClaim, type IfMissing } from '../core/claim-plan.ts';
+import { isTombstone, supersededReason, type JobRecord, type SkipReason } from '../core/job-lifecycle.ts';
+import { lateFirstStart, planClaim, type IfMissing, type LateStart } from '../core/claim-plan.ts';
 import { decodeWorkMessage, type WorkOrder } from '../core/messages.ts';
 import type { ChunkCommitOutcome, ChunkStore } from '../core/chunks.ts';
 import type { BusinessWrite, ClaimOutcome, DeadLetterSink, JobReader, OneTimeJobs, OverlapStore, SliceStore, WorkQueue } from '../core/ports.ts';
@@ -166,7 +166,7 @@ export class Worker {
         hiddenAt = Math.max(hiddenAt, sentAt);
       },
     };
-    const { claim, superseded, ifMissing } = await keepHidden(
+    const { claim, superseded, ifMissing, record } = await keepHidden(
       tracked,
       message.receiptHandle,
       { everyMs: visibilityMs / 2.5, visibilitySeconds: Math.ceil(visibilityMs / 1000), onError: (error) => this.deps.onError?.(error, 'claim heartbeat') },
@@ -175,6 +175,8 @@ export class Worker {
     if (!claim.won) return this.standDown(claim.current, message, order, ifMissing);
     const slice = claim.slice;
     if (superseded) return this.skipSuperseded(slice, superseded);
+    const late = record && !isTombstone(record) ? lateFirstStart(slice, record, clock.now()) : undefined;
+    if (late) return this.recordLate(slice, late);
     // Judged before any hide below, which a message already handed to a standby would not undo.
     const overtakeable = clock.now() - hiddenAt > visibilityMs - slice.policies.heartbeatMs;
     this.emit('claimed', slice, {
@@ -232,7 +234,8 @@ export class Worker {
       const claim = await claimWith();
       const ifMissing = { refusal: 'no such slice exists' };
       if (!claim.won || isTakeover(claim.slice)) return { claim, ifMissing };
-      return { claim, ifMissing, ...superseded(await jobs.record(claim.slice.jobId), claim.slice, now) };
+      const record = await jobs.record(claim.slice.jobId);
+      return { claim, ifMissing, record, ...superseded(record, claim.slice, now) };
     }
     const record = await jobs.record(order.jobId);
     const plan = planClaim(record, key, order.generation);
@@ -240,7 +243,7 @@ export class Worker {
     const claim = await claimWith(plan.kind === 'create' ? plan.run : undefined);
     const ifMissing = plan.kind === 'create' ? 'drop' : plan.ifMissing;
     if (!claim.won || isTakeover(claim.slice)) return { claim, ifMissing };
-    return { claim, ifMissing, ...superseded(record, claim.slice, now) };
+    return { claim, ifMissing, record, ...superseded(record, claim.slice, now) };
   }
 
   /**
@@ -255,6 +258,23 @@ export class Worker {
       throw error;
     }
     this.emit('skipped', slice, { fence: slice.fence, reason: superseded.reason });
+    return 'delete';
+  }
+
+  /**
+   * A first start claimed too late for its job's catch-up window (MISSED) or
+   * misfire policy (SKIPPED, `misfire`): recorded, with the reason, not run.
+   */
+  private async recordLate(slice: Slice, late: LateStart): Promise<Disposition> {
+    try {
+      await this.deps.slices.skipClaimed(slice, slice.fence, late.reason, this.deps.clock.now(), late.status);
+    } catch (error) {
+      if (error instanceof LeaseLostError) return 'keep';
+      throw error;
+    }
+    const type = late.status === SliceStatus.Missed ? 'missed' : 'skipped';
+    this.emit(type, slice, { fence: slice.fence, reason: late.reason, count: 1 });
+    await this.afterFinal(slice);
     return 'delete';
   }
 
@@ -481,6 +501,8 @@ interface ClaimedOrder {
   readonly claim: ClaimOutcome;
   readonly ifMissing: IfMissing;
   readonly superseded?: { reason: SkipReason; changedAt: number };
+  /** The job as read for a first run (before or after the claim). */
+  readonly record?: JobRecord;
 }
 
 /** Why a first run of `slice` must not start, given the job's record: the job moved on since (its change's reason and time). */

@@ -6,6 +6,7 @@
  * for paused jobs and seconds before the generation began.
  */
 import { describe, expect, it } from 'vitest';
+import { LATE_CLAIM_TOLERANCE_MS, lateClaim, MISFIRE_THRESHOLD_MS } from '../../lib/core/advance-plan.ts';
 import { notAnOccurrence, planClaim } from '../../lib/core/claim-plan.ts';
 import { parseJobSpec, type JobSpecInput } from '../../lib/core/job-spec.ts';
 import { planDelete, planPause, planPut } from '../../lib/core/job-lifecycle.ts';
@@ -75,5 +76,36 @@ describe('planClaim', () => {
     expect(planClaim(planDelete(job, NOW).next, key(NOW + 60_000), 3)).toEqual({ kind: 'existing', ifMissing: 'drop' });
     expect(planClaim(job, key(NOW + 60_000), 4)).toEqual({ kind: 'refuse', refusal: 'generation 4 is newer than job "j"\'s (3)' });
     expect(planClaim(undefined, key(NOW + 60_000), 1)).toEqual({ kind: 'existing', ifMissing: { refusal: 'no job "j" is stored' } });
+  });
+});
+
+describe('lateClaim (the scan\'s catch-up and misfire rule, measured from the start)', () => {
+  const schedule = { cron: '*/10 * * * * *', timeZone: 'UTC' };
+  const at = Date.parse('2026-03-02T10:00:00Z');
+  const judge = (lateMs: number, catchUpWindowMs: number, misfire?: 'all' | 'latest' | 'none', offsetMs = 0) =>
+    lateClaim({ schedule, scheduledAt: at, startAt: at + offsetMs, now: at + offsetMs + lateMs, catchUpWindowMs, misfire });
+
+  it('past the window: missed, whatever the misfire policy; a window under the clocks\' skew still runs a claim on time', () => {
+    expect(judge(91_000, 90_000, 'all')).toBe('missed');
+    expect(judge(90_000, 90_000, 'all')).toBeUndefined();
+    expect(judge(LATE_CLAIM_TOLERANCE_MS, 0)).toBeUndefined();
+    expect(judge(LATE_CLAIM_TOLERANCE_MS + 1, 0)).toBe('missed');
+  });
+
+  it('inside the window, a minute late or less is not a misfire; more: none skips, latest skips unless no later occurrence is due, all runs', () => {
+    expect(judge(MISFIRE_THRESHOLD_MS, 600_000, 'none')).toBeUndefined();
+    expect(judge(MISFIRE_THRESHOLD_MS + 1000, 600_000, 'none')).toBe('misfire');
+    expect(judge(MISFIRE_THRESHOLD_MS + 1000, 600_000, 'latest')).toBe('misfire');
+    expect(judge(MISFIRE_THRESHOLD_MS + 1000, 600_000, 'all')).toBeUndefined();
+    expect(judge(MISFIRE_THRESHOLD_MS + 1000, 600_000)).toBeUndefined();
+    // A yearly schedule: no later occurrence is due, so under latest this one is the latest and runs.
+    const yearly = { cron: '0 0 10 2 3 *', timeZone: 'UTC' };
+    expect(lateClaim({ schedule: yearly, scheduledAt: at, startAt: at, now: at + 120_000, catchUpWindowMs: 600_000, misfire: 'latest' })).toBeUndefined();
+  });
+
+  it('jitter: lateness counts from the start; a later occurrence is due once its own start has come', () => {
+    expect(judge(1000, 0, 'none', 45_000)).toBeUndefined();
+    // 65 s after a start 5 s past the second: the next occurrence (10 s later) started 55 s ago: due, so latest skips.
+    expect(judge(65_000, 600_000, 'latest', 5000)).toBe('misfire');
   });
 });

@@ -111,6 +111,8 @@ describe('Scanner over the in-memory stores', () => {
     expect(sent.filter((message) => message.generation === 1).map((message) => message.scheduledAt)).toEqual(window);
     // The claim creates the slice: none yet.
     expect(await engine.slices.get({ jobId: 'outage', scheduledAt: T0 + 9 * 60_000 })).toBeUndefined();
+    // Claimed as they arrive: the window's now (a claim later than the window would record them MISSED), the lookahead's at their second.
+    await engine.drain(engine.worker('worker'));
     clock.set(T0 + 10 * 60_000 + LOOKAHEAD_MS);
     await engine.drain(engine.worker('worker'));
     expect((await engine.jobs().ledgerOf('outage', T0 + 9 * 60_000)).map((record) => [record.scheduledAt, record.outcome])).toEqual(window.map((at) => [at, 'SUCCEEDED']));
