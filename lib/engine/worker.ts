@@ -12,6 +12,7 @@ import { MAX_LOOKAHEAD_MS } from '../core/advance-plan.ts';
 import { retryDelayMs } from '../core/backoff.ts';
 import { sleep, sleepUntil, type Clock } from '../core/clock.ts';
 import {
+  ChunkInputChangedError,
   CronfenceError,
   FencedOutError,
   JobTimeoutError,
@@ -422,7 +423,8 @@ export class Worker {
 
   private async afterError(slice: Slice, error: unknown, receiptHandle: string): Promise<Disposition> {
     const message = describe(error);
-    if (afterFailure(slice.attempts, slice.policies) === 'dead') return this.giveUp(slice, message);
+    // A chunk input that changed is met again by every retry: DEAD now, with the reason.
+    if (afterFailure(slice.attempts, slice.policies) === 'dead' || error instanceof ChunkInputChangedError) return this.giveUp(slice, message);
     const now = this.deps.clock.now();
     const delay = retryDelayMs(slice.attempts, { baseMs: slice.policies.backoffBaseMs, maxMs: slice.policies.backoffMaxMs }, this.deps.random);
     const nextAttemptAt = now + delay;
@@ -486,7 +488,7 @@ export class Worker {
       payload: slice.payload ?? {},
       worker: this.deps.workerId,
       commit: (writes = []) => commit(writes),
-      commitChunk: (n, work) => chunks.commit(n, work),
+      commitChunk: (n, work, options) => chunks.commit(n, work, options),
       committedChunks: () => chunks.committed(),
     };
   }
