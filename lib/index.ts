@@ -5,7 +5,7 @@
  */
 export { defineJob, HandlerRegistry, type JobContext, type JobFunction, type JobHandler } from './engine/define-job.ts';
 export type { BusinessWrite, AttributeMap } from './core/ports.ts';
-export type { ChunkCommitOutcome, ChunkWork, OutboundRequest } from './core/chunks.ts';
+export type { ChunkCommitOutcome, ChunkOptions, ChunkWork, OutboundRequest } from './core/chunks.ts';
 export { OutboxDispatcher, type DeliverRequest, type OutboxDispatcherDeps } from './engine/outbox-dispatcher.ts';
 export { LIFECYCLE_EVENT_TYPES, type LifecycleEvent, type LifecycleEventType } from './core/events.ts';
 export { DEFAULT_POLICIES, MAX_ATTEMPTS, type JobPolicies, type JobSpec, type JobSpecInput } from './core/job-spec.ts';
@@ -14,6 +14,7 @@ export type { Clock } from './core/clock.ts';
 export {
   AlreadyCommittedError,
   BusinessConditionFailedError,
+  ChunkInputChangedError,
   CommitRejectedError,
   CronfenceError,
   FencedOutError,

@@ -54,7 +54,7 @@ const ran = (slice: Slice | undefined): boolean => slice?.status === SliceStatus
 export function checkPolicies(input: PolicyCheckInput): string[] {
   const problems: string[] = [];
   const outageIds = new Set(input.outages.map((outage) => outage.jobId));
-  const misfireRanges = input.slices.filter((slice) => slice.status === SliceStatus.Skipped && slice.skipReason === 'misfire');
+  const misfireRanges = input.slices.filter((slice) => slice.status === SliceStatus.Skipped && slice.skipReason === 'misfire' && slice.missedUntil !== undefined);
   for (const range of misfireRanges) {
     if (!outageIds.has(range.jobId)) problems.push(`${range.jobId}: a misfire range at ${isoSecond(range.scheduledAt)} on a job that had no outage`);
   }

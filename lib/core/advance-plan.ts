@@ -79,7 +79,7 @@ export function planAdvance(input: AdvancePlanInput): AdvancePlan {
   const catchUpFrom = now - input.catchUpWindowMs;
   const windowEnd = now + input.lookaheadMs;
   const dueFrom = Math.max(input.nextFireAt, catchUpFrom);
-  const missed = input.nextFireAt < catchUpFrom ? missedRange(schedule, input.nextFireAt, catchUpFrom) : undefined;
+  const missed = pastCatchUpWindow(input.nextFireAt, now, input.catchUpWindowMs) ? missedRange(schedule, input.nextFireAt, catchUpFrom) : undefined;
   const { skipped, runFrom: from } = applyMisfire(schedule, input.misfire ?? 'all', dueFrom, now);
   // One more than the limit: the first one left out is where the job resumes.
   const found = occurrencesBetween(schedule, from, windowEnd, input.limit + 1);
@@ -92,10 +92,59 @@ export function planAdvance(input: AdvancePlanInput): AdvancePlan {
 function applyMisfire(schedule: Schedule, policy: MisfirePolicy, dueFrom: number, now: number): { skipped: SkippedRange | undefined; runFrom: number } {
   if (policy === 'all') return { skipped: undefined, runFrom: dueFrom };
   const oldest = nextOccurrenceAtOrAfter(schedule, dueFrom);
-  if (oldest === undefined || oldest >= now - MISFIRE_THRESHOLD_MS) return { skipped: undefined, runFrom: dueFrom };
+  if (oldest === undefined || !hasMisfired(oldest, now)) return { skipped: undefined, runFrom: dueFrom };
   const runFrom = (policy === 'latest' ? lastOccurrenceBefore(schedule, oldest, now) : undefined) ?? now;
   const range = missedRange(schedule, oldest, runFrom);
   return { skipped: range && { ...range, reason: 'misfire' }, runFrom };
+}
+
+/** Is an occurrence due at `dueAt` older than the catch-up window at `now` (run no more: MISSED)? */
+function pastCatchUpWindow(dueAt: number, now: number, catchUpWindowMs: number): boolean {
+  return dueAt < now - catchUpWindowMs;
+}
+
+/** Is a job whose oldest due occurrence is `oldestDueAt` really late at `now` (its misfire policy applies)? */
+function hasMisfired(oldestDueAt: number, now: number): boolean {
+  return oldestDueAt < now - MISFIRE_THRESHOLD_MS;
+}
+
+/**
+ * How late a claim may come, after its start, and still not be judged by the
+ * catch-up window: the clocks of the scanner that sent it and the worker that
+ * claims it may be this far apart (core/slice.ts, LEASE_EXPIRY_MARGIN_MS), so a
+ * job with a window of 0 still runs an occurrence claimed on time.
+ */
+export const LATE_CLAIM_TOLERANCE_MS = 4000;
+
+export interface LateClaimInput {
+  readonly schedule: Schedule;
+  /** The slot's nominal second. */
+  readonly scheduledAt: number;
+  /** When it was meant to start: its second plus the job's jitter offset (jitter.ts). */
+  readonly startAt: number;
+  /** The claimer's clock at the claim. */
+  readonly now: number;
+  readonly catchUpWindowMs: number;
+  readonly misfire?: MisfirePolicy;
+}
+
+/**
+ * What a first start claimed late becomes, by the rule a scan applies to the
+ * occurrences it has not sent yet (the same two tests, measured from the
+ * start): older than the catch-up window, `missed` (MISSED); inside it but
+ * really late (more than {@link MISFIRE_THRESHOLD_MS}), `misfire` (SKIPPED with
+ * reason `misfire`) under `none`, and under `latest` when a later occurrence
+ * is already due (it runs, this one does not). Undefined: it runs.
+ */
+export function lateClaim(input: LateClaimInput): 'missed' | 'misfire' | undefined {
+  const { schedule, scheduledAt, startAt, now } = input;
+  if (pastCatchUpWindow(startAt, now, Math.max(input.catchUpWindowMs, LATE_CLAIM_TOLERANCE_MS))) return 'missed';
+  if (!hasMisfired(startAt, now)) return undefined;
+  const policy = input.misfire ?? 'all';
+  if (policy === 'none') return 'misfire';
+  if (policy === 'all') return undefined;
+  const next = nextOccurrenceAtOrAfter(schedule, scheduledAt + 1);
+  return next !== undefined && next + (startAt - scheduledAt) <= now ? 'misfire' : undefined;
 }
 
 /** The last occurrence in `[fromMs, toMs)`, looked for backwards from `toMs` in doubling spans. */

@@ -14,6 +14,7 @@
  * add to it) and skips those chunks. The slice becomes SUCCEEDED only through
  * the ordinary final commit (`ctx.commit`), sent once every chunk is settled.
  */
+import { createHash } from 'node:crypto';
 import type { BusinessWrite } from './ports.ts';
 import { shardOf } from './shard.ts';
 import type { SliceKey } from './slice.ts';
@@ -68,6 +69,39 @@ export interface ChunkWork {
   readonly outbox?: readonly OutboundRequest[];
 }
 
+/**
+ * What `ctx.commitChunk` may be told besides the work. `input`: what the chunk
+ * is made of (the ids of its rows, say: the 40 merchant ids of settlement chunk
+ * 12), any JSON value. Its digest is kept on the chunk record, and every later
+ * attempt that names a committed chunk's input must name the same one: a list
+ * that changed between attempts in a way the committed chunks cannot account
+ * for (a merchant removed before chunk 12 moves every later merchant one place,
+ * so one of them falls between a committed chunk and the next) fails the slot
+ * DEAD with the reason, instead of succeeding with a row missing.
+ */
+export interface ChunkOptions {
+  readonly input?: unknown;
+}
+
+/** The digest of a chunk's input kept on its record: SHA-256 of its JSON with object keys sorted. */
+export function chunkInputDigest(input: unknown): string {
+  const json = JSON.stringify(input, (_key, inner: unknown) =>
+    inner && typeof inner === 'object' && !Array.isArray(inner) ? Object.fromEntries(Object.entries(inner as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b))) : inner,
+  );
+  return createHash('sha256').update(json ?? 'undefined').digest('hex').slice(0, 32);
+}
+
+/**
+ * Why this attempt's chunks disagree with what earlier attempts committed, or
+ * undefined: a committed chunk this attempt names with another input, or, at
+ * the final commit, a committed chunk with an input that this attempt (which
+ * named inputs) did not name at all (its plan has fewer chunks now).
+ */
+export function chunkInputChange(committed: ChunkRecord | undefined, digest: string | undefined): string | undefined {
+  if (committed?.inputDigest === undefined || digest === undefined || committed.inputDigest === digest) return undefined;
+  return `its input changed between attempts: committed by fence ${committed.fence} from input ${committed.inputDigest}, named now with input ${digest}; the committed chunks cannot account for the new list (a row would be missed or paid twice)`;
+}
+
 /** `'already-committed'`: an earlier claim committed this chunk; nothing was written and the work was not run. */
 export type ChunkCommitOutcome = 'committed' | 'already-committed';
 
@@ -79,6 +113,8 @@ export interface ChunkRecord {
   readonly committedAt: number;
   /** Business writes + outbound requests the chunk committed. */
   readonly items: number;
+  /** `chunkInputDigest` of the input the chunk was committed from, when the handler named one. */
+  readonly inputDigest?: string;
 }
 
 export interface ChunkCommitRequest {
@@ -89,6 +125,8 @@ export interface ChunkCommitRequest {
   readonly chunk: number;
   readonly writes: readonly BusinessWrite[];
   readonly outbox: readonly OutboundRequest[];
+  /** Kept on the chunk record (`ChunkOptions.input`). */
+  readonly inputDigest?: string;
 }
 
 export interface ChunkStore {

@@ -247,6 +247,22 @@ export class JobExistsError extends CronfenceError {
   }
 }
 
+/**
+ * A chunked slot whose input changed between attempts in a way its committed
+ * chunks cannot account for (lib/core/chunks.ts `ChunkOptions`). Every retry
+ * would meet the same chunks: the slot goes DEAD at once, with this reason.
+ */
+export class ChunkInputChangedError extends CronfenceError {
+  override name = 'ChunkInputChangedError';
+  constructor(
+    readonly executionKey: string,
+    readonly chunk: number,
+    readonly reason: string,
+  ) {
+    super(`chunk ${chunk} of ${executionKey}: ${reason}`);
+  }
+}
+
 /** `ctx.commitChunk` was asked for something it cannot commit (a bad chunk number or request key, or after the final commit); nothing was written. */
 export class InvalidChunkError extends CronfenceError {
   override name = 'InvalidChunkError';

@@ -1,34 +1,34 @@
 /**
- * Queue message bodies. A work message names a slice; one a scanner sends
- * also carries the definition of the generation it was sent for (`run`), so
- * the claim creates the slice with no write before it. The claim uses that
- * definition only to create or re-create the slice of that generation
- * (core/slice.ts `isClaimable`), and the worker checks the job's generation
- * right after claiming: a stale or duplicated message can never run a
- * definition the job no longer has.
+ * Queue message bodies. A work message names a slot and nothing more: the
+ * job, the second, and (a scanner's message) the generation it was sent for.
+ * It never says what runs: the worker reads the job and creates the slice
+ * from the definition the job has stored for that generation, and only at an
+ * occurrence of it (core/claim-plan.ts). Bodies sent before this rule carried
+ * the definition too (`run`): they still decode, and only their generation is read.
  */
 import { z } from 'zod';
 import { MalformedMessageError } from './errors.ts';
-import type { JobPolicies } from './job-spec.ts';
-import type { SliceDefinition, SliceKey } from './slice.ts';
+import type { SliceKey } from './slice.ts';
 
-const runBody = z.object({
-  generation: z.number().int().nonnegative(),
-  handler: z.string().min(1),
-  policies: z.record(z.string(), z.unknown()),
-  payload: z.record(z.string(), z.unknown()).optional(),
-  shard: z.number().int().nonnegative(),
+const generation = z.number().int().nonnegative();
+/** What is left of an older body's `run`: its generation; the rest of it is never read. */
+const legacyRun = z.object({ generation });
+const workBody = z.object({
+  v: z.literal(1),
+  jobId: z.string().min(1),
+  scheduledAt: z.number().int().nonnegative(),
+  generation: generation.optional(),
+  run: legacyRun.optional(),
 });
-const workBody = z.object({ v: z.literal(1), jobId: z.string().min(1), scheduledAt: z.number().int().nonnegative(), run: runBody.optional() });
 const scanBody = z.object({ v: z.literal(1), shard: z.number().int().nonnegative() });
 
-/** A decoded work message: the slice, and the definition it was sent with (a scanner's message has one). */
+/** A decoded work message: the slot, and the generation it was sent for (a scanner's message has one). */
 export interface WorkOrder extends SliceKey {
-  readonly run?: SliceDefinition;
+  readonly generation?: number;
 }
 
 export function encodeWorkMessage(order: WorkOrder): string {
-  return JSON.stringify({ v: 1, jobId: order.jobId, scheduledAt: order.scheduledAt, ...(order.run && { run: order.run }) });
+  return JSON.stringify({ v: 1, jobId: order.jobId, scheduledAt: order.scheduledAt, ...(order.generation !== undefined && { generation: order.generation }) });
 }
 
 /** @throws {MalformedMessageError} */
@@ -36,7 +36,11 @@ export function decodeWorkMessage(body: string): WorkOrder {
   const parsed = workBody.safeParse(parseJson(body));
   if (!parsed.success) throw new MalformedMessageError(body, describe(parsed.error));
   const { jobId, scheduledAt, run } = parsed.data;
-  return run === undefined ? { jobId, scheduledAt } : { jobId, scheduledAt, run: { ...run, policies: run.policies as unknown as JobPolicies } };
+  const sentFor = parsed.data.generation ?? run?.generation;
+  if (parsed.data.generation !== undefined && run !== undefined && run.generation !== parsed.data.generation) {
+    throw new MalformedMessageError(body, `generation: ${parsed.data.generation} disagrees with run.generation ${run.generation}`);
+  }
+  return sentFor === undefined ? { jobId, scheduledAt } : { jobId, scheduledAt, generation: sentFor };
 }
 
 export function encodeScanMessage(shard: number): string {

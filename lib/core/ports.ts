@@ -8,7 +8,7 @@ import type { JobSpec } from './job-spec.ts';
 import type { LedgerRecord } from './ledger.ts';
 import type { OperatorNote, PauseState } from './operator.ts';
 import type { OverlapLane } from './overlap-policy.ts';
-import type { Slice, SliceDefinition, SliceKey } from './slice.ts';
+import type { Slice, SliceDefinition, SliceKey, SliceStatus } from './slice.ts';
 import type { PlacedEntry, ScanCursor, ShardCursor, WheelEntry } from './wheel.ts';
 
 /** A job as stored: its spec plus the scheduler's bookkeeping. */
@@ -72,6 +72,9 @@ export type ClaimOutcome =
   | { readonly won: true; readonly slice: Slice }
   | { readonly won: false; readonly current: Slice | undefined };
 
+/** How a claimed slice that will not run ends. */
+export type NotRunStatus = typeof SliceStatus.Skipped | typeof SliceStatus.Missed;
+
 export interface SliceStore {
   /**
    * Claim rule: see `isClaimable`. On a win, fence + 1, owner, lease and attempts are set.
@@ -92,8 +95,11 @@ export interface SliceStore {
    * @throws {FencedOutError}
    */
   commit(key: SliceKey, fence: number, owner: string, now: number, writes: readonly BusinessWrite[]): Promise<void>;
-  /** RUNNING on `fence` → SKIPPED with `reason` (not run: the job moved on, or its overlap policy), out of the sweep index. @throws {LeaseLostError} */
-  skipClaimed(key: SliceKey, fence: number, reason: string, now: number): Promise<void>;
+  /**
+   * RUNNING on `fence` → SKIPPED with `reason` (not run: the job moved on, its overlap or misfire policy), or MISSED
+   * (`status`: claimed past its catch-up window), out of the sweep index. @throws {LeaseLostError}
+   */
+  skipClaimed(key: SliceKey, fence: number, reason: string, now: number, status?: NotRunStatus): Promise<void>;
   /** RUNNING → FAILED on the fence. @throws {LeaseLostError} */
   recordFailure(key: SliceKey, fence: number, failure: { now: number; error: string; nextAttemptAt: number; sweepAt: number }): Promise<void>;
   /** → DEAD with a DEAD ledger record, on the fence. @throws {FencedOutError} */
@@ -224,8 +230,8 @@ export interface OneTimeJobs {
 export interface WorkMessage extends SliceKey {
   /** Seconds SQS keeps the message hidden (0 to 900). */
   readonly delaySeconds: number;
-  /** The definition of the generation it is sent for: the claim creates the slice with it (core/messages.ts). */
-  readonly run?: SliceDefinition;
+  /** The job generation it is sent for (a scanner's message): identity only, never what runs (core/messages.ts). */
+  readonly generation?: number;
 }
 
 export interface WorkQueue {

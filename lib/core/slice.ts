@@ -83,11 +83,12 @@ export interface Slice extends SliceKey {
 }
 
 /**
- * What a scanner's work message carries besides the key: the definition of
- * the generation it was sent for, so the claim can create the slice (no
- * write before the run). Only the claim reads it, and only to create or
- * re-create the slice of this generation: a stale message cannot change a
- * slice of another generation (see `isClaimable`).
+ * The definition a slice is created with: the job's stored one for that
+ * generation (`definitionOf`), which the worker reads before the claim (a
+ * message never carries it: core/claim-plan.ts), so the claim creates the
+ * slice with no write before the run. Only the claim reads it, and only to
+ * create or re-create the slice of this generation: it cannot change a slice
+ * of another generation (see `isClaimable`).
  */
 export interface SliceDefinition {
   readonly generation: number;
@@ -119,7 +120,7 @@ export function isFinal(status: SliceStatus): boolean {
  * May a worker claim this slice at `now`, holding message `messageId`, with a
  * claim request named `claimToken`? The claim store writes exactly this rule
  * as its condition expression (the contract suite runs both).
- * - A message that carries its generation's definition (`generation` given)
+ * - A claim given its generation's stored definition (`generation` given)
  *   creates the slice when there is none, and re-creates one that an older
  *   generation left SKIPPED (a job re-enabled or re-added runs that instant
  *   again); otherwise it claims only a slice of its own generation.

@@ -13,11 +13,26 @@
  * - The final commit waits until every chunk in flight has settled, and fails
  *   if one failed: a SUCCEEDED slice has all its chunks. After it, no chunk
  *   may be committed.
+ * - A chunk named with an input (`ChunkOptions`) keeps its digest on its
+ *   record. A committed chunk named again with another input, or, once this
+ *   attempt named any input, a committed chunk with an input this attempt did
+ *   not name by the final commit, fails with ChunkInputChangedError: the list
+ *   changed between attempts in a way the committed chunks cannot account for.
  */
 import { retryDelayMs } from '../core/backoff.ts';
-import { chunkItemCount, chunkProblem, type ChunkCommitOutcome, type ChunkStore, type ChunkWork } from '../core/chunks.ts';
+import {
+  chunkInputChange,
+  chunkInputDigest,
+  chunkItemCount,
+  chunkProblem,
+  type ChunkCommitOutcome,
+  type ChunkOptions,
+  type ChunkRecord,
+  type ChunkStore,
+  type ChunkWork,
+} from '../core/chunks.ts';
 import { sleep, type Clock } from '../core/clock.ts';
-import { CronfenceError, InvalidChunkError, StoreBusyError } from '../core/errors.ts';
+import { ChunkInputChangedError, CronfenceError, InvalidChunkError, StoreBusyError } from '../core/errors.ts';
 import { executionKey } from '../core/execution-key.ts';
 import type { SliceKey } from '../core/slice.ts';
 
@@ -39,7 +54,10 @@ const CHUNK_TRIES = 5;
 const CHUNK_BACKOFF = { baseMs: 100, maxMs: 1000 };
 
 export class AttemptChunks {
-  private checkpoint?: Promise<Set<number>>;
+  /** Committed chunks by number: their records as read at the first call, and this attempt's own. */
+  private checkpoint?: Promise<Map<number, ChunkRecord | undefined>>;
+  /** The chunks this attempt named with an input. */
+  private readonly named = new Set<number>();
   private readonly inFlight = new Map<number, Promise<ChunkCommitOutcome>>();
   private failure?: unknown;
   private closed = false;
@@ -52,11 +70,11 @@ export class AttemptChunks {
   /** The chunk numbers committed so far (by earlier claims and by this one). */
   async committed(): Promise<ReadonlySet<number>> {
     if (this.options.store === undefined) throw new InvalidChunkError(this.executionKey, 0, 'this worker has no chunk store (wire one into WorkerDeps.chunks)');
-    return new Set(await this.loadCheckpoint());
+    return new Set((await this.loadCheckpoint()).keys());
   }
 
   /** What `ctx.commitChunk(n, work)` does. */
-  async commit(n: number, work: ChunkWork | (() => ChunkWork | Promise<ChunkWork>)): Promise<ChunkCommitOutcome> {
+  async commit(n: number, work: ChunkWork | (() => ChunkWork | Promise<ChunkWork>), options: ChunkOptions = {}): Promise<ChunkCommitOutcome> {
     const refuse = (reason: string): never => {
       throw new InvalidChunkError(this.executionKey, n, reason);
     };
@@ -64,7 +82,9 @@ export class AttemptChunks {
     if (this.closed) refuse('the final commit was already sent; chunks come before ctx.commit');
     if (this.inFlight.has(n)) refuse('is already being committed in this attempt');
     if (this.options.signal.aborted) throw this.options.abortReason();
-    const sending = this.send(n, work);
+    const digest = options.input === undefined ? undefined : chunkInputDigest(options.input);
+    if (digest !== undefined) this.named.add(n);
+    const sending = this.send(n, work, digest);
     this.inFlight.set(n, sending);
     try {
       return await sending;
@@ -83,12 +103,24 @@ export class AttemptChunks {
   async close(): Promise<void> {
     this.closed = true;
     await Promise.allSettled([...this.inFlight.values()]);
+    if (this.failure === undefined && this.named.size > 0) this.failure = await this.unnamedCommittedChunk();
     if (this.failure !== undefined) throw this.failure;
   }
 
-  private async send(n: number, work: ChunkWork | (() => ChunkWork | Promise<ChunkWork>)): Promise<ChunkCommitOutcome> {
+  /** A committed chunk with an input that this attempt, which names inputs, left out: its plan no longer has it. */
+  private async unnamedCommittedChunk(): Promise<ChunkInputChangedError | undefined> {
+    for (const [n, record] of await this.loadCheckpoint()) {
+      if (record?.inputDigest === undefined || this.named.has(n)) continue;
+      return new ChunkInputChangedError(this.executionKey, n, `committed by fence ${record.fence} from input ${record.inputDigest}, but this attempt's chunks leave it out: the list changed between attempts`);
+    }
+    return undefined;
+  }
+
+  private async send(n: number, work: ChunkWork | (() => ChunkWork | Promise<ChunkWork>), digest: string | undefined): Promise<ChunkCommitOutcome> {
     const checkpoint = await this.loadCheckpoint();
     if (checkpoint.has(n)) {
+      const change = chunkInputChange(checkpoint.get(n), digest);
+      if (change !== undefined) throw new ChunkInputChangedError(this.executionKey, n, change);
       this.options.onChunk?.(n, 'already-committed', 0);
       return 'already-committed';
     }
@@ -96,17 +128,18 @@ export class AttemptChunks {
     const problem = chunkProblem(n, resolved);
     if (problem !== undefined) throw new InvalidChunkError(this.executionKey, n, problem);
     if (this.options.signal.aborted) throw this.options.abortReason();
-    const outcome = await this.sendWithRetries(n, resolved);
-    checkpoint.add(n);
+    const outcome = await this.sendWithRetries(n, resolved, digest);
+    checkpoint.set(n, undefined);
     this.options.onChunk?.(n, outcome, outcome === 'committed' ? chunkItemCount(resolved) : 0);
     return outcome;
   }
 
-  private async sendWithRetries(n: number, work: ChunkWork): Promise<ChunkCommitOutcome> {
+  private async sendWithRetries(n: number, work: ChunkWork, inputDigest: string | undefined): Promise<ChunkCommitOutcome> {
     const { store, key, fence, owner, clock } = this.options;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await store!.commitChunk({ key, fence, owner, now: clock.now(), chunk: n, writes: work.writes ?? [], outbox: work.outbox ?? [] });
+        const request = { key, fence, owner, now: clock.now(), chunk: n, writes: work.writes ?? [], outbox: work.outbox ?? [] };
+        return await store!.commitChunk(inputDigest === undefined ? request : { ...request, inputDigest });
       } catch (error) {
         const sendAgain = !(error instanceof CronfenceError) || error instanceof StoreBusyError;
         if (!sendAgain || attempt >= CHUNK_TRIES || this.options.signal.aborted) throw error;
@@ -115,9 +148,9 @@ export class AttemptChunks {
     }
   }
 
-  private loadCheckpoint(): Promise<Set<number>> {
+  private loadCheckpoint(): Promise<Map<number, ChunkRecord | undefined>> {
     if (this.checkpoint === undefined) {
-      const reading = this.options.store!.committedChunks(this.options.key).then((records) => new Set(records.map((record) => record.chunk)));
+      const reading = this.options.store!.committedChunks(this.options.key).then((records) => new Map(records.map((record): [number, ChunkRecord | undefined] => [record.chunk, record])));
       this.checkpoint = reading;
       // A failed read is not kept: the next call reads again.
       reading.catch(() => {

@@ -9,7 +9,7 @@
  * });
  * ```
  */
-import type { ChunkCommitOutcome, ChunkWork } from '../core/chunks.ts';
+import type { ChunkCommitOutcome, ChunkOptions, ChunkWork } from '../core/chunks.ts';
 import type { BusinessWrite } from '../core/ports.ts';
 
 export interface JobContext {
@@ -44,11 +44,15 @@ export interface JobContext {
    * called and the result is `'already-committed'`. The slice becomes
    * SUCCEEDED only with `commit` (or the handler's return), which waits for
    * the chunks in flight. Chunks may be committed in any order, concurrently.
+   * `options.input` names what the chunk is made of (its row ids): a committed
+   * chunk named again with another input, or left out by an attempt that names
+   * inputs, fails the slot DEAD (the list changed between attempts).
    * @throws {FencedOutError} another worker owns the slice now; nothing was written.
+   * @throws {ChunkInputChangedError} this chunk was committed from another input.
    * @throws {InvalidChunkError} a bad chunk number or request key, or a chunk after the final commit.
    * @throws {TooManyWritesError} more than 98 writes + outbound requests.
    */
-  commitChunk(n: number, work: ChunkWork | (() => ChunkWork | Promise<ChunkWork>)): Promise<ChunkCommitOutcome>;
+  commitChunk(n: number, work: ChunkWork | (() => ChunkWork | Promise<ChunkWork>), options?: ChunkOptions): Promise<ChunkCommitOutcome>;
   /** The chunk numbers committed so far for this slice, by any claim: the checkpoint a standby resumes from. */
   committedChunks(): Promise<ReadonlySet<number>>;
 }

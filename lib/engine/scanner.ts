@@ -199,7 +199,6 @@ export class Scanner {
    */
   private async takeUp(job: StoredJob, from: number, bucket: number, now: number, messages: OutgoingMessage[], report: ScanReport): Promise<number> {
     const offset = jitterOffsetMs(job.id, job.policies.jitterMs);
-    const run = definitionOf(job);
     let next = from;
     let first = true;
     while (next < NEVER && next + offset < bucket + WHEEL_BUCKET_MS) {
@@ -214,7 +213,7 @@ export class Scanner {
       });
       if (first) await this.recordRanges(job, plan, now, report);
       first = false;
-      for (const scheduledAt of plan.occurrences) messages.push({ jobId: job.id, scheduledAt, startAt: scheduledAt + offset, run });
+      for (const scheduledAt of plan.occurrences) messages.push({ jobId: job.id, scheduledAt, startAt: scheduledAt + offset, generation: job.generation });
       if (plan.nextFireAt <= next) break;
       next = plan.nextFireAt;
     }

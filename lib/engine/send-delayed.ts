@@ -7,7 +7,7 @@
 import type { Clock } from '../core/clock.ts';
 import { mapBounded } from '../core/map-bounded.ts';
 import type { WorkQueue } from '../core/ports.ts';
-import type { SliceDefinition, SliceKey } from '../core/slice.ts';
+import type { SliceKey } from '../core/slice.ts';
 
 /** SQS's SendMessageBatch limit. */
 const SEND_BATCH = 10;
@@ -19,7 +19,8 @@ const MAX_DELAY_SECONDS = 900;
 /** A work message on its way: `startAt` when it is meant to start, if not its second. */
 export interface OutgoingMessage extends SliceKey {
   readonly startAt?: number;
-  readonly run?: SliceDefinition;
+  /** The job generation it is sent for. */
+  readonly generation?: number;
 }
 
 /** @returns how many were sent. */

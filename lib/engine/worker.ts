@@ -12,6 +12,7 @@ import { MAX_LOOKAHEAD_MS } from '../core/advance-plan.ts';
 import { retryDelayMs } from '../core/backoff.ts';
 import { sleep, sleepUntil, type Clock } from '../core/clock.ts';
 import {
+  ChunkInputChangedError,
   CronfenceError,
   FencedOutError,
   JobTimeoutError,
@@ -24,7 +25,8 @@ import { lifecycleEvent, type EventSink, type LifecycleEventDetails, type Lifecy
 import { executionKey, isoSecond } from '../core/execution-key.ts';
 import { startAtOf } from '../core/jitter.ts';
 import { isOwnCommit } from '../core/ledger.ts';
-import { supersededReason, type SkipReason } from '../core/job-lifecycle.ts';
+import { isTombstone, supersededReason, type JobRecord, type SkipReason } from '../core/job-lifecycle.ts';
+import { lateFirstStart, planClaim, type IfMissing, type LateStart } from '../core/claim-plan.ts';
 import { decodeWorkMessage, type WorkOrder } from '../core/messages.ts';
 import type { ChunkCommitOutcome, ChunkStore } from '../core/chunks.ts';
 import type { BusinessWrite, ClaimOutcome, DeadLetterSink, JobReader, OneTimeJobs, OverlapStore, SliceStore, WorkQueue } from '../core/ports.ts';
@@ -37,6 +39,7 @@ import {
   sweepAtFor,
   SliceStatus,
   type Slice,
+  type SliceDefinition,
   type SliceKey,
 } from '../core/slice.ts';
 import type { HandlerRegistry, JobContext, JobHandler } from './define-job.ts';
@@ -164,15 +167,17 @@ export class Worker {
         hiddenAt = Math.max(hiddenAt, sentAt);
       },
     };
-    const { claim, superseded } = await keepHidden(
+    const { claim, superseded, ifMissing, record } = await keepHidden(
       tracked,
       message.receiptHandle,
       { everyMs: visibilityMs / 2.5, visibilitySeconds: Math.ceil(visibilityMs / 1000), onError: (error) => this.deps.onError?.(error, 'claim heartbeat') },
       () => this.claimCurrent(order, now, message),
     );
-    if (!claim.won) return this.standDown(claim.current, message, order.run?.generation);
+    if (!claim.won) return this.standDown(claim.current, message, order, ifMissing);
     const slice = claim.slice;
     if (superseded) return this.skipSuperseded(slice, superseded);
+    const late = record && !isTombstone(record) ? lateFirstStart(slice, record, clock.now()) : undefined;
+    if (late) return this.recordLate(slice, late);
     // Judged before any hide below, which a message already handed to a standby would not undo.
     const overtakeable = clock.now() - hiddenAt > visibilityMs - slice.policies.heartbeatMs;
     this.emit('claimed', slice, {
@@ -211,18 +216,35 @@ export class Worker {
   }
 
   /**
-   * Claims the slice (creating it from the message's definition when there is
-   * none), then reads the job: a first run (not a takeover, which goes on
-   * under the definition it started with) of a generation the job has moved
-   * on from must not start. Read after the claim, so a change that returned
-   * before the claim is always seen.
+   * Claims the slice. A message is identity only: one that names a generation
+   * (a scanner's) is checked against the job read before the claim, and the
+   * claim creates the slice only at an occurrence of that generation, with
+   * the job's stored definition (core/claim-plan.ts); a message that names no
+   * generation (a sweep's, a reconciler's, an operator slot's) claims only a
+   * slice on record, and the job is read after that claim, so a change that
+   * returned before it is always seen. A first run (not a takeover, which goes
+   * on under the definition it started with) of a generation the job has moved
+   * on from must not start.
+   * @throws {UnrunnableMessageError} when the message names no slot the job has and none is on record.
    */
-  private async claimCurrent(order: WorkOrder, now: number, message: ReceivedMessage): Promise<{ claim: ClaimOutcome; superseded?: { reason: SkipReason; changedAt: number } }> {
-    const claim = await this.deps.slices.claim(order, this.deps.workerId, now, message.messageId, message.receiveCount, order.run);
-    if (!claim.won || isTakeover(claim.slice)) return { claim };
-    const record = await this.deps.jobs.record(claim.slice.jobId);
-    const reason = supersededReason(record, claim.slice);
-    return reason === undefined ? { claim } : { claim, superseded: { reason, changedAt: record?.updatedAt ?? now } };
+  private async claimCurrent(order: WorkOrder, now: number, message: ReceivedMessage): Promise<ClaimedOrder> {
+    const { slices, jobs, workerId } = this.deps;
+    const key: SliceKey = { jobId: order.jobId, scheduledAt: order.scheduledAt };
+    const claimWith = (run?: SliceDefinition): Promise<ClaimOutcome> => slices.claim(key, workerId, now, message.messageId, message.receiveCount, run);
+    if (order.generation === undefined) {
+      const claim = await claimWith();
+      const ifMissing = { refusal: 'no such slice exists' };
+      if (!claim.won || isTakeover(claim.slice)) return { claim, ifMissing };
+      const record = await jobs.record(claim.slice.jobId);
+      return { claim, ifMissing, record, ...superseded(record, claim.slice, now) };
+    }
+    const record = await jobs.record(order.jobId);
+    const plan = planClaim(record, key, order.generation);
+    if (plan.kind === 'refuse') throw new UnrunnableMessageError(message.body, plan.refusal);
+    const claim = await claimWith(plan.kind === 'create' ? plan.run : undefined);
+    const ifMissing = plan.kind === 'create' ? 'drop' : plan.ifMissing;
+    if (!claim.won || isTakeover(claim.slice)) return { claim, ifMissing };
+    return { claim, ifMissing, record, ...superseded(record, claim.slice, now) };
   }
 
   /**
@@ -240,9 +262,29 @@ export class Worker {
     return 'delete';
   }
 
-  private async standDown(current: Slice | undefined, message: ReceivedMessage, generation?: number): Promise<Disposition> {
-    const action = lostClaimAction(current, this.deps.clock.now(), message.messageId, message.receiveCount, generation);
-    if (action.kind === 'drop' && action.reason === 'missing') throw new UnrunnableMessageError(message.body, 'no such slice exists');
+  /**
+   * A first start claimed too late for its job's catch-up window (MISSED) or
+   * misfire policy (SKIPPED, `misfire`): recorded, with the reason, not run.
+   */
+  private async recordLate(slice: Slice, late: LateStart): Promise<Disposition> {
+    try {
+      await this.deps.slices.skipClaimed(slice, slice.fence, late.reason, this.deps.clock.now(), late.status);
+    } catch (error) {
+      if (error instanceof LeaseLostError) return 'keep';
+      throw error;
+    }
+    const type = late.status === SliceStatus.Missed ? 'missed' : 'skipped';
+    this.emit(type, slice, { fence: slice.fence, reason: late.reason, count: 1 });
+    await this.afterFinal(slice);
+    return 'delete';
+  }
+
+  private async standDown(current: Slice | undefined, message: ReceivedMessage, order: WorkOrder, ifMissing: ClaimedOrder['ifMissing']): Promise<Disposition> {
+    const action = lostClaimAction(current, this.deps.clock.now(), message.messageId, message.receiveCount, order.generation);
+    if (action.kind === 'drop' && action.reason === 'missing') {
+      if (ifMissing === 'drop') return 'delete';
+      throw new UnrunnableMessageError(message.body, ifMissing.refusal);
+    }
     if (action.kind === 'drop') return 'delete';
     if (action.kind === 'leave') return 'keep';
     // Someone holds a live lease (or a retry is not yet due): come back when that ends.
@@ -381,7 +423,8 @@ export class Worker {
 
   private async afterError(slice: Slice, error: unknown, receiptHandle: string): Promise<Disposition> {
     const message = describe(error);
-    if (afterFailure(slice.attempts, slice.policies) === 'dead') return this.giveUp(slice, message);
+    // A chunk input that changed is met again by every retry: DEAD now, with the reason.
+    if (afterFailure(slice.attempts, slice.policies) === 'dead' || error instanceof ChunkInputChangedError) return this.giveUp(slice, message);
     const now = this.deps.clock.now();
     const delay = retryDelayMs(slice.attempts, { baseMs: slice.policies.backoffBaseMs, maxMs: slice.policies.backoffMaxMs }, this.deps.random);
     const nextAttemptAt = now + delay;
@@ -445,7 +488,7 @@ export class Worker {
       payload: slice.payload ?? {},
       worker: this.deps.workerId,
       commit: (writes = []) => commit(writes),
-      commitChunk: (n, work) => chunks.commit(n, work),
+      commitChunk: (n, work, options) => chunks.commit(n, work, options),
       committedChunks: () => chunks.committed(),
     };
   }
@@ -453,6 +496,21 @@ export class Worker {
   private emit(type: LifecycleEventType, slice: SliceKey, details: Omit<LifecycleEventDetails, 'worker'>): void {
     this.deps.events.emit(lifecycleEvent(type, slice, this.deps.clock.now(), { ...details, worker: this.deps.workerId }));
   }
+}
+
+/** A claim's outcome, what a lost one does when there is no slice, and why a won first run must not start. */
+interface ClaimedOrder {
+  readonly claim: ClaimOutcome;
+  readonly ifMissing: IfMissing;
+  readonly superseded?: { reason: SkipReason; changedAt: number };
+  /** The job as read for a first run (before or after the claim). */
+  readonly record?: JobRecord;
+}
+
+/** Why a first run of `slice` must not start, given the job's record: the job moved on since (its change's reason and time). */
+function superseded(record: JobRecord | undefined, slice: Slice, now: number): Pick<ClaimedOrder, 'superseded'> {
+  const reason = supersededReason(record, slice);
+  return reason === undefined ? {} : { superseded: { reason, changedAt: record?.updatedAt ?? now } };
 }
 
 function abortReason(signal: AbortSignal, slice: Slice): Error {

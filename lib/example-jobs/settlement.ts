@@ -11,6 +11,14 @@
  * A chunk's work must be a function of the execution alone (the merchant
  * list and amounts as of the scheduled instant), so that chunk n means the
  * same merchants to the worker that crashed and to the standby that resumes.
+ * Each chunk is committed with its merchant ids as its input
+ * (`ctx.commitChunk(n, work, { input })`), so a list that changed between
+ * attempts anyway is caught, not paid around: a merchant removed before a
+ * committed chunk moves every later one a place, so one would fall between
+ * the committed chunks and the rest and never be paid. Instead the standby
+ * finds a committed chunk named with other merchants (or one its shorter
+ * list leaves out) and the slot goes DEAD with that reason; a list that only
+ * grew at its end (new merchants in new chunks) is accounted for, and runs.
  */
 import { sleep } from '../core/clock.ts';
 import type { ChunkWork } from '../core/chunks.ts';
@@ -50,11 +58,15 @@ export function payoutMinor(merchant: string, scheduledAt: Date): number {
   return 1_000_000 + shardOf(`${merchant}@${scheduledAt.toISOString().slice(0, 7)}`, 5_000_000);
 }
 
+/** The merchants of chunk n: what it is made of (its `input`). */
+export function chunkMerchants(plan: SettlementPlan, n: number): string[] {
+  const first = n * plan.perChunk;
+  return Array.from({ length: Math.max(0, Math.min(plan.perChunk, plan.merchants - first)) }, (_, i) => merchantId(first + i));
+}
+
 /** Chunk n's payout rows and wires. */
 export function settlementChunk(ctx: Pick<JobContext, 'executionKey' | 'jobId' | 'scheduledAt' | 'fence' | 'worker'>, plan: SettlementPlan, n: number): ChunkWork {
-  const first = n * plan.perChunk;
-  const indexes = Array.from({ length: Math.min(plan.perChunk, plan.merchants - first) }, (_, i) => first + i);
-  const payouts = indexes.map((index) => ({ merchant: merchantId(index), amountMinor: payoutMinor(merchantId(index), ctx.scheduledAt) }));
+  const payouts = chunkMerchants(plan, n).map((merchant) => ({ merchant, amountMinor: payoutMinor(merchant, ctx.scheduledAt) }));
   return {
     writes: payouts.map(({ merchant, amountMinor }) => ({
       put: {
@@ -85,12 +97,17 @@ export function settlementChunk(ctx: Pick<JobContext, 'executionKey' | 'jobId' |
 
 export const merchantSettlement = defineJob('merchant-settlement', async (ctx) => {
   const plan = settlementPlan(ctx.payload);
-  // Chunks in order; commitChunk skips (without running the work) those an earlier claim committed.
+  // Chunks in order; commitChunk skips (without running the work) those an earlier claim committed, after checking
+  // that each was committed from the same merchants.
   for (let n = 0; n < plan.chunks; n++) {
-    await ctx.commitChunk(n, async () => {
-      if (plan.chunkWorkMs > 0) await sleep(plan.chunkWorkMs, ctx.signal);
-      return settlementChunk(ctx, plan, n);
-    });
+    await ctx.commitChunk(
+      n,
+      async () => {
+        if (plan.chunkWorkMs > 0) await sleep(plan.chunkWorkMs, ctx.signal);
+        return settlementChunk(ctx, plan, n);
+      },
+      { input: chunkMerchants(plan, n) },
+    );
   }
   await ctx.commit([
     {

@@ -27,7 +27,7 @@ export class InMemoryChunkStore implements ChunkStore {
     const outbox = request.outbox.map((outbound) => newOutboxItem(id, request.chunk, request.fence, request.now, outbound));
     const taken = outbox.findIndex((item) => this.tables.outbox.has(item.idempotencyKey));
     if (taken >= 0) throw new BusinessConditionFailedError(name, request.writes.length + taken);
-    this.tables.chunks.set(name, { executionKey: id, chunk: request.chunk, fence: request.fence, owner: request.owner, committedAt: request.now, items: count });
+    this.tables.chunks.set(name, { executionKey: id, chunk: request.chunk, fence: request.fence, owner: request.owner, committedAt: request.now, items: count, ...(request.inputDigest !== undefined && { inputDigest: request.inputDigest }) });
     applyWrites();
     for (const item of outbox) this.tables.outbox.set(item.idempotencyKey, item);
     return 'committed';

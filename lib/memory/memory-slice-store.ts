@@ -11,7 +11,7 @@ import { FencedOutError, LeaseLostError, OutcomeOnRecordError, TooManyWritesErro
 import { executionKey } from '../core/execution-key.ts';
 import type { SkipReason } from '../core/job-lifecycle.ts';
 import { ledgerRecordOf, type LedgerOutcome, type LedgerRecord } from '../core/ledger.ts';
-import type { BusinessWrite, ClaimOutcome, NewSlice, RangeRecordOutcome, SliceStore, SweepCandidate } from '../core/ports.ts';
+import type { BusinessWrite, ClaimOutcome, NewSlice, NotRunStatus, RangeRecordOutcome, SliceStore, SweepCandidate } from '../core/ports.ts';
 import { isClaimable, isRecreatable, SliceStatus, type Slice, type SliceDefinition, type SliceKey } from '../core/slice.ts';
 import {
   holdsLease,
@@ -41,7 +41,7 @@ export class InMemorySliceStore implements SliceStore {
 
   /**
    * CLAIM: the condition is `isClaimable`; effect as claim-slice.ts: a slice
-   * created from the message's definition, or re-created over an older
+   * created from the given (stored) definition, or re-created over an older
    * generation's SKIPPED one, or the existing slice claimed.
    */
   async claim(key: SliceKey, owner: string, now: number, messageId?: string, receiveCount?: number, run?: SliceDefinition): Promise<ClaimOutcome> {
@@ -67,10 +67,11 @@ export class InMemorySliceStore implements SliceStore {
     return { won: true, slice: toSlice(row) };
   }
 
-  async skipClaimed(key: SliceKey, fence: number, reason: string, now: number): Promise<void> {
+  async skipClaimed(key: SliceKey, fence: number, reason: string, now: number, status: NotRunStatus = SliceStatus.Skipped): Promise<void> {
     const row = this.row(key);
     if (!holdsLease(row, fence)) throw new LeaseLostError(executionKey(key.jobId, key.scheduledAt), fence);
     skipRow(row, reason, now, this.tables.expiresAtSeconds(now));
+    row.status = status;
   }
 
   /** RENEW: `holdsLease`; effect leaseExpiresAt = now + leaseMs. */

@@ -5,7 +5,7 @@
  * once per delivery. Run on the in-memory stores and on DynamoDB (emulator).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_ITEMS_PER_CHUNK, OUTBOX_SHARDS, type ChunkCommitRequest, type OutboundRequest } from '../../lib/core/chunks.ts';
+import { chunkInputDigest, MAX_ITEMS_PER_CHUNK, OUTBOX_SHARDS, type ChunkCommitRequest, type OutboundRequest } from '../../lib/core/chunks.ts';
 import { BusinessConditionFailedError, FencedOutError, TooManyWritesError } from '../../lib/core/errors.ts';
 import { executionKey } from '../../lib/core/execution-key.ts';
 import type { BusinessWrite } from '../../lib/core/ports.ts';
@@ -51,6 +51,18 @@ export function chunkStoreContract(label: string, factory: ContractFactory): voi
       await store.chunks.commitChunk(chunk(key, 3, 1, 'worker-a', t, [`${key.jobId}-a`]));
       expect(await store.chunks.commitChunk(chunk(key, 3, 1, 'worker-a', t + 5, [`${key.jobId}-a`]))).toBe('committed');
       expect(await store.chunks.committedChunks(key)).toHaveLength(1);
+    });
+
+    it('keeps the digest of the input a chunk was committed from on its record, and lists it with the checkpoint', async () => {
+      const t = space.instant();
+      const { key } = await claimed(store, space.jobId('input'), t);
+      const digest = chunkInputDigest(['m1', 'm2']);
+      await store.chunks.commitChunk({ ...chunk(key, 0, 1, 'worker-a', t, [`${key.jobId}-m1`]), inputDigest: digest });
+      await store.chunks.commitChunk(chunk(key, 1, 1, 'worker-a', t, [`${key.jobId}-m3`]));
+      expect((await store.chunks.committedChunks(key)).map((record) => [record.chunk, record.inputDigest])).toEqual([
+        [0, digest],
+        [1, undefined],
+      ]);
     });
 
     it("a chunk an earlier claim committed is 'already-committed' to the standby, and its writes are not applied", async () => {

@@ -317,6 +317,18 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
         expect(await store.slices.get(key)).toMatchObject({ finishedAt: t + 10 });
       });
 
+      it('ends a claimed slice MISSED when asked (claimed past its catch-up window), with the reason, out of the sweep index', async () => {
+        const t = space.instant();
+        const id = space.jobId('skip-missed');
+        const { key, slice } = await claimed(store, id, t);
+        await store.slices.skipClaimed(key, slice.fence, 'catchUp', t + 10, 'MISSED');
+        const stored = await store.slices.get(key);
+        expect(stored).toMatchObject({ status: 'MISSED', skipReason: 'catchUp', fence: slice.fence, finishedAt: t + 10 });
+        for (const gone of ['owner', 'leaseExpiresAt', 'sweepAt'] as const) expect(stored?.[gone], gone).toBeUndefined();
+        expect(await sweepableOf(store, id, Number.MAX_SAFE_INTEGER)).toEqual([]);
+        await expect(store.slices.skipClaimed(key, slice.fence, 'catchUp', t + 20, 'MISSED')).rejects.toBeInstanceOf(LeaseLostError);
+      });
+
       it('skips a run its claim created (the job moved on since the message was sent); not a FAILED slice, nor a missing one', async () => {
         const t = space.instant();
         const job = await store.putJob(jobSpec(space.jobId('skip-created')));

@@ -10,7 +10,6 @@
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../lib/core/clock.ts';
-import { definitionOf } from '../../lib/core/ports.ts';
 import { SliceStatus } from '../../lib/core/slice.ts';
 import { defineJob, HandlerRegistry } from '../../lib/engine/define-job.ts';
 import { createTestInstallation, eventually, type TestInstallation } from '../support/harness.ts';
@@ -52,7 +51,7 @@ describe('a lookahead longer than one SQS delay', () => {
     expect(report.sent).toBe(1);
     const key = { jobId: 'far-ahead', scheduledAt: due };
     const [sent] = queue.sent;
-    expect(sent).toEqual({ ...key, delaySeconds: 900, run: definitionOf(job) });
+    expect(sent).toEqual({ ...key, delaySeconds: 900, generation: job.generation });
     // Sent, not written: the claim at its second creates the slice.
     expect(await runtime.slices.get(key)).toBeUndefined();
     // Sent with the longest delay SQS has: not receivable now.

@@ -139,7 +139,7 @@ describe('pause with a reason and an end', () => {
     const resumes = sentAfter.take().filter((message) => message.jobId === 'timed');
     expect(resumes.length).toBeGreaterThan(0);
     expect(Math.min(...resumes.map((message) => message.scheduledAt))).toBe(until);
-    expect(resumes.every((message) => message.run?.generation === job.generation)).toBe(true);
+    expect(resumes.every((message) => message.generation === job.generation)).toBe(true);
 
     // Resumed by hand after the end: the record is cleared, the same generation runs on.
     clock.set(until + 500);

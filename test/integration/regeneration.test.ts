@@ -1,10 +1,11 @@
 /**
- * A job changed while its occurrence's message was on its way: the old
- * generation's message, claimed first, creates the slice and skips it (the
- * job moved on); the new generation's message re-creates the instant and runs
- * it. Against the emulator, with the real claim.
+ * A job changed while its occurrence's slice was claimed under the old
+ * generation: that claim skips it (the job moved on); the new generation's
+ * message re-creates the instant and runs it. Against the emulator, with the
+ * real claim.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sleep } from '../../lib/core/clock.ts';
 import { definitionOf } from '../../lib/core/ports.ts';
 import { supersededReason } from '../../lib/core/job-lifecycle.ts';
 import { defineJob, HandlerRegistry } from '../../lib/engine/define-job.ts';
@@ -48,7 +49,9 @@ describe('a newer generation meeting an older one mid-claim', () => {
     const jobs = runtime.jobs(['h']);
     const spec = { id: 'regen-race', schedule: '*/5 * * * * *', handler: 'h' };
     const first = (await jobs.put(spec)).job;
-    const at = wholeSecond();
+    // An occurrence of both generations (every 5 s), close enough for the workers to claim it now.
+    const at = Math.ceil((Date.now() + 1000) / 5000) * 5000;
+    await sleep(Math.max(0, at - 1000 - Date.now()));
     const key = { jobId: first.id, scheduledAt: at };
     // The old generation's message is claimed first: its worker holds the slice while it reads the job.
     const old = await runtime.slices.claim(key, 'w-old', Date.now(), 'm-old', 1, definitionOf(first));
@@ -56,7 +59,7 @@ describe('a newer generation meeting an older one mid-claim', () => {
     const changed = (await jobs.put({ ...spec, payload: { v: 2 } })).job;
 
     // The new generation's message, delivered meanwhile (its own SQS message, so another message id).
-    await runtime.workQueue.send([{ ...key, delaySeconds: 0, run: definitionOf(changed) }]);
+    await runtime.workQueue.send([{ ...key, delaySeconds: 0, generation: changed.generation }]);
     const [message] = await installation.receiveSome(installation.resources.queueUrls.work, 1);
     const runs: unknown[] = [];
     const worker = runtime.worker('w-new', new HandlerRegistry([defineJob('h', async (ctx) => void runs.push(ctx.payload))]));

@@ -235,10 +235,10 @@ describe('two scanners racing one shard', () => {
     // They raced: both sent some occurrences (each scanner read the buckets before the other moved the cursor).
     expect(all.length).toBeGreaterThan(expected.length);
     expect(sentKeys(queueA.sent).filter((key) => sentKeys(queueB.sent).includes(key)).length).toBeGreaterThan(0);
-    // Each message carries its generation's definition; no slice was written: the claim creates it.
+    // Each message names its generation; no slice was written: the claim creates it from the stored definition.
     for (const message of all) {
       const job = jobs.find((candidate) => candidate.id === message.jobId)!;
-      expect(message.run).toEqual(definitionOf(job));
+      expect(message.generation).toBe(job.generation);
     }
     for (const job of jobs) expect(await repository.slicesOf(job.id, 0)).toEqual([]);
 
@@ -376,7 +376,7 @@ describe('the sweep', () => {
     expect(sweep).toMatchObject({ swept: 3, sent: 0, reconciled: 0, errors: 0 });
     expect(sentKeys(queue.sent)).toEqual([at(-60_000), at(-50_000), at(-20_000)].map(keyOf).sort());
     // A sweep's message names the slice only: the slice exists.
-    expect(queue.sent.every((message) => message.run === undefined)).toBe(true);
+    expect(queue.sent.every((message) => message.generation === undefined)).toBe(true);
 
     // The sweep pushed their next look out: an immediate scan is quiet.
     queue.sent.length = 0;
@@ -411,7 +411,7 @@ describe('a message dropped on its way', () => {
     // The message is taken off the queue and never processed.
     const [dropped] = await installation.receiveSome(url, 10);
     const order = decodeWorkMessage(dropped!.Body!);
-    expect(order).toEqual({ ...key, run: definitionOf(job) });
+    expect(order).toEqual({ ...key, generation: job.generation });
     await deleteMessage(runtime, dropped!);
     expect(await runtime.slices.get(key)).toBeUndefined();
 

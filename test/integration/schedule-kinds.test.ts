@@ -60,7 +60,7 @@ describe('schedule kinds against the emulator', () => {
     expect(rate).toEqual(rate.map((_, index) => T0 + 15_000 * (index + 1)));
     expect(sentOf(queue, 'k-at').map(isoSecond)).toEqual(['2026-06-01T12:00:20Z']);
     // Sent with the definition, not written: the claim creates each slice.
-    expect(queue.sent.every((message) => message.run !== undefined)).toBe(true);
+    expect(queue.sent.every((message) => message.generation !== undefined)).toBe(true);
     expect(await runtime.jobs().slicesOf('k-rate', 0)).toEqual([]);
     // Its slot taken up, the one-time job has no next occurrence.
     expect(nextOccurrenceOf(atJob, clock.now())).toBe(NEVER);

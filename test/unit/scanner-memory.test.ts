@@ -108,9 +108,11 @@ describe('Scanner over the in-memory stores', () => {
     expect(engine.events.ofType('missed')).toMatchObject([{ scheduledAt: isoSecond(T0 + 30_000), count: 51 }]);
     // The catch-up window's six occurrences and the lookahead's three were sent (with their definition), not missed.
     const window = Array.from({ length: 9 }, (_, i) => T0 + 9 * 60_000 + i * 10_000);
-    expect(sent.filter((message) => message.run?.generation === 1).map((message) => message.scheduledAt)).toEqual(window);
+    expect(sent.filter((message) => message.generation === 1).map((message) => message.scheduledAt)).toEqual(window);
     // The claim creates the slice: none yet.
     expect(await engine.slices.get({ jobId: 'outage', scheduledAt: T0 + 9 * 60_000 })).toBeUndefined();
+    // Claimed as they arrive: the window's now (a claim later than the window would record them MISSED), the lookahead's at their second.
+    await engine.drain(engine.worker('worker'));
     clock.set(T0 + 10 * 60_000 + LOOKAHEAD_MS);
     await engine.drain(engine.worker('worker'));
     expect((await engine.jobs().ledgerOf('outage', T0 + 9 * 60_000)).map((record) => [record.scheduledAt, record.outcome])).toEqual(window.map((at) => [at, 'SUCCEEDED']));
@@ -224,13 +226,13 @@ describe('Scanner over the in-memory stores', () => {
     // More late occurrences than the reconciler reads at once: the lost one is past the first page.
     { name: 'every second, due from 1,400 s ago', schedule: '* * * * * *', dueFromS: 1400, lostS: 100, sent: 1430 },
   ])('a generation taken up from the inbox from behind the reconciled range (a first scan after an outage), $name: a lost message of it is still found', async ({ schedule, dueFromS, lostS, sent }) => {
-    const clock = new ManualClock(T0);
-    const engine = createMemoryEngine(clock);
-    const job = await engine.register({ id: 'back-from-outage', schedule, policies: { catchUpWindowMs: 3_600_000 } }, async () => {});
     // As a shard's first scan finds a job whose stored first occurrence is in the past (an upgrade after downtime,
     // the drill's simulated outage): the cursor the scan writes starts at the current bucket.
-    await engine.wheel.takeFromInbox(0, { jobId: job.id, generation: job.generation, from: T0 });
-    await engine.wheel.putInbox(0, { jobId: job.id, generation: job.generation, from: T0 - dueFromS * 1000 });
+    const clock = new ManualClock(T0 - dueFromS * 1000);
+    const engine = createMemoryEngine(clock);
+    const job = await engine.register({ id: 'back-from-outage', schedule, policies: { catchUpWindowMs: 3_600_000 } }, async () => {});
+    expect(job.nextFireAt).toBe(T0 - dueFromS * 1000);
+    clock.set(T0);
     const lostAt = T0 - lostS * 1000;
     const dropping: WorkQueue = { ...delegate<WorkQueue>(engine.workQueue), send: (messages) => engine.workQueue.send(messages.filter((message) => message.scheduledAt !== lostAt)) };
     const firstScan = await scannerOver(engine, 'scanner', { queue: dropping, lookaheadMs: LOOKAHEAD_MS }).scanShard(0);

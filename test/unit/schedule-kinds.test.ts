@@ -10,7 +10,6 @@ import { InvalidJobSpecError } from '../../lib/core/errors.ts';
 import { jitterOffsetMs, startAtOf } from '../../lib/core/jitter.ts';
 import { NEVER, nextOccurrenceOf } from '../../lib/core/job-lifecycle.ts';
 import { parseJobSpec } from '../../lib/core/job-spec.ts';
-import { definitionOf } from '../../lib/core/ports.ts';
 import { nextOccurrenceAtOrAfter, occurrencesBetween, validateSchedule } from '../../lib/core/schedule.ts';
 import { parseScheduleExpression } from '../../lib/core/schedule-kinds.ts';
 import { whyNotRun } from '../../lib/cli/runs-command.ts';
@@ -177,8 +176,8 @@ describe('over the real Scanner and Worker (in-memory stores, manual clock)', ()
     await engine.scanner('scanner', { lookaheadMs: 60_000 }).scanShard(0);
     const offset = jitterOffsetMs('ramp', 20_000);
     const [message] = engine.workQueue.messages();
-    // The nominal key, and the definition the claim creates the slice with.
-    expect(message?.key).toEqual({ jobId: 'ramp', scheduledAt: T0, run: definitionOf(job) });
+    // The nominal key, and the generation it was sent for (never a definition).
+    expect(message?.key).toEqual({ jobId: 'ramp', scheduledAt: T0, generation: job.generation });
     expect(message?.visibleAt).toBe(T0 + Math.floor(offset / 1000) * 1000);
     clock.set(T0 + offset);
     await engine.drain(engine.worker('worker'));

@@ -184,18 +184,18 @@ describe('keys, shards and messages', () => {
     expect(() => decodeScanMessage('{"v":1,"shard":-1}')).toThrowError(/shard/);
   });
 
-  it("round-trips a scanner's work message with the definition it carries (`run`), and refuses a bad definition", () => {
-    const run = { generation: 3, handler: 'h', policies: { ...DEFAULT_POLICIES, overlap: 'skip' as const }, payload: { region: 'eu', n: [1, 2] }, shard: 5 };
-    const order = { jobId: 'j', scheduledAt: 5000, run };
+  it("a scanner's work message names its generation and nothing else; an older body's definition (`run`) is read for its generation only", () => {
+    const order = { jobId: 'j', scheduledAt: 5000, generation: 3 };
+    expect(JSON.parse(encodeWorkMessage(order))).toEqual({ v: 1, ...order });
     expect(decodeWorkMessage(encodeWorkMessage(order))).toEqual(order);
-    const { payload: _payload, ...withoutPayload } = run;
-    const decoded = decodeWorkMessage(encodeWorkMessage({ jobId: 'j', scheduledAt: 5000, run: withoutPayload }));
-    expect(decoded).toEqual({ jobId: 'j', scheduledAt: 5000, run: withoutPayload });
-    expect(decoded.run && 'payload' in decoded.run).toBe(false);
-    const body = (patch: Record<string, unknown>): string => JSON.stringify({ v: 1, jobId: 'j', scheduledAt: 5000, run: { ...run, ...patch } });
-    expect(() => decodeWorkMessage(body({ generation: -1 }))).toThrowError(/run\.generation/);
-    expect(() => decodeWorkMessage(body({ handler: '' }))).toThrowError(/run\.handler/);
-    expect(() => decodeWorkMessage(body({ shard: 1.5 }))).toThrowError(/run\.shard/);
+    const run = { generation: 3, handler: 'h', policies: { ...DEFAULT_POLICIES, overlap: 'skip' as const }, payload: { region: 'eu', n: [1, 2] }, shard: 5 };
+    const legacy = (patch: Record<string, unknown>, extra: Record<string, unknown> = {}): string =>
+      JSON.stringify({ v: 1, jobId: 'j', scheduledAt: 5000, run: { ...run, ...patch }, ...extra });
+    // Whatever else an older body says (another handler, a bad shard), only its generation is taken.
+    expect(decodeWorkMessage(legacy({ handler: 'other', shard: 1.5, payload: 'x' }))).toEqual(order);
+    expect(() => decodeWorkMessage(legacy({ generation: -1 }))).toThrowError(/run\.generation/);
+    expect(() => decodeWorkMessage(JSON.stringify({ v: 1, jobId: 'j', scheduledAt: 5000, generation: 1.5 }))).toThrowError(/generation/);
+    expect(() => decodeWorkMessage(legacy({}, { generation: 4 }))).toThrowError(/generation: 4 disagrees with run\.generation 3/);
   });
 
   it('percentiles use the nearest rank', () => {

@@ -1,10 +1,12 @@
 /**
- * A scanner's message carries the definition of the generation it was sent
- * for, and the claim creates the slice with it. The worker then reads the job:
- * a first run of a generation the job has moved on from is SKIPPED with the
- * change's reason, never run; the current generation's own message re-creates
- * the instant and runs it; a takeover goes on under the definition it started
- * with. Real Worker over the in-memory stores, ManualClock.
+ * A scanner's message names the generation it was sent for; the worker reads
+ * the job and creates the slice only for the job's current generation, from
+ * its stored definition. A message of a generation the job has moved on from
+ * creates nothing (the change recorded what that generation had due); a slice
+ * on record of such a generation is SKIPPED with the change's reason, never
+ * run; the current generation's own message runs the instant; a takeover goes
+ * on under the definition it started with. Real Worker over the in-memory
+ * stores, ManualClock.
  */
 import { describe, expect, it } from 'vitest';
 import { ManualClock, OffsetClock } from '../../lib/core/clock.ts';
@@ -27,11 +29,11 @@ async function setUp(): Promise<{ engine: MemoryEngine; clock: ManualClock; firs
 
 /** The scanner's message for `at`, as it went out while `job` was current. */
 async function sendAs(engine: MemoryEngine, job: StoredJob, at: number): Promise<void> {
-  await engine.workQueue.send([{ jobId: job.id, scheduledAt: at, delaySeconds: 0, run: definitionOf(job) }]);
+  await engine.workQueue.send([{ jobId: job.id, scheduledAt: at, delaySeconds: 0, generation: job.generation }]);
 }
 
 describe('a message of a generation the job has moved on from', () => {
-  it('is skipped with the change\'s reason, recorded no earlier than the change even by a worker whose clock runs behind; the new generation\'s message runs the instant', async () => {
+  it('creates nothing, so the new generation\'s message runs the instant; an older generation\'s slice on record is skipped with the change\'s reason, recorded no earlier than the change even by a worker whose clock runs behind', async () => {
     const { engine, clock, first, payloads } = await setUp();
     await sendAs(engine, first, T0);
     clock.set(T0 - 1000);
@@ -39,38 +41,50 @@ describe('a message of a generation the job has moved on from', () => {
     expect(second.generation).toBe(first.generation + 1);
 
     clock.set(T0);
-    // Half a second behind the clock that made the change (within the early-message tolerance: it claims).
-    const behind = engine.worker('behind', { clock: new OffsetClock(-1500, clock) });
-    expect(await engine.drain(behind)).toBe(1);
+    expect(await engine.drain(engine.worker('stale'))).toBe(1);
     expect(payloads).toEqual([]);
-    expect(await engine.slices.get({ jobId: first.id, scheduledAt: T0 })).toMatchObject({
-      status: SliceStatus.Skipped,
-      skipReason: 'superseded',
-      generation: first.generation,
-      finishedAt: second.updatedAt,
-    });
-    expect(engine.events.events.map((event) => `${event.type}:${event.reason ?? ''}`)).toEqual(['skipped:superseded']);
+    expect(await engine.slices.get({ jobId: first.id, scheduledAt: T0 })).toBeUndefined();
+    expect(engine.events.events).toEqual([]);
 
     await sendAs(engine, second, T0);
     expect(await engine.drain(engine.worker('current'))).toBe(1);
     expect(payloads).toEqual([{ rev: 2 }]);
-    expect(await engine.slices.get({ jobId: first.id, scheduledAt: T0 })).toMatchObject({ status: SliceStatus.Succeeded, generation: second.generation, fence: 2, attempts: 1 });
-    // The older message, sent again, finds a newer generation's slice and is dropped.
+    expect(await engine.slices.get({ jobId: first.id, scheduledAt: T0 })).toMatchObject({ status: SliceStatus.Succeeded, generation: second.generation, fence: 1, attempts: 1 });
+    // The older message, sent again, finds the slice final and is dropped.
     await sendAs(engine, first, T0);
     expect(await engine.drain(engine.worker('late'))).toBe(1);
     expect(payloads).toEqual([{ rev: 2 }]);
+
+    // A slice of the first generation on record that no change settled (made after the last one, say, by a
+    // reconciler that read the job before it), claimed by its sweep's message (no generation) by a worker whose
+    // clock runs 1.5 s behind the one that made that change.
+    clock.set(T0 + 4000);
+    const third = (await engine.jobs().put({ id: 'moves-on', schedule: '*/5 * * * * *', handler: 'moves-on', policies: FAST, payload: { rev: 3 } })).job;
+    const onRecord = { jobId: first.id, scheduledAt: T0 + 5000 };
+    await engine.slices.enqueue(definitionOf(first), [{ ...onRecord, sweepAt: T0 + 35_000 }], T0 + 4000);
+    await engine.workQueue.send([{ ...onRecord, delaySeconds: 0 }]);
+    clock.set(T0 + 5000);
+    expect(await engine.drain(engine.worker('behind', { clock: new OffsetClock(-1500, clock) }))).toBe(1);
+    expect(payloads).toEqual([{ rev: 2 }]);
+    expect(await engine.slices.get(onRecord)).toMatchObject({
+      status: SliceStatus.Skipped,
+      skipReason: 'superseded',
+      generation: first.generation,
+      finishedAt: third.updatedAt,
+    });
   });
 
-  it('after a pause or a delete, is skipped as paused or deleted', async () => {
+  it('after a pause or a delete, creates nothing and runs nothing', async () => {
     for (const change of ['pause', 'delete'] as const) {
       const { engine, clock, first, payloads } = await setUp();
       await sendAs(engine, first, T0);
       if (change === 'pause') await engine.jobs().pause(first.id);
       else await engine.jobs().delete(first.id);
       clock.set(T0);
-      await engine.drain(engine.worker('w'));
+      expect(await engine.drain(engine.worker('w')), change).toBe(1);
       expect(payloads, change).toEqual([]);
-      expect(await engine.slices.get({ jobId: first.id, scheduledAt: T0 }), change).toMatchObject({ status: SliceStatus.Skipped, skipReason: change === 'pause' ? 'paused' : 'deleted' });
+      expect(await engine.slices.get({ jobId: first.id, scheduledAt: T0 }), change).toBeUndefined();
+      expect(engine.deadLetters.records, change).toEqual([]);
     }
   });
 
@@ -90,17 +104,18 @@ describe('a message of a generation the job has moved on from', () => {
 
   it('when the newer generation\'s own message is lost and that generation ends too, its change records the instant for it (an older generation\'s skip is no record of it)', async () => {
     const { engine, clock, first, payloads } = await setUp();
-    await sendAs(engine, first, T0);
     clock.set(T0 - 3000);
     const second = (await engine.jobs().put({ id: 'moves-on', schedule: '*/5 * * * * *', handler: 'moves-on', policies: FAST, payload: { rev: 2 } })).job;
-    clock.set(T0);
-    await engine.drain(engine.worker('w'));
-    expect(await engine.slices.get({ jobId: first.id, scheduledAt: T0 })).toMatchObject({ status: SliceStatus.Skipped, generation: first.generation });
+    // The first generation's slice at T0, claimed just before the change and then skipped as superseded.
+    const key = { jobId: first.id, scheduledAt: T0 };
+    const claimed = await engine.slices.claim(key, 'w', T0 - 3000, 'm', 1, definitionOf(first));
+    expect(claimed.won).toBe(true);
+    await engine.slices.skipClaimed(key, 1, 'superseded', T0 - 3000);
     // The second generation's message for T0 never comes (lost); it ends 2 s later.
     clock.set(T0 + 2000);
     const third = await engine.jobs().put({ id: 'moves-on', schedule: '*/7 * * * * *', handler: 'moves-on', policies: FAST });
     expect(third.skipped).toBe(1);
-    expect(await engine.slices.get({ jobId: first.id, scheduledAt: T0 })).toMatchObject({
+    expect(await engine.slices.get(key)).toMatchObject({
       status: SliceStatus.Skipped,
       skipReason: 'superseded',
       generation: second.generation,

@@ -15,6 +15,7 @@ export function chunkRecordItem(record: ChunkRecord, expiresAtSeconds: number): 
     owner: record.owner,
     committedAt: record.committedAt,
     items: record.items,
+    inputDigest: record.inputDigest,
     expiresAt: expiresAtSeconds,
   });
 }
@@ -28,6 +29,7 @@ export function toChunkRecord(item: Item): ChunkRecord {
     owner: raw.owner as string,
     committedAt: raw.committedAt as number,
     items: raw.items as number,
+    ...(typeof raw.inputDigest === 'string' && { inputDigest: raw.inputDigest }),
   };
 }
 

@@ -1,6 +1,7 @@
 /**
- * CLAIM — take a slice for one attempt, creating it when the message carries
- * its generation's definition (a scanner's message: no write before the claim).
+ * CLAIM — take a slice for one attempt, creating it when the worker passes the
+ * job's stored definition of the message's generation (a scanner's message at an
+ * occurrence: core/claim-plan.ts; no write before the claim).
  *
  * Key:       slices[jobId, scheduledAt]
  * CREATE:    with a definition of generation g, first a PutItem of the whole new slice
@@ -40,11 +41,11 @@ import { isClaimable, isOwnClaimResent, isRecreatable, LEASE_EXPIRY_MARGIN_MS, S
 import { isConditionFailure, onTable } from './errors.ts';
 import { sliceDefinitionFields, sliceKeyItem, toItem, toSlice } from './items.ts';
 
-/** The slice exists (a message without a definition may name one that was never created). */
+/** The slice exists (a claim without a definition may name one that was never created). */
 const EXISTS = 'attribute_exists(jobId)';
 /** No slice at this instant yet: the claim creates it. */
 const NO_SLICE = 'attribute_not_exists(jobId)';
-/** The slice is of the generation the message was sent for. */
+/** The slice is of the generation the definition is of. */
 const SAME_GENERATION = '#generation = :generation';
 /** An older generation left this instant SKIPPED, and it is not a range record: the new generation runs it. */
 const OLDER_GENERATION_SKIPPED = '(#status = :skipped AND #generation < :generation AND attribute_not_exists(missedUntil))';
@@ -69,7 +70,7 @@ export interface ClaimRequest {
   readonly now: number;
   readonly messageId?: string;
   readonly receiveCount?: number;
-  /** The definition the message carries: the claim creates (or re-creates) the slice with it. */
+  /** The job's stored definition of the message's generation: the claim creates (or re-creates) the slice with it. */
   readonly run?: SliceDefinition;
 }
 
@@ -124,7 +125,7 @@ async function createClaimed(dynamo: DynamoDBClient, tableName: string, request:
 
 type ClaimInput = Pick<ConstructorParameters<typeof UpdateItemCommand>[0], 'UpdateExpression' | 'ConditionExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'>;
 
-/** CLAIM: an existing slice, of the message's generation when it carries one. */
+/** CLAIM: an existing slice, of the definition's generation when one is given. */
 function claimInput(request: ClaimRequest, token: string): ClaimInput {
   const { now, messageId, run } = request;
   const count = messageId === undefined ? undefined : request.receiveCount;

@@ -80,6 +80,7 @@ function transactItems(tables: ChunkTables, request: ChunkCommitRequest, executi
     owner: request.owner,
     committedAt: request.now,
     items: chunkItemCount(request),
+    ...(request.inputDigest !== undefined && { inputDigest: request.inputDigest }),
   };
   return [
     {

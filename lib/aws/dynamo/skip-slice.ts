@@ -5,7 +5,7 @@
  *
  * Key:       slices[jobId, T]
  * Condition: HELD (fence = the claim's AND RUNNING)
- * Effect:    SKIPPED, skipReason, finishedAt, history TTL, out of the sweep
+ * Effect:    SKIPPED (or MISSED: claimed past its catch-up window), skipReason, finishedAt, history TTL, out of the sweep
  *            index, the lease dropped; fence + 1 when fencing out.
  * Outcome:   done; or the claim no longer holds it (`onLost`).
  */
@@ -26,6 +26,8 @@ export interface SkipRequest {
   readonly reason: string;
   readonly now: number;
   readonly bumpFence: boolean;
+  /** @default SKIPPED; MISSED for a slot claimed past its catch-up window. */
+  readonly status?: typeof SliceStatus.Skipped | typeof SliceStatus.Missed;
 }
 
 export function skipHeldSlice(
@@ -46,7 +48,7 @@ export function skipHeldSlice(
       ConditionExpression: HELD,
       ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner' },
       ExpressionAttributeValues: {
-        ':skipped': { S: SliceStatus.Skipped },
+        ':skipped': { S: request.status ?? SliceStatus.Skipped },
         ':running': { S: SliceStatus.Running },
         ':reason': { S: reason },
         ':fence': { N: String(fence) },

@@ -9,8 +9,8 @@ import { executionKey } from '../../core/execution-key.ts';
 import type { SkipReason } from '../../core/job-lifecycle.ts';
 import { ledgerRecordOf, type LedgerRecord } from '../../core/ledger.ts';
 import { mapBounded } from '../../core/map-bounded.ts';
-import type { BusinessWrite, ClaimOutcome, NewSlice, RangeRecordOutcome, SliceStore, SweepCandidate } from '../../core/ports.ts';
-import type { Slice, SliceDefinition, SliceKey } from '../../core/slice.ts';
+import type { BusinessWrite, ClaimOutcome, NewSlice, NotRunStatus, RangeRecordOutcome, SliceStore, SweepCandidate } from '../../core/ports.ts';
+import { SliceStatus, type Slice, type SliceDefinition, type SliceKey } from '../../core/slice.ts';
 import { MAX_BUSINESS_WRITES_PER_COMMIT } from '../../core/slice-transitions.ts';
 import type { CronfenceConfig } from '../config.ts';
 import { toTransactItem } from './business-writes.ts';
@@ -36,8 +36,8 @@ export class DynamoSliceStore implements SliceStore {
     return claimSlice(this.dynamo, this.config.slicesTable, { key: { jobId: key.jobId, scheduledAt: key.scheduledAt }, owner, now, messageId, receiveCount, run });
   }
 
-  async skipClaimed(key: SliceKey, fence: number, reason: string, now: number): Promise<void> {
-    await skipHeldSlice(this.dynamo, this.config, { key, fence, reason, now, bumpFence: false }, () => {
+  async skipClaimed(key: SliceKey, fence: number, reason: string, now: number, status: NotRunStatus = SliceStatus.Skipped): Promise<void> {
+    await skipHeldSlice(this.dynamo, this.config, { key, fence, reason, now, bumpFence: false, status }, () => {
       throw new LeaseLostError(executionKey(key.jobId, key.scheduledAt), fence);
     });
   }
