@@ -77,7 +77,7 @@ export function jobsCommand(
       write(
         table([
           ['id', 'schedule', 'time zone', 'handler', 'state', 'next fire (UTC)', 'version', 'origin', 'group'],
-          ...all.map((job) => [job.id, job.schedule, job.timeZone, job.handler, stateOf(job), nextLabel(nextOccurrenceOf(job, Date.now())), job.version, job.origin ?? '-', job.group ?? '-']),
+          ...all.map((job) => listRow(job)),
         ]),
       );
     });
@@ -85,7 +85,12 @@ export function jobsCommand(
   jobs
     .command('get')
     .argument('<id>')
-    .action(async (id: string) => write(JSON.stringify(await repository().require(id), null, 2)));
+    .action(async (id: string) => {
+      const job = await repository().require(id);
+      // A job a scan set aside (its stored row cannot be planned or sent) says so, with the reason.
+      const setAside = await repository().setAsideOf(job);
+      write(JSON.stringify(setAside ? { ...job, setAside } : job, null, 2));
+    });
 
   if (operator) addOperatorCommands(jobs, operator, write);
 
@@ -119,6 +124,20 @@ interface AddFlags {
   overlap?: string;
   jitter?: string;
   afterRun?: string;
+}
+
+/**
+ * One row of `jobs list`. A stored row that cannot be read (a schedule or zone
+ * that no longer parses, a field missing) is listed as unreadable with the
+ * reason, never an error for the whole list.
+ */
+function listRow(job: StoredJob): (string | number)[] {
+  try {
+    return [job.id, job.schedule, job.timeZone, job.handler, stateOf(job), nextLabel(nextOccurrenceOf(job, Date.now())), job.version, job.origin ?? '-', job.group ?? '-'];
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    return [job.id, String(job.schedule), String(job.timeZone), String(job.handler), `unreadable: ${reason}`, '-', String(job.version), job.origin ?? '-', job.group ?? '-'];
+  }
 }
 
 /** enabled; paused (by whom, until when); or running again after a timed pause's end. */

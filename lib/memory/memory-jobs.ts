@@ -25,6 +25,8 @@ import {
 import { parseJobSpec } from '../core/job-spec.ts';
 import { ledgerOfSlices, type LedgerRecord } from '../core/ledger.ts';
 import { definitionOf, type StoredJob } from '../core/ports.ts';
+import { isSetAsideNow, type SetAsideJob } from '../core/set-aside.ts';
+import { shardOf } from '../core/shard.ts';
 import { SliceStatus, type Slice } from '../core/slice.ts';
 import { maySettle } from '../core/slice-transitions.ts';
 import { InMemorySliceStore } from './memory-slice-store.ts';
@@ -61,6 +63,13 @@ export class InMemoryJobRepository {
   async list(): Promise<StoredJob[]> {
     const jobs = [...this.tables.jobs.values()].filter((record): record is StoredJob => !isTombstone(record));
     return jobs.sort((a, b) => a.id.localeCompare(b.id)).map((job) => structuredClone(job));
+  }
+
+  /** The job's set-aside record when a scan set its current generation aside (as JobRepository.setAsideOf). */
+  async setAsideOf(job: { readonly id: string; readonly generation: number }): Promise<SetAsideJob | undefined> {
+    const record = await new InMemoryWheelStore(this.tables).setAsideJobs(shardOf(job.id, this.tables.shardCount));
+    const found = record.find((candidate) => candidate.jobId === job.id);
+    return isSetAsideNow(found, job) ? found : undefined;
   }
 
   /** @throws {JobNotFoundError} */

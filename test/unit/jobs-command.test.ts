@@ -41,3 +41,28 @@ describe('cronfence jobs add: DST policy flags', () => {
     await expect(add(['--dst-gap', 'later'])).rejects.toThrowError(/invalid dst\.gap "later"/);
   });
 });
+
+describe('cronfence jobs list and get over a row that cannot be planned', () => {
+  const good: StoredJob = { ...parseJobSpec({ id: 'good', schedule: '*/5 * * * *', handler: 'h' }), shard: 0, nextFireAt: Date.parse('2026-03-09T06:30:00Z'), version: 1, generation: 1, createdAt: 0, updatedAt: 0 };
+  const bad: StoredJob = { ...good, id: 'bad', schedule: 'every tuesday-ish' };
+  const setAside = { jobId: 'bad', generation: 1, reason: 'invalid schedule "every tuesday-ish"', from: 0, at: 0, by: 'scanner' };
+  const repository = {
+    list: async () => [bad, good],
+    require: async (id: string) => (id === 'bad' ? bad : good),
+    setAsideOf: async (job: StoredJob) => (job.id === 'bad' ? setAside : undefined),
+  } as unknown as JobRepository;
+
+  it('lists every other job, and the bad one as unreadable with the reason', async () => {
+    const lines: string[] = [];
+    await jobsCommand(() => repository, (line) => lines.push(line)).parseAsync(['list'], { from: 'user' });
+    const rows = lines.join('\n').split('\n');
+    expect(rows.find((row) => row.startsWith('bad '))).toMatch(/unreadable: .*every tuesday-ish/);
+    expect(rows.find((row) => row.startsWith('good '))).toMatch(/enabled/);
+  });
+
+  it('get shows the set-aside record beside the job', async () => {
+    const lines: string[] = [];
+    await jobsCommand(() => repository, (line) => lines.push(line)).parseAsync(['get', 'bad'], { from: 'user' });
+    expect(JSON.parse(lines.join('\n'))).toMatchObject({ id: 'bad', setAside });
+  });
+});

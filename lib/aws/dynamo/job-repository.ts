@@ -35,6 +35,7 @@ import { parseJobSpec, type JobOrigin } from '../../core/job-spec.ts';
 import type { OperatorNote, PauseState } from '../../core/operator.ts';
 import { ledgerOfSlices, type LedgerRecord } from '../../core/ledger.ts';
 import { definitionOf, type StoredJob } from '../../core/ports.ts';
+import { isSetAsideNow, type SetAsideJob } from '../../core/set-aside.ts';
 import { shardOf } from '../../core/shard.ts';
 import type { Slice } from '../../core/slice.ts';
 import type { CronfenceConfig } from '../config.ts';
@@ -101,6 +102,17 @@ export class JobRepository {
       .map(toJobRecord)
       .filter((record): record is StoredJob => !isTombstone(record))
       .sort((a, b) => a.id.localeCompare(b.id));
+  }
+
+  /**
+   * The job's set-aside record (core/set-aside.ts) when a scan set its current
+   * generation aside: its stored row could not be planned or sent. One Query of
+   * the shard's few set-aside records.
+   */
+  async setAsideOf(job: { readonly id: string; readonly generation: number }): Promise<SetAsideJob | undefined> {
+    const records = await new DynamoWheelStore(this.dynamo, this.config).setAsideJobs(shardOf(job.id, this.config.shardCount));
+    const record = records.find((candidate) => candidate.jobId === job.id);
+    return isSetAsideNow(record, job) ? record : undefined;
   }
 
   /** Jobs of a group (`--group`), by id. */
