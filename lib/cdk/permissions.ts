@@ -17,13 +17,14 @@
  *          GetItem(jobs): has the job moved on since the message was sent
  *          UpdateItem(slices), or TransactWriteItems: UpdateItem(slices) + the
  *          business writes — finalize-slice.ts; SendMessage(dlq); PutEvents
- *          GetItem, PutItem(jobs), Query(slices, slices/index/sweep): a one-time job with
- *          afterOneTime 'delete' deleted after its run — job-repository.ts;
+ *          GetItem, PutItem(jobs), Query(slices, slices/index/sweep), Query, PutItem, DeleteItem(wheel): a
+ *          one-time job with afterOneTime 'delete' deleted after its run — job-repository.ts, job-change.ts;
  *          Query(slices), UpdateItem(slices): the overlap policy — overlap-ops.ts
  *          TransactWriteItems: ConditionCheckItem(slices) + PutItem(chunks) — commit-chunk.ts;
  *          Query, GetItem(chunks) — chunk-store.ts (checkpoint, own-chunk check)
  *          + the business tables granted with grantCommit
- * jobs     GetItem, PutItem, DeleteItem(jobs) — job-repository.ts; PutItem(wheel) the new generation's inbox entry;
+ * jobs     GetItem, PutItem, DeleteItem(jobs) — job-repository.ts; in one TransactWriteItems with the job, PutItem(wheel)
+ *          the new generation's inbox entry and the settle record, Query and DeleteItem(wheel) to finish it — job-change.ts;
  *          Query(slices), UpdateItem(slices) — settle-pending-slices.ts, create-slices.ts (SETTLE)
  */
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -98,6 +99,8 @@ export function grantWorker(grantee: iam.IGrantable, r: SchedulerResources): voi
   // The check after a claim (has the job moved on?), and a one-time job deleting itself after its run
   // (JobRepository.deleteAfterRun: the change and its settle).
   allow(grantee, ['dynamodb:GetItem', 'dynamodb:PutItem'], [r.jobs.tableArn]);
+  // The same change's settle record on the wheel, written with the job and removed once settled (job-change.ts).
+  allow(grantee, ['dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:DeleteItem'], [r.wheel.tableArn]);
   // The same, and the overlap policy's read of a job's recent slices (overlap-ops.ts).
   allow(grantee, ['dynamodb:Query'], [r.slices.tableArn, indexArn(r.slices, sweepIndex())]);
   // Chunked commits (commit-chunk.ts, chunk-store.ts): the fence check on the slice, the chunk and outbox puts, the checkpoint read.
@@ -128,7 +131,8 @@ function outboxIndex(): string {
 
 export function grantJobsResource(grantee: iam.IGrantable, r: SchedulerResources): void {
   allow(grantee, ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:DeleteItem'], [r.jobs.tableArn]);
-  allow(grantee, ['dynamodb:PutItem'], [r.wheel.tableArn]);
+  // One transaction with the job: the inbox entry and the settle record; the settle record found and removed after.
+  allow(grantee, ['dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:DeleteItem'], [r.wheel.tableArn]);
   allow(grantee, ['dynamodb:Query', 'dynamodb:UpdateItem'], [r.slices.tableArn]);
   useTableKey(grantee, r);
 }

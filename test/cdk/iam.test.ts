@@ -111,9 +111,9 @@ describe('IAM', () => {
     expect(Object.fromEntries(grantsOf(template, s.workerFunction))).toEqual({
       'dynamodb:GetItem': [arnOf(s.chunksTable), arnOf(s.jobsTable), arnOf(s.slicesTable)].sort(),
       'dynamodb:UpdateItem': [arnOf(s.slicesTable), payouts].sort(),
-      'dynamodb:Query': [arnOf(s.chunksTable), arnOf(s.slicesTable), indexOf(s.slicesTable, 'sweep')].sort(),
-      'dynamodb:PutItem': [arnOf(s.chunksTable), arnOf(s.jobsTable), arnOf(s.slicesTable), payouts].sort(),
-      'dynamodb:DeleteItem': [payouts],
+      'dynamodb:Query': [arnOf(s.chunksTable), arnOf(s.slicesTable), indexOf(s.slicesTable, 'sweep'), arnOf(s.wheelTable)].sort(),
+      'dynamodb:PutItem': [arnOf(s.chunksTable), arnOf(s.jobsTable), arnOf(s.slicesTable), arnOf(s.wheelTable), payouts].sort(),
+      'dynamodb:DeleteItem': [arnOf(s.wheelTable), payouts].sort(),
       'dynamodb:ConditionCheckItem': [arnOf(s.slicesTable), payouts].sort(),
       'sqs:SendMessage': [arnOf(s.deadLetterQueue)],
       'events:PutEvents': [arnOf(s.eventBus)],
@@ -135,8 +135,8 @@ describe('IAM', () => {
     expect(Object.fromEntries(grantsOf(template, fn))).toEqual({
       'dynamodb:GetItem': [arnOf(s.jobsTable)],
       'dynamodb:PutItem': [arnOf(s.jobsTable), arnOf(s.wheelTable)].sort(),
-      'dynamodb:DeleteItem': [arnOf(s.jobsTable)],
-      'dynamodb:Query': [arnOf(s.slicesTable)],
+      'dynamodb:DeleteItem': [arnOf(s.jobsTable), arnOf(s.wheelTable)].sort(),
+      'dynamodb:Query': [arnOf(s.slicesTable), arnOf(s.wheelTable)].sort(),
       'dynamodb:UpdateItem': [arnOf(s.slicesTable)],
     });
   });
