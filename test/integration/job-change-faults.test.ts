@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobRepository } from '../../lib/aws/dynamo/job-repository.ts';
 import { ManualClock } from '../../lib/core/clock.ts';
 import { occurrencesBetween } from '../../lib/core/schedule.ts';
+import { decodeScanMessage } from '../../lib/core/messages.ts';
 import { SliceStatus } from '../../lib/core/slice.ts';
 import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
 import { refuseFirst, writesTo, type RequestMatch } from '../support/request-faults.ts';
@@ -71,5 +72,17 @@ describe('a job change with one request refused between its writes, then retried
     expect(due).toHaveLength(12);
     const slices = await installation.runtime.jobs().slicesOf(id, T0);
     expect(slices.map((slice) => [slice.scheduledAt, slice.status, slice.skipReason])).toEqual(due.map((at) => [at, SliceStatus.Skipped, reason]));
+  });
+});
+
+describe('a change asks for a scan of its shard', () => {
+  it('a put of a running job sends a scan request for its shard to the scan queue; a pause without an end does not', async () => {
+    clock.set(T0);
+    const jobs = installation.runtime.jobs();
+    const put = await jobs.put({ id: 'prompt-job', schedule: EVERY_5S, handler: 'h' });
+    expect(put.scanRequested).toBe(true);
+    const received = await installation.receiveSome(installation.resources.queueUrls.scan, 10, 10_000);
+    expect(received.map((message) => decodeScanMessage(message.Body ?? ''))).toContainEqual({ shard: put.job.shard });
+    expect((await jobs.pause('prompt-job')).scanRequested).toBe(false);
   });
 });
