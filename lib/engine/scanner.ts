@@ -14,14 +14,14 @@
  */
 import { UnplannableJobError } from '../core/errors.ts';
 import { lifecycleEvent, type EventSink } from '../core/events.ts';
-import { NEVER, planAdvance, type AdvancePlan } from '../core/advance-plan.ts';
+import { NEVER, type AdvancePlan } from '../core/advance-plan.ts';
+import { planBucket } from '../core/bucket-plan.ts';
 import { isoSecond } from '../core/execution-key.ts';
 import { inboxEntryOf, inDueIndex, isTombstone, type JobRecord } from '../core/job-lifecycle.ts';
 import { jitterOffsetMs } from '../core/jitter.ts';
 import { mapBounded } from '../core/map-bounded.ts';
 import { definitionOf, type StoredJob, type SweepCandidate } from '../core/ports.ts';
-import { scheduleOf } from '../core/schedule.ts';
-import { sweepAgainAt, type SliceDefinition } from '../core/slice.ts';
+import { sweepAgainAt } from '../core/slice.ts';
 import {
   bucketOf,
   distinctEntries,
@@ -39,8 +39,6 @@ import { Reconciler, type ReconcilerDeps } from './reconciler.ts';
 import { sendDelayed, type OutgoingMessage } from './send-delayed.ts';
 import { assertSendable, planned, setAside } from './set-aside.ts';
 
-/** Occurrences one plan may return; a bucket of a per-second job holds five, so this only bounds a runaway. */
-const MAX_OCCURRENCES_PER_PLAN = 1000;
 const SWEEP_LIMIT = 200;
 const JOB_CONCURRENCY = 8;
 
@@ -313,31 +311,3 @@ function bucketOfStart(job: StoredJob, scheduledAt: number): number {
   return planned(job.id, () => bucketOf(scheduledAt + jitterOffsetMs(job.id, job.policies.jitterMs)));
 }
 
-/**
- * The pure part of taking one job up in `bucket`: its plans from `from`
- * (the first one's ranges are recorded), the occurrences to send and where
- * it is due next. Throws whatever the row makes it throw.
- */
-function planBucket(job: StoredJob, from: number, bucket: number, now: number): { first: AdvancePlan | undefined; occurrences: number[]; next: number; offset: number; run: SliceDefinition } {
-  const offset = jitterOffsetMs(job.id, job.policies.jitterMs);
-  const schedule = scheduleOf(job);
-  const occurrences: number[] = [];
-  let first: AdvancePlan | undefined;
-  let next = from;
-  while (next < NEVER && next + offset < bucket + WHEEL_BUCKET_MS) {
-    const plan = planAdvance({
-      schedule,
-      nextFireAt: next,
-      now,
-      lookaheadMs: bucket + WHEEL_BUCKET_MS - offset - now,
-      catchUpWindowMs: job.policies.catchUpWindowMs,
-      limit: MAX_OCCURRENCES_PER_PLAN,
-      misfire: job.policies.misfire,
-    });
-    first ??= plan;
-    occurrences.push(...plan.occurrences);
-    if (plan.nextFireAt <= next) break;
-    next = plan.nextFireAt;
-  }
-  return { first, occurrences, next, offset, run: definitionOf(job) };
-}

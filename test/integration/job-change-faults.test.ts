@@ -8,6 +8,7 @@
  * - the settle of the ended generation's due occurrences (an edit, a pause, a
  *   delete): the retry found "no change" and left them without a record.
  */
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobRepository } from '../../lib/aws/dynamo/job-repository.ts';
 import { ManualClock } from '../../lib/core/clock.ts';
@@ -72,6 +73,22 @@ describe('a job change with one request refused between its writes, then retried
     expect(due).toHaveLength(12);
     const slices = await installation.runtime.jobs().slicesOf(id, T0);
     expect(slices.map((slice) => [slice.scheduledAt, slice.status, slice.skipReason])).toEqual(due.map((at) => [at, SliceStatus.Skipped, reason]));
+  });
+});
+
+describe('a job change that meets another transaction', () => {
+  it('a put whose transaction is cancelled by a conflict (a scan removing the inbox entry then) is read and written again', async () => {
+    clock.set(T0);
+    const conflict = () => new TransactionCanceledException({ message: 'Transaction cancelled (test)', $metadata: {}, CancellationReasons: [{ Code: 'None' }, { Code: 'TransactionConflict' }] });
+    const faults = refuseFirst((command) => command === 'TransactWriteItemsCommand', conflict);
+    try {
+      const { job } = await new JobRepository(faults.clients.dynamo, installation.runtime.config, clock).put({ id: 'conflicted-job', schedule: EVERY_5S, handler: 'h' });
+      expect(faults.refused()).toBe(1);
+      expect(job).toMatchObject({ version: 1, generation: 1 });
+      expect(await installation.runtime.wheel.inbox(0)).toContainEqual({ jobId: 'conflicted-job', generation: 1, from: job.nextFireAt });
+    } finally {
+      faults.destroy();
+    }
   });
 });
 

@@ -22,14 +22,19 @@ export function writesTo(table: string): RequestMatch {
   return (command, input) => /^(Put|Update|Delete|BatchWrite|TransactWrite)/.test(command) && JSON.stringify(input).includes(JSON.stringify(table));
 }
 
-export function refuseFirst(match: RequestMatch): RequestFaults {
+/** What the refusal throws; by default a 500 after the SDK's tries. */
+export type Refusal = (command: string) => Error;
+
+const serverError: Refusal = (command) => Object.assign(new Error(`${command} refused (test)`), { name: 'InternalServerError', $fault: 'server', $metadata: { httpStatusCode: 500 } });
+
+export function refuseFirst(match: RequestMatch, refusal: Refusal = serverError): RequestFaults {
   const clients = createAwsClients();
   let refused = 0;
   clients.dynamo.middlewareStack.add(
     (next, context) => async (args) => {
       if (refused === 0 && match(context.commandName ?? '', args.input as Record<string, unknown>)) {
         refused++;
-        throw Object.assign(new Error(`${context.commandName} refused (test)`), { name: 'InternalServerError', $fault: 'server', $metadata: { httpStatusCode: 500 } });
+        throw refusal(context.commandName ?? '');
       }
       return next(args);
     },

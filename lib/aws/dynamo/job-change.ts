@@ -9,7 +9,8 @@
  *                                             condition NO_ENTRY OR NOT_NEWER (never over a newer generation)
  *   [2] Put wheel[shard, !settle#<jobId>#<g>] when the ended generation g had occurrences due with no slice:
  *                                             what settling them needs (its definition, range and reason)
- *         A cancelled [0] or [1] is a lost race: the caller reads again and plans again.
+ *         A cancelled [0] or [1] is a lost race, and a TransactionConflict (a scan removing the inbox entry at
+ *         that moment) one too: the caller reads again and plans again.
  * SETTLE  then those occurrences with no slice yet are written SKIPPED (create-slices.ts SETTLE), and
  *         [2] is deleted, last. A call that fails in between leaves [2]: the next change or retry of the
  *         same job (any of put, pause, resume, delete) finds it (one Query) and finishes it first.
@@ -56,7 +57,7 @@ export interface JobWrite {
   readonly settle: DueSettle | undefined;
 }
 
-/** @returns false when a condition failed (another change came first): read again and plan again. */
+/** @returns false when a condition failed (another change came first) or the transaction met another: read again and plan again. */
 export async function writeJobChange(dynamo: DynamoDBClient, tables: ChangeTables, write: JobWrite): Promise<boolean> {
   const items: TransactWriteItem[] = [
     {
@@ -84,7 +85,8 @@ export async function writeJobChange(dynamo: DynamoDBClient, tables: ChangeTable
     await onTables(dynamo, { cronfence: [tables.jobsTable, tables.wheelTable] }, () => dynamo.send(new TransactWriteItemsCommand({ TransactItems: items })));
     return true;
   } catch (error) {
-    if (cancellationCodes(error)?.some((code) => code === 'ConditionalCheckFailed')) return false;
+    // A lost race, or a conflict with a scan's removal of the inbox entry at that moment: read again and plan again.
+    if (cancellationCodes(error)?.some((code) => code === 'ConditionalCheckFailed' || code === 'TransactionConflict')) return false;
     throw error;
   }
 }
