@@ -35,6 +35,7 @@ export interface BucketPlan {
  * not parse, a missing field).
  */
 export function planBucket(job: StoredJob, from: number, bucket: number, now: number): BucketPlan {
+  assertRowShape(job);
   const offset = jitterOffsetMs(job.id, job.policies.jitterMs);
   const schedule = scheduleOf(job);
   const occurrences: number[] = [];
@@ -56,4 +57,21 @@ export function planBucket(job: StoredJob, from: number, bucket: number, now: nu
     next = plan.nextFireAt;
   }
   return { first, occurrences, next, offset, run: definitionOf(job) };
+}
+
+/**
+ * The fields a scan reads, of the types it reads them as: a row edited by
+ * hand or by a migration may hold anything. @throws {TypeError} naming the field.
+ */
+export function assertRowShape(job: StoredJob): void {
+  const fields: [string, unknown, string][] = [
+    ['schedule', job.schedule, 'string'],
+    ['timeZone', job.timeZone, 'string'],
+    ['handler', job.handler, 'string'],
+    ['enabled', job.enabled, 'boolean'],
+    ['policies', job.policies, 'object'],
+  ];
+  for (const [field, value, type] of fields) {
+    if (typeof value !== type || value === null) throw new TypeError(`stored ${field} ${JSON.stringify(value) ?? 'missing'} is not a ${type}`);
+  }
 }

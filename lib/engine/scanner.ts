@@ -15,7 +15,7 @@
 import { UnplannableJobError } from '../core/errors.ts';
 import { lifecycleEvent, type EventSink } from '../core/events.ts';
 import { NEVER, type AdvancePlan } from '../core/advance-plan.ts';
-import { planBucket } from '../core/bucket-plan.ts';
+import { assertRowShape, planBucket } from '../core/bucket-plan.ts';
 import { isoSecond } from '../core/execution-key.ts';
 import { inboxEntryOf, inDueIndex, isTombstone, type JobRecord } from '../core/job-lifecycle.ts';
 import { jitterOffsetMs } from '../core/jitter.ts';
@@ -284,10 +284,15 @@ export class Scanner {
   }
 }
 
-/** The job an entry of `generation` stands for, if that is still its generation and it is in the schedule. */
+/**
+ * The job an entry of `generation` stands for, if that is still its generation and it is in the schedule. A row
+ * whose `enabled` is not a boolean is returned too: planning it sets it aside (core/bucket-plan.ts), where taking it
+ * for paused would stop it without a word.
+ */
 function liveJob(record: JobRecord | undefined, generation: number): StoredJob | undefined {
-  if (record === undefined || isTombstone(record) || record.generation !== generation || !inDueIndex(record)) return undefined;
-  return record;
+  if (record === undefined || isTombstone(record) || record.generation !== generation) return undefined;
+  if (typeof record.enabled !== 'boolean') return record;
+  return inDueIndex(record) ? record : undefined;
 }
 
 /**
@@ -308,6 +313,9 @@ function generationKey(entry: WheelEntry): string {
 
 /** The bucket an occurrence of `job` starts in (its jitter offset read from the row). @throws {UnplannableJobError} */
 function bucketOfStart(job: StoredJob, scheduledAt: number): number {
-  return planned(job.id, () => bucketOf(scheduledAt + jitterOffsetMs(job.id, job.policies.jitterMs)));
+  return planned(job.id, () => {
+    assertRowShape(job);
+    return bucketOf(scheduledAt + jitterOffsetMs(job.id, job.policies.jitterMs));
+  });
 }
 

@@ -29,6 +29,7 @@ const BAD: Record<string, (job: StoredJob) => StoredJob> = {
   'bad-zone': (job) => ({ ...job, timeZone: 'Mars/Olympus_Mons' }),
   'bad-payload': (job) => ({ ...job, payload: { note: 'end\uffff' } }),
   'bad-policies': (job) => ({ ...job, policies: undefined as unknown as StoredJob['policies'] }),
+  'bad-enabled': (job) => ({ ...job, enabled: 'yes' as unknown as boolean }),
 };
 
 function corrupt(engine: MemoryEngine, id: string): void {
@@ -89,7 +90,8 @@ describe('a job whose stored row cannot be planned or sent', () => {
     expect(reasons['bad-cron']).toMatch(/every tuesday-ish/);
     expect(reasons['bad-zone']).toMatch(/Mars\/Olympus_Mons/);
     expect(reasons['bad-payload']).toMatch(/U\+FFFF/);
-    expect(reasons['bad-policies']).toBeTruthy();
+    expect(reasons['bad-policies']).toMatch(/policies/);
+    expect(reasons['bad-enabled']).toMatch(/stored enabled "yes" is not a boolean/);
     // One event and one count per bad job: once set aside, no scan meets it again.
     expect(engine.events.ofType('set_aside').map((event) => event.jobId).sort()).toEqual(Object.keys(BAD).sort());
     expect(reports.reduce((sum, report) => sum + report.setAside, 0)).toBe(Object.keys(BAD).length);
