@@ -134,6 +134,10 @@ export class OperatorActions {
         const existing = await this.slices.get({ jobId, scheduledAt });
         if (existing !== undefined && isFinal(existing.status)) progress.alreadyFinal++;
         else progress.alreadyLive++;
+        // As trigger: the same backfill again re-sends a slot still waiting, whose first send may be what failed
+        // (a duplicate is dropped by the claim); without it, the sweep sends it a grace later.
+        if (existing?.status === SliceStatus.Enqueued) outbox.push({ jobId, scheduledAt });
+        if (outbox.length >= SEND_BATCH) await this.send(outbox.splice(0));
       }
       progress.done++;
       request.onProgress?.({ total: progress.total, done: progress.done, created: progress.created, existing: progress.existing });

@@ -69,7 +69,10 @@ function failoverRow(props: SchedulerDashboardProps, period: Duration): cloudwat
       metrics.engine('fencedOut', { period, statistic: 'Sum', label: 'fenced out' }),
     ]),
     graph('Missed occurrences', [metrics.engine('missed', { period, statistic: 'Sum', label: 'missed' })]),
-    graph("Stale jobs (dead-man's switch)", [metrics.engine('staleJobs', { period, statistic: 'Sum', label: 'stale jobs' })]),
+    graph("Stale jobs (dead-man's switch)", [
+      metrics.engine('staleJobs', { period, statistic: 'Sum', label: 'stale jobs' }),
+      metrics.engine('setAside', { period, statistic: 'Sum', label: 'jobs set aside (row cannot be planned or sent)' }),
+    ]),
     new cloudwatch.SingleValueWidget({
       title: 'Dead-letter queue depth',
       metrics: [deadLetterDepth(props.deadLetterQueue, period, 'messages (maximum)')],

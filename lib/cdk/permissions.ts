@@ -17,15 +17,16 @@
  *          GetItem(jobs): has the job moved on since the message was sent
  *          UpdateItem(slices), or TransactWriteItems: UpdateItem(slices) + the
  *          business writes — finalize-slice.ts; SendMessage(dlq); PutEvents
- *          GetItem, PutItem(jobs), Query(slices, slices/index/sweep): a one-time job with
- *          afterOneTime 'delete' deleted after its run — job-repository.ts;
+ *          GetItem, PutItem(jobs), Query(slices, slices/index/sweep), Query, PutItem, DeleteItem(wheel): a
+ *          one-time job with afterOneTime 'delete' deleted after its run — job-repository.ts, job-change.ts;
  *          Query(slices), UpdateItem(slices): the overlap policy — overlap-ops.ts
  *          TransactWriteItems: ConditionCheckItem(slices) + PutItem(chunks) — commit-chunk.ts;
  *          Query, GetItem(chunks) — chunk-store.ts (checkpoint, own-chunk check)
  *          DescribeTable(slices, chunks): naming the table a transaction found missing — errors.ts onTables
  *          + the business tables granted with grantCommit (their writes and DescribeTable)
- * jobs     GetItem, PutItem(jobs) — job-repository.ts (a delete is a tombstone put); PutItem(wheel) the new
- *          generation's inbox entry; Query(slices, slices/index/sweep), UpdateItem(slices) — settle-pending-slices.ts
+ * jobs     GetItem, PutItem(jobs) — job-repository.ts (a delete is a tombstone put); in one TransactWriteItems with the
+ *          job, PutItem(wheel) the new generation's inbox entry and the settle record, Query and DeleteItem(wheel) to
+ *          finish it — job-change.ts; Query(slices, slices/index/sweep), UpdateItem(slices) — settle-pending-slices.ts
  *          (Update and Delete), create-slices.ts (SETTLE)
  *
  * test/artifacts/lambda-bundles.test.ts proves this list from the calls the bundles make.
@@ -102,6 +103,8 @@ export function grantWorker(grantee: iam.IGrantable, r: SchedulerResources): voi
   // The check after a claim (has the job moved on?), and a one-time job deleting itself after its run
   // (JobRepository.deleteAfterRun: the change and its settle).
   allow(grantee, ['dynamodb:GetItem', 'dynamodb:PutItem'], [r.jobs.tableArn]);
+  // The same change's settle record on the wheel, written with the job and removed once settled (job-change.ts).
+  allow(grantee, ['dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:DeleteItem'], [r.wheel.tableArn]);
   // The same, and the overlap policy's read of a job's recent slices (overlap-ops.ts).
   allow(grantee, ['dynamodb:Query'], [r.slices.tableArn, indexArn(r.slices, sweepIndex())]);
   // Chunked commits (commit-chunk.ts, chunk-store.ts): the fence check on the slice, the chunk and outbox puts, the checkpoint read.
@@ -135,7 +138,8 @@ function outboxIndex(): string {
 export function grantJobsResource(grantee: iam.IGrantable, r: SchedulerResources): void {
   // A delete is a tombstone put (job-repository.ts): no DeleteItem.
   allow(grantee, ['dynamodb:GetItem', 'dynamodb:PutItem'], [r.jobs.tableArn]);
-  allow(grantee, ['dynamodb:PutItem'], [r.wheel.tableArn]);
+  // One transaction with the job: the inbox entry and the settle record; the settle record found and removed after.
+  allow(grantee, ['dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:DeleteItem'], [r.wheel.tableArn]);
   allow(grantee, ['dynamodb:Query', 'dynamodb:UpdateItem'], [r.slices.tableArn]);
   // An Update or Delete settles the ended generation's older pending slices, found on the sweep index.
   allow(grantee, ['dynamodb:Query'], [indexArn(r.slices, sweepIndex())]);

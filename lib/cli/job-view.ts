@@ -4,6 +4,7 @@ import { isoSecond } from '../core/execution-key.ts';
 import { isActiveAt, nextOccurrenceOf } from '../core/job-lifecycle.ts';
 import type { OperatorNote } from '../core/operator.ts';
 import type { StoredJob } from '../core/ports.ts';
+import type { SetAsideJob } from '../core/set-aside.ts';
 import { table } from '../local/format.ts';
 
 /** enabled; paused (by whom, until when); or running again after a timed pause's end. */
@@ -19,15 +20,41 @@ export function nextLabel(nextFireAt: number): string {
   return nextFireAt >= NEVER ? 'never (complete)' : isoSecond(nextFireAt);
 }
 
-/** `jobs get`: one labelled line per field, times in ISO (UTC), durations with their unit. */
-export function jobDetail(job: StoredJob, now = Date.now()): string {
+/**
+ * One row of `jobs list`. A stored row that cannot be read (a schedule or zone
+ * that no longer parses, a field missing) is listed as unreadable with the
+ * reason, never an error for the whole list.
+ */
+export function listRow(job: StoredJob, now = Date.now()): (string | number)[] {
+  try {
+    return [job.id, job.schedule, job.timeZone, job.handler, stateOf(job, now), nextLabel(nextOccurrenceOf(job, now)), job.version, job.origin ?? '-', job.group ?? '-'];
+  } catch (error) {
+    return [job.id, String(job.schedule), String(job.timeZone), String(job.handler), `unreadable: ${reasonOf(error)}`, '-', String(job.version), job.origin ?? '-', job.group ?? '-'];
+  }
+}
+
+/** The next fire time, or why a stored row that cannot be planned has none. */
+function nextFireLabel(job: StoredJob, now: number): string {
+  try {
+    return nextLabel(nextOccurrenceOf(job, now));
+  } catch (error) {
+    return `unreadable: ${reasonOf(error)}`;
+  }
+}
+
+function reasonOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** `jobs get`: one labelled line per field, times in ISO (UTC), durations with their unit; a job a scan set aside says why. */
+export function jobDetail(job: StoredJob, setAside?: SetAsideJob, now = Date.now()): string {
   const { policies } = job;
   const rows: [string, string][] = [
     ['id', job.id],
-    ['schedule', `${job.schedule} in ${job.timeZone} (DST gap ${job.dst.gap}, repeat ${job.dst.repeat})`],
+    ['schedule', `${job.schedule} in ${job.timeZone} (DST gap ${job.dst?.gap}, repeat ${job.dst?.repeat})`],
     ['handler', job.handler],
     ['state', stateOf(job, now)],
-    ['next fire (UTC)', nextLabel(nextOccurrenceOf(job, now))],
+    ['next fire (UTC)', nextFireLabel(job, now)],
     ['payload', job.payload === undefined ? '-' : JSON.stringify(job.payload)],
     ['lease', `${duration(policies.leaseMs)}, renewed every ${duration(policies.heartbeatMs)}`],
     ['attempts', `${policies.maxAttempts}, retry backoff ${duration(policies.backoffBaseMs)} up to ${duration(policies.backoffMaxMs)}`],
@@ -37,6 +64,7 @@ export function jobDetail(job: StoredJob, now = Date.now()): string {
     ['overlap', policies.overlap ?? 'allow'],
     ['jitter', policies.jitterMs ? `up to ${duration(policies.jitterMs)}` : 'none'],
   ];
+  if (setAside) rows.push(['set aside', `since ${isoSecond(setAside.at)} by ${setAside.by} (generation ${setAside.generation}): ${setAside.reason}`]);
   if (policies.afterOneTime !== undefined) rows.push(['after its one run', policies.afterOneTime]);
   if (job.pause) rows.push(['paused', `${note(job.pause)}${job.pause.until !== undefined ? `, until ${isoSecond(job.pause.until)}` : ''}`]);
   if (job.resumed) rows.push(['last resumed', note(job.resumed)]);

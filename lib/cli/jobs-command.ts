@@ -8,7 +8,7 @@ import { describeJobsModule } from '../package/describe-jobs-module.ts';
 import { table } from '../local/format.ts';
 import type { OperatorActions } from '../aws/operator-actions.ts';
 import { addOperatorCommands } from './operator-commands.ts';
-import { jobDetail, nextLabel, stateOf } from './job-view.ts';
+import { jobDetail, listRow, nextLabel } from './job-view.ts';
 import { parsePayloadFlag } from './payload-flag.ts';
 import { parseDurationFlag } from './time-flags.ts';
 
@@ -79,7 +79,7 @@ export function jobsCommand(
       write(
         table([
           ['id', 'schedule', 'time zone', 'handler', 'state', 'next fire (UTC)', 'version', 'origin', 'group'],
-          ...all.map((job) => [job.id, job.schedule, job.timeZone, job.handler, stateOf(job), nextLabel(nextOccurrenceOf(job, Date.now())), job.version, job.origin ?? '-', job.group ?? '-']),
+          ...all.map((job) => listRow(job)),
         ]),
       );
     });
@@ -90,7 +90,9 @@ export function jobsCommand(
     .option('--json', 'the stored job as JSON (times in epoch ms), for scripts')
     .action(async (id: string, flags: { json?: boolean }) => {
       const job = await repository().require(id);
-      write(flags.json ? JSON.stringify(job, null, 2) : jobDetail(job));
+      // A job a scan set aside (its stored row cannot be planned or sent) says so, with the reason.
+      const setAside = await repository().setAsideOf(job);
+      write(flags.json ? JSON.stringify(setAside ? { ...job, setAside } : job, null, 2) : jobDetail(job, setAside));
     });
 
   if (operator) addOperatorCommands(jobs, operator, write);

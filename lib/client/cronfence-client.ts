@@ -14,7 +14,7 @@ import { JobRepository } from '../aws/dynamo/job-repository.ts';
 import { DynamoSliceStore } from '../aws/dynamo/slice-store.ts';
 import { OperatorActions, type BackfillProgress, type BackfillResult, type TriggerResult } from '../aws/operator-actions.ts';
 import { queueUrl } from '../aws/sqs/queue-urls.ts';
-import { SqsWorkQueue } from '../aws/sqs/work-queue.ts';
+import { SqsScanQueue, SqsWorkQueue } from '../aws/sqs/work-queue.ts';
 import { systemClock, type Clock } from '../core/clock.ts';
 import { JobExistsError, JobNotFoundError, JobOwnershipError } from '../core/errors.ts';
 import { executionKey } from '../core/execution-key.ts';
@@ -60,7 +60,9 @@ export class CronfenceClient {
     private readonly ownsClients = false,
   ) {
     const clock = options.clock ?? systemClock;
-    this.jobs = new JobRepository(clients.dynamo, config, clock, options.knownHandlers);
+    // A change asks for a scan of its shard, so a job created or resumed now is not late by a tick.
+    const scans = new SqsScanQueue(clients.sqs, () => queueUrl(clients.sqs, config.scanQueueName, config.queueUrls.scan));
+    this.jobs = new JobRepository(clients.dynamo, config, clock, options.knownHandlers, scans);
     const queue = new SqsWorkQueue(clients.sqs, () => queueUrl(clients.sqs, config.workQueueName, config.queueUrls.work));
     this.operator = new OperatorActions(clients.dynamo, config, clock, this.jobs, new DynamoSliceStore(clients.dynamo, config), queue);
     this.actor = operatorActor(options.actor, options.env);

@@ -32,6 +32,22 @@ export class InvalidSchedulerPropError extends InvalidFieldError {
   override name = 'InvalidSchedulerPropError';
 }
 
+/**
+ * A stored job row that cannot be planned or sent (core/set-aside.ts): its
+ * schedule or zone no longer parses, a field is missing, or SQS would refuse
+ * its message. The scan sets the job aside and goes on with the others.
+ */
+export class UnplannableJobError extends CronfenceError {
+  override name = 'UnplannableJobError';
+  constructor(
+    readonly jobId: string,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`job ${JSON.stringify(jobId)} cannot be planned or sent: ${reason}`, options);
+  }
+}
+
 export class JobNotFoundError extends CronfenceError {
   override name = 'JobNotFoundError';
   constructor(readonly jobId: string) {

@@ -21,6 +21,11 @@ export const LIFECYCLE_EVENT_TYPES = [
   'stale',
   /** Went back to wait behind a run of its job (overlap policy bufferOne / bufferAll); `retryAt`: when it is judged again. */
   'buffered',
+  /**
+   * A scan set the job aside (core/set-aside.ts): its stored row cannot be planned or sent; `reason` says why, and
+   * `scheduledAt` is its first occurrence not sent. No scan sends it again until a change gives it a new generation.
+   */
+  'set_aside',
 ] as const;
 export type LifecycleEventType = (typeof LIFECYCLE_EVENT_TYPES)[number];
 
@@ -50,7 +55,7 @@ export interface LifecycleEvent {
   readonly count?: number;
   /** `missed`, `skipped` for a range: the range's exclusive end (ISO, second precision). */
   readonly until?: string;
-  /** `skipped`: why (paused, disabled, deleted, superseded, misfire, overlap). */
+  /** `skipped`: why (paused, disabled, deleted, superseded, misfire, overlap); `set_aside`: what is wrong with the stored row. */
   readonly reason?: string;
   /**
    * `claimed`: the claim returned when its message may already have surfaced again, so a standby may take it

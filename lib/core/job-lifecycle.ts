@@ -229,13 +229,19 @@ export const MAX_SETTLED_OCCURRENCES = 3600;
  * (their message is on its way or was lost, or no scan had sent them yet)
  * are written SKIPPED with the change's reason, unless a claim creates the
  * slice first. Undefined when the record was not running (a tombstone,
- * paused, disabled).
+ * paused, disabled), and when its stored row cannot be planned: the scans set
+ * such a job aside (core/set-aside.ts), and the change that replaces or
+ * deletes the row must not fail on it.
  */
 export function dueWithoutSlice(previous: JobRecord | undefined, now: number): DueOccurrences | undefined {
   if (previous === undefined || isTombstone(previous) || !isActiveAt(previous, now)) return undefined;
-  const from = Math.max(activeSince(previous), now - previous.policies.catchUpWindowMs);
-  if (from >= now) return undefined;
-  return { from, to: now, occurrences: occurrencesBetween(scheduleOf(previous), from, now, MAX_SETTLED_OCCURRENCES) };
+  try {
+    const from = Math.max(activeSince(previous), now - previous.policies.catchUpWindowMs);
+    if (!(from < now)) return undefined;
+    return { from, to: now, occurrences: occurrencesBetween(scheduleOf(previous), from, now, MAX_SETTLED_OCCURRENCES) };
+  } catch {
+    return undefined;
+  }
 }
 
 /**

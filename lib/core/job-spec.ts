@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { InvalidJobSpecError } from './errors.ts';
 import { DEFAULT_DST_POLICY, scheduleOf, validateSchedule, type DstPolicy } from './schedule.ts';
 import { scheduleKindOf } from './schedule-kinds.ts';
+import { codePointName, refusedCharacter } from './sqs-body.ts';
 
 /** Largest JSON payload a job may carry; it is copied onto every slice. */
 export const MAX_PAYLOAD_BYTES = 16 * 1024;
@@ -219,7 +220,43 @@ export function parseJobSpec(input: unknown, options: ParseJobSpecOptions = {}):
       throw new InvalidJobSpecError('payload', `${bytes} bytes`, `must be at most ${MAX_PAYLOAD_BYTES} bytes of JSON`);
     }
   }
+  assertSendable(spec);
   return spec;
+}
+
+/**
+ * Refuses a character outside SQS's ranges (sqs-body.ts) in the handler name
+ * or anywhere in the payload. A work message names only the slot now, but a
+ * scanner of the previous release (during a rolling upgrade) still sends the
+ * definition in its message, and such a row would stop its sends. The id's
+ * own rules keep a work message far under SQS's 256 KiB. @throws {InvalidJobSpecError} naming the field.
+ */
+function assertSendable(spec: JobSpec): void {
+  for (const [field, text] of textsOf({ handler: spec.handler, ...(spec.payload && { payload: spec.payload }) }, '')) {
+    // As JSON, the form the message carries it in: a control character is escaped there, U+FFFF is not.
+    const refused = refusedCharacter(JSON.stringify(text));
+    if (refused !== undefined) {
+      throw new InvalidJobSpecError(field, showRefused(text), `holds ${codePointName(refused)}, a character SQS refuses in a message (allowed: tab, newline, carriage return, U+0020-U+D7FF, U+E000-U+FFFD, U+10000-U+10FFFF)`);
+    }
+  }
+}
+
+/** Every string of `value` (object keys too), with the field it is at (`payload.items.2`; a key as `payload.items[key]`). */
+function* textsOf(value: unknown, path: string): Generator<[string, string]> {
+  if (typeof value === 'string') yield [path, value];
+  else if (Array.isArray(value)) for (const [index, item] of value.entries()) yield* textsOf(item, `${path}.${index}`);
+  else if (value !== null && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      const at = path === '' ? key : `${path}.${key}`;
+      yield [`${path}[key]`, key];
+      yield* textsOf(item, at);
+    }
+  }
+}
+
+/** The text with each refused character written as its code point, so the message itself can be printed and sent. */
+function showRefused(text: string): string {
+  return [...text].map((char) => (refusedCharacter(JSON.stringify(char)) === undefined ? char : `<${codePointName(char.codePointAt(0) as number)}>`)).join('');
 }
 
 /** `jitter: "90s"` as milliseconds. @throws {InvalidJobSpecError} naming `jitter`. */

@@ -9,6 +9,7 @@ import type { LedgerRecord } from './ledger.ts';
 import type { OperatorNote, PauseState } from './operator.ts';
 import type { OverlapLane } from './overlap-policy.ts';
 import type { Slice, SliceDefinition, SliceKey, SliceStatus } from './slice.ts';
+import type { SetAsideJob } from './set-aside.ts';
 import type { PlacedEntry, ScanCursor, ShardCursor, WheelEntry } from './wheel.ts';
 
 /** A job as stored: its spec plus the scheduler's bookkeeping. */
@@ -180,6 +181,10 @@ export interface WheelStore {
   putInbox(shard: number, entry: WheelEntry): Promise<void>;
   /** Removes a job's inbox entry if it still holds `entry.generation`. */
   takeFromInbox(shard: number, entry: WheelEntry): Promise<void>;
+  /** Records that a job's generation was set aside (core/set-aside.ts), unless a newer generation of it is on record. */
+  setAside(shard: number, record: SetAsideJob): Promise<void>;
+  /** The shard's set-aside records, one per job at most (`isSetAsideNow` tells a current one from history). */
+  setAsideJobs(shard: number): Promise<SetAsideJob[]>;
 }
 
 /** Job records as a scanner, the reconciler and a worker read them (tombstones included). */

@@ -69,7 +69,11 @@ export class OutboxDispatcher {
     const lanes = Array.from({ length: Math.min(this.deps.concurrency ?? 16, queue.length) }, async () => {
       for (let item = queue.shift(); item !== undefined; item = queue.shift()) {
         // One request's store error (a timeout) leaves it PENDING for a later pass; the rest go on.
-        const result = await this.deliverOne(item).catch((error: unknown) => this.deps.onError?.(error, `delivering ${item.idempotencyKey}`));
+        const result = await this.deliverOne(item).catch((error: unknown) => {
+          // Not the callback's return value: a logger that returns something must not count as a result.
+          this.deps.onError?.(error, `delivering ${item.idempotencyKey}`);
+          return undefined;
+        });
         if (result) counts[result.kind === 'delivered' ? 'delivered' : result.kind === 'retry' ? 'retried' : 'dead']++;
       }
     });

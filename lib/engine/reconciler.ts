@@ -10,6 +10,7 @@
  * when nothing was lost.
  */
 import type { Clock } from '../core/clock.ts';
+import { UnplannableJobError } from '../core/errors.ts';
 import { inDueIndex, isTombstone } from '../core/job-lifecycle.ts';
 import { jitterOffsetMs } from '../core/jitter.ts';
 import { mapBounded } from '../core/map-bounded.ts';
@@ -18,6 +19,7 @@ import { reconcileOccurrences } from '../core/reconcile.ts';
 import { occurrencesBetween, scheduleOf } from '../core/schedule.ts';
 import { distinctEntries, isReconcilable, WHEEL_BUCKET_MS, type PlacedEntry } from '../core/wheel.ts';
 import { sendDelayed, type OutgoingMessage } from './send-delayed.ts';
+import { planned } from './set-aside.ts';
 
 const JOB_CONCURRENCY = 8;
 /** Occurrences checked per read of their slices (a bucket of a per-second job holds five; a late entry may cover a catch-up window). */
@@ -70,17 +72,23 @@ export class Reconciler {
       const record = records.get(entry.jobId);
       // An older generation's occurrences were settled by the change that ended it (JobRepository); only the current one is checked.
       if (record === undefined || isTombstone(record) || record.generation !== entry.generation || !inDueIndex(record)) return;
-      outgoing.push(...(await this.reconcileEntry(record, entry, bucket, now)));
+      try {
+        outgoing.push(...(await this.reconcileEntry(record, entry, bucket, now)));
+      } catch (error) {
+        // A row that cannot be planned is the scan's to set aside (it meets every bucket first); the others go on.
+        if (!(error instanceof UnplannableJobError)) throw error;
+        this.deps.onError?.(error, `reconciling job ${record.id}`);
+      }
     });
     return sendDelayed(this.deps.queue, this.deps.clock, outgoing);
   }
 
   /** An entry's occurrences, a page of {@link OCCURRENCES_PER_READ} at a time (one Query each). */
   private async reconcileEntry(job: StoredJob, entry: PlacedEntry, bucket: number, now: number): Promise<OutgoingMessage[]> {
-    const offset = jitterOffsetMs(job.id, job.policies.jitterMs);
+    const { offset, schedule } = planned(job.id, () => ({ offset: jitterOffsetMs(job.id, job.policies.jitterMs), schedule: scheduleOf(job) }));
     const outgoing: OutgoingMessage[] = [];
     for (let from = entry.from; ; ) {
-      const occurrences = occurrencesBetween(scheduleOf(job), from, bucket + WHEEL_BUCKET_MS - offset, OCCURRENCES_PER_READ);
+      const occurrences = planned(job.id, () => occurrencesBetween(schedule, from, bucket + WHEEL_BUCKET_MS - offset, OCCURRENCES_PER_READ));
       const last = occurrences.at(-1);
       if (last === undefined) return outgoing;
       outgoing.push(...(await this.reconcileOccurrences(job, occurrences, offset, now)));

@@ -12,14 +12,15 @@
  * harmless (the claim admits one, a copy of a claimed slice is dropped), a
  * missing one would not be.
  */
+import { UnplannableJobError } from '../core/errors.ts';
 import { lifecycleEvent, type EventSink } from '../core/events.ts';
-import { NEVER, planAdvance } from '../core/advance-plan.ts';
+import { NEVER, type AdvancePlan } from '../core/advance-plan.ts';
+import { assertRowShape, planBucket } from '../core/bucket-plan.ts';
 import { isoSecond } from '../core/execution-key.ts';
 import { inboxEntryOf, inDueIndex, isTombstone, type JobRecord } from '../core/job-lifecycle.ts';
 import { jitterOffsetMs } from '../core/jitter.ts';
 import { mapBounded } from '../core/map-bounded.ts';
 import { definitionOf, type StoredJob, type SweepCandidate } from '../core/ports.ts';
-import { scheduleOf } from '../core/schedule.ts';
 import { sweepAgainAt } from '../core/slice.ts';
 import {
   bucketOf,
@@ -36,9 +37,8 @@ import {
 } from '../core/wheel.ts';
 import { Reconciler, type ReconcilerDeps } from './reconciler.ts';
 import { sendDelayed, type OutgoingMessage } from './send-delayed.ts';
+import { assertSendable, planned, setAside } from './set-aside.ts';
 
-/** Occurrences one plan may return; a bucket of a per-second job holds five, so this only bounds a runaway. */
-const MAX_OCCURRENCES_PER_PLAN = 1000;
 const SWEEP_LIMIT = 200;
 const JOB_CONCURRENCY = 8;
 
@@ -71,6 +71,8 @@ export interface ScanReport {
   swept: number;
   /** Inbox entries left for the next scan: an entry this scan placed for them may have been read past (core/wheel.ts). */
   inboxKept: number;
+  /** Jobs set aside: their stored row could not be planned or sent (core/set-aside.ts); the scan went on without them. */
+  setAside: number;
   errors: number;
   /** True when the deadline or a failure left buckets for later: the caller re-queues the shard. */
   incomplete: boolean;
@@ -86,7 +88,7 @@ export class Scanner {
   async scanShard(shard: number, options: ScanOptions = {}): Promise<ScanReport> {
     const { wheel, clock } = this.deps;
     const now = clock.now();
-    const report: ScanReport = { shard, buckets: 0, jobsAdvanced: 0, sent: 0, missed: 0, skipped: 0, reconciled: 0, swept: 0, inboxKept: 0, errors: 0, incomplete: false };
+    const report: ScanReport = { shard, buckets: 0, jobsAdvanced: 0, sent: 0, missed: 0, skipped: 0, reconciled: 0, swept: 0, inboxKept: 0, setAside: 0, errors: 0, incomplete: false };
     const horizon = scanHorizon(now, this.deps.lookaheadMs);
     // Claimed before any bucket is read: a scan behind this one that places an entry in the range sees it (core/wheel.ts).
     const cursor = (await wheel.claim(shard, horizon)) ?? (await this.seed(shard, now));
@@ -157,14 +159,24 @@ export class Scanner {
     for (const entry of inbox) {
       const job = liveJob(records.get(entry.jobId), entry.generation);
       if (job === undefined) continue;
+      const jobMessages: OutgoingMessage[] = [];
+      const jobLate: PlacedEntry[] = [];
       let from = entry.from;
-      for (let bucket = bucketOf(startOf(job, from)); from < NEVER && bucket < scannedThrough; bucket = bucketOf(startOf(job, from))) {
-        const sentBefore = messages.length;
-        from = await this.takeUp(job, from, bucket, now, messages, report);
-        const firstSent = messages[sentBefore];
-        if (firstSent) placeLate(late, { jobId: job.id, generation: job.generation, from: firstSent.scheduledAt, bucket: lateEntryBucket(bucket, now), sentAt: now });
+      try {
+        for (let bucket = bucketOfStart(job, from); from < NEVER && bucket < scannedThrough; bucket = bucketOfStart(job, from)) {
+          const sentBefore = jobMessages.length;
+          from = await this.takeUp(job, from, bucket, now, jobMessages, report);
+          const firstSent = jobMessages[sentBefore];
+          if (firstSent) placeLate(jobLate, { jobId: job.id, generation: job.generation, from: firstSent.scheduledAt, bucket: lateEntryBucket(bucket, now), sentAt: now });
+        }
+        if (from < NEVER) next.push({ jobId: job.id, generation: job.generation, from, bucket: bucketOfStart(job, from) });
+      } catch (error) {
+        // Its messages and entries are dropped with it; the inbox entry is taken up all the same (the record stays).
+        await this.setAsideOrThrow(shard, job, from, error, now, report);
+        continue;
       }
-      if (from < NEVER) next.push({ jobId: job.id, generation: job.generation, from, bucket: bucketOf(startOf(job, from)) });
+      messages.push(...jobMessages);
+      late.push(...jobLate);
     }
     report.sent += await sendDelayed(this.deps.queue, this.deps.clock, messages);
     await this.deps.wheel.place(shard, [...late, ...next], now);
@@ -182,8 +194,14 @@ export class Scanner {
     for (const entry of entries) {
       const job = liveJob(records.get(entry.jobId), entry.generation);
       if (job === undefined) continue;
-      const from = await this.takeUp(job, entry.from, bucket, now, messages, report);
-      if (from < NEVER) next.push({ jobId: job.id, generation: job.generation, from, bucket: bucketOf(startOf(job, from)) });
+      try {
+        const jobMessages: OutgoingMessage[] = [];
+        const from = await this.takeUp(job, entry.from, bucket, now, jobMessages, report);
+        if (from < NEVER) next.push({ jobId: job.id, generation: job.generation, from, bucket: bucketOfStart(job, from) });
+        messages.push(...jobMessages);
+      } catch (error) {
+        await this.setAsideOrThrow(shard, job, entry.from, error, now, report);
+      }
     }
     report.sent += await sendDelayed(this.deps.queue, this.deps.clock, messages);
     await this.deps.wheel.place(shard, next, now);
@@ -195,30 +213,27 @@ export class Scanner {
    * One job's occurrences from `from` whose start falls before the end of
    * `bucket`, under its catch-up window and misfire policy
    * (core/advance-plan.ts): the ones to run go to `messages`, the ranges it
-   * does not run are recorded. @returns its next occurrence (or NEVER).
+   * does not run are recorded. All of the row's planning, and the check that
+   * SQS takes its message, come before any write.
+   * @returns its next occurrence (or NEVER).
+   * @throws {UnplannableJobError} when the row cannot be planned or sent (nothing written for it).
    */
   private async takeUp(job: StoredJob, from: number, bucket: number, now: number, messages: OutgoingMessage[], report: ScanReport): Promise<number> {
-    const offset = jitterOffsetMs(job.id, job.policies.jitterMs);
-    let next = from;
-    let first = true;
-    while (next < NEVER && next + offset < bucket + WHEEL_BUCKET_MS) {
-      const plan = planAdvance({
-        schedule: scheduleOf(job),
-        nextFireAt: next,
-        now,
-        lookaheadMs: bucket + WHEEL_BUCKET_MS - offset - now,
-        catchUpWindowMs: job.policies.catchUpWindowMs,
-        limit: MAX_OCCURRENCES_PER_PLAN,
-        misfire: job.policies.misfire,
-      });
-      if (first) await this.recordRanges(job, plan, now, report);
-      first = false;
-      for (const scheduledAt of plan.occurrences) messages.push({ jobId: job.id, scheduledAt, startAt: scheduledAt + offset, generation: job.generation });
-      if (plan.nextFireAt <= next) break;
-      next = plan.nextFireAt;
-    }
+    const { first, occurrences, next, offset } = planned(job.id, () => planBucket(job, from, bucket, now));
+    const [firstOccurrence] = occurrences;
+    if (firstOccurrence !== undefined) assertSendable({ jobId: job.id, scheduledAt: firstOccurrence, generation: job.generation });
+    if (first) await this.recordRanges(job, first, now, report);
+    for (const scheduledAt of occurrences) messages.push({ jobId: job.id, scheduledAt, startAt: scheduledAt + offset, generation: job.generation });
     report.jobsAdvanced++;
     return next;
+  }
+
+  /** A row that cannot be planned or sent is set aside and the scan goes on; any other error stops the scan. */
+  private async setAsideOrThrow(shard: number, job: StoredJob, from: number, error: unknown, now: number, report: ScanReport): Promise<void> {
+    if (!(error instanceof UnplannableJobError)) throw error;
+    await setAside(this.deps, shard, job, from, error, now);
+    report.setAside++;
+    this.deps.onError?.(error, `setting job ${job.id} aside on shard ${shard}`);
   }
 
   /**
@@ -227,7 +242,7 @@ export class Scanner {
    * scan that wrote the record reports it; a racing or redone scan that finds
    * it written does not report it again.
    */
-  private async recordRanges(job: StoredJob, plan: ReturnType<typeof planAdvance>, now: number, report: ScanReport): Promise<void> {
+  private async recordRanges(job: StoredJob, plan: AdvancePlan, now: number, report: ScanReport): Promise<void> {
     for (const [range, type] of [
       [plan.missed, 'missed'],
       [plan.skipped, 'skipped'],
@@ -269,10 +284,15 @@ export class Scanner {
   }
 }
 
-/** The job an entry of `generation` stands for, if that is still its generation and it is in the schedule. */
+/**
+ * The job an entry of `generation` stands for, if that is still its generation and it is in the schedule. A row
+ * whose `enabled` is not a boolean is returned too: planning it sets it aside (core/bucket-plan.ts), where taking it
+ * for paused would stop it without a word.
+ */
 function liveJob(record: JobRecord | undefined, generation: number): StoredJob | undefined {
-  if (record === undefined || isTombstone(record) || record.generation !== generation || !inDueIndex(record)) return undefined;
-  return record;
+  if (record === undefined || isTombstone(record) || record.generation !== generation) return undefined;
+  if (typeof record.enabled !== 'boolean') return record;
+  return inDueIndex(record) ? record : undefined;
 }
 
 /**
@@ -291,6 +311,11 @@ function generationKey(entry: WheelEntry): string {
   return `${entry.jobId}\u0000${entry.generation}`;
 }
 
-function startOf(job: StoredJob, scheduledAt: number): number {
-  return scheduledAt + jitterOffsetMs(job.id, job.policies.jitterMs);
+/** The bucket an occurrence of `job` starts in (its jitter offset read from the row). @throws {UnplannableJobError} */
+function bucketOfStart(job: StoredJob, scheduledAt: number): number {
+  return planned(job.id, () => {
+    assertRowShape(job);
+    return bucketOf(scheduledAt + jitterOffsetMs(job.id, job.policies.jitterMs));
+  });
 }
+

@@ -76,6 +76,8 @@ export class EngineMetrics implements EventSink, LambdaMetrics {
         return this.add(ENGINE_METRICS.missed, event.count ?? 1);
       case 'fenced_out':
         return this.add(ENGINE_METRICS.fencedOut, 1);
+      case 'set_aside':
+        return this.add(ENGINE_METRICS.setAside, 1);
     }
   }
 

@@ -23,8 +23,11 @@ import {
   type SkipReason,
 } from '../core/job-lifecycle.ts';
 import { parseJobSpec } from '../core/job-spec.ts';
+import type { PauseState } from '../core/operator.ts';
 import { ledgerOfSlices, type LedgerRecord } from '../core/ledger.ts';
-import { definitionOf, type StoredJob } from '../core/ports.ts';
+import { definitionOf, type ScanQueue, type StoredJob } from '../core/ports.ts';
+import { isSetAsideNow, type SetAsideJob } from '../core/set-aside.ts';
+import { shardOf } from '../core/shard.ts';
 import { SliceStatus, type Slice } from '../core/slice.ts';
 import { maySettle } from '../core/slice-transitions.ts';
 import { InMemorySliceStore } from './memory-slice-store.ts';
@@ -35,6 +38,8 @@ export interface MemoryJobChange<T extends JobRecord = StoredJob> {
   readonly job: T;
   /** Slices of older generations settled SKIPPED: pending ones, and due occurrences that had none. */
   readonly skipped: number;
+  /** A scan of the job's shard was requested (as JobRepository's `scanRequested`). */
+  readonly scanRequested?: boolean;
 }
 
 export class InMemoryJobRepository {
@@ -42,6 +47,8 @@ export class InMemoryJobRepository {
     private readonly tables: MemoryTables,
     private readonly clock: Clock,
     private readonly knownHandlers?: readonly string[],
+    /** Where a change asks for a scan of its shard (as JobRepository); without it, changes wait for the tick. */
+    private readonly scans?: ScanQueue,
   ) {}
 
   /** @throws {InvalidJobSpecError} before anything is written. */
@@ -63,9 +70,20 @@ export class InMemoryJobRepository {
     return jobs.sort((a, b) => a.id.localeCompare(b.id)).map((job) => structuredClone(job));
   }
 
+  /** The job's set-aside record when a scan set its current generation aside (as JobRepository.setAsideOf). */
+  async setAsideOf(job: { readonly id: string; readonly generation: number }): Promise<SetAsideJob | undefined> {
+    const record = await new InMemoryWheelStore(this.tables).setAsideJobs(shardOf(job.id, this.tables.shardCount));
+    const found = record.find((candidate) => candidate.jobId === job.id);
+    return isSetAsideNow(found, job) ? found : undefined;
+  }
+
   /** @throws {JobNotFoundError} */
-  async pause(id: string): Promise<MemoryJobChange> {
-    return this.change(id, (previous, now) => planPause(existingJob(id, previous), now));
+  /**
+   * @param pause who paused it, why, and (optional) when it resumes by itself (as JobRepository.pause).
+   * @throws {JobNotFoundError}
+   */
+  async pause(id: string, pause?: Omit<PauseState, 'at'>): Promise<MemoryJobChange> {
+    return this.change(id, (previous, now) => planPause(existingJob(id, previous), now, pause && { ...pause, at: now }));
   }
 
   /** @throws {JobNotFoundError} */
@@ -107,15 +125,28 @@ export class InMemoryJobRepository {
     const change = plan(previous, now);
     if (change === undefined) {
       const job = previous as T;
-      return { job: structuredClone(job), skipped: this.settle(job, now, settleReasonOf(job)) };
+      const skipped = this.settle(job, now, settleReasonOf(job));
+      return { job: structuredClone(job), skipped, scanRequested: await this.requestScan(job) };
     }
     this.tables.jobs.set(id, structuredClone(change.next));
     const entry = inboxEntryOf(change.next);
     if (entry && !isTombstone(change.next)) await new InMemoryWheelStore(this.tables).putInbox(change.next.shard, entry);
+    const scanRequested = await this.requestScan(change.next);
     // Only a change that ends the generation settles its due occurrences (as JobRepository): resuming a timed pause after its end keeps it.
     const ended = previous !== undefined && previous.generation !== change.next.generation;
     const skipped = this.settle(change.next, now, change.settle) + (ended ? await this.settleDue(previous, now, change.settle) : 0);
-    return { job: structuredClone(change.next), skipped };
+    return { job: structuredClone(change.next), skipped, scanRequested };
+  }
+
+  /** A scan of the shard when the job waits in its inbox (as JobRepository); best effort: the tick takes it up anyway. */
+  private async requestScan(record: JobRecord | undefined): Promise<boolean> {
+    if (this.scans === undefined || record === undefined || inboxEntryOf(record) === undefined) return false;
+    try {
+      await this.scans.send([{ shard: shardOf(record.id, this.tables.shardCount) }]);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** The ended generation's due occurrences with no slice: SKIPPED with the change's reason (core/job-lifecycle.ts `dueWithoutSlice`). */

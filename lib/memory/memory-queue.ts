@@ -12,9 +12,14 @@
  *   hide can delay a takeover (the lease keeper hides only after a renewal
  *   held), and tests over this queue see that worst case;
  * - a handle no receive ever gave is ignored (the SQS adapter ignores
- *   ReceiptHandleIsInvalid).
+ *   ReceiptHandleIsInvalid);
+ * - a send with a body SQS refuses (a character outside its ranges, over
+ *   256 KiB: core/sqs-body.ts) fails whole and queues nothing, as SQS does
+ *   and the emulator does not.
  */
 import type { Clock } from '../core/clock.ts';
+import { CronfenceError } from '../core/errors.ts';
+import { sqsBodyProblem } from '../core/sqs-body.ts';
 import { decodeWorkMessage, encodeWorkMessage } from '../core/messages.ts';
 import type { DeadLetterRecord, DeadLetterSink, WorkMessage, WorkQueue } from '../core/ports.ts';
 import type { SliceKey } from '../core/slice.ts';
@@ -52,11 +57,16 @@ export class InMemoryWorkQueue implements WorkQueue {
 
   async send(messages: readonly WorkMessage[]): Promise<void> {
     const now = this.clock.now();
-    for (const message of messages) {
+    const bodies = messages.map((message) => encodeWorkMessage(message));
+    for (const body of bodies) {
+      const problem = sqsBodyProblem(body);
+      if (problem !== undefined) throw new CronfenceError(`InvalidMessageContents: the message body ${problem}`);
+    }
+    for (const [index, message] of messages.entries()) {
       this.sent++;
       this.queued.push({
         messageId: `message-${this.sent}`,
-        body: encodeWorkMessage(message),
+        body: bodies[index] as string,
         visibleAt: now + clampSeconds(message.delaySeconds, MAX_DELAY_SECONDS) * 1000,
         receiptHandles: new Set(),
         receiveCount: 0,

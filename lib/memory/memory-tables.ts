@@ -13,6 +13,7 @@ import type { ChunkRecord, OutboxItem } from '../core/chunks.ts';
 import type { JobRecord } from '../core/job-lifecycle.ts';
 import type { OverlapLane } from '../core/overlap-policy.ts';
 import type { Slice } from '../core/slice.ts';
+import type { SetAsideJob } from '../core/set-aside.ts';
 import type { PlacedEntry, ScanCursor, WheelEntry } from '../core/wheel.ts';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
@@ -47,6 +48,8 @@ export interface MemoryTablesOptions {
 export interface WheelShard {
   readonly inbox: Map<string, WheelEntry>;
   readonly entries: PlacedEntry[];
+  /** Jobs set aside (core/set-aside.ts), by job id. */
+  readonly setAside: Map<string, SetAsideJob>;
   cursor?: ScanCursor;
   /** The scans' claim (core/wheel.ts); 0 before the first. */
   claimedThrough: number;
@@ -87,7 +90,7 @@ export class MemoryTables {
   wheelShard(shard: number): WheelShard {
     let partition = this.wheel.get(shard);
     if (partition === undefined) {
-      partition = { inbox: new Map(), entries: [], claimedThrough: 0 };
+      partition = { inbox: new Map(), entries: [], setAside: new Map(), claimedThrough: 0 };
       this.wheel.set(shard, partition);
     }
     return partition;

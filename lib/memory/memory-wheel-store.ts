@@ -4,6 +4,7 @@
  * an inbox entry never replaces a newer generation's, and the cursor and its claim only grow.
  */
 import type { WheelStore } from '../core/ports.ts';
+import type { SetAsideJob } from '../core/set-aside.ts';
 import type { PlacedEntry, ScanCursor, ShardCursor, WheelEntry } from '../core/wheel.ts';
 import type { MemoryTables, WheelShard } from './memory-tables.ts';
 
@@ -55,6 +56,16 @@ export class InMemoryWheelStore implements WheelStore {
   async takeFromInbox(shard: number, entry: WheelEntry): Promise<void> {
     const inbox = this.tables.wheelShard(shard).inbox;
     if (inbox.get(entry.jobId)?.generation === entry.generation) inbox.delete(entry.jobId);
+  }
+
+  async setAside(shard: number, record: SetAsideJob): Promise<void> {
+    const setAside = this.tables.wheelShard(shard).setAside;
+    const current = setAside.get(record.jobId);
+    if (current === undefined || current.generation <= record.generation) setAside.set(record.jobId, { ...record });
+  }
+
+  async setAsideJobs(shard: number): Promise<SetAsideJob[]> {
+    return [...this.tables.wheelShard(shard).setAside.values()].map((record) => ({ ...record }));
   }
 }
 

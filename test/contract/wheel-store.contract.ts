@@ -175,6 +175,24 @@ export function wheelStoreContract(label: string, factory: ContractFactory): voi
       });
     });
 
+    describe('set aside', () => {
+      it('keeps one record per job, replaced by a newer generation, never by an older one; apart from the inbox and the buckets', async () => {
+        const shard = space.wheelShard();
+        const t = space.instant();
+        const record = (jobId: string, generation: number, reason: string) => ({ jobId, generation, reason, from: t, at: t + 1, by: 'scanner-a' });
+        expect(await store.wheel.setAsideJobs(shard)).toEqual([]);
+        await store.wheel.setAside(shard, record('a', 2, 'invalid schedule "x"'));
+        await store.wheel.setAside(shard, record('b', 1, 'holds U+FFFF'));
+        await store.wheel.setAside(shard, record('a', 1, 'an older scan'));
+        expect((await store.wheel.setAsideJobs(shard)).sort(byJob)).toEqual([record('a', 2, 'invalid schedule "x"'), record('b', 1, 'holds U+FFFF')]);
+        await store.wheel.setAside(shard, record('a', 3, 'invalid timeZone'));
+        expect((await store.wheel.setAsideJobs(shard)).find((found) => found.jobId === 'a')).toEqual(record('a', 3, 'invalid timeZone'));
+        expect(await store.wheel.setAsideJobs(space.wheelShard())).toEqual([]);
+        expect(await store.wheel.inbox(shard)).toEqual([]);
+        expect(await store.wheel.nextBucket(shard, 0, t + 3_600_000)).toBeUndefined();
+      });
+    });
+
     describe('JobReader', () => {
       it('reads one record, many, and those of a shard; a deleted job reads as its tombstone', async () => {
         const id = space.jobId('reader');

@@ -115,13 +115,14 @@ describe('job lifecycle', () => {
     const clients = createAwsClients();
     let dropped = 0;
     let puts = 0;
-    // Below the SDK's retry step: the first PutItem lands, then its reply is lost as a timeout the SDK retries.
+    // Below the SDK's retry step: the first write of the job (one transaction with its inbox entry) lands, then its
+    // reply is lost as a timeout the SDK retries.
     clients.dynamo.middlewareStack.add(
       (next, context) => async (args) => {
-        if (context.commandName === 'PutItemCommand') puts++;
+        if (context.commandName === 'TransactWriteItemsCommand') puts++;
         const output = await next(args);
         // The resend meets the landed item's condition (attribute_not_exists) and never gets here.
-        if (context.commandName === 'PutItemCommand' && dropped++ === 0) throw Object.assign(new Error('reply lost (test)'), { name: 'TimeoutError', $metadata: {} });
+        if (context.commandName === 'TransactWriteItemsCommand' && dropped++ === 0) throw Object.assign(new Error('reply lost (test)'), { name: 'TimeoutError', $metadata: {} });
         return output;
       },
       { step: 'finalizeRequest', priority: 'low', name: 'dropFirstPutReply' },

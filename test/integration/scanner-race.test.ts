@@ -185,6 +185,8 @@ function racing(wheel: WheelStore, rendezvous: Rendezvous): WheelStore {
     },
     putInbox: (shard, entry) => wheel.putInbox(shard, entry),
     takeFromInbox: (shard, entry) => wheel.takeFromInbox(shard, entry),
+    setAside: (shard, record) => wheel.setAside(shard, record),
+    setAsideJobs: (shard) => wheel.setAsideJobs(shard),
   };
 }
 
@@ -281,6 +283,8 @@ describe('a scanner that dies mid-scan', () => {
       inbox: (shard) => runtime.wheel.inbox(shard),
       putInbox: (shard, entry) => runtime.wheel.putInbox(shard, entry),
       takeFromInbox: (shard, entry) => runtime.wheel.takeFromInbox(shard, entry),
+      setAside: (shard, record) => runtime.wheel.setAside(shard, record),
+      setAsideJobs: (shard) => runtime.wheel.setAsideJobs(shard),
       // The third bucket's read fails: two buckets are done.
       entriesAt: (shard, bucket) => (++reads > 2 ? Promise.reject(new Error('wheel unavailable')) : runtime.wheel.entriesAt(shard, bucket)),
     };

@@ -82,7 +82,7 @@ describe('EngineMetrics (Powertools EMF)', () => {
 
   it('the names and units it writes are the shared list the dashboard reads', async () => {
     const { metrics, sink } = sinkFor();
-    for (const type of ['committed', 'failed', 'dead', 'skipped', 'fenced_out'] as const) sink.emit(event(type));
+    for (const type of ['committed', 'failed', 'dead', 'skipped', 'fenced_out', 'set_aside'] as const) sink.emit(event(type));
     sink.emit(event('missed', { count: 1 }));
     vi.spyOn(process.stdout, 'write').mockImplementation(() => true); // the per-job JobStale line
     sink.emit(event('stale', { fence: 0 }));

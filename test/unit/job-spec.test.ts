@@ -82,3 +82,22 @@ describe('parseJobSpec: the DST policy', () => {
     expect(error.message).toBe(message);
   });
 });
+
+describe('parseJobSpec: what SQS would refuse in the job\'s work messages', () => {
+  it.each([
+    [{ payload: { note: 'end\uffff' } }, 'payload.note', 'end<U+FFFF>', /holds U\+FFFF, a character SQS refuses/],
+    [{ payload: { rows: ['ok', { deep: '\ufffe' }] } }, 'payload.rows.1.deep', '<U+FFFE>', /holds U\+FFFE/],
+    [{ payload: { ['key\uffff']: 1 } }, 'payload[key]', 'key<U+FFFF>', /holds U\+FFFF/],
+    [{ handler: 'h\uffff' }, 'handler', 'h<U+FFFF>', /holds U\+FFFF/],
+  ])('refuses %j naming the field and the value', (change, field, value, message) => {
+    const error = refusal({ ...valid, ...change });
+    expect(error.field).toBe(field);
+    expect(error.value).toBe(value);
+    expect(error.message).toMatch(message);
+  });
+
+  it('accepts every character SQS accepts, astral ones and escaped controls included', () => {
+    const payload = { text: 'tab\tnew\nline\r \ud7ff \ue000 \ufffd \u{10000} \u{10ffff} 😀 control\u0007' };
+    expect(parseJobSpec({ ...valid, payload }).payload).toEqual(payload);
+  });
+});

@@ -100,7 +100,7 @@ describe('cronfence jobs get', () => {
   };
   const get = async (args: string[]): Promise<string[]> => {
     const lines: string[] = [];
-    const repository = { require: async () => job } as unknown as JobRepository;
+    const repository = { require: async () => job, setAsideOf: async () => undefined } as unknown as JobRepository;
     await jobsCommand(() => repository, (line) => lines.push(line)).parseAsync(['get', 'nightly', ...args], { from: 'user' });
     return lines;
   };
@@ -120,5 +120,35 @@ describe('cronfence jobs get', () => {
   it('--json prints the stored job as it is, for scripts', async () => {
     const lines = await get(['--json']);
     expect(JSON.parse(lines.join('\n'))).toEqual(job);
+  });
+});
+
+describe('cronfence jobs list and get over a row that cannot be planned', () => {
+  const good: StoredJob = { ...parseJobSpec({ id: 'good', schedule: '*/5 * * * *', handler: 'h' }), shard: 0, nextFireAt: Date.parse('2026-03-09T06:30:00Z'), version: 1, generation: 1, createdAt: 0, updatedAt: 0 };
+  const bad: StoredJob = { ...good, id: 'bad', schedule: 'every tuesday-ish' };
+  const setAside = { jobId: 'bad', generation: 1, reason: 'invalid schedule "every tuesday-ish"', from: 0, at: 0, by: 'scanner' };
+  const repository = {
+    list: async () => [bad, good],
+    require: async (id: string) => (id === 'bad' ? bad : good),
+    setAsideOf: async (job: StoredJob) => (job.id === 'bad' ? setAside : undefined),
+  } as unknown as JobRepository;
+
+  it('lists every other job, and the bad one as unreadable with the reason', async () => {
+    const lines: string[] = [];
+    await jobsCommand(() => repository, (line) => lines.push(line)).parseAsync(['list'], { from: 'user' });
+    const rows = lines.join('\n').split('\n');
+    expect(rows.find((row) => row.startsWith('bad '))).toMatch(/unreadable: .*every tuesday-ish/);
+    expect(rows.find((row) => row.startsWith('good '))).toMatch(/enabled/);
+  });
+
+  it('get shows the set-aside record beside the job, readably and in --json', async () => {
+    const lines: string[] = [];
+    await jobsCommand(() => repository, (line) => lines.push(line)).parseAsync(['get', 'bad'], { from: 'user' });
+    const text = lines.join('\n');
+    expect(text).toMatch(/^set aside\s+since 1970-01-01T00:00:00Z by scanner \(generation 1\): invalid schedule "every tuesday-ish"$/m);
+    expect(text).toMatch(/^next fire \(UTC\)\s+unreadable: /m);
+    const json: string[] = [];
+    await jobsCommand(() => repository, (line) => json.push(line)).parseAsync(['get', 'bad', '--json'], { from: 'user' });
+    expect(JSON.parse(json.join('\n'))).toMatchObject({ id: 'bad', setAside });
   });
 });

@@ -13,7 +13,7 @@
  * A deleted job stays as a tombstone item (hidden from get and list), so a
  * job re-added under the same id continues its generation.
  */
-import { PutItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../../core/clock.ts';
 import { JobNotFoundError, JobVersionConflictError } from '../../core/errors.ts';
 import {
@@ -21,6 +21,7 @@ import {
   existingJob,
   inboxEntryOf,
   isTombstone,
+  MAX_SETTLED_OCCURRENCES,
   planDelete,
   planDeleteAfterOneTimeRun,
   planPause,
@@ -34,12 +35,14 @@ import {
 import { parseJobSpec, type JobOrigin } from '../../core/job-spec.ts';
 import type { OperatorNote, PauseState } from '../../core/operator.ts';
 import { ledgerOfSlices, type LedgerRecord } from '../../core/ledger.ts';
-import { definitionOf, type StoredJob } from '../../core/ports.ts';
+import { definitionOf, type ScanQueue, type StoredJob } from '../../core/ports.ts';
+import { isSetAsideNow, type SetAsideJob } from '../../core/set-aside.ts';
+import { occurrencesBetween, scheduleOf } from '../../core/schedule.ts';
 import { shardOf } from '../../core/shard.ts';
 import type { Slice } from '../../core/slice.ts';
 import type { CronfenceConfig } from '../config.ts';
-import { isConditionFailure, onTable } from './errors.ts';
-import { jobRecordItem, toJobRecord, toSlice } from './items.ts';
+import { clearSettle, pendingSettles, writeJobChange, type DueSettle } from './job-change.ts';
+import { toJobRecord, toSlice } from './items.ts';
 import { queryAll, scanAll } from './read-pages.ts';
 import { settlePendingSlices } from './settle-pending-slices.ts';
 import { DynamoJobReader } from './job-reader.ts';
@@ -55,6 +58,12 @@ export interface JobChangeResult<T extends JobRecord = StoredJob> {
   readonly job: T;
   /** Slices of older generations settled SKIPPED: pending ones, and due occurrences that had none. */
   readonly skipped: number;
+  /**
+   * A scan of the job's shard was requested, so its new generation is taken up within a second or two instead of
+   * at the next tick (`scans`, `requestScan`); false when none was needed, none is wired, or the request failed
+   * (the next tick takes the change up: nothing is lost).
+   */
+  readonly scanRequested?: boolean;
 }
 
 export class JobRepository {
@@ -63,6 +72,8 @@ export class JobRepository {
     private readonly config: RepositoryConfig,
     private readonly clock: Clock,
     private readonly knownHandlers?: readonly string[],
+    /** Where a change asks for a scan of its shard (the scan queue); without it, changes wait for the tick. */
+    private readonly scans?: ScanQueue,
   ) {}
 
   /**
@@ -101,6 +112,17 @@ export class JobRepository {
       .map(toJobRecord)
       .filter((record): record is StoredJob => !isTombstone(record))
       .sort((a, b) => a.id.localeCompare(b.id));
+  }
+
+  /**
+   * The job's set-aside record (core/set-aside.ts) when a scan set its current
+   * generation aside: its stored row could not be planned or sent. One Query of
+   * the shard's few set-aside records.
+   */
+  async setAsideOf(job: { readonly id: string; readonly generation: number }): Promise<SetAsideJob | undefined> {
+    const records = await new DynamoWheelStore(this.dynamo, this.config).setAsideJobs(shardOf(job.id, this.config.shardCount));
+    const record = records.find((candidate) => candidate.jobId === job.id);
+    return isSetAsideNow(record, job) ? record : undefined;
   }
 
   /** Jobs of a group (`--group`), by id. */
@@ -165,65 +187,69 @@ export class JobRepository {
   }
 
   /**
-   * Read, plan, write on the version read, then put the new generation in
-   * the inbox and settle the older ones. A plan of undefined means nothing to
-   * change: the settle still runs, so a call repeated after a crash between
-   * write and settle completes the settle.
+   * Read, finish what an interrupted change of this job left (job-change.ts),
+   * plan, then write the job with its inbox entry and its settle record in
+   * one transaction on the version read, and settle. A plan of undefined
+   * means nothing to change: the settles still run, so a call repeated after
+   * a failure anywhere in an earlier one completes it.
    */
   private async change<T extends JobRecord>(
     id: string,
     plan: (previous: JobRecord | undefined, now: number) => LifecycleChange<T> | undefined,
   ): Promise<JobChangeResult<T>> {
+    const shard = shardOf(id, this.config.shardCount);
     for (let attempt = 1; ; attempt++) {
       const previous = await this.read(id);
       const now = this.clock.now();
+      const finished = await this.finishSettles(shard, id, now);
       const change = plan(previous, now);
       if (change === undefined) {
         const job = previous as T;
-        return { job, skipped: await this.settle(job, now, settleReasonOf(job)) };
+        // A retry after a call that stored the change but failed before its scan request asks again.
+        const skipped = finished + (await this.settle(job, now, settleReasonOf(job)));
+        return { job, skipped, scanRequested: await requestScan(this.scans, job, shard) };
       }
-      try {
-        await onTable(this.config.jobsTable, () =>
-          this.dynamo.send(
-            new PutItemCommand({
-              TableName: this.config.jobsTable,
-              Item: jobRecordItem(change.next),
-              ...(previous
-                ? { ConditionExpression: 'version = :version', ExpressionAttributeValues: { ':version': { N: String(previous.version) } } }
-                : { ConditionExpression: 'attribute_not_exists(jobId)' }),
-            }),
-          ),
-        );
-      } catch (error) {
-        if (!isConditionFailure(error)) throw error;
-        if (attempt >= VERSION_RETRIES) throw new JobVersionConflictError(id, previous?.version ?? 0, { cause: error });
-        continue;
-      }
-      const entry = inboxEntryOf(change.next);
-      if (entry) await new DynamoWheelStore(this.dynamo, this.config).putInbox(shardOf(id, this.config.shardCount), entry);
       // Only a change that ends the generation settles its due occurrences: one that keeps it (resuming a timed
       // pause after its end) must not write SKIPPED over occurrences that generation's messages are about to run.
       const ended = previous !== undefined && previous.generation !== change.next.generation;
-      const skipped = (await this.settle(change.next, now, change.settle)) + (ended ? await this.settleDue(previous, now, change.settle) : 0);
-      return { job: change.next, skipped };
+      const settle = ended ? dueSettleOf(previous, shard, now, change.settle) : undefined;
+      if (!(await writeJobChange(this.dynamo, this.config, { previous, next: change.next, shard, inbox: inboxEntryOf(change.next), settle }))) {
+        if (attempt >= VERSION_RETRIES) throw new JobVersionConflictError(id, previous?.version ?? 0);
+        continue;
+      }
+      const scanRequested = await requestScan(this.scans, change.next, shard);
+      const skipped = (await this.settle(change.next, now, change.settle)) + (settle ? await this.settleDue(settle, now) : 0);
+      return { job: change.next, skipped: finished + skipped, scanRequested };
     }
   }
 
+  /** Settles a change of this job left unfinished (its call failed after the transaction). @returns the slices written. */
+  private async finishSettles(shard: number, id: string, now: number): Promise<number> {
+    let skipped = 0;
+    for (const settle of await pendingSettles(this.dynamo, this.config, shard, id)) skipped += await this.settleDue(settle, now);
+    return skipped;
+  }
+
   /**
-   * The occurrences the ended generation had due with no slice (core/job-lifecycle.ts
-   * `dueWithoutSlice`): SKIPPED with the change's reason, unless a claim creates one first.
+   * The ended generation's due occurrences with no slice (core/job-lifecycle.ts
+   * `dueWithoutSlice`): SKIPPED with the change's reason, unless a claim creates
+   * one first; then the settle record goes.
    */
-  private async settleDue(previous: JobRecord | undefined, now: number, reason: SkipReason): Promise<number> {
-    const due = dueWithoutSlice(previous, now);
-    if (due === undefined || due.occurrences.length === 0 || previous === undefined || isTombstone(previous)) return 0;
-    const recorded = await queryAll(this.dynamo, {
-      TableName: this.config.slicesTable,
-      KeyConditionExpression: 'jobId = :job AND scheduledAt BETWEEN :from AND :to',
-      ExpressionAttributeValues: { ':job': { S: previous.id }, ':from': { N: String(due.from) }, ':to': { N: String(due.to - 1) } },
-      ConsistentRead: true,
-    });
-    const missing = withoutRecord(due.occurrences, previous.generation, recorded.map(toSlice));
-    return new DynamoSliceStore(this.dynamo, this.config).settleAbsent(previous.id, definitionOf(previous), missing, reason, now);
+  private async settleDue(settle: DueSettle, now: number): Promise<number> {
+    const occurrences = occurrencesBetween(scheduleOf(settle), settle.from, settle.to, MAX_SETTLED_OCCURRENCES);
+    let written = 0;
+    if (occurrences.length > 0) {
+      const recorded = await queryAll(this.dynamo, {
+        TableName: this.config.slicesTable,
+        KeyConditionExpression: 'jobId = :job AND scheduledAt BETWEEN :from AND :to',
+        ExpressionAttributeValues: { ':job': { S: settle.jobId }, ':from': { N: String(settle.from) }, ':to': { N: String(settle.to - 1) } },
+        ConsistentRead: true,
+      });
+      const missing = withoutRecord(occurrences, settle.generation, recorded.map(toSlice));
+      written = await new DynamoSliceStore(this.dynamo, this.config).settleAbsent(settle.jobId, settle.run, missing, settle.reason, now);
+    }
+    await clearSettle(this.dynamo, this.config, settle);
+    return written;
   }
 
   private settle(job: JobRecord, now: number, reason: LifecycleChange['settle']): Promise<number> {
@@ -237,6 +263,29 @@ export class JobRepository {
       retentionMs: this.config.sliceRetentionMs,
     });
   }
+}
+
+/**
+ * Asks for a scan of the shard when `record` waits in its inbox (a put of a
+ * running job, a resume, a pause with an end), so its occurrences until the
+ * next tick are not late. Best effort: the tick takes the inbox up anyway.
+ */
+async function requestScan(scans: ScanQueue | undefined, record: JobRecord | undefined, shard: number): Promise<boolean> {
+  if (scans === undefined || record === undefined || inboxEntryOf(record) === undefined) return false;
+  try {
+    await scans.send([{ shard }]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** What settling `previous`'s due occurrences needs, if it had any (`dueWithoutSlice`): written with the change. */
+function dueSettleOf(previous: JobRecord, shard: number, now: number, reason: SkipReason): DueSettle | undefined {
+  const due = dueWithoutSlice(previous, now);
+  if (due === undefined || due.occurrences.length === 0 || isTombstone(previous)) return undefined;
+  const { schedule, timeZone, dst } = previous;
+  return { jobId: previous.id, shard, generation: previous.generation, reason, from: due.from, to: due.to, schedule, timeZone, dst, run: definitionOf(previous) };
 }
 
 /** The reason to settle with when the stored state already is the one asked for. */

@@ -2,6 +2,7 @@
  * The WheelStore port over DynamoDB: the `wheel` table, one partition per
  * shard (core/wheel.ts has the rules). Sort keys:
  *
+ *   !aside#<jobId>       a job set aside (core/set-aside.ts): generation, reason, from, at, by
  *   !inbox#<jobId>       a generation no scan has taken up yet
  *   <bucket, 15 digits>#<tag>   a pack of wheel entries of that bucket: `jobs`, a JSON array of
  *                        [jobId, generation, from] (and sentAt, for one placed late: core/wheel.ts);
@@ -17,6 +18,8 @@
  * INBOX PUT  PutItem; condition: NO_ENTRY OR OLDER_GENERATION (a change that lost a race
  *            never replaces a newer generation's entry). A failed condition: nothing to do.
  * INBOX TAKE DeleteItem; condition: generation = the one taken up (a newer put stays).
+ * ASIDE PUT  PutItem; condition: NO_ENTRY OR NOT_NEWER (a later generation's record stays).
+ * ASIDE LIST Query the shard's partition, begins_with !aside#, consistently.
  * CURSOR     UpdateItem SET both fields; condition: NO_CURSOR OR NOT_BEHIND (both fields
  *            only grow); a lost race is read again and retried with the larger values.
  *            Returns the item as written: the claim the scan then reads.
@@ -40,13 +43,15 @@ import {
 import { sleep } from '../../core/clock.ts';
 import { CronfenceError } from '../../core/errors.ts';
 import type { WheelStore } from '../../core/ports.ts';
+import type { SetAsideJob } from '../../core/set-aside.ts';
 import { WHEEL_ENTRY_TTL_MS, type PlacedEntry, type ScanCursor, type ShardCursor, type WheelEntry } from '../../core/wheel.ts';
 import type { CronfenceConfig } from '../config.ts';
 import { isConditionFailure, onTable } from './errors.ts';
-import { fromItem } from './items.ts';
+import { fromItem, toItem } from './items.ts';
 import { queryAll } from './read-pages.ts';
 
 const INBOX_PREFIX = '!inbox#';
+const ASIDE_PREFIX = '!aside#';
 const CURSOR_KEY = '~cursor';
 const BUCKET_DIGITS = 15;
 /** A pack's `jobs` text stays under this, so the whole item (keys and TTL too) is one write unit. */
@@ -59,6 +64,8 @@ const WRITE_TRIES = 6;
 const NO_ENTRY = 'attribute_not_exists(generation)';
 /** The inbox holds an older generation of this job. */
 const OLDER_GENERATION = 'generation < :generation';
+/** The record there is of this generation or an older one. */
+const NOT_NEWER = 'generation <= :generation';
 /** No cursor yet: the shard's first scan. */
 const NO_CURSOR = 'attribute_not_exists(scannedThrough)';
 /** Neither field would move back. */
@@ -219,6 +226,39 @@ export class DynamoWheelStore implements WheelStore {
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
     }
+  }
+
+  async setAside(shard: number, record: SetAsideJob): Promise<void> {
+    try {
+      await onTable(this.table, () =>
+        this.dynamo.send(
+          new PutItemCommand({
+            TableName: this.table,
+            Item: { ...toItem({ ...record }), ...this.key(shard, `${ASIDE_PREFIX}${record.jobId}`) },
+            ConditionExpression: `${NO_ENTRY} OR ${NOT_NEWER}`,
+            ExpressionAttributeValues: { ':generation': { N: String(record.generation) } },
+          }),
+        ),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
+  }
+
+  async setAsideJobs(shard: number): Promise<SetAsideJob[]> {
+    const items = await onTable(this.table, () =>
+      queryAll(this.dynamo, {
+        TableName: this.table,
+        KeyConditionExpression: '#shard = :shard AND begins_with(#entry, :aside)',
+        ExpressionAttributeNames: { '#shard': 'shard', '#entry': 'entry' },
+        ExpressionAttributeValues: { ':shard': { N: String(shard) }, ':aside': { S: ASIDE_PREFIX } },
+        ConsistentRead: true,
+      }),
+    );
+    return items.map((item) => {
+      const raw = fromItem(item);
+      return { jobId: raw.jobId as string, generation: raw.generation as number, reason: raw.reason as string, from: raw.from as number, at: raw.at as number, by: raw.by as string };
+    });
   }
 
   /** One conditional write of the shard's cursor item. @returns the item as written (undefined while it is a claim alone) */

@@ -1,6 +1,6 @@
 /**
  * Puts lifecycle events users alarm and route on (committed, failed, dead,
- * fenced_out, missed, skipped, stale) on the EventBridge bus. `claimed` and `started`
+ * fenced_out, missed, skipped, stale, set_aside) on the EventBridge bus. `claimed` and `started`
  * stay in-process (logs, CLI): at a million executions they would be two
  * million paid events that nobody routes.
  *
@@ -12,7 +12,7 @@ import { PutEventsCommand, type EventBridgeClient, type PutEventsRequestEntry } 
 import type { EventSink, LifecycleEvent, LifecycleEventType } from '../../core/events.ts';
 import { EVENT_SOURCE } from '../schema.ts';
 
-const BUS_TYPES: readonly LifecycleEventType[] = ['committed', 'failed', 'dead', 'fenced_out', 'missed', 'skipped', 'stale'];
+const BUS_TYPES: readonly LifecycleEventType[] = ['committed', 'failed', 'dead', 'fenced_out', 'missed', 'skipped', 'stale', 'set_aside'];
 const PUT_EVENTS_BATCH = 10;
 
 export class EventBusSink implements EventSink {
