@@ -103,10 +103,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     scanQueue,
     deadLetters,
     jobs: (knownHandlers) => new JobRepository(clients.dynamo, config, clock, knownHandlers),
-    deadMan: () => {
-      const jobs = new JobRepository(clients.dynamo, config, clock);
-      return new DeadManWatch(clients.dynamo, config, () => jobs.list(), events);
-    },
+    deadMan: () => new DeadManWatch(clients.dynamo, config, { events }),
     operator: () => new OperatorActions(clients.dynamo, config, clock, new JobRepository(clients.dynamo, config, clock), slices, workQueue),
     worker: (workerId, handlers) =>
       new Worker({

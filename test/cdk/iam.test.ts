@@ -72,7 +72,10 @@ describe('IAM', () => {
     expect(Object.fromEntries(grantsOf(template, s.tickFunction))).toEqual({
       'sqs:SendMessage': [arnOf(s.scanQueue)],
       'dynamodb:Scan': [arnOf(s.jobsTable)],
+      'dynamodb:BatchGetItem': [arnOf(s.slicesTable)],
       'dynamodb:Query': [arnOf(s.slicesTable)],
+      'dynamodb:GetItem': [arnOf(s.wheelTable)],
+      'dynamodb:PutItem': [arnOf(s.wheelTable)],
       'events:PutEvents': [arnOf(s.eventBus)],
     });
   });
