@@ -16,7 +16,7 @@ import type { StoredJob } from '../../lib/core/ports.ts';
 import { SliceStatus, type Slice } from '../../lib/core/slice.ts';
 import { verifyInstallation } from '../../lib/aws/verify-installation.ts';
 import { defineJob, HandlerRegistry } from '../../lib/engine/define-job.ts';
-import { createWorkerHandler } from '../../lib/lambda/handlers.ts';
+import { createTickHandler, createWorkerHandler } from '../../lib/lambda/handlers.ts';
 import { SqsPoller } from '../../lib/local/sqs-poller.ts';
 import { createTestInstallation, eventually, type TestInstallation } from '../support/harness.ts';
 
@@ -143,5 +143,17 @@ describe("dead-man's switch", () => {
     expect(judged.stale.map((job) => job.jobId)).toEqual(['quiet']);
     // The next step starts a new round.
     expect((await watch.check(at)).scanned).toBeGreaterThan(0);
+  });
+
+  it('the tick handler (what the Lambda and `cronfence dev` run each minute) emits the stale events, and a bad row does not stop it', async () => {
+    const { runtime } = installation;
+    const logged: string[] = [];
+    const onTick = createTickHandler({ ...runtime, clock: { now: () => Date.parse('2026-12-01T10:00:00Z') } }, { info: () => {}, error: (message, details) => logged.push(`${message} ${JSON.stringify(details)}`) });
+    const before = installation.events.ofType('stale').length;
+    // Two ticks go round the whole table at least once, wherever the cursor stood.
+    const results = [await onTick(), await onTick()];
+    expect(results.some((result) => (result.staleJobs ?? 0) > 0)).toBe(true);
+    expect(installation.events.ofType('stale').slice(before).map((event) => event.jobId)).toContain('quiet');
+    expect(logged.some((line) => line.startsWith("dead-man's switch could not judge jobs") && line.includes('garbled'))).toBe(true);
   });
 });
