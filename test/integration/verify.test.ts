@@ -213,6 +213,12 @@ describe('cronfence verify on a real installation', () => {
     expect(cli.stdout).toMatch(/VIOLATIONS: .*1 wrong_definition, 1 not_an_occurrence, 2 unreadable_row/);
   });
 
+  it('says it checked nothing when no occurrence was expected (a deleted job alone), exit 3 through the CLI', async () => {
+    const cli = await runCli(['verify', '--job', 'verify-deleted', '--since', new Date(since).toISOString(), '--until', new Date(until).toISOString(), '--grace', '2s']);
+    expect(cli.code, cli.stderr).toBe(3);
+    expect(cli.stdout).toContain('NOTHING CHECKED (exit 3): no active job (1 paused or deleted): no occurrence was expected');
+  });
+
   it('refuses bad input naming the flag and value, exit 2', async () => {
     const bad = await runCli(['verify', '--since', 'garbage']);
     expect(bad.code).toBe(2);
