@@ -8,7 +8,7 @@ import { auditHistory, type AuditReport } from '../core/audit.ts';
 import { systemClock, type Clock } from '../core/clock.ts';
 import type { CronfenceConfig } from './config.ts';
 import { readAuditHistory, type AuditReadProgress, type EffectSource } from './dynamo/audit-reader.ts';
-import { DeadManWatch, type StaleJob } from './dead-man-watch.ts';
+import { judgeJobs, type StaleJob, type UnjudgedJob } from './dead-man-watch.ts';
 import { DEFAULT_DEAD_MAN_FACTOR } from '../core/dead-man.ts';
 
 export interface VerifySource {
@@ -35,8 +35,13 @@ export interface VerifyRequest {
   readonly onProgress?: (progress: AuditReadProgress) => void;
 }
 
-/** The audit, and the dead-man's switch over the same jobs (its own read of each job's latest final slot, whatever the window). */
-export type VerifyReport = AuditReport & { readonly deadMan: { readonly factor: number; readonly checked: number; readonly stale: StaleJob[] } };
+/**
+ * The audit, with the dead-man's switch over the same jobs (its own read of each job's latest final slot, whatever the
+ * window), judged at the window's end: its stale jobs are violations.
+ */
+export type VerifyReport = AuditReport & {
+  readonly deadMan: { readonly factor: number; readonly checked: number; readonly at: string; readonly stale: StaleJob[]; readonly unjudged: UnjudgedJob[] };
+};
 
 export async function verifyInstallation(source: VerifySource, request: VerifyRequest): Promise<VerifyReport> {
   const now = (source.clock ?? systemClock).now();
@@ -55,6 +60,10 @@ export async function verifyInstallation(source: VerifySource, request: VerifyRe
   if (history.unstampedEffects > 0) {
     notes.push(`${history.unstampedEffects} items of ${request.effects?.map((effect) => effect.table).join(', ')} carry no execution key or numeric fence: not checked`);
   }
+  const factor = source.config.deadManFactor ?? DEFAULT_DEAD_MAN_FACTOR;
+  // Judged at the window's end: a drill's window checked afterwards is not stale for the silence since it ended.
+  const judgedAt = Math.min(now, until);
+  const deadMan = await judgeJobs(source.dynamo, { slicesTable: source.config.slicesTable, deadManFactor: factor }, history.jobs, judgedAt);
   const report = auditHistory({
     ...history,
     now,
@@ -63,10 +72,13 @@ export async function verifyInstallation(source: VerifySource, request: VerifyRe
     graceMs: request.graceMs,
     lateThresholdMs: request.lateThresholdMs,
     occurrenceCap: request.occurrenceCap,
+    stale: deadMan.stale,
   });
-  const factor = source.config.deadManFactor ?? DEFAULT_DEAD_MAN_FACTOR;
-  const deadMan = await new DeadManWatch(source.dynamo, { slicesTable: source.config.slicesTable, deadManFactor: factor }, async () => history.jobs).findStale(now);
-  return { ...report, ...(notes.length > 0 && { notes: [...notes, ...report.notes] }), deadMan: { factor, ...deadMan } };
+  return {
+    ...report,
+    ...(notes.length > 0 && { notes: [...notes, ...report.notes] }),
+    deadMan: { factor, checked: deadMan.checked, at: new Date(judgedAt).toISOString(), stale: deadMan.stale, unjudged: deadMan.unjudged },
+  };
 }
 
 function span(ms: number): string {

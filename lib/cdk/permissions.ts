@@ -5,7 +5,8 @@
  * Consuming a queue (ReceiveMessage, DeleteMessage, ChangeMessageVisibility,
  * GetQueueAttributes, GetQueueUrl) is granted by the SQS event source.
  *
- * tick     SendMessage(scan); Scan(jobs), Query(slices), PutEvents (the dead-man's switch)
+ * tick     SendMessage(scan); the dead-man's switch (dead-man-watch.ts): Scan(jobs) a bounded page, BatchGetItem and
+ *          Query(slices), GetItem and PutItem(wheel) its cursor item, PutEvents
  * scanner  GetItem, Query, PutItem, UpdateItem, DeleteItem, BatchWriteItem(wheel) — wheel-store.ts
  *          BatchGetItem(jobs), Scan(jobs) a shard's first scan — job-reader.ts
  *          Query(slices), UpdateItem(slices): the reconciler, range records — reconcile-ops.ts, create-slices.ts
@@ -80,9 +81,10 @@ function useTableKey(grantee: iam.IGrantable, r: SchedulerResources): void {
 
 export function grantTick(grantee: iam.IGrantable, r: SchedulerResources): void {
   sendTo(grantee, r, [r.scanQueue]);
-  // The dead-man's switch: every job, each job's latest slices, and its `stale` events.
+  // The dead-man's switch: a page of jobs, their probes and histories, its cursor, and its `stale` events.
   allow(grantee, ['dynamodb:Scan'], [r.jobs.tableArn]);
-  allow(grantee, ['dynamodb:Query'], [r.slices.tableArn]);
+  allow(grantee, ['dynamodb:BatchGetItem', 'dynamodb:Query'], [r.slices.tableArn]);
+  allow(grantee, ['dynamodb:GetItem', 'dynamodb:PutItem'], [r.wheel.tableArn]);
   useTableKey(grantee, r);
   r.bus.grantPutEventsTo(grantee);
 }

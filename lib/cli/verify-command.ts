@@ -2,7 +2,8 @@
  * `cronfence verify [--since T] [--until T] [--job ID] [--json]`: audits an
  * installation's stored history against the invariants (docs/verify.md).
  * Exit 0 when it holds, 1 on any violation, 2 when it could not check (bad
- * input, an installation it cannot read).
+ * input, an installation it cannot read), 3 when there was nothing to check
+ * (no occurrence expected: a young installation, no active job).
  */
 import { Command, InvalidArgumentError, Option, type CommanderError } from 'commander';
 import { SingleBar } from 'cli-progress';

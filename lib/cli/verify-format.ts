@@ -36,8 +36,12 @@ export function renderAuditReport(report: AuditReport & Partial<Pick<VerifyRepor
   for (const note of report.notes) lines.push(`note: ${note}`);
   if (report.capped.length > 0) lines.push(`note: stopped at ${report.occurrenceCap} occurrences for ${report.capped.join(', ')}: later ones were not checked`);
   lines.push('');
+  if (report.outcome === 'nothing-checked') {
+    lines.push(`NOTHING CHECKED (exit 3): ${report.nothingChecked ?? 'no occurrence was expected'}`);
+    return lines;
+  }
   if (report.violations.length === 0) {
-    lines.push('no violations: every expected occurrence has its slice, every commit its one ledger record');
+    lines.push('no violations: every expected occurrence has its slice, every slot ran its definition at an occurrence, every commit its one ledger record');
     return lines;
   }
   const counts = Object.entries(report.violationCounts).filter(([, count]) => count > 0);
@@ -48,12 +52,13 @@ export function renderAuditReport(report: AuditReport & Partial<Pick<VerifyRepor
 
 /** The dead-man's switch: silent jobs are named, with since when and the deadline they passed. */
 function deadManLines(deadMan: VerifyReport['deadMan']): string[] {
-  const head = `dead-man's switch (k = ${deadMan.factor}): ${deadMan.stale.length} of ${deadMan.checked} active jobs stale`;
-  if (deadMan.stale.length === 0) return [head];
+  const unjudged = deadMan.unjudged.map((job) => `  not judged: ${job.jobId}: ${job.reason}`);
+  const head = `dead-man's switch (k = ${deadMan.factor}, at ${deadMan.at}): ${deadMan.stale.length} of ${deadMan.checked} active jobs stale`;
+  if (deadMan.stale.length === 0) return [head, ...unjudged];
   const rows = deadMan.stale
     .slice(0, SHOWN)
     .map((job) => [job.jobId, new Date(job.silentSince).toISOString(), job.lastFinalAt === undefined ? 'never' : new Date(job.lastFinalAt).toISOString(), `${Math.round(job.intervalMs / 1000)} s`, new Date(job.deadline).toISOString()]);
-  return [head, ...section(table([['STALE job', 'silent since', 'last final slot', 'interval', 'deadline passed'], ...rows]), deadMan.stale.length, 'stale jobs')];
+  return [head, ...section(table([['STALE job', 'silent since', 'last final slot', 'interval', 'deadline passed'], ...rows]), deadMan.stale.length, 'stale jobs'), ...unjudged];
 }
 
 function lagLine(report: AuditReport): string {

@@ -39,6 +39,8 @@ export interface ExpectedResult {
   readonly capped: string[];
   readonly notes: string[];
   readonly missing: Located[];
+  /** Jobs whose stored schedule does not parse: the engine cannot plan them. */
+  readonly setAside: Located[];
 }
 
 export interface ExpectedRequest {
@@ -52,7 +54,7 @@ export interface ExpectedRequest {
 
 export function checkExpected(jobs: readonly JobRecord[], slices: ReadonlyMap<string, Slice>, request: ExpectedRequest): ExpectedResult {
   const counts: ExpectedCounts = { occurrences: 0, final: { SUCCEEDED: 0, DEAD: 0, SKIPPED: 0, MISSED: 0 }, pending: 0, stuck: 0, missing: 0 };
-  const result: ExpectedResult = { counts, windows: new Map(), capped: [], notes: [], missing: [] };
+  const result: ExpectedResult = { counts, windows: new Map(), capped: [], notes: [], missing: [], setAside: [] };
   const missedRanges = missedRangesByJob(slices);
   for (const job of jobs) {
     // A pause with an end that has passed runs again: expected from its end on.
@@ -62,7 +64,8 @@ export function checkExpected(jobs: readonly JobRecord[], slices: ReadonlyMap<st
     try {
       occurrences = occurrencesBetween(scheduleOf(job), from, request.expectedUntil, request.cap + 1);
     } catch (error) {
-      result.notes.push(`job ${job.id}: schedule ${JSON.stringify(job.schedule)} in ${job.timeZone} does not parse (${(error as Error).message}); its occurrences were not checked`);
+      const detail = `schedule ${JSON.stringify(job.schedule)} in ${job.timeZone} does not parse (${(error as Error).message}): the engine cannot plan this job; its occurrences were not checked`;
+      result.setAside.push({ kind: 'set_aside', detail, executionKey: `job ${job.id}`, jobId: job.id, scheduledAt: request.now });
       continue;
     }
     const capped = occurrences.length > request.cap;

@@ -20,7 +20,17 @@ export type ViolationKind =
   /** A live slice (ENQUEUED, RUNNING, FAILED) past its due time plus the grace: nothing is moving it. */
   | 'stuck'
   /** SKIPPED with no reason on record. */
-  | 'skipped_without_reason';
+  | 'skipped_without_reason'
+  /** A slot that ran another handler or payload than its generation's definition (core/audit-identity.ts). */
+  | 'wrong_definition'
+  /** A slot that ran at an instant that is not an occurrence of its job, nor an operator's trigger on record. */
+  | 'not_an_occurrence'
+  /** The dead-man's switch: an active job with no final slot within k of its intervals (core/dead-man.ts). */
+  | 'stale'
+  /** A job the engine cannot plan: its stored schedule or time zone does not parse. */
+  | 'set_aside'
+  /** A stored job or slice item that does not parse: named, and the rest is checked without it. */
+  | 'unreadable_row';
 
 export const VIOLATION_KINDS: readonly ViolationKind[] = [
   'double_commit',
@@ -29,7 +39,23 @@ export const VIOLATION_KINDS: readonly ViolationKind[] = [
   'missing',
   'stuck',
   'skipped_without_reason',
+  'wrong_definition',
+  'not_an_occurrence',
+  'stale',
+  'set_aside',
+  'unreadable_row',
 ];
+
+/** A stored item that could not be read as what its table holds (lib/aws/dynamo/stored-rows.ts). */
+export interface UnreadableRow {
+  readonly table: 'jobs' | 'slices';
+  /** The job id (jobs), or the execution key (slices), as far as the item has one. */
+  readonly key: string;
+  readonly jobId: string;
+  /** The slice's scheduled time, when the item has a numeric one. */
+  readonly scheduledAt?: number;
+  readonly reason: string;
+}
 
 export interface Finding {
   readonly kind: ViolationKind;

@@ -17,15 +17,17 @@
  *   (core/audit-expected.ts).
  */
 import { checkExpected, type ExpectedCounts, type JobWindow } from './audit-expected.ts';
-import { recordFindings, VIOLATION_KINDS, type BusinessEffect, type Located, type ViolationKind } from './audit-rules.ts';
+import { identityFindings } from './audit-identity.ts';
+import { recordFindings, VIOLATION_KINDS, type BusinessEffect, type Located, type UnreadableRow, type ViolationKind } from './audit-rules.ts';
+import type { StaleJob } from './dead-man.ts';
 import { executionKey, isoSecond } from './execution-key.ts';
 import { startAtOf } from './jitter.ts';
-import { isTombstone, type JobRecord } from './job-lifecycle.ts';
+import { activeSince, isActiveAt, isTombstone, type JobRecord } from './job-lifecycle.ts';
 import type { LedgerRecord } from './ledger.ts';
 import { SliceStatus, type Slice } from './slice.ts';
 import { distribution } from './stats.ts';
 
-export { VIOLATION_KINDS, type BusinessEffect, type ViolationKind } from './audit-rules.ts';
+export { VIOLATION_KINDS, type BusinessEffect, type UnreadableRow, type ViolationKind } from './audit-rules.ts';
 export type { ExpectedCounts, FinalStatus } from './audit-expected.ts';
 
 export const AUDIT_DEFAULTS = {
@@ -55,7 +57,17 @@ export interface AuditInput {
   readonly lateThresholdMs?: number;
   /** @default AUDIT_DEFAULTS.occurrenceCap */
   readonly occurrenceCap?: number;
+  /** Jobs the dead-man's switch found silent: each is a violation. */
+  readonly stale?: readonly StaleJob[];
+  /** Stored items that did not parse: each is a violation, and the rest is checked without it. */
+  readonly unreadable?: readonly UnreadableRow[];
 }
+
+/** pass: every check held; violations: at least one did not; nothing-checked: no occurrence was expected (say why). */
+export type AuditOutcome = 'pass' | 'violations' | 'nothing-checked';
+
+/** Exit code of each outcome (2 is the CLI's: it could not check). */
+export const OUTCOME_EXIT_CODES = { pass: 0, violations: 1, 'nothing-checked': 3 } as const;
 
 export interface AuditViolation {
   readonly kind: ViolationKind;
@@ -115,8 +127,11 @@ export interface AuditReport {
   readonly lateThresholdMs: number;
   /** Start lag over slices claimed once (a retried slice's startedAt is its last claim). Null when none started. */
   readonly startLag: { readonly count: number; readonly p50Ms: number | null; readonly p99Ms: number | null; readonly maxMs: number | null };
-  /** 1 on any violation. */
-  readonly exitCode: 0 | 1;
+  readonly outcome: AuditOutcome;
+  /** nothing-checked: why no occurrence was expected (a young installation, no active job, a window with none due). */
+  readonly nothingChecked?: string;
+  /** OUTCOME_EXIT_CODES[outcome]: 0 pass, 1 on any violation, 3 when nothing was expected. */
+  readonly exitCode: 0 | 1 | 3;
 }
 
 export function auditHistory(input: AuditInput): AuditReport {
@@ -128,7 +143,15 @@ export function auditHistory(input: AuditInput): AuditReport {
   const ledger = groupBy(input.ledger, (record) => record.executionKey);
   const effects = groupBy(input.effects ?? [], (effect) => effect.executionKey);
   const expected = checkExpected(input.jobs, slices, { since: input.since, expectedUntil, now: input.now, graceMs, cap });
-  const violations = merged([...recordFindings(slices, ledger, effects, input.now, graceMs), ...expected.missing]);
+  const violations = merged([
+    ...recordFindings(slices, ledger, effects, input.now, graceMs),
+    ...expected.missing,
+    ...expected.setAside,
+    ...identityFindings(input.jobs, slices),
+    ...(input.stale ?? []).map(staleFinding),
+    ...(input.unreadable ?? []).map((row) => unreadableFinding(row, input.now)),
+  ]);
+  const outcome: AuditOutcome = violations.length > 0 ? 'violations' : expected.counts.occurrences === 0 ? 'nothing-checked' : 'pass';
   const { lateSlots, startLag } = timings([...slices.values()], lateThresholdMs);
   return {
     window: {
@@ -153,8 +176,38 @@ export function auditHistory(input: AuditInput): AuditReport {
     lateSlots,
     lateThresholdMs,
     startLag,
-    exitCode: violations.length > 0 ? 1 : 0,
+    outcome,
+    ...(outcome === 'nothing-checked' && { nothingChecked: whyNothingExpected(input.jobs, input.since, expectedUntil, graceMs, slices.size) }),
+    exitCode: OUTCOME_EXIT_CODES[outcome],
   };
+}
+
+function staleFinding(job: StaleJob): Located {
+  const last = job.lastFinalAt === undefined ? 'none since it became active' : isoSecond(job.lastFinalAt);
+  return {
+    kind: 'stale',
+    executionKey: executionKey(job.jobId, job.overdueAt),
+    jobId: job.jobId,
+    scheduledAt: job.overdueAt,
+    detail: `no final slot since ${new Date(job.silentSince).toISOString()} (last final slot: ${last}); this occurrence was due final by ${new Date(job.deadline).toISOString()} (dead-man's switch, interval ${Math.round(job.intervalMs / 1000)} s)`,
+  };
+}
+
+function unreadableFinding(row: UnreadableRow, now: number): Located {
+  const name = row.table === 'slices' ? row.key : `job ${row.jobId}`;
+  return { kind: 'unreadable_row', executionKey: name, jobId: row.jobId, scheduledAt: row.scheduledAt ?? now, detail: `${row.table} item ${row.key}: ${row.reason}; not checked` };
+}
+
+/** Why no occurrence was expected: the audit checked no schedule, and says so rather than pass. */
+function whyNothingExpected(jobs: readonly JobRecord[], since: number, expectedUntil: number, graceMs: number, slices: number): string {
+  const active = jobs.filter((job) => !isTombstone(job) && isActiveAt(job, expectedUntil + graceMs));
+  const read = `${slices} slices read were checked for finality only`;
+  if (active.length === 0) return `no active job (${jobs.length} paused or deleted): no occurrence was expected; ${read}`;
+  const youngest = Math.min(...active.map((job) => activeSince(job as Exclude<JobRecord, { deleted: true }>)));
+  if (youngest >= expectedUntil) {
+    return `every active job became active after ${new Date(expectedUntil).toISOString()} (now minus the grace of ${Math.round(graceMs / 1000)} s): the installation, or its jobs' last change, is younger than the grace, so no occurrence is expected yet; check again after ${new Date(youngest + graceMs).toISOString()} and a first occurrence; ${read}`;
+  }
+  return `no active job had an occurrence due between ${new Date(since).toISOString()} and ${new Date(expectedUntil).toISOString()}; widen --since to reach one; ${read}`;
 }
 
 /** One violation per kind and key (a double commit seen in the ledger and in the business writes is one), oldest first. */

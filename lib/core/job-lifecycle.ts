@@ -185,7 +185,7 @@ function firstAtOrAfter(spec: Pick<JobSpec, 'schedule' | 'timeZone' | 'dst'>, no
 }
 
 /** JSON with object keys sorted, so key order never makes two equal payloads differ. */
-function canonicalJson(value: unknown): string {
+export function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_key, inner: unknown) =>
     inner && typeof inner === 'object' && !Array.isArray(inner)
       ? Object.fromEntries(Object.entries(inner as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b)))

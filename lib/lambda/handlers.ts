@@ -12,7 +12,6 @@ import type { Disposition } from '../engine/worker.ts';
 import { keepHidden } from '../engine/keep-hidden.ts';
 import type { ScanReport } from '../engine/scanner.ts';
 import { tick } from '../engine/ticker.ts';
-import { isDeadManMinute } from '../aws/dead-man-watch.ts';
 import type { MessageDeletes } from '../aws/sqs/message-deletes.ts';
 import { handleSqsBatch } from './sqs-batch.ts';
 import type { Runtime } from './wiring.ts';
@@ -25,19 +24,20 @@ export interface HandlerLog {
 }
 
 /**
- * Puts one scan request per shard; every DEAD_MAN_EVERY_MINUTES it also runs
- * the dead-man's switch (its `stale` events go to the bus and the metrics).
- * A failing watch is logged and never stops the scans, which went out first.
+ * Puts one scan request per shard, then runs one bounded step of the
+ * dead-man's switch (lib/aws/dead-man-watch.ts: its `stale` events go to the
+ * bus and the metrics). A failing step is logged and never stops the scans,
+ * which went out first; a job it could not judge is logged by name.
  */
 export function createTickHandler(runtime: Runtime, log?: HandlerLog): () => Promise<{ shards: number; staleJobs?: number }> {
   return async () => {
     const shards = await tick(runtime.scanQueue, runtime.config.shardCount);
     const now = runtime.clock.now();
-    if (!isDeadManMinute(now)) return { shards };
     try {
-      const report = await runtime.deadMan().check(now);
+      const step = await runtime.deadMan().check(now);
       await runtime.bus.flush();
-      return { shards, staleJobs: report.stale.length };
+      if (step.unjudged.length > 0) log?.error("dead-man's switch could not judge jobs", { jobs: step.unjudged.slice(0, 20), count: step.unjudged.length });
+      return { shards, staleJobs: step.stale.length };
     } catch (error) {
       log?.error("dead-man's switch failed", { error: String(error) });
       return { shards };

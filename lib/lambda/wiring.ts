@@ -110,10 +110,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     messageDeletes: (queue, onDeleteError) => new MessageDeletes(clients.sqs, queue === 'work' ? workQueueUrl : scanQueueUrl, onDeleteError),
     // A change asks for a scan of its shard: its next occurrence is not late by a tick.
     jobs: (knownHandlers) => new JobRepository(clients.dynamo, config, clock, knownHandlers, scanQueue),
-    deadMan: () => {
-      const jobs = new JobRepository(clients.dynamo, config, clock);
-      return new DeadManWatch(clients.dynamo, config, () => jobs.list(), events);
-    },
+    deadMan: () => new DeadManWatch(clients.dynamo, config, { events }),
     operator: () => new OperatorActions(clients.dynamo, config, clock, new JobRepository(clients.dynamo, config, clock, undefined, scanQueue), slices, workQueue),
     worker: (workerId, handlers) =>
       new Worker({

@@ -6,7 +6,7 @@ import { OUTBOX_SHARDS, type OutboxStore } from '../core/chunks.ts';
 import { executionKey } from '../core/execution-key.ts';
 import type { LifecycleEvent } from '../core/events.ts';
 import { distribution } from '../core/stats.ts';
-import { formatOutcome, isOutcome, jobColumnWidth, ms, outcomeHeader, table } from './format.ts';
+import { formatOutcome, formatStale, isOutcome, jobColumnWidth, ms, outcomeHeader, table } from './format.ts';
 import type { Runtime } from '../lambda/wiring.ts';
 
 export interface DevJobSummary {
@@ -74,6 +74,7 @@ export class DevReport {
       this.committedBy.set(event.jobId, workers.add(event.worker));
     }
     if (isOutcome(event)) this.say(formatOutcome(event, this.lags.get(event.executionKey), this.jobWidth));
+    if (event.type === 'stale') this.say(formatStale(event));
   }
 
   /** Reads the ledger of every job; a store that is gone is reported in the summary, not thrown. */

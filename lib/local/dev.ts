@@ -2,7 +2,8 @@
  * `cronfence dev`: the whole system on one machine. Starts the emulator
  * unless AWS_ENDPOINT_URL is set, bootstraps, registers the jobs (the
  * examples, or a user's jobs module), runs scanners and workers as separate
- * processes, stands in for the per-minute EventBridge rule, and reports
+ * processes, stands in for the per-minute EventBridge rule (the tick: scan
+ * requests and the dead-man's switch), and reports
  * every execution.
  *
  * Stopping (Ctrl-C, SIGTERM, or --duration): the replicas and the emulator
@@ -12,7 +13,6 @@
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { tick } from '../engine/ticker.ts';
 import { destroyAwsClients } from '../aws/clients.ts';
 import { localConfig } from '../aws/config.ts';
 import { describeJobsModule, type JobsModuleDescription } from '../package/describe-jobs-module.ts';
@@ -22,6 +22,7 @@ import { prepareDevEnvironment, prepareModuleEnvironment, registerExampleJobs, r
 import { emulatorProfile, ensureAwsEndpoint } from './emulator.ts';
 import { startDevOutbox, type DevOutbox } from './dev-outbox.ts';
 import { ReplicaFleet } from './fleet.ts';
+import { createTickHandler } from '../lambda/handlers.ts';
 import { createRuntime, type Runtime } from '../lambda/wiring.ts';
 
 export type { DevJobSummary, DevSummary } from './dev-report.ts';
@@ -57,7 +58,8 @@ export async function runDev(options: DevOptions): Promise<DevSummary> {
     );
     const endpoint = await ensureAwsEndpoint({ repoRoot: PACKAGE_ROOT, log: (line) => report.say(`  ${line}`) });
     report.begin();
-    const runtime = createRuntime();
+    // The parent stands in for the tick Lambda, the dead-man's switch included: its `stale` events are reported here.
+    const runtime = createRuntime({ sinks: [{ emit: (event) => report.onEvent(event) }] });
     const statePath = path.join(options.stateDir, 'dev.json');
     let fleet: ReplicaFleet | undefined;
     let outbox: DevOutbox | undefined;
@@ -102,8 +104,9 @@ async function run(runtime: Runtime, jobs: JobsModuleDescription | undefined, op
   if (bankUrl) report.say(`the settlements wire their payouts through the outbox to a local mock bank at ${bankUrl}`);
   report.say(`registered ${registered.map((job) => `${job.id} (${job.schedule}, ${job.timeZone})`).join(', ')}`);
   report.outcomesFollow(registered.map((job) => job.id));
-  await tick(runtime.scanQueue, runtime.config.shardCount);
-  const ticker = setInterval(() => void tick(runtime.scanQueue, runtime.config.shardCount).catch(() => {}), options.tickSeconds * 1000);
+  const onTick = createTickHandler(runtime, { info: () => {}, error: (message, details) => report.say(`${message} ${JSON.stringify(details)}`) });
+  await onTick();
+  const ticker = setInterval(() => void onTick().catch(() => {}), options.tickSeconds * 1000);
   try {
     await stop.wait(options.durationSeconds);
   } finally {

@@ -25,6 +25,11 @@ export function formatOutcome(event: LifecycleEvent, startLagMs: number | undefi
   return `${time}  ${event.jobId.padEnd(jobWidth)}  ${event.scheduledAt}  lag ${lag}  ${event.worker.padEnd(10)} fence ${String(event.fence).padStart(2)}  ${event.type}${extra}`;
 }
 
+/** A dead-man's switch finding: the job has had no final slot since `silentSince`, and its deadline passed. */
+export function formatStale(event: LifecycleEvent): string {
+  return `${event.at.slice(11, 23)}  STALE ${event.jobId}: no final slot since ${event.silentSince}, due by ${event.deadline} (dead-man's switch)`;
+}
+
 export function table(rows: readonly (readonly (string | number)[])[]): string {
   const widths: number[] = [];
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, String(cell).length)));

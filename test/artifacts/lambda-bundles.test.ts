@@ -23,7 +23,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAwsClients, destroyAwsClients } from '../../lib/aws/clients.ts';
 import { JobRepository } from '../../lib/aws/dynamo/job-repository.ts';
 import { CronfenceClient } from '../../lib/client/cronfence-client.ts';
-import { DEAD_MAN_EVERY_MINUTES } from '../../lib/aws/dead-man-watch.ts';
 import { systemClock } from '../../lib/core/clock.ts';
 import { SliceStatus, type Slice } from '../../lib/core/slice.ts';
 import { JOB_RESOURCE_TYPE } from '../../lib/cdk/scheduled-job.ts';
@@ -262,12 +261,10 @@ describe('the synthesized bundles, invoked as Lambda invokes them', () => {
     expect(wires.every((wire) => wire.key.startsWith('settle-and-wire:'))).toBe(true);
   }, 90_000);
 
-  it("the tick at a dead-man's minute finds the jobs that went silent; the scans it queues reconcile the buckets a grace overdue", async () => {
-    const every = DEAD_MAN_EVERY_MINUTES * 60_000;
-    const now = Date.now();
-    // This environment's clock alone is moved to a dead-man's minute at least 5 minutes on: the jobs have been silent
-    // since, more than twice the minutely job's interval.
-    const offset = Math.ceil((now + 5 * 60_000) / every) * every + 1000 - now;
+  it("the tick's step of the dead-man's switch finds the jobs that went silent; the scans it queues reconcile the buckets a grace overdue", async () => {
+    // This environment's clock alone is moved 6 minutes on: the jobs have been silent since, more than twice the
+    // minutely job's interval (the switch runs a bounded step at every tick; one step covers these few jobs).
+    const offset = 6 * 60_000;
     const tick = await fn('tick').environment({ clockOffsetMs: offset }).invoke<{ shards: number; staleJobs?: number }>(scheduledEvent(`arn:aws:events:us-east-1:123456789012:rule/${prefix}-tick`));
     expect(tick.shards).toBe(4);
     expect(tick.staleJobs).toBeGreaterThanOrEqual(1);

@@ -167,12 +167,56 @@ describe('cronfence verify on a real installation', () => {
     const cli = await runCli(['verify', '--since', new Date(since).toISOString(), '--until', new Date(until).toISOString(), '--grace', '2s', '--effects', effectsTable, '--json']);
     expect(cli.code, cli.stderr).toBe(1);
     const printed = JSON.parse(cli.stdout) as AuditReport;
-    expect(printed.violationCounts).toEqual({ double_commit: 2, outcome_mismatch: 1, ledger_without_slice: 0, missing: 1, stuck: 1, skipped_without_reason: 1 });
+    expect(printed.violationCounts).toEqual({
+      double_commit: 2, outcome_mismatch: 1, ledger_without_slice: 0, missing: 1, stuck: 1, skipped_without_reason: 1,
+      wrong_definition: 0, not_an_occurrence: 0, stale: 0, set_aside: 0, unreadable_row: 0,
+    });
     // Without --effects no business row is seen: the stuck, missing and reasonless slices still are.
     const human = await runCli(['verify', '--since', new Date(since).toISOString(), '--until', new Date(until).toISOString(), '--grace', '2s']);
     expect(human.code).toBe(1);
     expect(human.stdout).toContain('VIOLATIONS: 1 missing, 1 stuck, 1 skipped_without_reason');
     expect(human.stdout).not.toContain(key(c));
+  });
+
+  it('reports a slot that ran another handler, a SUCCEEDED slot off the schedule and unreadable rows, and checks the rest (exit 1)', async () => {
+    const { dynamo } = installation.runtime.clients;
+    const { slicesTable, jobsTable } = installation.runtime.config;
+    const [, b, c, , e] = occurrences(kept.schedule, kept.updatedAt, until);
+    if (b === undefined || c === undefined || e === undefined) throw new Error('fewer than five occurrences ran');
+    const sliceKey = (at: number) => sliceKeyItem({ jobId: kept.id, scheduledAt: at });
+    // e: what a forged work message of the current generation made the worker run (the stored definition says verify-ok).
+    await dynamo.send(
+      new UpdateItemCommand({ TableName: slicesTable, Key: sliceKey(e), UpdateExpression: 'SET #h = :h, #p = :p', ExpressionAttributeNames: { '#h': 'handler', '#p': 'payload' }, ExpressionAttributeValues: { ':h': { S: 'drain-account' }, ':p': { M: { to: { S: 'attacker' } } } } }),
+    );
+    // A SUCCEEDED slot at an odd second: not an occurrence of */2.
+    const odd = b + 1000;
+    const ran: Slice = { jobId: kept.id, scheduledAt: odd, status: 'SUCCEEDED', fence: 1, owner: 'w1', attempts: 1, handler: 'verify-ok', policies: DEFAULT_POLICIES, shard: 0, generation: kept.generation, createdAt: odd, finishedAt: odd + 10 };
+    await dynamo.send(new PutItemCommand({ TableName: slicesTable, Item: toItem({ ...ran }) }));
+    // Bad rows: a job item a manual edit left without policies, and a slice item with a status no engine writes.
+    await dynamo.send(new PutItemCommand({ TableName: jobsTable, Item: toItem({ jobId: 'verify-garbled', schedule: '* * * * * *', timeZone: 'UTC', handler: 'verify-ok', enabled: true, shard: 0, nextFireAt: since, version: 1, generation: 1, createdAt: since, updatedAt: since }) }));
+    await dynamo.send(new PutItemCommand({ TableName: slicesTable, Item: toItem({ ...ran, scheduledAt: c + 1000, status: 'HALF-DONE' }) }));
+
+    const report = await verify();
+    const found = (kind: string) => report.violations.filter((violation) => violation.kind === kind).map((violation) => `${violation.executionKey}: ${violation.detail}`);
+    expect(found('wrong_definition')).toEqual([
+      `${executionKey(kept.id, e)}: ran handler "drain-account"; the job's generation ${kept.generation} runs "verify-ok"; ran payload {"to":"attacker"}; the job's generation ${kept.generation} has null`,
+    ]);
+    expect(found('not_an_occurrence')).toEqual([`${executionKey(kept.id, odd)}: SUCCEEDED at a second that is not an occurrence of "*/2 * * * * *" (UTC)`]);
+    expect(found('unreadable_row').sort()).toEqual(
+      [`job verify-garbled: jobs item verify-garbled: policies must be an object of numbers; not checked`, `${executionKey(kept.id, c + 1000)}: slices item ${executionKey(kept.id, c + 1000)}: status is not a slice status; not checked`].sort(),
+    );
+    // The rest is still checked: every occurrence but the two the previous test broke (b, d) is final.
+    expect(report.expected.final.SUCCEEDED).toBe(occurrences(kept.schedule, kept.updatedAt, until).length - 2);
+    expect(report.exitCode).toBe(1);
+    const cli = await runCli(['verify', '--since', new Date(since).toISOString(), '--until', new Date(until).toISOString(), '--grace', '2s']);
+    expect(cli.code, cli.stderr).toBe(1);
+    expect(cli.stdout).toMatch(/VIOLATIONS: .*1 wrong_definition, 1 not_an_occurrence, 2 unreadable_row/);
+  });
+
+  it('says it checked nothing when no occurrence was expected (a deleted job alone), exit 3 through the CLI', async () => {
+    const cli = await runCli(['verify', '--job', 'verify-deleted', '--since', new Date(since).toISOString(), '--until', new Date(until).toISOString(), '--grace', '2s']);
+    expect(cli.code, cli.stderr).toBe(3);
+    expect(cli.stdout).toContain('NOTHING CHECKED (exit 3): no active job (1 paused or deleted): no occurrence was expected');
   });
 
   it('refuses bad input naming the flag and value, exit 2', async () => {

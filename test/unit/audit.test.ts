@@ -263,7 +263,9 @@ describe('auditHistory', () => {
   it('reports no lag figures when nothing started, as null', () => {
     const report = audit({ jobs: [job({ enabled: false })] });
     expect(report.startLag).toEqual({ count: 0, p50Ms: null, p99Ms: null, maxMs: null });
-    expect(report.exitCode).toBe(0);
+    // Nothing was expected of a paused job: not a pass.
+    expect(report.outcome).toBe('nothing-checked');
+    expect(report.exitCode).toBe(3);
   });
 
   it('counts jobs known only from slices or ledger records as unknown and still checks them', () => {
@@ -317,9 +319,93 @@ describe('auditHistory', () => {
     });
   });
 
-  it('notes a stored job whose schedule does not parse instead of failing the whole audit', () => {
-    const report = audit({ jobs: [job({ schedule: 'not a cron' })] });
-    expect(report.notes).toEqual([expect.stringMatching(/^job every-minute: schedule "not a cron" in UTC does not parse/)]);
-    expect(report.exitCode).toBe(0);
+  it('reports a stored job whose schedule does not parse as set_aside, and checks the other jobs', () => {
+    const { slices, ledger } = cleanRun('every-minute', 10);
+    const report = audit({ jobs: [job({ id: 'broken', schedule: 'not a cron' }), job()], slices, ledger });
+    expect(kinds(report)).toEqual(['set_aside job broken']);
+    expect(report.violations[0]?.detail).toMatch(/^schedule "not a cron" in UTC does not parse .*: the engine cannot plan this job/);
+    expect(report.expected.final.SUCCEEDED).toBe(8);
+    expect(report.exitCode).toBe(1);
+  });
+
+  describe('identity: what ran, and when', () => {
+    it('reports a slot of the current generation that ran another handler or payload: wrong_definition', () => {
+      const { slices, ledger } = cleanRun('every-minute', 10);
+      slices[2] = { ...(slices[2] as Slice), handler: 'attacker' };
+      slices[4] = { ...(slices[4] as Slice), payload: { amount: 1_000_000 } };
+      const report = audit({ jobs: [job({ payload: { amount: 5 } })], slices: slices.map((s, i) => (i === 4 ? s : { ...s, payload: { amount: 5 } })), ledger });
+      expect(kinds(report)).toEqual(['wrong_definition every-minute:2026-05-01T12:02:00Z', 'wrong_definition every-minute:2026-05-01T12:04:00Z']);
+      expect(report.violations[0]?.detail).toBe('ran handler "attacker"; the job\'s generation 1 runs "h"');
+      expect(report.violations[1]?.detail).toBe('ran payload {"amount":1000000}; the job\'s generation 1 has {"amount":5}');
+      expect(report.exitCode).toBe(1);
+    });
+
+    it('reports a SUCCEEDED slot at a second that is not an occurrence: not_an_occurrence', () => {
+      const { slices, ledger } = cleanRun('every-minute', 10);
+      const odd = slice('every-minute', T0 + 90 * SEC, 'SUCCEEDED');
+      const report = audit({ slices: [...slices, odd], ledger: [...ledger, record(odd)] });
+      expect(kinds(report)).toEqual(['not_an_occurrence every-minute:2026-05-01T12:01:30Z']);
+      expect(report.violations[0]?.detail).toBe('SUCCEEDED at a second that is not an occurrence of "0 * * * * *" (UTC)');
+      expect(report.exitCode).toBe(1);
+    });
+
+    it('accepts an operator\'s triggered slot (its own payload, a sub-second instant) and a backfilled occurrence; refuses a sub-second slot with no trigger on record', () => {
+      const { slices } = cleanRun('every-minute', 10);
+      const triggered = slice('every-minute', T0 + 90 * SEC + 417, 'SUCCEEDED', { payload: { manual: true }, operator: { action: 'trigger', actor: 'ops', at: T0 + 90 * SEC, requestId: 'r1' } });
+      const backfilled = { ...(slices[3] as Slice), operator: { action: 'backfill' as const, actor: 'ops', at: NOW } };
+      const forged = slice('every-minute', T0 + 150 * SEC + 1, 'SUCCEEDED');
+      const all = [...slices.filter((_, i) => i !== 3), backfilled, triggered, forged];
+      const report = audit({ slices: all, ledger: all.map((s) => record(s)) });
+      expect(kinds(report)).toEqual([`not_an_occurrence ${executionKey('every-minute', T0 + 150 * SEC + 1)}`]);
+      expect(report.violations[0]?.detail).toBe("a sub-second slot with no operator's trigger on record");
+    });
+
+    it('compares an older generation\'s slots with each other (its definition is not stored): the odd one out is reported', () => {
+      const { slices, ledger } = cleanRun('every-minute', 10);
+      const older = slices.map((s, i) => ({ ...s, generation: 1, handler: i === 5 ? 'attacker' : 'old-handler' }));
+      const report = audit({ jobs: [job({ generation: 2, updatedAt: T0 + 9 * 60 * SEC })], slices: older, ledger });
+      expect(kinds(report)).toEqual(['wrong_definition every-minute:2026-05-01T12:05:00Z']);
+      expect(report.violations[0]?.detail).toMatch(/^ran handler "attacker" with payload null, but most slots of generation 1 ran handler "old-handler" with payload null/);
+    });
+
+    it('does not judge a generation ahead of the job as fine', () => {
+      const { slices, ledger } = cleanRun('every-minute', 10);
+      slices[1] = { ...(slices[1] as Slice), generation: 7 };
+      expect(kinds(audit({ slices, ledger }))).toEqual(['wrong_definition every-minute:2026-05-01T12:01:00Z']);
+    });
+  });
+
+  it('reports each stale job of the dead-man\'s switch as a violation, at its overdue occurrence', () => {
+    const { slices, ledger } = cleanRun('every-minute', 10);
+    const stale = [{ kind: 'stale' as const, jobId: 'every-minute', silentSince: T0 + 9 * 60 * SEC, deadline: NOW - 1, intervalMs: 60_000, lastFinalAt: T0 + 9 * 60 * SEC, overdueAt: NOW }];
+    const report = audit({ slices, ledger, stale });
+    expect(kinds(report)).toEqual(['stale every-minute:2026-05-01T12:10:00Z']);
+    expect(report.violations[0]?.detail).toMatch(/^no final slot since 2026-05-01T12:09:00.000Z \(last final slot: 2026-05-01T12:09:00Z\)/);
+    expect(report.exitCode).toBe(1);
+  });
+
+  it('reports an unreadable row by name and checks the rest', () => {
+    const { slices, ledger } = cleanRun('every-minute', 10);
+    const unreadable = [
+      { table: 'jobs' as const, key: 'garbled', jobId: 'garbled', reason: 'policies must be an object of numbers' },
+      { table: 'slices' as const, key: executionKey('every-minute', NOW + 60 * SEC), jobId: 'every-minute', scheduledAt: NOW + 60 * SEC, reason: 'status is not a slice status' },
+    ];
+    const report = audit({ slices, ledger, unreadable });
+    expect(kinds(report)).toEqual(['unreadable_row job garbled', `unreadable_row ${executionKey('every-minute', NOW + 60 * SEC)}`]);
+    expect(report.violations[0]?.detail).toBe('jobs item garbled: policies must be an object of numbers; not checked');
+    expect(report.expected.final.SUCCEEDED).toBe(8);
+  });
+
+  it('says it checked nothing when the installation is younger than the grace (exit 3), not pass', () => {
+    const young = job({ createdAt: NOW - 60 * SEC, updatedAt: NOW - 60 * SEC });
+    const first = slice('every-minute', NOW - 60 * SEC, 'SUCCEEDED');
+    const report = audit({ jobs: [young], slices: [first], ledger: [record(first)], since: NOW - 86_400_000 });
+    expect(report.expected.occurrences).toBe(0);
+    expect(report.outcome).toBe('nothing-checked');
+    expect(report.exitCode).toBe(3);
+    expect(report.nothingChecked).toMatch(/^every active job became active after 2026-05-01T12:08:00.000Z \(now minus the grace of 120 s\): the installation, or its jobs' last change, is younger than the grace/);
+    expect(report.nothingChecked).toContain('1 slices read were checked for finality only');
+    // A violation still wins: exit 1.
+    expect(audit({ jobs: [young], slices: [{ ...first, handler: 'other' }], ledger: [record(first)] }).exitCode).toBe(1);
   });
 });

@@ -6,7 +6,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../lib/core/clock.ts';
-import { deadManVerdict } from '../../lib/core/dead-man.ts';
+import { deadManVerdict, freshnessProbes } from '../../lib/core/dead-man.ts';
+import { jitterOffsetMs } from '../../lib/core/jitter.ts';
+import { occurrencesBetween, scheduleOf } from '../../lib/core/schedule.ts';
 import { parseJobSpec } from '../../lib/core/job-spec.ts';
 import type { StoredJob } from '../../lib/core/ports.ts';
 
@@ -46,6 +48,7 @@ describe('dead-man verdict', () => {
       deadline: lastFinalAt + 10 * MINUTE + TIMEOUT,
       intervalMs: 5 * MINUTE,
       lastFinalAt,
+      overdueAt: lastFinalAt + 5 * MINUTE,
     });
   });
 
@@ -87,12 +90,66 @@ describe('dead-man verdict', () => {
     const occurrence = Date.parse('2028-02-29T00:00:00Z');
     expect(deadManVerdict({ job: leapDay, lastFinalAt: undefined, now: occurrence + TIMEOUT })).toEqual({ kind: 'ok', deadline: occurrence + TIMEOUT });
     expect(deadManVerdict({ job: leapDay, lastFinalAt: undefined, now: occurrence + TIMEOUT + 1 })).toMatchObject({ kind: 'stale', silentSince: created });
-    expect(deadManVerdict({ job: leapDay, lastFinalAt: occurrence, now: occurrence + 86_400_000 }).kind).toBe('done');
+    // Run: the next one is 2032's, due by then.
+    expect(deadManVerdict({ job: leapDay, lastFinalAt: occurrence, now: occurrence + 86_400_000 })).toEqual({ kind: 'ok', deadline: Date.parse('2032-02-29T00:00:00Z') + TIMEOUT });
   });
 
-  it('a schedule with nothing left after its last final slot is done, not stale', () => {
-    const once = job('0 0 29 2 *', { createdAt: T0, updatedAt: T0 });
-    // 29 February next falls in 2028: beyond the look-ahead of the interval, so nothing is due.
-    expect(deadManVerdict({ job: once, lastFinalAt: undefined, now: T0 + 86_400_000 }).kind).toBe('done');
+  it('watches a rare schedule from its next occurrence however far it is: a missed 29 February is stale, not "done"', () => {
+    // Created in December 2026: 29 February is 15 months away (the old rule looked 400 days ahead and called it done for ever).
+    const leapDay = job('0 0 29 2 *', { createdAt: T0, updatedAt: T0 });
+    const occurrence = Date.parse('2028-02-29T00:00:00Z');
+    expect(deadManVerdict({ job: leapDay, lastFinalAt: undefined, now: T0 + 86_400_000 })).toEqual({ kind: 'ok', deadline: occurrence + TIMEOUT });
+    expect(deadManVerdict({ job: leapDay, lastFinalAt: undefined, now: occurrence + TIMEOUT + 1 })).toMatchObject({ kind: 'stale', silentSince: T0, overdueAt: occurrence });
+    // A one-time job whose only slot is final has nothing left: done.
+    const once = job('at(2026-12-01T12:05:00)');
+    expect(deadManVerdict({ job: once, lastFinalAt: T0 + 5 * MINUTE, now: T0 + 400 * 86_400_000 })).toEqual({ kind: 'done' });
+  });
+
+  it('a quarterly job is due by its next occurrence (rare), a monthly one by k of its intervals', () => {
+    const created = Date.parse('2026-12-15T00:00:00Z');
+    const quarterly = job('0 0 1 1,4,7,10 *', { createdAt: created, updatedAt: created });
+    const january = Date.parse('2027-01-01T00:00:00Z');
+    expect(deadManVerdict({ job: quarterly, lastFinalAt: undefined, now: january + TIMEOUT + 1 })).toMatchObject({ kind: 'stale', overdueAt: january });
+    const monthly = job('0 0 1 * *', { createdAt: created, updatedAt: created });
+    expect(deadManVerdict({ job: monthly, lastFinalAt: undefined, now: january + TIMEOUT + 1 }).kind).toBe('ok');
+    expect(deadManVerdict({ job: monthly, lastFinalAt: undefined, now: Date.parse('2027-02-16T00:00:00Z') }).kind).toBe('stale');
+  });
+
+  it('is jitter-aware: a jittered job whose slots end after their jittered start is never stale while it runs', () => {
+    // 13 jittered per-5-second jobs, each slot final 1 s after its jittered start; judged every second for 3 minutes.
+    const clock = new ManualClock(T0);
+    const jobs = Array.from({ length: 13 }, (_, i) => job('*/5 * * * * *', { id: `jittered-${i}`, policies: { ...job('* * * * *').policies, jitterMs: 60_000 } }));
+    const stale: string[] = [];
+    for (; clock.now() < T0 + 3 * MINUTE; clock.advance(1000)) {
+      for (const each of jobs) {
+        const offset = jitterOffsetMs(each.id, 60_000);
+        // The latest slot final by now: started at its second plus the offset, done a second later.
+        const finals = occurrencesBetween(scheduleOf(each), T0, clock.now() - offset - 1000 + 1, 1000);
+        const verdict = deadManVerdict({ job: each, lastFinalAt: finals.at(-1), now: clock.now() });
+        if (verdict.kind === 'stale') stale.push(`${each.id} at ${new Date(clock.now()).toISOString()}`);
+      }
+    }
+    expect(jobs.filter((each) => jitterOffsetMs(each.id, 60_000) > 10_000 + TIMEOUT).length).toBeGreaterThan(5);
+    expect(stale).toEqual([]);
+    // And one that stops is still found: no final slot after T0 + 1 min.
+    const stopped = jobs[0] as StoredJob;
+    const deadline = T0 + MINUTE + 10_000 + jitterOffsetMs(stopped.id, 60_000) + TIMEOUT;
+    expect(deadManVerdict({ job: stopped, lastFinalAt: T0 + MINUTE, now: deadline }).kind).toBe('ok');
+    expect(deadManVerdict({ job: stopped, lastFinalAt: T0 + MINUTE, now: deadline + 1 }).kind).toBe('stale');
+  });
+
+  it('probes the latest k occurrences that have started, jitter included, and none from before the job became active', () => {
+    const every5m = job('*/5 * * * *');
+    expect(freshnessProbes(every5m, T0 + 23 * MINUTE)).toEqual([T0 + 15 * MINUTE, T0 + 20 * MINUTE]);
+    expect(freshnessProbes(every5m, T0 + 23 * MINUTE, 3)).toEqual([T0 + 10 * MINUTE, T0 + 15 * MINUTE, T0 + 20 * MINUTE]);
+    expect(freshnessProbes(every5m, T0 + 2 * MINUTE)).toEqual([T0]);
+    const jittered = job('*/5 * * * * *', { id: 'jit', policies: { ...every5m.policies, jitterMs: 60_000 } });
+    const offset = jitterOffsetMs('jit', 60_000);
+    const probes = freshnessProbes(jittered, T0 + 10 * MINUTE);
+    expect(probes).toHaveLength(2);
+    expect(probes.every((at) => at + offset <= T0 + 10 * MINUTE)).toBe(true);
+    expect(probes.at(-1)! + 5000 + offset).toBeGreaterThan(T0 + 10 * MINUTE);
+    const daily = job('0 6 * * *', { createdAt: T0 - 30 * 86_400_000, updatedAt: T0 - 30 * 86_400_000 });
+    expect(freshnessProbes(daily, T0).map((at) => new Date(at).toISOString())).toEqual(['2026-11-30T06:00:00.000Z', '2026-12-01T06:00:00.000Z']);
   });
 });

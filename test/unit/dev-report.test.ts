@@ -32,6 +32,13 @@ describe('cronfence dev outcome lines', () => {
       expect(rows.map((row) => row.slice(at, at + value.length)), heading).toEqual([value, value]);
     }
   });
+
+  it("prints the dead-man's switch's stale events the dev tick emits", () => {
+    const lines: string[] = [];
+    const report = new DevReport({ json: false, write: (line) => lines.push(line) });
+    report.onEvent(lifecycleEvent('stale', { jobId: 'quiet', scheduledAt: AT }, AT + 30_000, { fence: 0, worker: 'dead-man', silentSince: new Date(AT).toISOString(), deadline: new Date(AT + 21_000).toISOString(), intervalMs: 10_000 }));
+    expect(lines).toEqual(["14:35:00.000  STALE quiet: no final slot since 2026-12-02T14:34:30.000Z, due by 2026-12-02T14:34:51.000Z (dead-man's switch)"]);
+  });
 });
 
 describe('cronfence dev summary: the outbox', () => {

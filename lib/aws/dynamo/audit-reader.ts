@@ -20,12 +20,14 @@ import type { BusinessEffect } from '../../core/audit.ts';
 import { CronfenceError, MissingResourceError } from '../../core/errors.ts';
 import { parseExecutionKey } from '../../core/execution-key.ts';
 import type { JobRecord } from '../../core/job-lifecycle.ts';
+import type { Item } from './items.ts';
 import { ledgerOfSlices, type LedgerRecord } from '../../core/ledger.ts';
 import type { Slice } from '../../core/slice.ts';
 import type { CronfenceConfig } from '../config.ts';
 import { onTable } from './errors.ts';
-import { fromItem, toJobRecord, toSlice } from './items.ts';
+import { fromItem } from './items.ts';
 import { queryAll, scanAll } from './read-pages.ts';
+import { readJobRow, readRows, readSliceRow, type UnreadableRow } from './stored-rows.ts';
 import { mapBounded } from '../../core/map-bounded.ts';
 
 const QUERY_CONCURRENCY = 8;
@@ -68,22 +70,27 @@ export interface AuditHistory {
   readonly effects: BusinessEffect[];
   /** Items of the effect tables without a parsable execution key or a numeric fence. */
   readonly unstampedEffects: number;
+  /** Job and slice items that do not parse (stored-rows.ts): left out of the rest, reported by name. */
+  readonly unreadable: UnreadableRow[];
 }
 
 export async function readAuditHistory(dynamo: DynamoDBClient, tables: AuditTables, request: AuditReadRequest): Promise<AuditHistory> {
   const progress = request.onProgress ?? (() => {});
   const effects = await readEffects(dynamo, request, (done) => progress({ phase: 'effects', done }));
-  const jobs = await readJobs(dynamo, tables.jobsTable, request.jobId, (done) => progress({ phase: 'jobs', done }));
+  const jobRows = readRows(await readJobs(dynamo, tables.jobsTable, request.jobId, (done) => progress({ phase: 'jobs', done })), readJobRow);
+  const jobs = jobRows.rows;
   const orphans = request.jobId !== undefined ? [] : await readSliceJobIds(dynamo, tables.slicesTable, request, (done) => progress({ phase: 'keys', done }));
-  const jobIds = request.jobId !== undefined ? [request.jobId] : [...new Set([...jobs.map((job) => job.id), ...orphans])].sort();
+  const jobIds = request.jobId !== undefined ? [request.jobId] : [...new Set([...jobs.map((job) => job.id), ...jobRows.unreadable.map((row) => row.jobId), ...orphans])].sort();
   let queried = 0;
   const perJob = await mapBounded(jobIds, QUERY_CONCURRENCY, async (jobId) => {
     const slices = await readSlices(dynamo, tables.slicesTable, jobId, request);
     progress({ phase: 'slices', done: ++queried, total: jobIds.length });
     return slices;
   });
-  const slices = perJob.flat();
-  return { jobs, slices, ledger: ledgerOfSlices(slices), effects: effects.stamped, unstampedEffects: effects.unstamped };
+  const sliceRows = readRows(perJob.flat(), readSliceRow);
+  const slices = sliceRows.rows;
+  const unreadable = [...jobRows.unreadable, ...sliceRows.unreadable];
+  return { jobs, slices, ledger: ledgerOfSlices(slices), effects: effects.stamped, unstampedEffects: effects.unstamped, unreadable };
 }
 
 async function readEffects(dynamo: DynamoDBClient, request: AuditReadRequest, onPage: (scanned: number) => void): Promise<{ stamped: BusinessEffect[]; unstamped: number }> {
@@ -118,13 +125,13 @@ async function readEffects(dynamo: DynamoDBClient, request: AuditReadRequest, on
   return { stamped, unstamped };
 }
 
-async function readJobs(dynamo: DynamoDBClient, jobsTable: string, jobId: string | undefined, onPage: (scanned: number) => void): Promise<JobRecord[]> {
-  if (jobId === undefined) return (await scanAll(dynamo, { TableName: jobsTable, ConsistentRead: true }, onPage)).map(toJobRecord);
+async function readJobs(dynamo: DynamoDBClient, jobsTable: string, jobId: string | undefined, onPage: (scanned: number) => void): Promise<Item[]> {
+  if (jobId === undefined) return scanAll(dynamo, { TableName: jobsTable, ConsistentRead: true }, onPage);
   const result = await onTable(jobsTable, () =>
     dynamo.send(new GetItemCommand({ TableName: jobsTable, Key: { jobId: { S: jobId } }, ConsistentRead: true })),
   );
   onPage(result.Item ? 1 : 0);
-  return result.Item ? [toJobRecord(result.Item)] : [];
+  return result.Item ? [result.Item] : [];
 }
 
 /** Job ids of the slices scheduled in the window (keys only). */
@@ -143,7 +150,7 @@ async function readSliceJobIds(dynamo: DynamoDBClient, slicesTable: string, requ
   return [...new Set(items.map((item) => fromItem(item).jobId as string))];
 }
 
-async function readSlices(dynamo: DynamoDBClient, slicesTable: string, jobId: string, request: AuditReadRequest): Promise<Slice[]> {
+async function readSlices(dynamo: DynamoDBClient, slicesTable: string, jobId: string, request: AuditReadRequest): Promise<Item[]> {
   const [items, before] = await Promise.all([
     queryAll(dynamo, {
       TableName: slicesTable,
@@ -165,6 +172,6 @@ async function readSlices(dynamo: DynamoDBClient, slicesTable: string, jobId: st
       1,
     ),
   ]);
-  const reaching = before.map(toSlice).filter((slice) => (slice.missedUntil ?? 0) > request.since);
-  return [...reaching, ...items.map(toSlice)];
+  const reaching = before.filter((item) => Number(item.missedUntil?.N ?? 0) > request.since);
+  return [...reaching, ...items];
 }
