@@ -26,7 +26,7 @@ const GOOD = [
 const BAD: Record<string, { update: string; names?: Record<string, string>; values?: Record<string, { S: string } | { M: Record<string, { S: string }> }> }> = {
   'bad-cron': { update: 'SET #schedule = :bad', names: { '#schedule': 'schedule' }, values: { ':bad': { S: 'every tuesday-ish' } } },
   'bad-zone': { update: 'SET #zone = :bad', names: { '#zone': 'timeZone' }, values: { ':bad': { S: 'Mars/Olympus_Mons' } } },
-  'bad-payload': { update: 'SET #payload = :bad', names: { '#payload': 'payload' }, values: { ':bad': { M: { note: { S: 'end\uffff' } } } } },
+  'bad-enabled': { update: 'SET #enabled = :bad', names: { '#enabled': 'enabled' }, values: { ':bad': { S: 'yes' } } },
   'bad-policies': { update: 'REMOVE #policies', names: { '#policies': 'policies' } },
 };
 
@@ -73,7 +73,7 @@ describe('a scan over the emulator with bad rows beside good jobs', () => {
     });
     // Two of them before the first scan (taken up from the inbox), two once on the wheel.
     await corrupt('bad-cron');
-    await corrupt('bad-payload');
+    await corrupt('bad-enabled');
     const reports = [await scanner.scanShard(0)];
     await corrupt('bad-zone');
     await corrupt('bad-policies');
@@ -98,7 +98,7 @@ describe('a scan over the emulator with bad rows beside good jobs', () => {
     const reasons = Object.fromEntries(aside.map((record) => [record.jobId, record.reason]));
     expect(reasons['bad-cron']).toMatch(/every tuesday-ish/);
     expect(reasons['bad-zone']).toMatch(/Mars\/Olympus_Mons/);
-    expect(reasons['bad-payload']).toMatch(/U\+FFFF/);
+    expect(reasons['bad-enabled']).toMatch(/enabled/);
     expect(installation.events.ofType('set_aside').map((event) => event.jobId).sort()).toEqual(Object.keys(BAD).sort());
     // The two set aside once on the wheel sent nothing past the bucket they were met in.
     const lastBadSend = Math.max(...queue.sent.filter((message) => message.jobId === 'bad-zone' || message.jobId === 'bad-policies').map((message) => message.scheduledAt));
