@@ -79,7 +79,7 @@ export async function changeJobs(context: JobChangeContext): Promise<PoisonInjec
 }
 
 /** The raw write a manual edit or a migration would make: the bad value, under the generation the drill recorded. */
-function badRowWriter(runtime: Runtime): PoisonDeps['writeBadRow'] {
+export function badRowWriter(runtime: Runtime): PoisonDeps['writeBadRow'] {
   return async (jobId, generation, bad) => {
     await runtime.clients.dynamo.send(
       new UpdateItemCommand({
