@@ -107,6 +107,8 @@ export interface PoisonReport {
   readonly repaired: number;
   /** Missed occurrences of a poisoned job due just before its poisoning: the job's own fault, not counted in `missed`. */
   readonly excused: number;
+  /** The first ten excused execution keys. */
+  readonly excusedKeys: string[];
   readonly neverSetAside: string[];
   readonly setAsideAfterRepair: string[];
   readonly unrepaired: string[];
@@ -121,6 +123,7 @@ export function poisonReport(verdict: PoisonVerdict, poisonings: readonly Poison
     poisonedSetAside: verdict.poisonedSetAside,
     repaired: verdict.repaired,
     excused: verdict.excused.length,
+    excusedKeys: verdict.excused.slice(0, 10),
     neverSetAside: verdict.neverSetAside,
     setAsideAfterRepair: verdict.setAsideAfterRepair,
     unrepaired: verdict.unrepaired,
