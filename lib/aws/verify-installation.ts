@@ -10,10 +10,12 @@ import type { CronfenceConfig } from './config.ts';
 import { readAuditHistory, type AuditReadProgress, type EffectSource } from './dynamo/audit-reader.ts';
 import { judgeJobs, type StaleJob, type UnjudgedJob } from './dead-man-watch.ts';
 import { DEFAULT_DEAD_MAN_FACTOR } from '../core/dead-man.ts';
+import type { SetAsideJob } from '../core/set-aside.ts';
+import { DynamoWheelStore } from './dynamo/wheel-store.ts';
 
 export interface VerifySource {
   readonly dynamo: DynamoDBClient;
-  readonly config: Pick<CronfenceConfig, 'jobsTable' | 'slicesTable' | 'sliceRetentionMs'> & Partial<Pick<CronfenceConfig, 'deadManFactor' | 'chunksTable'>>;
+  readonly config: Pick<CronfenceConfig, 'jobsTable' | 'slicesTable' | 'sliceRetentionMs'> & Partial<Pick<CronfenceConfig, 'deadManFactor' | 'chunksTable' | 'wheelTable' | 'shardCount'>>;
   /** @default the system clock */
   readonly clock?: Clock;
 }
@@ -73,12 +75,23 @@ export async function verifyInstallation(source: VerifySource, request: VerifyRe
     lateThresholdMs: request.lateThresholdMs,
     occurrenceCap: request.occurrenceCap,
     stale: deadMan.stale,
+    setAside: await readSetAside(source, request.jobId),
   });
   return {
     ...report,
     ...(notes.length > 0 && { notes: [...notes, ...report.notes] }),
     deadMan: { factor, checked: deadMan.checked, at: new Date(judgedAt).toISOString(), stale: deadMan.stale, unjudged: deadMan.unjudged },
   };
+}
+
+/** The scans' set-aside records (one Query per shard), of the one job asked about if any; none when the wheel is not configured. */
+async function readSetAside(source: VerifySource, jobId: string | undefined): Promise<SetAsideJob[]> {
+  const { wheelTable, shardCount } = source.config;
+  if (wheelTable === undefined || shardCount === undefined) return [];
+  const wheel = new DynamoWheelStore(source.dynamo, { wheelTable });
+  const shards = Array.from({ length: shardCount }, (_, shard) => shard);
+  const records = (await Promise.all(shards.map((shard) => wheel.setAsideJobs(shard)))).flat();
+  return records.filter((record) => jobId === undefined || record.jobId === jobId);
 }
 
 function span(ms: number): string {

@@ -101,6 +101,11 @@ export function isFastSchedule(schedule: string): boolean {
   return FAST_CRONS.includes(schedule) || DST_CRONS.includes(schedule) || RATES.includes(schedule);
 }
 
+/** Is this one of the every-5-to-10-seconds crons (a scan meets such a job within seconds)? */
+export function isEverySeconds(schedule: string): boolean {
+  return FAST_CRONS.includes(schedule);
+}
+
 /** Another schedule of the same kind, for a lifecycle change of schedule. */
 export function otherSchedule(schedule: string, random: SeededRandom): string {
   const pool = FAST_CRONS.includes(schedule) ? FAST_CRONS : DST_CRONS.includes(schedule) ? DST_CRONS : RATES.includes(schedule) ? RATES : undefined;

@@ -18,6 +18,7 @@ export const FAULT_KINDS = [
   'throttle',
   'hang',
   'lateDuplicate',
+  'poison',
 ] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 

@@ -20,19 +20,19 @@ import { ensureAwsEndpoint } from '../local/emulator.ts';
 import { ReplicaFleet, type Replica, type ReplicaRole } from '../local/fleet.ts';
 import { createRuntime, type Runtime } from '../lambda/wiring.ts';
 import { packageFile } from '../package/package-files.ts';
-import { chaosJobs, isFastSchedule } from './chaos-jobs.ts';
+import { chaosJobs } from './chaos-jobs.ts';
 import { CHAOS_ENV, DEFAULT_FAULT_RATES, encodeChaosConfig, type FaultKind, type FaultRates, type ReplicaChaosConfig } from './config.ts';
 import { DrillAbortedError } from './drill-aborted.ts';
 import { drainWindow, prepareStores, readDeadLetters, readEffects, readJobRecord, readSlices, readWheel } from './drill-stores.ts';
 import { DST_TRANSITIONS, dstClockOffsetMs, type DstMode } from './dst.ts';
 import { cronParserOccurrences, expectedOccurrences, scheduleMathOccurrences, type Enumerate } from './expected.ts';
-import { planFaults, planLifecycle } from './fault-plan.ts';
+import { planFaults } from './fault-plan.ts';
 import { checkHistory, type HistoryVerdict } from './history.ts';
 import { JobHistoryBook } from './job-history.ts';
 import { checkOverlapRuns, checkPolicies } from './policy-checks.ts';
 import { OVERLAP_JOBS } from './policy-jobs.ts';
 import { outageOccurrences, setUpPolicyJobs, type PolicySetup } from './policy-setup.ts';
-import { LifecycleInjector } from './lifecycle-faults.ts';
+import { changeJobs, readPoisonVerdict } from './job-changes.ts';
 import { HistoryRecorder } from './recorder.ts';
 import { buildReport, FAILOVER_GOAL_MS, type ChaosReport, type SettlementReport } from './report.ts';
 import { checkSettlement, settlementReport, type SettlementStoreRecords } from './settlement-checks.ts';
@@ -159,9 +159,9 @@ export async function runDrill(options: DrillOptions): Promise<ChaosReport> {
     const running = setInterval(() => progress('running', startedAt), 1000);
     timers.add(running);
 
-    await Promise.all([
+    const [, poisoner] = await Promise.all([
       executePlan(options, clock, startedAt, fleet, recorder, random, spawn),
-      enabled.has('lifecycle') ? changeJobs(options, clock, startedAt, runtime, specs, book, recorder) : Promise.resolve(),
+      changeJobs({ seed: options.seed, durationMs: options.durationSeconds * 1000, faults: enabled, clock, startedAt, runtime, specs, book, recorder }),
     ]);
     const endedAt = clock.now();
     settlement?.windowEnded(endedAt);
@@ -182,9 +182,14 @@ export async function runDrill(options: DrillOptions): Promise<ChaosReport> {
 
     const checked = specs.concat(settlementSpec ? [settlementSpec] : []);
     const wheel = await readWheel(runtime);
-    const { verdict, policyViolations, settlementSection } = await readAndCheck(runtime, prefix, checked, policies, recorder, expected, startedAt, enumerate, settlement);
+    const checkedRun = await readAndCheck(runtime, prefix, checked, policies, recorder, expected, startedAt, enumerate, settlement);
+    const { policyViolations, settlementSection } = checkedRun;
+    // A poisoned job's occurrences that met its bad row are its own fault, not missed (poison-checks.ts).
+    const poisonVerdict = poisoner ? await readPoisonVerdict(runtime, poisoner, recorder, expected, checkedRun.verdict) : undefined;
+    const verdict = poisonVerdict ? { ...checkedRun.verdict, missed: poisonVerdict.missed } : checkedRun.verdict;
+    const poison = poisoner && poisonVerdict ? { verdict: poisonVerdict, poisonings: poisoner.poisonings() } : undefined;
     const dst = options.dst ? { mode: options.dst, transition: DST_TRANSITIONS[options.dst].description, clockOffsetMs: dstOffsetMs } : undefined;
-    const report = buildReport({ prefix, options, rates: ratesInUse(rates, enabled), dst, verdict, policyViolations, faults: recorder.faults, expected: expected.length, startedAt, endedAt, drainedAt: clock.now(), requests: fleet.requests, settlement: settlementSection });
+    const report = buildReport({ prefix, options, rates: ratesInUse(rates, enabled), dst, verdict, policyViolations, faults: recorder.faults, expected: expected.length, startedAt, endedAt, drainedAt: clock.now(), requests: fleet.requests, settlement: settlementSection, poison });
     writeOutputs(options, report, recorder, book, wheel, verdict, startedAt, clock.now());
     return report;
   } catch (error) {
@@ -357,27 +362,4 @@ async function executePlan(
   }
   await sleepUntil(clock, startedAt + options.durationSeconds * 1000);
   await Promise.all(pending);
-}
-
-/** The `lifecycle` fault: changes random jobs at the planned times, one at a time (lifecycle-faults.ts). */
-async function changeJobs(
-  options: DrillOptions,
-  clock: Clock,
-  startedAt: number,
-  runtime: Runtime,
-  specs: readonly (JobSpecInput & { id: string })[],
-  book: JobHistoryBook,
-  recorder: HistoryRecorder,
-): Promise<void> {
-  const injector = new LifecycleInjector(
-    { repository: runtime.jobs(), readRecord: (jobId) => readJobRecord(runtime, jobId), book, random: new SeededRandom(options.seed + 2) },
-    specs,
-  );
-  const preferred = specs.flatMap((spec, index) => (isFastSchedule(spec.schedule) ? [index] : []));
-  const plan = planLifecycle({ seed: options.seed, durationMs: options.durationSeconds * 1000, jobCount: specs.length, preferred });
-  for (const change of plan) {
-    await sleepUntil(clock, startedAt + change.atMs);
-    const spec = specs[change.job];
-    if (spec && (await injector.change(spec.id, change.choice))) recorder.faults.lifecycle++;
-  }
 }

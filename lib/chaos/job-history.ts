@@ -8,8 +8,12 @@
 import { isTombstone, type JobRecord, type SkipReason } from '../core/job-lifecycle.ts';
 import type { DstPolicy } from '../core/schedule.ts';
 
-/** What the drill did to a job. */
-export type JobChangeKind = 'create' | 'pause' | 'resume' | 'schedule' | 'payload' | 'disable' | 'enable' | 'delete' | 'readd';
+/**
+ * What the drill did to a job. `poison`: a bad row written under the job
+ * (poison-faults.ts), no new generation, no definition the engine can run
+ * until `repair` (a put of its good definition) gives it a new one.
+ */
+export type JobChangeKind = 'create' | 'pause' | 'resume' | 'schedule' | 'payload' | 'disable' | 'enable' | 'delete' | 'readd' | 'poison' | 'repair';
 
 export interface JobDefinition {
   readonly schedule: string;
@@ -24,7 +28,7 @@ export interface JobChange {
   /** When the change took effect, by the drill's (the repository's) clock. */
   readonly at: number;
   readonly generation: number;
-  /** The definition live from `at` on; undefined once deleted. */
+  /** The definition live from `at` on; undefined once deleted, or while poisoned. */
   readonly definition?: JobDefinition;
 }
 
@@ -68,7 +72,20 @@ export class JobHistoryBook {
     return true;
   }
 
-  /** The definition live now, or undefined for a deleted (or unknown) job. */
+  /**
+   * Records a bad row written under the job at `at`: its generation stays,
+   * and no occurrence is expected of it until the next change (the repair).
+   * @returns whether it was recorded (the job has a live definition).
+   */
+  poisoned(jobId: string, at: number): boolean {
+    const list = this.changes.get(jobId);
+    const last = list?.at(-1);
+    if (!list || !last?.definition) return false;
+    list.push({ kind: 'poison', at, generation: last.generation });
+    return true;
+  }
+
+  /** The definition live now, or undefined for a deleted, poisoned (or unknown) job. */
   current(jobId: string): JobChange | undefined {
     return this.changes.get(jobId)?.at(-1);
   }

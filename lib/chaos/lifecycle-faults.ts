@@ -51,6 +51,11 @@ export class LifecycleInjector {
     for (const spec of specs) this.specs.set(spec.id, spec);
   }
 
+  /** The definition the drill last put for the job (its good one). */
+  spec(jobId: string): (JobSpecInput & { id: string }) | undefined {
+    return this.specs.get(jobId);
+  }
+
   /** Changes job `jobId`; @returns the change recorded, or undefined when the call changed nothing. */
   async change(jobId: string, choice: number): Promise<JobChangeKind | undefined> {
     const current = this.deps.book.current(jobId);

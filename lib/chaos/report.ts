@@ -5,6 +5,8 @@
 import type { Distribution } from '../core/stats.ts';
 import type { FaultKind } from './config.ts';
 import type { HistoryVerdict } from './history.ts';
+import { poisonViolations, type PoisonVerdict } from './poison-checks.ts';
+import type { Poisoning } from './poison-faults.ts';
 import type { SettlementOccurrenceVerdict, SettlementVerdict } from './settlement-checks.ts';
 
 export const FAILOVER_GOAL_MS = 5000;
@@ -63,6 +65,8 @@ export interface ChaosReport {
   readonly requests: Record<string, number>;
   /** `--settlement`: each settlement occurrence's payouts, wires and chunks, and its takeovers (settlement-checks.ts). */
   readonly settlement?: SettlementReport;
+  /** The `poison` fault: bad rows written under jobs mid-drill, each set aside and repaired (poison-checks.ts). */
+  readonly poison?: PoisonReport;
   /** The invariants this run broke; empty when it passed. */
   readonly violations: string[];
   readonly examples: {
@@ -96,6 +100,43 @@ export interface SettlementReport {
   readonly violations: string[];
 }
 
+export interface PoisonReport {
+  readonly poisonedJobs: number;
+  /** Poisoned jobs a scan set aside in their poisoned generation: must be all of them. */
+  readonly poisonedSetAside: number;
+  readonly repaired: number;
+  /** Missed occurrences of a poisoned job due just before its poisoning: the job's own fault, not counted in `missed`. */
+  readonly excused: number;
+  /** The first ten excused execution keys. */
+  readonly excusedKeys: string[];
+  readonly neverSetAside: string[];
+  readonly setAsideAfterRepair: string[];
+  readonly unrepaired: string[];
+  /** Each poisoning: job, what was bad, its generation, drill times (ISO) of the poisoning and the repair. */
+  readonly poisonings: { jobId: string; kind: string; generation: number; at: string; repairedAt?: string; repairedGeneration?: number }[];
+}
+
+export function poisonReport(verdict: PoisonVerdict, poisonings: readonly Poisoning[]): PoisonReport {
+  const iso = (ms: number): string => new Date(ms).toISOString();
+  return {
+    poisonedJobs: verdict.poisonedJobs,
+    poisonedSetAside: verdict.poisonedSetAside,
+    repaired: verdict.repaired,
+    excused: verdict.excused.length,
+    excusedKeys: verdict.excused.slice(0, 10),
+    neverSetAside: verdict.neverSetAside,
+    setAsideAfterRepair: verdict.setAsideAfterRepair,
+    unrepaired: verdict.unrepaired,
+    poisonings: poisonings.map((p) => ({
+      jobId: p.jobId,
+      kind: p.kind,
+      generation: p.generation,
+      at: iso(p.at),
+      ...(p.repairedAt !== undefined && { repairedAt: iso(p.repairedAt), repairedGeneration: p.repairedGeneration }),
+    })),
+  };
+}
+
 export interface ReportInput {
   readonly prefix: string;
   readonly options: { seed: number } & Omit<ReportSettings, 'dst' | 'rates'>;
@@ -111,6 +152,7 @@ export interface ReportInput {
   readonly drainedAt: number;
   readonly requests: Record<string, number>;
   readonly settlement?: SettlementReport;
+  readonly poison?: { readonly verdict: PoisonVerdict; readonly poisonings: readonly Poisoning[] };
 }
 
 export function buildReport(input: ReportInput): ChaosReport {
@@ -153,6 +195,7 @@ export function buildReport(input: ReportInput): ChaosReport {
     faults: input.faults,
     requests: input.requests,
     ...(input.settlement ? { settlement: input.settlement } : {}),
+    ...(input.poison ? { poison: poisonReport(input.poison.verdict, input.poison.poisonings) } : {}),
     examples: {
       duplicates: verdict.duplicates.slice(0, 10),
       missed: verdict.missed.slice(0, 10),
@@ -180,7 +223,7 @@ export function buildReport(input: ReportInput): ChaosReport {
         })),
     },
   };
-  return { ...report, violations: violations(report) };
+  return { ...report, violations: [...violations(report), ...(input.poison ? poisonViolations(input.poison.verdict) : [])] };
 }
 
 function violations(report: Omit<ChaosReport, 'violations'>): string[] {

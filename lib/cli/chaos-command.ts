@@ -115,6 +115,19 @@ function settlementRows(report: ChaosReport, ok: (pass: boolean) => string): (st
   return rows;
 }
 
+function poisonRows(report: ChaosReport, ok: (pass: boolean) => string): (string | number)[][] {
+  const poison = report.poison;
+  if (!poison) return [];
+  const held = poison.neverSetAside.length + poison.setAsideAfterRepair.length + poison.unrepaired.length === 0;
+  return [
+    [
+      'poisoned jobs set aside / repaired (bad rows mid-drill)',
+      `${poison.poisonedSetAside} of ${poison.poisonedJobs} / ${poison.repaired}; ${poison.excused} occurrences just before a poisoning excused`,
+      ok(held && poison.poisonedSetAside === poison.poisonedJobs),
+    ],
+  ];
+}
+
 function printSummary(report: ChaosReport, outDir: string, write: (line: string) => void): void {
   const ok = (pass: boolean): string => (pass ? 'ok' : 'BROKEN');
   write(
@@ -144,6 +157,7 @@ function printSummary(report: ChaosReport, outDir: string, write: (line: string)
       ...(report.settings.dst ? [['DST transition crossed', `${report.settings.dst.transition} (clocks ${report.settings.dst.clockOffsetMs} ms)`, '']] : []),
       ['faults injected', JSON.stringify(report.faults), ''],
       ...settlementRows(report, ok),
+      ...poisonRows(report, ok),
     ]),
   );
   write(`report: ${path.join(outDir, 'report.json')}  picture: ${path.join(outDir, 'timeline.svg')}`);

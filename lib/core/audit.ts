@@ -20,6 +20,7 @@ import { checkExpected, type ExpectedCounts, type JobWindow } from './audit-expe
 import { identityFindings } from './audit-identity.ts';
 import { recordFindings, VIOLATION_KINDS, type BusinessEffect, type Located, type UnreadableRow, type ViolationKind } from './audit-rules.ts';
 import type { StaleJob } from './dead-man.ts';
+import { isSetAsideNow, type SetAsideJob } from './set-aside.ts';
 import { executionKey, isoSecond } from './execution-key.ts';
 import { startAtOf } from './jitter.ts';
 import { activeSince, isActiveAt, isTombstone, type JobRecord } from './job-lifecycle.ts';
@@ -61,6 +62,12 @@ export interface AuditInput {
   readonly stale?: readonly StaleJob[];
   /** Stored items that did not parse: each is a violation, and the rest is checked without it. */
   readonly unreadable?: readonly UnreadableRow[];
+  /**
+   * The scans' set-aside records (`WheelStore.setAsideJobs`): a record of the
+   * job's current generation is a violation; one of an older generation is
+   * history (a change since, a repair, gave the job a new generation).
+   */
+  readonly setAside?: readonly SetAsideJob[];
 }
 
 /** pass: every check held; violations: at least one did not; nothing-checked: no occurrence was expected (say why). */
@@ -150,6 +157,7 @@ export function auditHistory(input: AuditInput): AuditReport {
     ...identityFindings(input.jobs, slices),
     ...(input.stale ?? []).map(staleFinding),
     ...(input.unreadable ?? []).map((row) => unreadableFinding(row, input.now)),
+    ...setAsideFindings(input.jobs, input.setAside ?? []),
   ]);
   const outcome: AuditOutcome = violations.length > 0 ? 'violations' : expected.counts.occurrences === 0 ? 'nothing-checked' : 'pass';
   const { lateSlots, startLag } = timings([...slices.values()], lateThresholdMs);
@@ -191,6 +199,20 @@ function staleFinding(job: StaleJob): Located {
     scheduledAt: job.overdueAt,
     detail: `no final slot since ${new Date(job.silentSince).toISOString()} (last final slot: ${last}); this occurrence was due final by ${new Date(job.deadline).toISOString()} (dead-man's switch, interval ${Math.round(job.intervalMs / 1000)} s)`,
   };
+}
+
+/** Jobs a scan set aside in the generation they still have (or whose row cannot be read at all), with the scan's reason. */
+function setAsideFindings(jobs: readonly JobRecord[], records: readonly SetAsideJob[]): Located[] {
+  const byId = new Map(jobs.map((job) => [job.id, job]));
+  return records
+    .filter((record) => isSetAsideNow(record, byId.get(record.jobId)))
+    .map((record) => ({
+      kind: 'set_aside',
+      executionKey: `job ${record.jobId}`,
+      jobId: record.jobId,
+      scheduledAt: record.from,
+      detail: `set aside in generation ${record.generation} by ${record.by} at ${new Date(record.at).toISOString()}: ${record.reason}; its occurrences from ${isoSecond(record.from)} on were not sent`,
+    }));
 }
 
 function unreadableFinding(row: UnreadableRow, now: number): Located {

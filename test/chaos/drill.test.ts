@@ -1,7 +1,7 @@
 /**
  * The chaos drill, short, with a fixed seed: the real scanners and workers as
  * processes under every fault kind (lifecycle changes, late duplicates,
- * throttled and hung requests included). It fails the build on any
+ * throttled and hung requests, bad rows under running jobs included). It fails the build on any
  * duplicate, missed slice, accepted zombie commit, displaced healthy holder,
  * committed-then-dead or SUCCEEDED-without-writes slice, or failover of
  * 10 s or more (the 5 s goal printed: see MOTO_FAILOVER_BOUND_MS; failovers a

@@ -12,6 +12,7 @@ import { isSetAsideNow } from '../../lib/core/set-aside.ts';
 import { occurrencesBetween } from '../../lib/core/schedule.ts';
 import { scanHorizon } from '../../lib/core/wheel.ts';
 import { Scanner } from '../../lib/engine/scanner.ts';
+import { verifyInstallation } from '../../lib/aws/verify-installation.ts';
 import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
 import { RecordingQueue } from '../support/recording-queue.ts';
 import { refuseWhatSqsRefuses } from '../support/sqs-refusals.ts';
@@ -103,5 +104,12 @@ describe('a scan over the emulator with bad rows beside good jobs', () => {
     // The two set aside once on the wheel sent nothing past the bucket they were met in.
     const lastBadSend = Math.max(...queue.sent.filter((message) => message.jobId === 'bad-zone' || message.jobId === 'bad-policies').map((message) => message.scheduledAt));
     expect(lastBadSend).toBeLessThan(T0 + LOOKAHEAD_MS + 5000);
+
+    // verify names every job set aside, with the scan's reason, whether or not its row still reads as a job.
+    const audit = await verifyInstallation({ dynamo: runtime.clients.dynamo, config: runtime.config, clock }, { since: T0 });
+    const setAside = audit.violations.filter((violation) => violation.kind === 'set_aside');
+    expect(setAside.map((violation) => violation.jobId).sort()).toEqual(Object.keys(BAD).sort());
+    expect(setAside.find((violation) => violation.jobId === 'bad-enabled')?.detail).toMatch(/^set aside in generation 1 by scanner at .*enabled/);
+    expect(audit.exitCode).toBe(1);
   });
 });

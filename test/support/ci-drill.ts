@@ -39,6 +39,10 @@ export function expectFaultsInjectedAndInvariantsHeld(report: ChaosReport): void
   expect(report.faults.lateDuplicate).toBeGreaterThan(0);
   expect(report.faults.throttle).toBeGreaterThan(0);
   expect(report.faults.hang).toBeGreaterThan(0);
+  // Bad rows under running jobs (docs/chaos.md, Poisoned jobs): each set aside, each repaired, the others unharmed (missed, below).
+  expect(report.faults.poison).toBeGreaterThan(0);
+  expect(report.poison?.poisonedJobs, JSON.stringify(report.poison)).toBeGreaterThan(0);
+  expect(report.poison, JSON.stringify(report.poison)).toMatchObject({ poisonedSetAside: report.poison?.poisonedJobs, repaired: report.faults.poison });
   expectInvariantsHeld(report);
   // The schedule-policy jobs (lib/chaos/policy-jobs.ts): misfire after an outage, overlap, one-time; skipped is not missed.
   expect(report.skippedByPolicy).toBeGreaterThan(0);

@@ -328,6 +328,38 @@ describe('auditHistory', () => {
     expect(report.exitCode).toBe(1);
   });
 
+  describe("a scan's set-aside records", () => {
+    const REPAIRED_AT = T0 + 5 * 60 * SEC;
+    const aside = (generation: number) => ({ jobId: 'every-minute', generation, reason: 'schedule "every tuesday-ish" does not parse', from: T0 + 3 * 60 * SEC, at: T0 + 2 * 60 * SEC + 30 * SEC, by: 'scanner-1' });
+    /** Generation 2 ran minutes 0-2, a bad row from 2:30 left 3-4 unsent, a put at 5:00 (generation 3) ran the rest. */
+    function poisonedThenRepaired(): { slices: Slice[]; ledger: LedgerRecord[] } {
+      const slices = [0, 1, 2, 5, 6, 7, 8, 9].map((minute) => slice('every-minute', T0 + minute * 60 * SEC, 'SUCCEEDED', { generation: minute < 5 ? 2 : 3 }));
+      return { slices, ledger: slices.map((s) => record(s)) };
+    }
+
+    it('reports a job set aside in the generation it still has, with the scan\'s reason', () => {
+      const { slices, ledger } = poisonedThenRepaired();
+      const report = audit({ jobs: [job({ generation: 2 })], slices: slices.filter((s) => s.generation === 2), ledger: ledger.filter((r) => r.scheduledAt < T0 + 3 * 60 * SEC), setAside: [aside(2)] });
+      expect(kinds(report)).toContain('set_aside job every-minute');
+      expect(report.violations.find((v) => v.kind === 'set_aside')?.detail).toMatch(/^set aside in generation 2 by scanner-1 at .*: schedule "every tuesday-ish" does not parse; its occurrences from 2026-05-01T12:03:00Z on were not sent$/);
+      expect(report.exitCode).toBe(1);
+    });
+
+    it('passes a job repaired since: the record of its older generation, and that generation\'s slots, are history', () => {
+      const { slices, ledger } = poisonedThenRepaired();
+      const repaired = job({ generation: 3, version: 5, updatedAt: REPAIRED_AT, nextFireAt: REPAIRED_AT });
+      const report = audit({ jobs: [repaired], slices, ledger, setAside: [aside(2)] });
+      expect(report.violations).toEqual([]);
+      expect(report.expected.final.SUCCEEDED).toBe(3);
+      expect(report.exitCode).toBe(0);
+    });
+
+    it('reports the record of a job whose row cannot be read at all', () => {
+      const report = audit({ jobs: [], setAside: [{ ...aside(2), jobId: 'gone' }] });
+      expect(kinds(report)).toEqual(['set_aside job gone']);
+    });
+  });
+
   describe('identity: what ran, and when', () => {
     it('reports a slot of the current generation that ran another handler or payload: wrong_definition', () => {
       const { slices, ledger } = cleanRun('every-minute', 10);
