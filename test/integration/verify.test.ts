@@ -75,8 +75,9 @@ beforeAll(async () => {
   await jobs.put({ id: 'verify-deleted', schedule: '*/3 * * * * *', handler: 'verify-ok' });
   const scanning = setInterval(() => void runtime.scanner('s1').scanShard(0).catch(() => {}), 3000);
   await runtime.scanner('s1').scanShard(0);
-  // Ten seconds of real runs, then the second job is deleted (its later slices are settled SKIPPED).
-  await new Promise((resolve) => setTimeout(resolve, 10_000));
+  // Twelve seconds of real runs (at least five occurrences of */2, which the tests below break one by one), then the
+  // second job is deleted (its later slices are settled SKIPPED).
+  await new Promise((resolve) => setTimeout(resolve, 12_000));
   await jobs.delete('verify-deleted');
   until = Math.floor(Date.now() / 1000) * 1000;
   const keys = occurrences(kept.schedule, kept.updatedAt, until);
