@@ -63,8 +63,13 @@ export function checkPoison(input: PoisonCheckInput): PoisonVerdict {
     poisonedSetAside: new Set(setAside.map((p) => p.jobId)).size,
     repaired: input.poisonings.filter((p) => p.repairedAt !== undefined).length,
     neverSetAside: input.poisonings.filter((p) => !wasSetAside(p)).map((p) => p.jobId),
+    // A later generation set aside is a fault only when no later poisoning of the same job explains it.
     setAsideAfterRepair: input.poisonings
-      .filter((p) => p.repairedGeneration !== undefined && (recordOf.get(p.jobId)?.generation ?? 0) >= p.repairedGeneration)
+      .filter((p) => {
+        const generation = recordOf.get(p.jobId)?.generation ?? 0;
+        const poisonedAgain = input.poisonings.some((other) => other.jobId === p.jobId && other.generation === generation);
+        return p.repairedGeneration !== undefined && generation >= p.repairedGeneration && !poisonedAgain;
+      })
       .map((p) => p.jobId),
     unrepaired: input.poisonings.filter((p) => p.repairedAt === undefined).map((p) => p.jobId),
     excused: input.missed.filter(excusedBy).map((o) => o.executionKey),

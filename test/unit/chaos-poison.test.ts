@@ -195,6 +195,13 @@ describe('the poison checks', () => {
     expect(poisonViolations(unrepaired)).toEqual(['poisoned jobs whose repair never landed: p']);
   });
 
+  it('passes a job poisoned again after its repair, set aside in its second poisoned generation', () => {
+    const second: Poisoning = { ...poisoning, generation: 4, at: T0 + 70_000, repairedAt: T0 + 110_000, repairedGeneration: 5 };
+    const verdict = checkPoison({ poisonings: [poisoning, second], setAside: [aside(4)], setAsideEvents: [{ jobId: 'p', at: T0 + 30_000 }], missed: [] });
+    expect(verdict.setAsideAfterRepair).toEqual([]);
+    expect(poisonViolations(verdict)).toEqual([]);
+  });
+
   it("excuses only the poisoned job's occurrences that met its bad row; every other miss stays missed", () => {
     const missed = [
       miss('p', 20_000 - REACH_BACK_MS - 1000), // long before the poisoning: the engine's fault
