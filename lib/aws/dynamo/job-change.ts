@@ -14,9 +14,6 @@
  * SETTLE  then those occurrences with no slice yet are written SKIPPED (create-slices.ts SETTLE), and
  *         [2] is deleted, last. A call that fails in between leaves [2]: the next change or retry of the
  *         same job (any of put, pause, resume, delete) finds it (one Query) and finishes it first.
- *
- * Before, the job item and its inbox entry were two requests: a failure between them, then the caller's
- * retry, found "no change" and returned success, and the job was never scanned (issue 28).
  */
 import { DeleteItemCommand, TransactWriteItemsCommand, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import type { JobRecord, SkipReason } from '../../core/job-lifecycle.ts';
