@@ -74,7 +74,9 @@ export function expectSettlementHeld(report: ChaosReport): void {
   expect(settlement.totals.faultsMidBatch).toBeGreaterThan(0);
   expect(settlement.totals.takeovers).toBeGreaterThan(0);
   expect(settlement.totals.chunksSkippedByStandby).toBeGreaterThan(0);
-  expect(settlement.failover.count).toBeGreaterThan(0);
+  // A standby took a settlement slot over and its failover was measured. Not settlement.failover (the bounded ones):
+  // a takeover whose standby met an injected throttle is measured apart, and a CI run's only one was (16 s, throttled).
+  expect(settlement.failoverFromFault.count).toBeGreaterThan(0);
   // Its failover goal apart, as in violationsBesidesFailoverGoal: each CI file bounds failover itself (a CI run failed
   // on "settlement failover max 6106 ms is not under 5000 ms" under a 10 s bound, every invariant held).
   const findings = settlement.violations.filter((violation) => !FAILOVER_GOAL_VIOLATION.test(violation));
