@@ -11,8 +11,8 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { BenchReport } from '../../lib/bench/report.ts';
-import { QUICK_SIZES, runBench } from '../../lib/bench/run-bench.ts';
+import type { BenchReport } from '../../tools/bench/report.ts';
+import { QUICK_SIZES, runBench } from '../../tools/bench/run-bench.ts';
 import { awsEndpoint } from '../support/aws-endpoint.ts';
 
 describe('cronfence bench --quick', () => {

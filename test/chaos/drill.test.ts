@@ -23,7 +23,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { expectFaultsInjectedAndInvariantsHeld, expectInvariantsHeld, expectSettlementHeld, printFailover, runCiDrill, violationsBesidesFailoverGoal } from '../support/ci-drill.ts';
-import { runDrill } from '../../lib/chaos/drill.ts';
+import { runDrill } from '../../tools/chaos/drill.ts';
 import { awsEndpoint } from '../support/aws-endpoint.ts';
 import { verifyDrillInstallation } from '../support/verify-drill.ts';
 

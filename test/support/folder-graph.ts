@@ -3,8 +3,9 @@
  * (static, `export ... from`, and `import()` with a literal path) of every
  * .ts/.mjs file below the given roots, read with the TypeScript compiler's
  * own pre-processor, and the folder-level cycles in it (Tarjan's strongly
- * connected components). A folder is `lib/<name>`, a file directly in lib/
- * (`lib/index.ts`), or a top-level directory (`functions`, `scripts`).
+ * connected components). A folder is `lib/<name>` or `tools/<name>`, a file
+ * directly in lib/ (`lib/index.ts`), or a top-level directory (`functions`,
+ * `scripts`).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -24,7 +25,7 @@ export interface FolderGraph {
 /** Repository-relative folder of a repository-relative file. */
 export function folderOf(file: string): string {
   const parts = file.split('/');
-  if (parts[0] === 'lib') return parts.length > 2 ? `lib/${parts[1]}` : file;
+  if (parts[0] === 'lib' || parts[0] === 'tools') return parts.length > 2 ? `${parts[0]}/${parts[1]}` : file;
   return parts.length > 1 ? (parts[0] ?? file) : '.';
 }
 

@@ -3,7 +3,7 @@
  * starts anything (a 5 s drill reported the one-time policy jobs as broken: they fire 25 s in).
  */
 import { describe, expect, it } from 'vitest';
-import { chaosCommand } from '../../lib/cli/chaos-command.ts';
+import { chaosCommand } from '../../tools/cli/chaos-command.ts';
 import { refusalOf } from '../support/cli-refusal.ts';
 
 const refusal = (...args: string[]): Promise<string> => refusalOf(chaosCommand(() => {}), args);

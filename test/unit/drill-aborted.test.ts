@@ -9,8 +9,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DrillAbortedError } from '../../lib/chaos/drill-aborted.ts';
-import { runDrill } from '../../lib/chaos/drill.ts';
+import { DrillAbortedError } from '../../tools/chaos/drill-aborted.ts';
+import { runDrill } from '../../tools/chaos/drill.ts';
 
 const NAMES = ['AWS_ENDPOINT_URL', 'AWS_ENDPOINT_URL_DYNAMODB'] as const;
 const saved = Object.fromEntries(NAMES.map((name) => [name, process.env[name]]));

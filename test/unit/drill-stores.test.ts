@@ -4,7 +4,7 @@
  * `cronfence chaos --settlement --duration 300`, an uncaught TimeoutError while 6,000 wires drained).
  */
 import { describe, expect, it } from 'vitest';
-import { readEffects, readSlices } from '../../lib/chaos/drill-stores.ts';
+import { readEffects, readSlices } from '../../tools/chaos/drill-stores.ts';
 import type { Slice } from '../../lib/core/slice.ts';
 import type { Runtime } from '../../lib/lambda/wiring.ts';
 
