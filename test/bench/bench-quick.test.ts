@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { BenchReport } from '../../tools/bench/report.ts';
-import { QUICK_SIZES, runBench } from '../../tools/bench/run-bench.ts';
+import { runBench } from '../../tools/bench/run-bench.ts';
+import { QUICK_SIZES } from '../../tools/bench/sizes.ts';
 import { awsEndpoint } from '../support/aws-endpoint.ts';
 
 describe('cronfence bench --quick', () => {

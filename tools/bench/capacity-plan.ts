@@ -127,3 +127,17 @@ export function preEnqueueLookaheadMs(burstSlices: number, scannerWru: number, t
   const needed = Math.ceil((scanS + TICK_SECONDS) / 60) * 60_000;
   return needed <= MAX_LOOKAHEAD_MS ? needed : undefined;
 }
+
+/** The capacity plan in report.json: the burst's mix and the plans for it. */
+export interface CapacityPlanReport {
+  readonly mix: SliceWriteMix;
+  readonly burstSlices: number;
+  /** A new on-demand table, lookahead 16 minutes: the longest whose messages all surface at their second. */
+  readonly initial: ThroughputPlan;
+  /** A new on-demand table, with the lookahead that has the scanner's part done before the second (`preEnqueueLookaheadMs.initial`). */
+  readonly initialPreCreated: ThroughputPlan;
+  /** A table warmed to 40,000 WRU/s, lookahead 16 minutes. */
+  readonly warm: ThroughputPlan;
+  /** Lookahead that pre-enqueues the whole burst before its second; null when not even an hour does. */
+  readonly preEnqueueLookaheadMs: { readonly initial: number | null; readonly warm: number | null };
+}

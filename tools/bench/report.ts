@@ -5,7 +5,7 @@
  */
 import { table } from '../../lib/local/format.ts';
 import type { BurstResult, HeartbeatRound } from './burst.ts';
-import type { BenchSizes, CapacityPlanReport } from './run-bench.ts';
+import type { CapacityPlanReport } from './capacity-plan.ts';
 import type { CeilingResult } from './ceiling.ts';
 import type { StoreCallsCeiling } from './store-calls-ceiling.ts';
 import type { CostBreakdown, LeaseSettings } from './cost.ts';
@@ -13,6 +13,7 @@ import type { DensityLevel, DensityResult } from './density.ts';
 import type { PerExecution } from './per-execution.ts';
 import type { PriceTable } from './price-table.ts';
 import type { SettlementRow } from './settlement-cost.ts';
+import type { BenchSizes } from './sizes.ts';
 
 export interface LeaseChoiceCost extends LeaseSettings {
   /** A standby takes over within about one lease after the holder's last heartbeat. */

@@ -14,7 +14,7 @@ import { MAX_LOOKAHEAD_MS } from '../../lib/core/advance-plan.ts';
 import { createAwsClients, destroyAwsClients } from '../../lib/aws/clients.ts';
 import { ensureAwsEndpoint } from '../../lib/local/emulator.ts';
 import { runBurst } from './burst.ts';
-import { planThroughput, preEnqueueLookaheadMs, ON_DEMAND_INITIAL_WRU_PER_SECOND, WARM_WRU_PER_SECOND, type SliceWriteMix, type ThroughputPlan } from './capacity-plan.ts';
+import { planThroughput, preEnqueueLookaheadMs, ON_DEMAND_INITIAL_WRU_PER_SECOND, WARM_WRU_PER_SECOND, type SliceWriteMix } from './capacity-plan.ts';
 import { measureCeiling } from './ceiling.ts';
 import { renderBenchSvg } from './chart-svg.ts';
 import { measureStoreCallsCeiling } from './store-calls-ceiling.ts';
@@ -23,56 +23,8 @@ import { round, runDensity } from './density.ts';
 import { perExecution } from './per-execution.ts';
 import { measureSettlement, settlementRow } from './settlement-cost.ts';
 import { CONSTRUCT_WORK_QUEUE_VISIBILITY_MS, PRICE_TABLE } from './price-table.ts';
+import type { BenchSizes } from './sizes.ts';
 import { checkTargets, type BenchReport } from './report.ts';
-
-export interface BenchSizes {
-  /** Registered schedules at each density level, ascending. */
-  readonly schedules: readonly number[];
-  readonly duePerLevel: number;
-  readonly burst: number;
-  readonly shards: number;
-  readonly scanners: number;
-  readonly workers: number;
-  /** SQS batches each worker process works on at once (a Lambda event source's concurrency, per replica). */
-  readonly workerBatches: number;
-  readonly heartbeatHoldMs: number;
-  readonly heartbeatJobs: number;
-  /** Merchants in the settlement row's one settlement (lib/bench/settlement-cost.ts). */
-  readonly settlementMerchants: number;
-}
-
-/**
- * Defaults sized so that `npm run bench` ends in under 10 minutes on a
- * 2-core machine against moto, which serves DynamoDB one request at a time
- * (docs/bench.md gives the measurements behind them). The issue's sizes are
- * options: --schedules 10000,100000,1000000 --burst 20000.
- */
-export const FULL_SIZES: BenchSizes = {
-  schedules: [10_000, 100_000],
-  duePerLevel: 200,
-  burst: 1000,
-  shards: 8,
-  scanners: 2,
-  workers: 2,
-  workerBatches: 4,
-  heartbeatHoldMs: 4000,
-  heartbeatJobs: 8,
-  settlementMerchants: 1200,
-};
-
-/** The CI smoke test's sizes: every figure, in about a minute. */
-export const QUICK_SIZES: BenchSizes = {
-  schedules: [1000, 4000],
-  duePerLevel: 40,
-  burst: 200,
-  shards: 4,
-  scanners: 1,
-  workers: 2,
-  workerBatches: 4,
-  heartbeatHoldMs: 2500,
-  heartbeatJobs: 4,
-  settlementMerchants: 1200,
-};
 
 export interface BenchOptions {
   readonly quick: boolean;
@@ -83,19 +35,6 @@ export interface BenchOptions {
   readonly onProgress: (phase: string, done: number, total: number) => void;
   readonly log?: (line: string) => void;
   readonly now?: () => number;
-}
-
-export interface CapacityPlanReport {
-  readonly mix: SliceWriteMix;
-  readonly burstSlices: number;
-  /** A new on-demand table, lookahead 16 minutes: the longest whose messages all surface at their second. */
-  readonly initial: ThroughputPlan;
-  /** A new on-demand table, with the lookahead that has the scanner's part done before the second (`preEnqueueLookaheadMs.initial`). */
-  readonly initialPreCreated: ThroughputPlan;
-  /** A table warmed to 40,000 WRU/s, lookahead 16 minutes. */
-  readonly warm: ThroughputPlan;
-  /** Lookahead that pre-enqueues the whole burst before its second; null when not even an hour does. */
-  readonly preEnqueueLookaheadMs: { readonly initial: number | null; readonly warm: number | null };
 }
 
 const PLANNED_BURST = 1_000_000;

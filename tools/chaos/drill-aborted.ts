@@ -1,5 +1,5 @@
 import { CronfenceError } from '../../lib/core/errors.ts';
-import type { DrillProgress } from './drill.ts';
+import type { DrillProgress } from './drill-progress.ts';
 
 /**
  * The drill itself could not go on: one of its own requests (setting up the

@@ -23,6 +23,7 @@ import { packageFile } from '../../lib/package/package-files.ts';
 import { chaosJobs } from './chaos-jobs.ts';
 import { CHAOS_ENV, DEFAULT_FAULT_RATES, encodeChaosConfig, type FaultKind, type FaultRates, type ReplicaChaosConfig } from './config.ts';
 import { DrillAbortedError } from './drill-aborted.ts';
+import type { DrillProgress } from './drill-progress.ts';
 import { drainWindow, prepareStores, readDeadLetters, readEffects, readJobRecord, readSlices, readWheel } from './drill-stores.ts';
 import { DST_TRANSITIONS, dstClockOffsetMs, type DstMode } from './dst.ts';
 import { cronParserOccurrences, expectedOccurrences, scheduleMathOccurrences, type Enumerate } from './expected.ts';
@@ -34,8 +35,9 @@ import { OVERLAP_JOBS } from './policy-jobs.ts';
 import { outageOccurrences, setUpPolicyJobs, type PolicySetup } from './policy-setup.ts';
 import { changeJobs, readPoisonVerdict } from './job-changes.ts';
 import { HistoryRecorder } from './recorder.ts';
-import { buildReport, FAILOVER_GOAL_MS, type ChaosReport, type SettlementReport } from './report.ts';
-import { checkSettlement, settlementReport, type SettlementStoreRecords } from './settlement-checks.ts';
+import { buildReport, FAILOVER_GOAL_MS, type ChaosReport } from './report.ts';
+import { checkSettlement, type SettlementStoreRecords } from './settlement-checks.ts';
+import { settlementReport, type SettlementReport } from './settlement-report.ts';
 import { SETTLEMENT_CHUNKS, SETTLEMENT_JOB_ID, SettlementDrill } from './settlement-drill.ts';
 import { SETTLEMENT_MERCHANTS } from '../../lib/example-jobs/settlement.ts';
 import { SeededRandom } from './random.ts';
@@ -65,13 +67,6 @@ export interface DrillOptions {
    */
   readonly settlement?: boolean;
   readonly onProgress?: (progress: DrillProgress) => void;
-}
-
-export interface DrillProgress {
-  readonly phase: 'starting' | 'running' | 'draining' | 'checking';
-  readonly elapsedSeconds: number;
-  readonly committed: number;
-  readonly faults: number;
 }
 
 /** The replica the drill forks, of this build (the source, or the compiled one). */

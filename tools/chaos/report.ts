@@ -7,7 +7,7 @@ import type { FaultKind } from './config.ts';
 import type { HistoryVerdict } from './history.ts';
 import { poisonViolations, type PoisonVerdict } from './poison-checks.ts';
 import type { Poisoning } from './poison-faults.ts';
-import type { SettlementOccurrenceVerdict, SettlementVerdict } from './settlement-checks.ts';
+import type { SettlementReport } from './settlement-report.ts';
 
 export const FAILOVER_GOAL_MS = 5000;
 
@@ -80,24 +80,6 @@ export interface ChaosReport {
     /** `receivedMs`: the standby's receive of the message it claimed with, after the victim's last heartbeat. */
     slowestFailovers: { executionKey: string; victim: string; standby: string; fault: string; latencyMs: number; receivedMs?: number; slowedBy?: string; claimAfterPause?: true; messageHeldBy?: string; disarmed?: true }[];
   };
-}
-
-export interface SettlementReport {
-  readonly merchants: number;
-  readonly chunksPerSettlement: number;
-  readonly occurrences: SettlementOccurrenceVerdict[];
-  readonly totals: SettlementVerdict['totals'];
-  /** Holder's last heartbeat → standby's claim (unhindered by an injected AWS fault), the drill's bound. */
-  readonly failover: { p50Ms: number; p99Ms: number; maxMs: number; count: number };
-  /** The same takeovers from the kill or pause itself. */
-  readonly failoverFromFault: { p50Ms: number; maxMs: number; count: number };
-  readonly slowestFailovers: SettlementVerdict['slowestFailovers'];
-  /** Mid-batch kills and pauses the settlement drill added to the plan's. */
-  readonly midBatchFaultsInjected: number;
-  /** The mock bank: requests, replays answered from an earlier booking (the idempotency key at work), refusals (503). */
-  readonly bank: { requests: number; replays: number; refused: number };
-  /** settlement-checks.ts's findings. */
-  readonly violations: string[];
 }
 
 export interface PoisonReport {

@@ -16,7 +16,6 @@
  */
 import { distribution, type Distribution } from '../../lib/core/stats.ts';
 import type { InjectedProcessFault, ObservedChunk } from './observed.ts';
-import type { SettlementReport } from './report.ts';
 import { isBoundedFailover, type Failover } from './takeovers.ts';
 
 export interface SettlementStoreRecords {
@@ -188,24 +187,4 @@ function countBy(values: readonly string[]): Map<string, number> {
 
 function distinct(reports: readonly ObservedChunk[]): number {
   return new Set(reports.map((report) => `${report.fence}#${report.chunk}`)).size;
-}
-
-/** The report's settlement section (report.ts) from the verdict, with its violations. */
-export function settlementReport(
-  verdict: SettlementVerdict,
-  context: { readonly merchants: number; readonly chunks: number; readonly failoverBoundMs: number; readonly injected: number; readonly bank: { requests: number; replays: number; refused: number } },
-): SettlementReport {
-  const round = (n: number): number => (Number.isNaN(n) ? 0 : Math.round(n));
-  return {
-    merchants: context.merchants,
-    chunksPerSettlement: context.chunks,
-    occurrences: verdict.occurrences,
-    totals: verdict.totals,
-    failover: { p50Ms: round(verdict.failover.p50), p99Ms: round(verdict.failover.p99), maxMs: round(verdict.failover.max), count: verdict.failover.count },
-    failoverFromFault: { p50Ms: round(verdict.failoverFromFault.p50), maxMs: round(verdict.failoverFromFault.max), count: verdict.failoverFromFault.count },
-    slowestFailovers: verdict.slowestFailovers,
-    midBatchFaultsInjected: context.injected,
-    bank: context.bank,
-    violations: settlementViolations(verdict, context),
-  };
 }

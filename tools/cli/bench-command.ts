@@ -4,7 +4,8 @@ import { Command, Option } from 'commander';
 import { SingleBar } from 'cli-progress';
 import { InvalidJobSpecError } from '../../lib/core/errors.ts';
 import { renderReport } from '../bench/report.ts';
-import { FULL_SIZES, QUICK_SIZES, runBench, type BenchSizes } from '../bench/run-bench.ts';
+import { runBench } from '../bench/run-bench.ts';
+import { FULL_SIZES, QUICK_SIZES, type BenchSizes } from '../bench/sizes.ts';
 import { parseInteger } from '../../lib/cli/jobs-command.ts';
 
 interface BenchFlags {
