@@ -1,7 +1,7 @@
 /**
  * A drill whose own requests cannot be answered ends with one typed error that
  * names its phase and cause (the CLI prints it in one line), not with the SDK's
- * stack trace: on a slow machine `cronfence chaos --seed 91` ended so a second
+ * stack trace: on a slow machine `npm run chaos -- --seed 91` ended so a second
  * into its window.
  */
 import { mkdtempSync } from 'node:fs';

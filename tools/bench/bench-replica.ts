@@ -3,7 +3,7 @@
  * handlers (bench-jobs.ts), and every event but `claimed` goes to the parent
  * (claimed events would double the IPC traffic for nothing).
  *
- *   node --import tsx lib/bench/bench-replica.ts worker|scanner <id>
+ *   node --import tsx tools/bench/bench-replica.ts worker|scanner <id>
  */
 import { HandlerRegistry } from '../../lib/engine/define-job.ts';
 import { startReplica } from '../../lib/local/replica.ts';

@@ -255,7 +255,7 @@ export function renderReport(report: BenchReport): string {
   const k = report.costs;
   const m = report.workerMemory;
   section(
-    `Dollars per million executions (us-east-1, prices of ${report.prices.asOf}, lib/bench/price-table.ts; Lambda Arm at ${m.chosenMb} MB, chosen from the workers' peak RSS of ${m.peakRssMb} MB; ${fmt(report.perExecutionByRole.worker.receivesWithMessages)} invocations per execution as measured)`,
+    `Dollars per million executions (us-east-1, prices of ${report.prices.asOf}, tools/bench/price-table.ts; Lambda Arm at ${m.chosenMb} MB, chosen from the workers' peak RSS of ${m.peakRssMb} MB; ${fmt(report.perExecutionByRole.worker.receivesWithMessages)} invocations per execution as measured)`,
   );
   lines.push(
     table([

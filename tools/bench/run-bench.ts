@@ -1,5 +1,5 @@
 /**
- * `cronfence bench`: one run against the emulator (or whatever
+ * `npm run bench`: one run against the emulator (or whatever
  * AWS_ENDPOINT_URL names) measuring the burst, the ceiling beside it,
  * density, requests and request units per execution; then the dollars and
  * the capacity plan from those, report.json and chart.svg in `outDir`.

@@ -4,7 +4,7 @@
  * shard's wall time and scan report, the requests and items its meter saw,
  * and the process's resident memory before and at its peak.
  *
- *   node --import tsx lib/bench/scan-probe.ts   (env: CRONFENCE_PREFIX, CRONFENCE_SHARDS, AWS_*)
+ *   node --import tsx tools/bench/scan-probe.ts   (env: CRONFENCE_PREFIX, CRONFENCE_SHARDS, AWS_*)
  */
 import { destroyAwsClients } from '../../lib/aws/clients.ts';
 import type { ScanReport } from '../../lib/engine/scanner.ts';

@@ -30,7 +30,7 @@ export interface ChaosReplicaOptions {
 export function chaosReplica(options: ChaosReplicaOptions = {}): ReplicaSetup {
   return async ({ id }, toParent) => {
     const chaos = chaosConfigFromEnv();
-    if (!chaos) throw new Error('the chaos replica needs its faults in CRONFENCE_CHAOS (cronfence chaos sets it)');
+    if (!chaos) throw new Error('the chaos replica needs its faults in CRONFENCE_CHAOS (npm run chaos sets it)');
     const config = loadConfig();
     const random = new SeededRandom(chaos.seed ^ hashId(id));
     const report: FaultReporter = (fault, executionKey, request) => toParent({ kind: 'fault', fault, ...(executionKey ? { executionKey } : {}), ...(request ? { request } : {}) });
@@ -39,7 +39,7 @@ export function chaosReplica(options: ChaosReplicaOptions = {}): ReplicaSetup {
     injectClientFaults(clients, { config: chaos, random, report, hangServer, onReceived: (receive) => toParent({ kind: 'received', ...receive }) });
     const inner = (store: SliceStore): SliceStore => (options.slices ? options.slices(store, { clients, config }) : store);
     return {
-      // The settlement drill's job (cronfence chaos --settlement) beside the drill's own.
+      // The settlement drill's job (npm run chaos -- --settlement) beside the drill's own.
       handlers: new HandlerRegistry([...chaosHandlers(config.prefix, random, true), merchantSettlement]),
       runtime: {
         clients,

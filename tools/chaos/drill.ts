@@ -1,5 +1,5 @@
 /**
- * `cronfence chaos`: the real scanners and workers as separate processes,
+ * `npm run chaos`: the real scanners and workers as separate processes,
  * a seeded plan of faults (kills, pauses, scanner kills, duplicated, delayed,
  * late and dropped messages, clock skew, lost commit replies, slow handlers,
  * throttled and hung requests, lifecycle changes of jobs), optionally across
@@ -58,7 +58,7 @@ export interface DrillOptions {
   readonly dst?: DstMode;
   /**
    * The replica entry module to fork (the broken-engine test's own, which
-   * runs chaosReplica with a store of its own). @default lib/chaos/chaos-replica-entry.ts
+   * runs chaosReplica with a store of its own). @default tools/chaos/chaos-replica-entry.ts
    */
   readonly replicaEntry?: string;
   /**
@@ -309,7 +309,7 @@ function writeOutputs(
       verdict,
       startedAt,
       endedAt,
-      title: `cronfence chaos --seed ${options.seed}${options.dst ? ` --dst ${options.dst}` : ''}${options.settlement ? ' --settlement' : ''}: ${options.jobs} jobs, ${options.workers} workers, ${options.scanners} scanners, ${options.durationSeconds} s`,
+      title: `npm run chaos -- --seed ${options.seed}${options.dst ? ` --dst ${options.dst}` : ''}${options.settlement ? ' --settlement' : ''}: ${options.jobs} jobs, ${options.workers} workers, ${options.scanners} scanners, ${options.durationSeconds} s`,
     }),
   );
 }

@@ -1,5 +1,5 @@
 /**
- * The settlement drill's checks (`cronfence chaos --settlement`). Pure: what
+ * The settlement drill's checks (`npm run chaos -- --settlement`). Pure: what
  * the stores and the mock bank hold after the drill (payout rows, chunk
  * records, outbox items, booked wires) and what the workers reported (chunk
  * outcomes, claims), for every settlement occurrence in the window:

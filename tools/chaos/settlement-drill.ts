@@ -1,5 +1,5 @@
 /**
- * `cronfence chaos --settlement`: the story's settlement inside the drill.
+ * `npm run chaos -- --settlement`: the story's settlement inside the drill.
  * The drill adds the fast variant of merchant-settlement (1,200 merchants in
  * 30 chunks, every minute at :30) with its wires going through the outbox to
  * a local mock bank that honours idempotency keys (and sometimes answers 503,

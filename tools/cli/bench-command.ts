@@ -1,4 +1,4 @@
-/** `cronfence bench`: cost and throughput, measured (docs/bench.md). */
+/** `npm run bench`: cost and throughput, measured (docs/bench.md). */
 import path from 'node:path';
 import { Command, Option } from 'commander';
 import { SingleBar } from 'cli-progress';

@@ -1,4 +1,4 @@
-/** `cronfence chaos`: the fault drill (docs/chaos.md). */
+/** `npm run chaos`: the fault drill (docs/chaos.md). */
 import path from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { SingleBar } from 'cli-progress';
