@@ -6,9 +6,10 @@ import tseslint from 'typescript-eslint';
  * The layering, bottom to top: each folder and the folders it may import
  * (README.md, "Layout"). What ships to Lambda and into a user's stack (core,
  * engine, aws, lambda, cdk) imports nothing that runs only on a laptop
- * (local) or measures (chaos, bench); nothing in lib/ imports functions/,
- * app/, examples/, scripts/ or test/. test/unit/folder-cycles.test.ts checks
- * the folder graph for cycles as well.
+ * (local); nothing in lib/ imports functions/, app/, examples/, scripts/,
+ * tools/ or test/. The tools (tools/: the drill, the bench, their CLI; not
+ * published) import lib/, and each other only as TOOL_LAYERS says.
+ * test/unit/folder-cycles.test.ts checks the folder graph for cycles as well.
  */
 const LAYERS = {
   'lib/core': [],
@@ -23,10 +24,7 @@ const LAYERS = {
   'lib/cdk': ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda', 'lib/package', 'lib/example-jobs'],
   'lib/local': ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda', 'lib/package', 'lib/example-jobs'],
   'lib/testing': ['lib/core', 'lib/engine', 'lib/aws', 'lib/memory', 'lib/lambda', 'lib/package', 'lib/local'],
-  // The settlement drill and the bench's settlement row run the example settlement (lib/example-jobs/settlement.ts).
-  'lib/chaos': ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda', 'lib/package', 'lib/local', 'lib/example-jobs'],
-  'lib/bench': ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda', 'lib/package', 'lib/local', 'lib/example-jobs'],
-  'lib/cli': ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda', 'lib/package', 'lib/example-jobs', 'lib/local', 'lib/chaos', 'lib/bench'],
+  'lib/cli': ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda', 'lib/package', 'lib/example-jobs', 'lib/local'],
   // The package's main entry (`cronfence`): what a jobs module imports.
   'lib/index.ts': ['lib/core', 'lib/engine', 'lib/lambda'],
   functions: ['lib/lambda', 'lib/example-jobs'],
@@ -34,7 +32,15 @@ const LAYERS = {
 };
 /** The pure core, the engine and the in-memory stores reach AWS only through ports (lib/core/ports.ts). */
 const NO_AWS_SDK = ['lib/core', 'lib/engine', 'lib/memory'];
-const OUTSIDE_LIB = ['functions', 'app', 'examples', 'scripts', 'test', 'bin'];
+const OUTSIDE_LIB = ['functions', 'app', 'examples', 'scripts', 'test', 'bin', 'tools'];
+/** The tools' folders and the other tools' folders each may import (any of lib/ is theirs to import). */
+const TOOL_LAYERS = {
+  'tools/chaos': [],
+  'tools/bench': [],
+  'tools/cli': ['tools/chaos', 'tools/bench'],
+};
+/** What a tool never imports: the Lambda entries, the app, the scripts and the tests (the example jobs it may run). */
+const OUTSIDE_TOOLS = ['functions', 'app', 'scripts', 'test', 'bin'];
 
 function layeringRules() {
   const libFolders = Object.keys(LAYERS).filter((folder) => folder.startsWith('lib/') && !folder.endsWith('.ts'));
@@ -51,6 +57,19 @@ function layeringRules() {
   });
 }
 
+function toolLayeringRules() {
+  return Object.entries(TOOL_LAYERS).map(([folder, allowed]) => {
+    const siblings = Object.keys(TOOL_LAYERS).filter((other) => other !== folder && !allowed.includes(other));
+    const patterns = [
+      // A sibling is `../<name>/` from here; lib's folders are `../../lib/<name>/`, so a sibling named like one of them is not confused with it.
+      ...siblings.map((other) => ({ regex: `^\\.\\./${other.split('/').at(-1)}/`, message: `${folder} may import lib/ and ${allowed.join(', ') || 'no other tool'}; not ${other}.` })),
+      ...OUTSIDE_TOOLS.map((name) => ({ regex: `^(\\.\\./)+${name}/`, message: `${folder} may import lib/ and ${allowed.join(', ') || 'no other tool'}; not ${name}/.` })),
+      { regex: '^(\\.\\./)+lib/index\\.ts$', message: 'lib/index.ts is the package entry; import the module itself.' },
+    ];
+    return { files: [`${folder}/**/*.ts`], rules: { 'no-restricted-imports': ['error', { patterns }] } };
+  });
+}
+
 export default tseslint.config(
   { ignores: ['node_modules/**', '.venv-emulator/**', '.venv-localstack/**', '.venv-cfn-lint/**', '.localstack/**', '**/cdk.out/**', '.cronfence/**', 'dist/**', '*.tgz'] },
   js.configs.recommended,
@@ -62,6 +81,7 @@ export default tseslint.config(
     },
   },
   ...layeringRules(),
+  ...toolLayeringRules(),
   {
     files: ['test/**/*.ts'],
     rules: {

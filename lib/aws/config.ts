@@ -60,7 +60,7 @@ const VARIABLES = {
   CRONFENCE_EMULATOR: [text(), { scope: 'local', default: 'moto', description: 'The local emulator profile: `moto`, or `localstack` (docs/localstack.md).' }],
   CRONFENCE_STATE_DIR: [text(), { scope: 'local', default: '`.cronfence`', description: 'Where `cronfence dev` keeps its state file and the replicas\' log.' }],
   CRONFENCE_WORKER_BATCHES: [whole(16, 1, 256), { scope: 'local', default: '16', description: 'SQS batches a local worker replica handles at once (Lambda\'s concurrency stand-in; the bench sets it).' }],
-  CRONFENCE_CHAOS: [text(), { scope: 'local', default: 'unset', description: 'Set by `cronfence chaos` for each replica it forks: that replica\'s faults, as JSON (lib/chaos/config.ts).' }],
+  CRONFENCE_CHAOS: [text(), { scope: 'local', default: 'unset', description: 'Set by `npm run chaos` for each replica it forks: that replica\'s faults, as JSON (tools/chaos/config.ts).' }],
   CRONFENCE_ACTOR: [text(), { scope: 'local', default: '$USER', description: 'Who `cronfence jobs trigger|backfill|pause|resume` records as the actor when `--actor` is not given.' }],
   CRONFENCE_PAYOUTS_TABLE: [text(), { scope: 'example', default: '`<prefix>-payouts`', description: 'The business table of the built-in example jobs (lib/example-jobs).' }],
 } as const satisfies Record<string, readonly [z.ZodType, VariableDoc]>;

@@ -96,7 +96,7 @@ export interface CronSchedulerProps {
   /**
    * Pre-warm the tables (and their indexes) to serve this much at once (DynamoDB warm
    * throughput, billed once per change). A new on-demand table serves
-   * 4,000 WRU/s at first; `npx cronfence bench` prints what a midnight burst
+   * 4,000 WRU/s at first; `npm run bench` prints what a midnight burst
    * needs (docs/bench.md, "Capacity plan"), e.g. `{ writeUnitsPerSecond: 40_000 }`.
    * @default none: the on-demand table's initial throughput
    */
@@ -146,7 +146,7 @@ export interface CronSchedulerProps {
   /** Worker Lambda timeout; every job's `policies.timeoutMs` must fit in it with 10 s to spare. @default Duration.minutes(2) */
   readonly workerTimeout?: Duration;
   /**
-   * Worker Lambda memory. The default is what `npx cronfence bench` chooses
+   * Worker Lambda memory. The default is what `npm run bench` chooses
    * from the worker's measured peak resident set (docs/bench.md); raise it
    * for handlers that need more memory or CPU. @default 256
    */

@@ -4,7 +4,7 @@
  * Every replica entry module calls runReplica with what differs between
  * them (the handlers, faults wrapped around the ports, the events that go
  * to the parent): lib/local/dev-replica.ts for `cronfence dev`,
- * lib/chaos/chaos-replica-entry.ts for the drill, lib/bench/bench-replica.ts
+ * tools/chaos/chaos-replica-entry.ts for the drill, tools/bench/bench-replica.ts
  * for the bench. The fleet (fleet.ts) forks the entry it is given:
  *
  *   node --import tsx <entry> worker|scanner <id> [--jobs <module>]

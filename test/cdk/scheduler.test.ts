@@ -4,7 +4,7 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import { describe, expect, it } from 'vitest';
 import { InvalidJobSpecError } from '../../lib/core/errors.ts';
 import { CronScheduler } from '../../lib/cdk/cron-scheduler.ts';
-import { CONSTRUCT_WORK_QUEUE_VISIBILITY_MS } from '../../lib/bench/price-table.ts';
+import { CONSTRUCT_WORK_QUEUE_VISIBILITY_MS } from '../../tools/bench/price-table.ts';
 import { logicalIdOf, resourcesOf, synthScheduler, testApp } from './synth.ts';
 
 const { template, scheduler } = synthScheduler();
@@ -133,7 +133,7 @@ describe('CronScheduler queues and event sources', () => {
       expect(visibility).toBeGreaterThanOrEqual(timeout);
     }
     expect(queues[logicalIdOf(scheduler.workQueue)]?.Properties?.VisibilityTimeout).toBe(120);
-    // The bench measures the Lambda path with this visibility (lib/bench/price-table.ts).
+    // The bench measures the Lambda path with this visibility (tools/bench/price-table.ts).
     expect(CONSTRUCT_WORK_QUEUE_VISIBILITY_MS).toBe(120 * 1000);
     expect(queues[logicalIdOf(scheduler.scanQueue)]?.Properties?.VisibilityTimeout).toBe(60);
   });

@@ -12,9 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cancellationCodes } from '../../lib/aws/dynamo/errors.ts';
 import { RequestMeter as RequestCounter } from '../../lib/local/request-meter.ts';
 import { createAwsClients, destroyAwsClients, type AwsClients } from '../../lib/aws/clients.ts';
-import { HangServer, injectClientFaults } from '../../lib/chaos/chaos-clients.ts';
-import type { FaultKind } from '../../lib/chaos/config.ts';
-import { SeededRandom } from '../../lib/chaos/random.ts';
+import { HangServer, injectClientFaults } from '../../tools/chaos/chaos-clients.ts';
+import type { FaultKind } from '../../tools/chaos/config.ts';
+import { SeededRandom } from '../../tools/chaos/random.ts';
 import { businessRow, createBusinessTable } from '../support/business-table.ts';
 import { createTestInstallation, eventually, type TestInstallation } from '../support/harness.ts';
 

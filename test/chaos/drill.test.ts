@@ -23,14 +23,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { expectFaultsInjectedAndInvariantsHeld, expectInvariantsHeld, expectSettlementHeld, printFailover, runCiDrill, violationsBesidesFailoverGoal } from '../support/ci-drill.ts';
-import { runDrill } from '../../lib/chaos/drill.ts';
+import { runDrill } from '../../tools/chaos/drill.ts';
 import { awsEndpoint } from '../support/aws-endpoint.ts';
 import { verifyDrillInstallation } from '../support/verify-drill.ts';
 
 
 /**
  * The failover bound these CI drills assert: twice the 5 s goal. It catches a takeover that falls back to the
- * lease's margin or the sweep (tens of seconds); the goal itself is printed here and checked by `cronfence chaos`'s
+ * lease's margin or the sweep (tens of seconds); the goal itself is printed here and checked by `npm run chaos`'s
  * 300 s drills, whose verdict still breaks on it. On a slow 2-core machine (2026-12-01) the same drills' single
  * failovers measured 3.2 to 6.3 s run to run, with every correctness invariant held: a timing target that flakes
  * in a test, which the brief asks to measure and print, not to assert. (The LocalStack lane bounds at 15 s.)

@@ -6,10 +6,10 @@
  * expectations follow.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readJobRecord } from '../../lib/chaos/drill-stores.ts';
-import { JobHistoryBook, type JobChangeKind } from '../../lib/chaos/job-history.ts';
-import { chooseChange, LifecycleInjector } from '../../lib/chaos/lifecycle-faults.ts';
-import { SeededRandom } from '../../lib/chaos/random.ts';
+import { readJobRecord } from '../../tools/chaos/drill-stores.ts';
+import { JobHistoryBook, type JobChangeKind } from '../../tools/chaos/job-history.ts';
+import { chooseChange, LifecycleInjector } from '../../tools/chaos/lifecycle-faults.ts';
+import { SeededRandom } from '../../tools/chaos/random.ts';
 import { isTombstone } from '../../lib/core/job-lifecycle.ts';
 import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
 

@@ -6,10 +6,10 @@
  * checker's expectations follow.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readJobRecord } from '../../lib/chaos/drill-stores.ts';
-import { badRowWriter } from '../../lib/chaos/job-changes.ts';
-import { JobHistoryBook } from '../../lib/chaos/job-history.ts';
-import { BAD_VALUES, POISON_KINDS, PoisonInjector } from '../../lib/chaos/poison-faults.ts';
+import { readJobRecord } from '../../tools/chaos/drill-stores.ts';
+import { badRowWriter } from '../../tools/chaos/job-changes.ts';
+import { JobHistoryBook } from '../../tools/chaos/job-history.ts';
+import { BAD_VALUES, POISON_KINDS, PoisonInjector } from '../../tools/chaos/poison-faults.ts';
 import { isTombstone } from '../../lib/core/job-lifecycle.ts';
 import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
 

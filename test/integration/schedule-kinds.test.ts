@@ -17,7 +17,7 @@ import { defineJob, HandlerRegistry } from '../../lib/engine/define-job.ts';
 import { createWorkerHandler } from '../../lib/lambda/handlers.ts';
 import { verifyInstallation } from '../../lib/aws/verify-installation.ts';
 import { SqsPoller } from '../../lib/local/sqs-poller.ts';
-import { wallOf } from '../../lib/chaos/expected.ts';
+import { wallOf } from '../../tools/chaos/expected.ts';
 import { createTestInstallation, eventually, type TestInstallation } from '../support/harness.ts';
 import { recordingRuntime, type RecordingQueue } from '../support/recording-queue.ts';
 

@@ -7,15 +7,15 @@
  */
 import { DeleteMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readPatiently } from '../../lib/chaos/drill-stores.ts';
+import { readPatiently } from '../../tools/chaos/drill-stores.ts';
 import { OUTBOX_SHARDS } from '../../lib/core/chunks.ts';
 import { systemClock } from '../../lib/core/clock.ts';
 import { executionKey } from '../../lib/core/execution-key.ts';
 import { HandlerRegistry } from '../../lib/engine/define-job.ts';
 import { OutboxDispatcher } from '../../lib/engine/outbox-dispatcher.ts';
 import { merchantSettlement } from '../../lib/example-jobs/settlement.ts';
-import { PRICE_TABLE } from '../../lib/bench/price-table.ts';
-import { settlementUnits } from '../../lib/bench/settlement-cost.ts';
+import { PRICE_TABLE } from '../../tools/bench/price-table.ts';
+import { settlementUnits } from '../../tools/bench/settlement-cost.ts';
 import { MockBank } from '../../lib/local/mock-bank.ts';
 import { RequestMeter } from '../../lib/local/request-meter.ts';
 import { createTestInstallation, type TestInstallation } from '../support/harness.ts';

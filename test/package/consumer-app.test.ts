@@ -14,6 +14,10 @@
  *    it type-checks, synthesizes, and its vitest test runs a takeover
  *    through cronfence/testing (the ESM build).
  *
+ * And the tarball itself holds what a team installs, not the repository's
+ * tools (tools/: the drill and the bench) nor its tests, and the installed
+ * `cronfence` has no `chaos` or `bench` command.
+ *
  * The apps install from the registry, in parallel. The tests reuse the
  * suite's emulators through the AWS_ENDPOINT_URL variables.
  */
@@ -115,6 +119,23 @@ beforeAll(async () => {
 
 afterAll(() => {
   process.stdout.write(`package test timings (ms): ${JSON.stringify(timings)}\n`);
+});
+
+describe('the packed files', () => {
+  it('hold no tool (tools/, the drill, the bench) and no test', async () => {
+    const listed = await ok('tar', ['-tzf', tarball], work);
+    const files = listed.stdout.trim().split('\n');
+    expect(files).toContain('package/dist/esm/lib/cli/main.js');
+    const tools = files.filter((file) => /^package\/(.*\/)?(tools|chaos|bench|test)\//.test(file) || /(chaos|bench|drill)[^/]*$|\.test\.[cm]?[jt]s$/.test(file));
+    expect(tools).toEqual([]);
+  });
+
+  it('give a cronfence command without the tools’ chaos and bench', async () => {
+    const app = await cdkInitApp;
+    const help = await ok('npx', ['cronfence', '--help'], app.dir);
+    expect(help.stdout).toMatch(/^ +dev /m);
+    expect(help.stdout).not.toMatch(/^ +(chaos|bench)\b/m);
+  }, 120_000);
 });
 
 describe('a stock cdk init app with the packed cronfence', () => {

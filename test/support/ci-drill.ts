@@ -11,9 +11,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'vitest';
-import { FAULT_KINDS } from '../../lib/chaos/config.ts';
-import { runDrill } from '../../lib/chaos/drill.ts';
-import { FAILOVER_GOAL_MS, type ChaosReport } from '../../lib/chaos/report.ts';
+import { FAULT_KINDS } from '../../tools/chaos/config.ts';
+import { runDrill } from '../../tools/chaos/drill.ts';
+import { FAILOVER_GOAL_MS, type ChaosReport } from '../../tools/chaos/report.ts';
 
 /** The CI drill's jobs; the settlement drill runs few beside the settlement (see test/chaos/drill.test.ts). */
 const CI_DRILL_JOBS = 50;
@@ -44,7 +44,7 @@ export function expectFaultsInjectedAndInvariantsHeld(report: ChaosReport): void
   expect(report.poison?.poisonedJobs, JSON.stringify(report.poison)).toBeGreaterThan(0);
   expect(report.poison, JSON.stringify(report.poison)).toMatchObject({ poisonedSetAside: report.poison?.poisonedJobs, repaired: report.faults.poison });
   expectInvariantsHeld(report);
-  // The schedule-policy jobs (lib/chaos/policy-jobs.ts): misfire after an outage, overlap, one-time; skipped is not missed.
+  // The schedule-policy jobs (tools/chaos/policy-jobs.ts): misfire after an outage, overlap, one-time; skipped is not missed.
   expect(report.skippedByPolicy).toBeGreaterThan(0);
 }
 
@@ -84,14 +84,14 @@ export function expectSettlementHeld(report: ChaosReport): void {
 }
 
 /**
- * The violations other than the failover goal's (lib/chaos/report.ts words them "failover max N ms is not under
+ * The violations other than the failover goal's (tools/chaos/report.ts words them "failover max N ms is not under
  * 5000 ms", and the settlement's "settlement failover max …"): each CI file bounds failover itself and prints it.
  */
 export function violationsBesidesFailoverGoal(report: ChaosReport): string[] {
   return report.violations.filter((violation) => !FAILOVER_GOAL_VIOLATION.test(violation));
 }
 
-/** How lib/chaos/report.ts and lib/chaos/settlement-checks.ts word a failover over the 5 s goal. */
+/** How tools/chaos/report.ts and tools/chaos/settlement-checks.ts word a failover over the 5 s goal. */
 const FAILOVER_GOAL_VIOLATION = /^(settlement )?failover max \d+ ms is not under /;
 
 /** One line with the failover figures against the goal and the file's bound, for the CI log. */

@@ -3,8 +3,9 @@
  * (static, `export ... from`, and `import()` with a literal path) of every
  * .ts/.mjs file below the given roots, read with the TypeScript compiler's
  * own pre-processor, and the folder-level cycles in it (Tarjan's strongly
- * connected components). A folder is `lib/<name>`, a file directly in lib/
- * (`lib/index.ts`), or a top-level directory (`functions`, `scripts`).
+ * connected components). A folder is `lib/<name>` or `tools/<name>`, a file
+ * directly in lib/ (`lib/index.ts`), or a top-level directory (`functions`,
+ * `scripts`).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -24,7 +25,7 @@ export interface FolderGraph {
 /** Repository-relative folder of a repository-relative file. */
 export function folderOf(file: string): string {
   const parts = file.split('/');
-  if (parts[0] === 'lib') return parts.length > 2 ? `lib/${parts[1]}` : file;
+  if (parts[0] === 'lib' || parts[0] === 'tools') return parts.length > 2 ? `${parts[0]}/${parts[1]}` : file;
   return parts.length > 1 ? (parts[0] ?? file) : '.';
 }
 
@@ -49,6 +50,18 @@ export function readFolderGraph(root: string, dirs: readonly string[]): FolderGr
     const out = edges.get(a) ?? new Map<string, ImportEdge[]>();
     edges.set(a, out);
     out.set(b, [...(out.get(b) ?? []), edge]);
+  }
+  return { edges, imports };
+}
+
+/** The same imports file by file (each file its own node), for those whose both ends `within(file)` holds. */
+export function fileGraph(graph: FolderGraph, within: (file: string) => boolean): FolderGraph {
+  const imports = graph.imports.filter((edge) => within(edge.from) && within(edge.to) && edge.from !== edge.to);
+  const edges = new Map<string, Map<string, ImportEdge[]>>();
+  for (const edge of imports) {
+    const out = edges.get(edge.from) ?? new Map<string, ImportEdge[]>();
+    edges.set(edge.from, out);
+    out.set(edge.to, [...(out.get(edge.to) ?? []), edge]);
   }
   return { edges, imports };
 }

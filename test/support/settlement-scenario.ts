@@ -25,7 +25,7 @@ import { OutboxDispatcher } from '../../lib/engine/outbox-dispatcher.ts';
 import { Worker, type ReceivedMessage } from '../../lib/engine/worker.ts';
 import { PAYOUTS_TABLE } from '../../lib/example-jobs/examples.ts';
 import { merchantSettlement } from '../../lib/example-jobs/settlement.ts';
-import { readPatiently } from '../../lib/chaos/drill-stores.ts';
+import { readPatiently } from '../../tools/chaos/drill-stores.ts';
 import { MockBank } from '../../lib/local/mock-bank.ts';
 import type { TestInstallation } from './harness.ts';
 import { gate } from './memory-engine.ts';

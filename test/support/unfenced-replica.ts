@@ -3,7 +3,7 @@
  * (unfenced-slice-store.ts), the broken engine test/chaos/drill.test.ts
  * runs the drill against (`runDrill({ replicaEntry })`).
  */
-import { chaosReplica } from '../../lib/chaos/chaos-replica.ts';
+import { chaosReplica } from '../../tools/chaos/chaos-replica.ts';
 import { startReplica } from '../../lib/local/replica.ts';
 import { unfencedSliceStore } from './unfenced-slice-store.ts';
 

@@ -5,7 +5,7 @@
  * so the drill proves the product command catches a broken engine.
  */
 import { verifyInstallation } from '../../lib/aws/verify-installation.ts';
-import { effectsTableName } from '../../lib/chaos/chaos-jobs.ts';
+import { effectsTableName } from '../../tools/chaos/chaos-jobs.ts';
 import type { AuditReport } from '../../lib/core/audit.ts';
 import { createRuntime } from '../../lib/lambda/wiring.ts';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { chooseWorkerMemoryMb, cronfenceUsdPerMillion, heartbeatsFor, heartbeatUsdPerMillion, schedulerUsdPerMillion } from '../../lib/bench/cost.ts';
-import type { PerExecution } from '../../lib/bench/per-execution.ts';
-import { planThroughput, preEnqueueLookaheadMs } from '../../lib/bench/capacity-plan.ts';
+import { chooseWorkerMemoryMb, cronfenceUsdPerMillion, heartbeatsFor, heartbeatUsdPerMillion, schedulerUsdPerMillion } from '../../tools/bench/cost.ts';
+import type { PerExecution } from '../../tools/bench/per-execution.ts';
+import { planThroughput, preEnqueueLookaheadMs } from '../../tools/bench/capacity-plan.ts';
 
 const happy = { writeRequestUnits: 6, readRequestUnits: 0.5, sqsRequests: 0.3, eventEntries: 1 } as PerExecution;
 

@@ -5,8 +5,8 @@
  * 2026-12-05 sent 0 of 200 and was printed "1.2 → 0 met").
  */
 import { describe, expect, it } from 'vitest';
-import type { DensityLevel } from '../../lib/bench/density.ts';
-import { densityTargets } from '../../lib/bench/report.ts';
+import type { DensityLevel } from '../../tools/bench/density.ts';
+import { densityTargets } from '../../tools/bench/report.ts';
 
 function level(schedules: number, sent: number, itemsTouchedPerDueSlice: number, scannerPeakRssMb: number): DensityLevel {
   return {

@@ -1,11 +1,11 @@
 /**
- * The bench's settlement row arithmetic (lib/bench/settlement-cost.ts):
+ * The bench's settlement row arithmetic (tools/bench/settlement-cost.ts):
  * units from a meter snapshot (base tables and indexes), dollars per million
  * payouts at the price table, and 1,200 payouts' time beside the ceiling.
  */
 import { describe, expect, it } from 'vitest';
-import { PRICE_TABLE } from '../../lib/bench/price-table.ts';
-import { settlementRow, settlementUnits, usdPerMillionPayouts, type SettlementCost } from '../../lib/bench/settlement-cost.ts';
+import { PRICE_TABLE } from '../../tools/bench/price-table.ts';
+import { settlementRow, settlementUnits, usdPerMillionPayouts, type SettlementCost } from '../../tools/bench/settlement-cost.ts';
 import { emptySnapshot } from '../../lib/local/request-meter.ts';
 
 describe('bench settlement row', () => {

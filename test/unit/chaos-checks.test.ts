@@ -4,10 +4,10 @@
  * SUCCEEDED without its business write.
  */
 import { describe, expect, it } from 'vitest';
-import { deadLetterEntry } from '../../lib/chaos/drill-stores.ts';
-import { cronParserOccurrences, expectedOccurrences, scheduleMathOccurrences, type ExpectedOccurrence } from '../../lib/chaos/expected.ts';
-import { checkHistory, type HistoryInput, type ObservedEvent } from '../../lib/chaos/history.ts';
-import { JobHistoryBook, type JobHistory } from '../../lib/chaos/job-history.ts';
+import { deadLetterEntry } from '../../tools/chaos/drill-stores.ts';
+import { cronParserOccurrences, expectedOccurrences, scheduleMathOccurrences, type ExpectedOccurrence } from '../../tools/chaos/expected.ts';
+import { checkHistory, type HistoryInput, type ObservedEvent } from '../../tools/chaos/history.ts';
+import { JobHistoryBook, type JobHistory } from '../../tools/chaos/job-history.ts';
 import { lifecycleEvent, type LifecycleEventType } from '../../lib/core/events.ts';
 import { encodeWorkMessage } from '../../lib/core/messages.ts';
 import { executionKey } from '../../lib/core/execution-key.ts';

@@ -2,11 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_POLICIES } from '../../lib/core/job-spec.ts';
 import { lifecycleEvent, type LifecycleEventType } from '../../lib/core/events.ts';
 import { executionKey } from '../../lib/core/execution-key.ts';
-import type { ExpectedOccurrence } from '../../lib/chaos/expected.ts';
-import { checkHistory, type HistoryInput, type ObservedEvent } from '../../lib/chaos/history.ts';
-import { parseFaultRates } from '../../lib/chaos/config.ts';
-import { dstClockOffsetMs, parseDstMode } from '../../lib/chaos/dst.ts';
-import { planFaults, planLifecycle } from '../../lib/chaos/fault-plan.ts';
+import type { ExpectedOccurrence } from '../../tools/chaos/expected.ts';
+import { checkHistory, type HistoryInput, type ObservedEvent } from '../../tools/chaos/history.ts';
+import { parseFaultRates } from '../../tools/chaos/config.ts';
+import { dstClockOffsetMs, parseDstMode } from '../../tools/chaos/dst.ts';
+import { planFaults, planLifecycle } from '../../tools/chaos/fault-plan.ts';
 import type { Slice } from '../../lib/core/slice.ts';
 
 const T = Date.parse('2026-11-29T12:00:00Z');

@@ -4,13 +4,13 @@
  * the expected occurrences around a poisoning, and the checks.
  */
 import { describe, expect, it } from 'vitest';
-import { FAULT_KINDS, parseFaultList } from '../../lib/chaos/config.ts';
+import { FAULT_KINDS, parseFaultList } from '../../tools/chaos/config.ts';
 import { executionKey } from '../../lib/core/execution-key.ts';
 import type { JobRecord } from '../../lib/core/job-lifecycle.ts';
-import { expectedOccurrences } from '../../lib/chaos/expected.ts';
-import { JobHistoryBook } from '../../lib/chaos/job-history.ts';
-import { checkPoison, poisonViolations, REACH_BACK_MS } from '../../lib/chaos/poison-checks.ts';
-import { BAD_VALUES, MIN_POISONED_MS, planPoison, PoisonInjector, type Poisoning } from '../../lib/chaos/poison-faults.ts';
+import { expectedOccurrences } from '../../tools/chaos/expected.ts';
+import { JobHistoryBook } from '../../tools/chaos/job-history.ts';
+import { checkPoison, poisonViolations, REACH_BACK_MS } from '../../tools/chaos/poison-checks.ts';
+import { BAD_VALUES, MIN_POISONED_MS, planPoison, PoisonInjector, type Poisoning } from '../../tools/chaos/poison-faults.ts';
 import type { SetAsideJob } from '../../lib/core/set-aside.ts';
 
 const T0 = Date.parse('2026-12-06T05:00:00Z');

@@ -5,9 +5,9 @@
  * enumerated apart from the engine, and a one-time job ends as its policy says.
  */
 import { describe, expect, it } from 'vitest';
-import { cronParserOccurrences, expectedOccurrences, zonedInstant } from '../../lib/chaos/expected.ts';
-import { checkHistory, type HistoryInput, type ObservedEvent } from '../../lib/chaos/history.ts';
-import { checkOverlapRuns, checkPolicies, type OutageJob, type PolicyCheckInput } from '../../lib/chaos/policy-checks.ts';
+import { cronParserOccurrences, expectedOccurrences, zonedInstant } from '../../tools/chaos/expected.ts';
+import { checkHistory, type HistoryInput, type ObservedEvent } from '../../tools/chaos/history.ts';
+import { checkOverlapRuns, checkPolicies, type OutageJob, type PolicyCheckInput } from '../../tools/chaos/policy-checks.ts';
 import { lifecycleEvent, type LifecycleEventType } from '../../lib/core/events.ts';
 import { NEVER } from '../../lib/core/job-lifecycle.ts';
 import { DEFAULT_DST_POLICY } from '../../lib/core/schedule.ts';

@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { WorkMessage, WorkQueue } from '../../lib/core/ports.ts';
-import type { ReplicaChaosConfig } from '../../lib/chaos/config.ts';
-import { chaosWorkQueue, type SentWork } from '../../lib/chaos/chaos-ports.ts';
-import { SeededRandom } from '../../lib/chaos/random.ts';
+import type { ReplicaChaosConfig } from '../../tools/chaos/config.ts';
+import { chaosWorkQueue, type SentWork } from '../../tools/chaos/chaos-ports.ts';
+import { SeededRandom } from '../../tools/chaos/random.ts';
 
 const T0 = Date.parse('2026-12-05T12:00:00Z');
 const NO_FAULTS: ReplicaChaosConfig = {

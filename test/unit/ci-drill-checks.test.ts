@@ -4,7 +4,7 @@
  * 5000 ms" under the file's 10 s bound, with every invariant held. Any other finding still fails.
  */
 import { describe, expect, it } from 'vitest';
-import type { ChaosReport } from '../../lib/chaos/report.ts';
+import type { ChaosReport } from '../../tools/chaos/report.ts';
 import { expectSettlementHeld } from '../support/ci-drill.ts';
 
 const occurrence = { status: 'SUCCEEDED', payoutRows: 1200, duplicatePayouts: 0, missingPayouts: 0, acceptedWires: 1200, duplicateWires: 0, missingWires: 0, chunksCommitted: 30, committedChunksRedone: 0 };

@@ -1,7 +1,7 @@
 /**
  * A drill whose own requests cannot be answered ends with one typed error that
  * names its phase and cause (the CLI prints it in one line), not with the SDK's
- * stack trace: on a slow machine `cronfence chaos --seed 91` ended so a second
+ * stack trace: on a slow machine `npm run chaos -- --seed 91` ended so a second
  * into its window.
  */
 import { mkdtempSync } from 'node:fs';
@@ -9,8 +9,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DrillAbortedError } from '../../lib/chaos/drill-aborted.ts';
-import { runDrill } from '../../lib/chaos/drill.ts';
+import { DrillAbortedError } from '../../tools/chaos/drill-aborted.ts';
+import { runDrill } from '../../tools/chaos/drill.ts';
 
 const NAMES = ['AWS_ENDPOINT_URL', 'AWS_ENDPOINT_URL_DYNAMODB'] as const;
 const saved = Object.fromEntries(NAMES.map((name) => [name, process.env[name]]));

@@ -1,10 +1,10 @@
 /**
  * The drill's reads after its window share the emulator with the outbox dispatcher still draining wires; one read
  * that timed out (its SDK tries spent) must be sent again, not end a 300 s drill in its checking phase (seen:
- * `cronfence chaos --settlement --duration 300`, an uncaught TimeoutError while 6,000 wires drained).
+ * `npm run chaos -- --settlement --duration 300`, an uncaught TimeoutError while 6,000 wires drained).
  */
 import { describe, expect, it } from 'vitest';
-import { readEffects, readSlices } from '../../lib/chaos/drill-stores.ts';
+import { readEffects, readSlices } from '../../tools/chaos/drill-stores.ts';
 import type { Slice } from '../../lib/core/slice.ts';
 import type { Runtime } from '../../lib/lambda/wiring.ts';
 

@@ -1,6 +1,6 @@
 /**
  * The layout's folder graph has no cycle, and nothing in lib/ reaches into
- * the entries, the app, the examples, the scripts or the tests (eslint's
+ * the entries, the app, the examples, the scripts, the tools or the tests (eslint's
  * layering rule checks the direction of static imports; this also sees
  * `import()` and catches a cycle the layer table might allow).
  */
@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { describeCycle, folderCycles, folderOf, readFolderGraph } from '../support/folder-graph.ts';
+import { describeCycle, fileGraph, folderCycles, folderOf, readFolderGraph } from '../support/folder-graph.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const PRODUCT = ['lib', 'functions', 'app', 'bin', 'scripts'];
+const PRODUCT = ['lib', 'functions', 'app', 'bin', 'scripts', 'tools'];
 
 describe('folder graph', () => {
   const graph = readFolderGraph(ROOT, PRODUCT);
@@ -20,6 +20,8 @@ describe('folder graph', () => {
   it('reads the imports it checks', () => {
     expect(graph.edges.get('lib/lambda')?.has('lib/engine')).toBe(true);
     expect(graph.edges.get('lib/cli')?.has('lib/local')).toBe(true);
+    expect(graph.edges.get('tools/cli')?.has('tools/chaos')).toBe(true);
+    expect(graph.edges.get('tools/chaos')?.has('lib/engine')).toBe(true);
   });
 
   it('has no folder-level import cycle', () => {
@@ -27,7 +29,13 @@ describe('folder graph', () => {
     expect(cycles.map((cycle) => describeCycle(graph, cycle)).join('\n')).toBe('');
   });
 
-  it('lib/ imports nothing from functions/, app/, examples/, scripts/, bin/ or test/', () => {
+  it('tools/ has no file-level import cycle either (a type-only import counts)', () => {
+    const files = fileGraph(graph, (file) => file.startsWith('tools/'));
+    expect(files.imports.length).toBeGreaterThan(100);
+    expect(folderCycles(files).map((cycle) => describeCycle(files, cycle)).join('\n')).toBe('');
+  });
+
+  it('lib/ imports nothing from functions/, app/, examples/, scripts/, bin/, tools/ or test/', () => {
     const outward = graph.imports.filter((edge) => edge.from.startsWith('lib/') && !edge.to.startsWith('lib/'));
     expect(outward.map((edge) => `${edge.from} -> ${edge.to}`)).toEqual([]);
   });
@@ -52,5 +60,6 @@ describe('folder graph', () => {
     expect(folderOf('lib/aws/dynamo/claim-slice.ts')).toBe('lib/aws');
     expect(folderOf('lib/index.ts')).toBe('lib/index.ts');
     expect(folderOf('functions/worker.ts')).toBe('functions');
+    expect(folderOf('tools/chaos/drill.ts')).toBe('tools/chaos');
   });
 });

@@ -14,7 +14,7 @@ import { ManualClock, OffsetClock, type Clock } from '../../lib/core/clock.ts';
 import type { JobReader, SliceStore, StoredJob, WheelStore, WorkQueue } from '../../lib/core/ports.ts';
 import { occurrencesBetween } from '../../lib/core/schedule.ts';
 import { Scanner } from '../../lib/engine/scanner.ts';
-import { SeededRandom } from '../../lib/chaos/random.ts';
+import { SeededRandom } from '../../tools/chaos/random.ts';
 import { createMemoryEngine } from '../support/memory-engine.ts';
 import { recordingQueue, type SentMessage } from '../support/scanner-rig.ts';
 

@@ -1,17 +1,17 @@
 /**
- * The settlement drill's checks (lib/chaos/settlement-checks.ts) on
+ * The settlement drill's checks (tools/chaos/settlement-checks.ts) on
  * hand-made stores and reports: a clean resumed settlement passes; a
  * redone chunk, a merchant paid twice under two keys, a missing payout, a
  * chunk record short and a slow takeover each break it, and say so. And
  * the timeline marks the settlement's chunks.
  */
 import { describe, expect, it } from 'vitest';
-import type { ObservedChunk } from '../../lib/chaos/observed.ts';
-import { checkSettlement, redoneChunks, settlementViolations, type SettlementCheckInput, type SettlementStoreRecords } from '../../lib/chaos/settlement-checks.ts';
-import type { Failover } from '../../lib/chaos/takeovers.ts';
-import { renderTimelineSvg } from '../../lib/chaos/timeline-svg.ts';
+import type { ObservedChunk } from '../../tools/chaos/observed.ts';
+import { checkSettlement, redoneChunks, settlementViolations, type SettlementCheckInput, type SettlementStoreRecords } from '../../tools/chaos/settlement-checks.ts';
+import type { Failover } from '../../tools/chaos/takeovers.ts';
+import { renderTimelineSvg } from '../../tools/chaos/timeline-svg.ts';
 import { lifecycleEvent } from '../../lib/core/events.ts';
-import { checkHistory } from '../../lib/chaos/history.ts';
+import { checkHistory } from '../../tools/chaos/history.ts';
 
 const KEY = 'merchant-settlement-fast:2026-12-01T16:04:30Z';
 const MERCHANTS = 6;

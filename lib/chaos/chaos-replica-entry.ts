@@ -1,9 +1,0 @@
-/**
- * The replica the chaos drill forks (chaos-replica.ts).
- *
- *   node --import tsx lib/chaos/chaos-replica-entry.ts worker|scanner <id>   (env: CRONFENCE_CHAOS)
- */
-import { startReplica } from '../local/replica.ts';
-import { chaosReplica } from './chaos-replica.ts';
-
-startReplica('chaos-replica-entry.ts', chaosReplica());

@@ -1,0 +1,15 @@
+/**
+ * The bench's replica (lib/local/replica.ts): workers run the bench's
+ * handlers (bench-jobs.ts), and every event but `claimed` goes to the parent
+ * (claimed events would double the IPC traffic for nothing).
+ *
+ *   node --import tsx tools/bench/bench-replica.ts worker|scanner <id>
+ */
+import { HandlerRegistry } from '../../lib/engine/define-job.ts';
+import { startReplica } from '../../lib/local/replica.ts';
+import { BENCH_HANDLERS } from './bench-jobs.ts';
+
+startReplica('bench-replica.ts', () => ({
+  handlers: new HandlerRegistry(BENCH_HANDLERS),
+  forwards: (event) => event.type !== 'claimed',
+}));

@@ -1,0 +1,194 @@
+/**
+ * `npm run bench`: one run against the emulator (or whatever
+ * AWS_ENDPOINT_URL names) measuring the burst, the ceiling beside it,
+ * density, requests and request units per execution; then the dollars and
+ * the capacity plan from those, report.json and chart.svg in `outDir`.
+ *
+ * Each part runs on its own resource prefix, so the bench never touches a
+ * `cronfence dev` installation on the same emulator.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { MAX_LOOKAHEAD_MS } from '../../lib/core/advance-plan.ts';
+import { createAwsClients, destroyAwsClients } from '../../lib/aws/clients.ts';
+import { ensureAwsEndpoint } from '../../lib/local/emulator.ts';
+import { runBurst } from './burst.ts';
+import { planThroughput, preEnqueueLookaheadMs, ON_DEMAND_INITIAL_WRU_PER_SECOND, WARM_WRU_PER_SECOND, type SliceWriteMix } from './capacity-plan.ts';
+import { measureCeiling } from './ceiling.ts';
+import { renderBenchSvg } from './chart-svg.ts';
+import { measureStoreCallsCeiling } from './store-calls-ceiling.ts';
+import { chooseWorkerMemoryMb, cronfenceUsdPerMillion, heartbeatsFor, heartbeatUsdPerMillion, LEASE_CHOICES, schedulerUsdPerMillion, type HeartbeatCost } from './cost.ts';
+import { round, runDensity } from './density.ts';
+import { perExecution } from './per-execution.ts';
+import { measureSettlement, settlementRow } from './settlement-cost.ts';
+import { CONSTRUCT_WORK_QUEUE_VISIBILITY_MS, PRICE_TABLE } from './price-table.ts';
+import type { BenchSizes } from './sizes.ts';
+import { checkTargets, type BenchReport } from './report.ts';
+
+export interface BenchOptions {
+  readonly quick: boolean;
+  readonly sizes: BenchSizes;
+  readonly outDir: string;
+  /** Resource prefix; a fresh one by default. */
+  readonly prefix?: string;
+  readonly onProgress: (phase: string, done: number, total: number) => void;
+  readonly log?: (line: string) => void;
+  readonly now?: () => number;
+}
+
+const PLANNED_BURST = 1_000_000;
+
+/**
+ * The sweep re-sends live slices whose sweepAt (due + grace) has passed, in
+ * case their message was lost. In a burst that takes longer than the grace
+ * on a saturated emulator it re-sends slices that are merely waiting, which
+ * measures overload rather than the happy path (the chaos drill covers the
+ * sweep); in density no worker ever runs the slices, so the previous level's
+ * would be re-sent. Both parts push it out of the way.
+ */
+export const SWEEP_GRACE_MS = { burst: 300_000, density: 3_600_000 } as const;
+
+/** The density probe reaches its due schedules 30 s ahead (density.ts DUE_IN_MS); the burst's rounds tick a second before theirs. */
+export const BENCH_LOOKAHEAD_MS = { burst: 10_000, density: 40_000 } as const;
+
+export async function runBench(options: BenchOptions): Promise<BenchReport> {
+  const now = options.now ?? Date.now;
+  const startedAt = now();
+  const aws = await ensureAwsEndpoint({ log: options.log });
+  const base = options.prefix ?? `bench${randomUUID().slice(0, 6)}`;
+  const sizes = options.sizes;
+  const envFor = (part: keyof typeof SWEEP_GRACE_MS | 'settlement'): NodeJS.ProcessEnv => ({
+    ...process.env,
+    CRONFENCE_SWEEP_GRACE_MS: String(part === 'settlement' ? 30_000 : SWEEP_GRACE_MS[part]),
+    CRONFENCE_PREFIX: `${base}-${part}`,
+    CRONFENCE_SHARDS: String(sizes.shards),
+    // Each part ticks on its own, once per round, so a round's jobs must be due in a wheel bucket no earlier
+    // round's scan has passed (register-schedules.ts firstOpenSecond): a short lookahead keeps that wait short.
+    // What a slice costs does not depend on it; the capacity plan models the lookahead apart.
+    CRONFENCE_LOOKAHEAD_MS: String(BENCH_LOOKAHEAD_MS[part === 'density' ? 'density' : 'burst']),
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    CRONFENCE_WORKER_BATCHES: String(sizes.workerBatches),
+    // The queue as the construct deploys it behind Lambda: every claim shortens its message's visibility.
+    CRONFENCE_WORK_QUEUE_VISIBILITY_MS: String(CONSTRUCT_WORK_QUEUE_VISIBILITY_MS),
+  });
+  mkdirSync(options.outDir, { recursive: true });
+  const clients = createAwsClients();
+  try {
+    const burst = await runBurst({
+      env: envFor('burst'),
+      slices: sizes.burst,
+      scanners: sizes.scanners,
+      workers: sizes.workers,
+      logDir: options.outDir,
+      heartbeat: { holdMs: sizes.heartbeatHoldMs, concurrentJobs: sizes.heartbeatJobs },
+      onProgress: options.onProgress,
+    });
+    const k = burst.meter.kinds;
+    const ceiling = await measureCeiling({
+      dynamo: clients.dynamo,
+      sqs: clients.sqs,
+      prefix: `${base}-ceiling`,
+      dynamoWrites: k.dynamoWrite + k.dynamoTransactWrite + k.heartbeat,
+      sendBatches: burst.meter.requests['sqs.SendMessageBatch'] ?? 0,
+      concurrency: Math.min(256, sizes.workers * sizes.workerBatches),
+      onProgress: (done, total) => options.onProgress('ceiling: plain writes and sends', done, total),
+    });
+    const ceilingSlicesPerSecond = round(sizes.burst / Math.max(0.001, ceiling.seconds), 1);
+    const storeCalls = await measureStoreCallsCeiling({
+      env: envFor('burst'),
+      slices: sizes.burst,
+      batchesInFlight: sizes.workers * sizes.workerBatches,
+      onProgress: (done, total) => options.onProgress('ceiling: the burst’s store calls without the engine', done, total),
+    });
+    options.onProgress('settlement: 1,200 payouts, chunked commits and outbox wires', 0, 1);
+    const settlement = settlementRow(await measureSettlement(envFor('settlement'), sizes.settlementMerchants), ceiling.dynamoWritesPerSecond);
+    options.onProgress('settlement: 1,200 payouts, chunked commits and outbox wires', 1, 1);
+    const density = await runDensity({ env: envFor('density'), levels: sizes.schedules, duePerLevel: sizes.duePerLevel, onProgress: options.onProgress });
+
+    const happy = perExecution(burst.meter, burst.committed);
+    const byRole = { scanner: perExecution(burst.scannerMeter, burst.committed), worker: perExecution(burst.workerMeter, burst.committed) };
+    const rounds = burst.heartbeatRounds;
+    const measuredRound = rounds.at(-1);
+    // A heartbeat's SQS cost: the round's single visibility changes (its extensions) per renewal.
+    const heartbeat: HeartbeatCost | undefined =
+      measuredRound && measuredRound.renewalsPerJob > 0
+        ? {
+            writeUnitsPerRenewal: measuredRound.writeUnitsPerRenewal,
+            sqsRequestsPerHeartbeat: round(measuredRound.extensionsPerJob / measuredRound.renewalsPerJob, 2),
+          }
+        : undefined;
+    const defaultLease = LEASE_CHOICES[0] ?? { leaseMs: 4000, heartbeatMs: 1000 };
+    const workerPeakRssMb = round(burst.workerMeter.maxRssBytes / 1_048_576, 1);
+    const workerMemoryMb = chooseWorkerMemoryMb(workerPeakRssMb);
+    const costOptions = { heartbeat, workerMemoryMb, invocationsPerExecution: byRole.worker.receivesWithMessages };
+    const cronfence1s = cronfenceUsdPerMillion(happy, 1, defaultLease, costOptions);
+    const mix: SliceWriteMix = {
+      scannerWru: byRole.scanner.baseWriteRequestUnits,
+      workerWru: byRole.worker.baseWriteRequestUnits,
+      shardKeyedWruPerSlice: { wheel: happy.wheelWriteUnits, ...happy.indexWriteUnits },
+    };
+    const [first, second] = rounds;
+    // Renewals come one per heartbeat interval; a job that ends just past a beat makes one more, whatever else runs.
+    const flatInJobs = first !== undefined && second !== undefined && first.renewalsPerJob > 0 && Math.abs(first.renewalsPerJob - second.renewalsPerJob) <= 1;
+    const { meter: _meter, scannerMeter: _s, workerMeter: _w, heartbeatRounds: _h, withBusinessWrite, ...burstFigures } = burst;
+    const partial: Omit<BenchReport, 'targets' | 'chart'> = {
+      version: 1,
+      generatedAt: new Date(startedAt).toISOString(),
+      mode: options.quick ? 'quick' : 'full',
+      wallSeconds: 0,
+      endpoint: aws.endpoint ?? 'AWS',
+      settings: { ...sizes, sweepGraceMs: SWEEP_GRACE_MS },
+      density,
+      burst: { ...burstFigures, requests: burst.meter.requests },
+      ceiling: { ...ceiling, slicesPerSecond: ceilingSlicesPerSecond },
+      ceilingRatio: round(burst.throughputSlicesPerSecond / Math.max(0.001, ceilingSlicesPerSecond), 3),
+      storeCallsCeiling: storeCalls,
+      storeCallsRatio: round(burst.throughputSlicesPerSecond / Math.max(0.001, storeCalls.slicesPerSecond), 3),
+      perExecution: happy,
+      perExecutionByRole: byRole,
+      perExecutionWithBusinessWrite: withBusinessWrite,
+      settlement,
+      workerMemory: { peakRssMb: workerPeakRssMb, chosenMb: workerMemoryMb },
+      heartbeats: { rounds, flatInJobs },
+      usdPerMillion: cronfence1s.total,
+      overheadUsdPerMillion: cronfence1s.overhead,
+      costs: {
+        cronfence1s,
+        cronfence45s: cronfenceUsdPerMillion(happy, 45, defaultLease, costOptions),
+        eventBridgeScheduler1s: schedulerUsdPerMillion(1, { memoryMb: workerMemoryMb }),
+        eventBridgeSchedulerIdempotency1s: schedulerUsdPerMillion(1, { memoryMb: workerMemoryMb, idempotency: true }),
+        eventBridgeScheduler45s: schedulerUsdPerMillion(45, { memoryMb: workerMemoryMb }),
+        leaseChoices: LEASE_CHOICES.map((lease) => ({
+          ...lease,
+          failoverWithinS: lease.leaseMs / 1000,
+          heartbeatsPer45sJob: heartbeatsFor(45, lease.heartbeatMs),
+          heartbeatUsdPerMillion45s: round(heartbeatUsdPerMillion(45, lease, heartbeat), 4),
+          totalUsdPerMillion45s: cronfenceUsdPerMillion(happy, 45, lease, costOptions).total,
+          overheadUsdPerMillion1s: cronfenceUsdPerMillion(happy, 1, lease, costOptions).overhead,
+        })),
+      },
+      capacityPlan: {
+        mix,
+        burstSlices: PLANNED_BURST,
+        initial: planThroughput(mix, ON_DEMAND_INITIAL_WRU_PER_SECOND, PLANNED_BURST),
+        initialPreCreated: planThroughput(mix, ON_DEMAND_INITIAL_WRU_PER_SECOND, PLANNED_BURST, preEnqueueLookaheadMs(PLANNED_BURST, mix.scannerWru, ON_DEMAND_INITIAL_WRU_PER_SECOND) ?? MAX_LOOKAHEAD_MS),
+        warm: planThroughput(mix, WARM_WRU_PER_SECOND, PLANNED_BURST),
+        preEnqueueLookaheadMs: {
+          initial: preEnqueueLookaheadMs(PLANNED_BURST, mix.scannerWru, ON_DEMAND_INITIAL_WRU_PER_SECOND) ?? null,
+          warm: preEnqueueLookaheadMs(PLANNED_BURST, mix.scannerWru, WARM_WRU_PER_SECOND) ?? null,
+        },
+      },
+      prices: PRICE_TABLE,
+    };
+    const withWall = { ...partial, wallSeconds: round((now() - startedAt) / 1000, 1) };
+    const chart = path.join(options.outDir, 'chart.svg');
+    const report: BenchReport = { ...withWall, targets: checkTargets(withWall), chart };
+    writeFileSync(chart, renderBenchSvg(report));
+    writeFileSync(path.join(options.outDir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
+    return report;
+  } finally {
+    destroyAwsClients(clients);
+    await aws.stop();
+  }
+}

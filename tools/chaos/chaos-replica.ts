@@ -1,0 +1,62 @@
+/**
+ * The chaos drill's replica plan (lib/local/replica.ts): the replica skews
+ * its clock, wraps its SDK clients and its ports with the faults the drill
+ * gave it (CRONFENCE_CHAOS), runs the drill's handlers, and reports each
+ * fault and lease renewal to the drill. An entry module starts it
+ * (chaos-replica-entry.ts; a test's broken-engine entry passes a store of
+ * its own through `slices`).
+ */
+import { OffsetClock, systemClock } from '../../lib/core/clock.ts';
+import { executionKey } from '../../lib/core/execution-key.ts';
+import type { SliceStore } from '../../lib/core/ports.ts';
+import { createAwsClients, type AwsClients } from '../../lib/aws/clients.ts';
+import { loadConfig, type CronfenceConfig } from '../../lib/aws/config.ts';
+import { HandlerRegistry } from '../../lib/engine/define-job.ts';
+import { merchantSettlement } from '../../lib/example-jobs/settlement.ts';
+import type { ReplicaSetup } from '../../lib/local/replica.ts';
+import { HangServer, injectClientFaults } from './chaos-clients.ts';
+import { chaosHandlers } from './chaos-jobs.ts';
+import { chaosSliceStore, chaosWorkQueue, type FaultReporter } from './chaos-ports.ts';
+import { chaosConfigFromEnv } from './config.ts';
+import { reportingChunkStore } from './settlement-chunks.ts';
+import { SeededRandom } from './random.ts';
+
+export interface ChaosReplicaOptions {
+  /** Replaces the slice store under the faults (the drill test's broken engine). */
+  readonly slices?: (store: SliceStore, parts: { readonly clients: AwsClients; readonly config: CronfenceConfig }) => SliceStore;
+}
+
+/** @throws {Error} when the replica was started without CRONFENCE_CHAOS (only the drill starts it). */
+export function chaosReplica(options: ChaosReplicaOptions = {}): ReplicaSetup {
+  return async ({ id }, toParent) => {
+    const chaos = chaosConfigFromEnv();
+    if (!chaos) throw new Error('the chaos replica needs its faults in CRONFENCE_CHAOS (npm run chaos sets it)');
+    const config = loadConfig();
+    const random = new SeededRandom(chaos.seed ^ hashId(id));
+    const report: FaultReporter = (fault, executionKey, request) => toParent({ kind: 'fault', fault, ...(executionKey ? { executionKey } : {}), ...(request ? { request } : {}) });
+    const clients = createAwsClients();
+    const hangServer = chaos.hangRate > 0 ? await new HangServer().start() : undefined;
+    injectClientFaults(clients, { config: chaos, random, report, hangServer, onReceived: (receive) => toParent({ kind: 'received', ...receive }) });
+    const inner = (store: SliceStore): SliceStore => (options.slices ? options.slices(store, { clients, config }) : store);
+    return {
+      // The settlement drill's job (npm run chaos -- --settlement) beside the drill's own.
+      handlers: new HandlerRegistry([...chaosHandlers(config.prefix, random, true), merchantSettlement]),
+      runtime: {
+        clients,
+        clock: chaos.clockOffsetMs ? new OffsetClock(chaos.clockOffsetMs) : systemClock,
+        wrapSlices: (store) => chaosSliceStore(inner(store), chaos, random, report),
+        wrapWorkQueue: (queue) => chaosWorkQueue(queue, chaos, random, report, (sent) => toParent({ kind: 'sent', ...sent })),
+        onLeaseRenewed: (slice, fence, at, disarmed) => toParent({ kind: 'renewed', executionKey: executionKey(slice.jobId, slice.scheduledAt), fence, at, ...(disarmed && { disarmed }) }),
+        wrapChunks: (store) => reportingChunkStore(store, (refused) => toParent({ kind: 'chunk', ...refused, outcome: 'refused', at: Date.now() })),
+        onChunk: (slice, fence, chunk, outcome) => toParent({ kind: 'chunk', executionKey: executionKey(slice.jobId, slice.scheduledAt), fence, chunk, outcome, at: Date.now() }),
+      },
+    };
+  };
+}
+
+/** A replica's own seed from its id (the faults differ by replica). */
+function hashId(text: string): number {
+  let h = 0;
+  for (let i = 0; i < text.length; i++) h = (Math.imul(h, 31) + text.charCodeAt(i)) >>> 0;
+  return h;
+}
