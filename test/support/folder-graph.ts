@@ -54,18 +54,6 @@ export function readFolderGraph(root: string, dirs: readonly string[]): FolderGr
   return { edges, imports };
 }
 
-/** The same imports file by file (each file its own node), for those whose both ends `within(file)` holds. */
-export function fileGraph(graph: FolderGraph, within: (file: string) => boolean): FolderGraph {
-  const imports = graph.imports.filter((edge) => within(edge.from) && within(edge.to) && edge.from !== edge.to);
-  const edges = new Map<string, Map<string, ImportEdge[]>>();
-  for (const edge of imports) {
-    const out = edges.get(edge.from) ?? new Map<string, ImportEdge[]>();
-    edges.set(edge.from, out);
-    out.set(edge.to, [...(out.get(edge.to) ?? []), edge]);
-  }
-  return { edges, imports };
-}
-
 /** Each set of folders that import one another in a circle (a strongly connected component larger than one). */
 export function folderCycles(graph: FolderGraph): string[][] {
   const index = new Map<string, number>();
