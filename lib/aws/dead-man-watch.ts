@@ -4,7 +4,7 @@
  * silent raises a `stale` event naming it (the bus, and the EMF sink turns it
  * into StaleJobs and JobStale{jobId}, which the construct alarms on).
  *
- * Cost bounded as jobs grow (docs/architecture.md, "The dead-man's switch"):
+ * Cost bounded as jobs grow (docs/architecture/dead-man.md, "The dead-man's switch"):
  * - the tick runs `check`, one bounded step of a round over the jobs table:
  *   from the cursor (dynamo/dead-man-cursor.ts), Scan pages until
  *   `jobsPerRun` jobs or `budgetMs`, judge them, move the cursor; at the

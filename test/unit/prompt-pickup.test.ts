@@ -94,7 +94,7 @@ describe('a change is picked up within a second or two, not at the next tick', (
     // :00 waits for the tick's scan (delivered a second after it); :30 and :40 are paused; :50 runs before the next
     // tick. Not at once: the tick's scan had sent :50 of the paused generation (120 s ahead), whose claim at :50 holds
     // the instant until the worker reads that the job moved on, and the new generation's message, its claim lost to a
-    // live lease, is hidden for the lease and the skew margin (docs/architecture.md, "A change is picked up promptly").
+    // live lease, is hidden for the lease and the skew margin (docs/architecture/messages.md, "A change is picked up promptly").
     const lag = lags('paused');
     expect(Object.keys(lag).map(Number)).toEqual([0, 10, 20, 50]);
     expect(lag).toMatchObject({ 0: 1000, 10: 0, 20: 0 });

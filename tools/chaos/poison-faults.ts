@@ -6,7 +6,7 @@
  * and later repairs it as an operator would, with a put of the job's good
  * definition through the JobRepository (a change: a new generation). The
  * scans must set the bad generation aside and go on with every other job
- * (docs/architecture.md, "A job set aside"); the checks are in
+ * (docs/architecture/jobs.md, "A job set aside"); the checks are in
  * poison-checks.ts.
  *
  * Only the drill's plain every-few-seconds jobs are poisoned: a scan meets
