@@ -12,7 +12,7 @@ import type { SliceStore } from '../core/ports.ts';
 import { createAwsClients, type AwsClients } from '../aws/clients.ts';
 import { loadConfig, type CronfenceConfig } from '../aws/config.ts';
 import { HandlerRegistry } from '../engine/define-job.ts';
-import { merchantSettlement } from '../example-jobs/settlement.ts';
+import { merchantSettlement } from '../../examples/jobs/settlement.ts';
 import type { ReplicaSetup } from '../local/replica.ts';
 import { HangServer, injectClientFaults } from './chaos-clients.ts';
 import { chaosHandlers } from './chaos-jobs.ts';

@@ -37,7 +37,7 @@ import { HistoryRecorder } from './recorder.ts';
 import { buildReport, FAILOVER_GOAL_MS, type ChaosReport, type SettlementReport } from './report.ts';
 import { checkSettlement, settlementReport, type SettlementStoreRecords } from './settlement-checks.ts';
 import { SETTLEMENT_CHUNKS, SETTLEMENT_JOB_ID, SettlementDrill } from './settlement-drill.ts';
-import { SETTLEMENT_MERCHANTS } from '../example-jobs/settlement.ts';
+import { SETTLEMENT_MERCHANTS } from '../../examples/jobs/settlement.ts';
 import { SeededRandom } from './random.ts';
 import { renderTimelineSvg } from './timeline-svg.ts';
 import { stopReplica } from './process-faults.ts';
