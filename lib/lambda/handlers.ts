@@ -47,9 +47,9 @@ export function createTickHandler(runtime: Runtime, log?: HandlerLog): () => Pro
 
 export function createWorkerHandler(runtime: Runtime, workerId: string, handlers: HandlerRegistry, log: HandlerLog): SqsHandler {
   const worker = runtime.worker(workerId, handlers);
+  const { eventSource } = runtime;
   return async (event) => {
     const early = earlyDeletes(runtime, 'work', log);
-    const { eventSource } = runtime;
     const response = await handleSqsBatch(
       event.Records,
       (record) =>

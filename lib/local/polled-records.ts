@@ -9,7 +9,7 @@
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { MessageDeletes } from '../aws/sqs/message-deletes.ts';
-import type { SqsEventSource } from '../lambda/event-source.ts';
+import type { BatchDeletes, SqsEventSource } from '../lambda/event-source.ts';
 
 export class PolledRecords implements SqsEventSource {
   private readonly deletes: MessageDeletes;
@@ -38,7 +38,7 @@ export class PolledRecords implements SqsEventSource {
   }
 
   /** The poller deletes what is left as the batch ends: nothing waits for the handler's end. */
-  batchDeletes(): { delete(receiptHandle: string): void; end(): Promise<void> } {
+  batchDeletes(): BatchDeletes {
     return { delete: (receiptHandle) => this.delete(receiptHandle), end: async () => {} };
   }
 
