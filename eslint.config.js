@@ -6,9 +6,11 @@ import tseslint from 'typescript-eslint';
  * The layering, bottom to top: each folder and the folders it may import
  * (README.md, "Layout"). What ships to Lambda and into a user's stack (core,
  * engine, aws, lambda, cdk) imports nothing that runs only on a laptop
- * (local); nothing in lib/ imports functions/, app/, examples/, scripts/,
- * tools/ or test/. The tools (tools/: the drill, the bench, their CLI; not
- * published) import lib/, and each other only as TOOL_LAYERS says.
+ * (local); nothing in lib/ imports functions/, app/, scripts/, tools/ or
+ * test/, and only the local dev path (its default jobs) imports examples/
+ * (`lib/../examples`). The tools (tools/: the drill, the bench, their CLI;
+ * not published) import lib/ and examples/, and each other only as
+ * TOOL_LAYERS says.
  * test/unit/folder-cycles.test.ts checks the folder graph for cycles as well.
  */
 const LAYERS = {
@@ -20,15 +22,18 @@ const LAYERS = {
   // `cronfence/client`: what an application imports to manage schedules at run time.
   'lib/client': ['lib/core', 'lib/aws'],
   'lib/package': ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda'],
-  'lib/example-jobs': ['lib/core', 'lib/engine', 'lib/aws'],
-  'lib/cdk': ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda', 'lib/package', 'lib/example-jobs'],
-  'lib/local': ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda', 'lib/package', 'lib/example-jobs'],
+  // The construct runs the jobs it is given and imports no example.
+  'lib/cdk': ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda', 'lib/package'],
+  // `cronfence dev` without `--jobs` runs the example jobs (examples/jobs).
+  'lib/local': ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda', 'lib/package', 'lib/../examples'],
   'lib/testing': ['lib/core', 'lib/engine', 'lib/aws', 'lib/memory', 'lib/lambda', 'lib/package', 'lib/local'],
-  'lib/cli': ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda', 'lib/package', 'lib/example-jobs', 'lib/local'],
+  'lib/cli': ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda', 'lib/package', 'lib/../examples', 'lib/local'],
   // The package's main entry (`cronfence`): what a jobs module imports.
   'lib/index.ts': ['lib/core', 'lib/engine', 'lib/lambda'],
-  functions: ['lib/lambda', 'lib/example-jobs'],
-  app: ['lib/cdk', 'lib/example-jobs'],
+  functions: ['lib/lambda'],
+  app: ['lib/cdk', 'lib/../examples'],
+  // The example jobs and the worker entry around them (app/settlement-stack.ts).
+  'examples/jobs': ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda'],
 };
 /** The pure core, the engine and the in-memory stores reach AWS only through ports (lib/core/ports.ts). */
 const NO_AWS_SDK = ['lib/core', 'lib/engine', 'lib/memory'];

@@ -5,13 +5,15 @@
  */
 import { Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { PAYOUTS_TABLE, everyFiveSeconds, everyMinute, merchantSettlement } from '../lib/example-jobs/examples.ts';
+import { fileURLToPath } from 'node:url';
+import { PAYOUTS_TABLE, everyFiveSeconds, everyMinute, merchantSettlement } from '../examples/jobs/examples.ts';
+import { registry } from '../examples/jobs/index.ts';
 import { CronScheduler } from '../lib/cdk/cron-scheduler.ts';
 import type { CronSchedulerProps } from '../lib/cdk/props.ts';
 import { schemaTable } from '../lib/cdk/schema-resources.ts';
 
 export interface SettlementStackProps extends StackProps {
-  /** Passed to the CronScheduler. @default shardCount 4, everything else the construct's defaults */
+  /** Passed to the CronScheduler. @default shardCount 4 and the example jobs' worker, everything else the construct's defaults */
   readonly scheduler?: CronSchedulerProps;
 }
 
@@ -25,6 +27,9 @@ export class SettlementStack extends Stack {
 
     this.scheduler = new CronScheduler(this, 'Cron', {
       shardCount: 4,
+      // The example jobs' worker (examples/jobs/worker.ts); your app gives `jobs` instead (docs/cdk.md).
+      workerEntry: fileURLToPath(new URL('../examples/jobs/worker.ts', import.meta.url)),
+      handlers: registry,
       workerEnvironment: { CRONFENCE_PAYOUTS_TABLE: payouts.tableName },
       ...props.scheduler,
     });

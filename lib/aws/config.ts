@@ -62,7 +62,7 @@ const VARIABLES = {
   CRONFENCE_WORKER_BATCHES: [whole(16, 1, 256), { scope: 'local', default: '16', description: 'SQS batches a local worker replica handles at once (Lambda\'s concurrency stand-in; the bench sets it).' }],
   CRONFENCE_CHAOS: [text(), { scope: 'local', default: 'unset', description: 'Set by `npm run chaos` for each replica it forks: that replica\'s faults, as JSON (tools/chaos/config.ts).' }],
   CRONFENCE_ACTOR: [text(), { scope: 'local', default: '$USER', description: 'Who `cronfence jobs trigger|backfill|pause|resume` records as the actor when `--actor` is not given.' }],
-  CRONFENCE_PAYOUTS_TABLE: [text(), { scope: 'example', default: '`<prefix>-payouts`', description: 'The business table of the built-in example jobs (lib/example-jobs).' }],
+  CRONFENCE_PAYOUTS_TABLE: [text(), { scope: 'example', default: '`<prefix>-payouts`', description: 'The business table of the built-in example jobs (examples/jobs).' }],
 } as const satisfies Record<string, readonly [z.ZodType, VariableDoc]>;
 
 export type VariableName = keyof typeof VARIABLES;
@@ -175,7 +175,7 @@ export function localConfig(env: Env = process.env): LocalConfig {
   return { emulator: e.CRONFENCE_EMULATOR, stateDir: e.CRONFENCE_STATE_DIR ?? '.cronfence', workerBatches: e.CRONFENCE_WORKER_BATCHES, chaos: e.CRONFENCE_CHAOS };
 }
 
-/** The example jobs' payouts table (lib/example-jobs): CRONFENCE_PAYOUTS_TABLE, else `<prefix>-payouts`. */
+/** The example jobs' payouts table (examples/jobs): CRONFENCE_PAYOUTS_TABLE, else `<prefix>-payouts`. */
 export function examplePayoutsTable(prefix?: string, env: Env = process.env): string {
   const e = readEnvironment(env);
   return e.CRONFENCE_PAYOUTS_TABLE ?? `${prefix ?? e.CRONFENCE_PREFIX ?? 'cronfence'}-payouts`;

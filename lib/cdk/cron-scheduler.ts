@@ -5,7 +5,7 @@
  * least-privilege roles, alarms, a dashboard, and `addJob` for jobs declared in the stack.
  *
  * ```ts
- * const scheduler = new CronScheduler(stack, 'Cron', { shardCount: 4 });
+ * const scheduler = new CronScheduler(stack, 'Cron', { shardCount: 4, jobs: path.join(__dirname, '../src/cron-jobs.ts') });
  * scheduler.addJob('nightly-report', { schedule: '0 2 * * *', timeZone: 'Europe/Berlin', handler: 'nightly-report' });
  * scheduler.grantCommit(reportsTable);
  * ```
@@ -22,14 +22,13 @@ import { Construct } from 'constructs';
 import { loadConfig, type CronfenceConfig } from '../aws/config.ts';
 import { CHUNKS_TABLE, DEAD_LETTER_QUEUE, JOBS_TABLE, SCAN_QUEUE, SLICES_TABLE, WHEEL_TABLE, WORK_QUEUE } from '../aws/schema.ts';
 import { MAX_LOOKAHEAD_MS } from '../core/advance-plan.ts';
-import { InvalidJobSpecError } from '../core/errors.ts';
+import { InvalidJobSpecError, InvalidSchedulerPropError } from '../core/errors.ts';
 import { parseJobSpec, type JobSpec } from '../core/job-spec.ts';
-import { registry as defaultRegistry } from '../example-jobs/index.ts';
 import { SchedulerAlarms } from './alarms.ts';
 import { SchedulerDashboard } from './dashboard.ts';
 import { checkScannerTimeout, clockConcurrency } from './clock-functions.ts';
 import { cronfenceFunction, ENTRIES, retentionDays } from './functions.ts';
-import { prepareJobsWorker } from './jobs-worker.ts';
+import { prepareJobsWorker, type JobsWorker } from './jobs-worker.ts';
 import { lifecycleOf } from './lifecycle.ts';
 import { addOutboxDispatcher } from './outbox-dispatcher.ts';
 import { grantBusinessWrites, grantJobsResource, grantScanner, grantTick, grantWorker, type SchedulerResources } from './permissions.ts';
@@ -79,15 +78,15 @@ export class CronScheduler extends Construct {
   private readonly jobs = new Map<string, ScheduledJob>();
   private jobsProvider?: cr.Provider;
 
-  constructor(scope: Construct, id: string, props: CronSchedulerProps = {}) {
+  constructor(scope: Construct, id: string, props: CronSchedulerProps) {
     super(scope, id);
     this.props = props;
     const lifecycle = lifecycleOf(props);
     const logRetentionDays = props.logRetentionDays ?? 30;
     this.workerTimeout = props.workerTimeout ?? Duration.minutes(2);
     const scannerTimeout = props.scannerTimeout ?? Duration.minutes(1);
-    const jobsWorker = props.jobs === undefined ? undefined : prepareJobsWorker(this.node.path, jobsModuleProp(props));
-    this.knownHandlers = jobsWorker?.handlers ?? knownHandlerNames(props);
+    const worker = workerOf(this.node.path, props);
+    this.knownHandlers = worker.handlers ?? knownHandlerNames(props);
 
     const tableOptions = { removalPolicy: lifecycle.tables, deletionProtection: lifecycle.deletionProtection, pointInTimeRecovery: props.pointInTimeRecovery ?? true, encryptionKey: props.encryptionKey, warmThroughput: props.warmThroughput };
     this.jobsTable = schemaTable(this, 'Jobs', JOBS_TABLE, tableOptions);
@@ -157,8 +156,8 @@ export class CronScheduler extends Construct {
 
     this.workerFunction = cronfenceFunction(this, 'Worker', {
       ...common,
-      entry: jobsWorker?.entry ?? props.workerEntry ?? ENTRIES.worker,
-      project: jobsWorker?.project,
+      entry: worker.entry,
+      project: worker.project,
       description: 'cronfence worker: claims, runs and commits slices',
       timeout: this.workerTimeout,
       memorySize: props.workerMemorySize ?? 256,
@@ -317,17 +316,29 @@ function schedulerSettings(props: CronSchedulerProps): Record<string, string> {
   };
 }
 
-/** `jobs` replaces both `workerEntry` and `handlers`: the generated worker runs the module, whose names are read at synth. */
-function jobsModuleProp(props: CronSchedulerProps): string {
+/**
+ * What the worker Lambda runs: your jobs module, or a worker entry of your own; there is no default. `jobs` replaces
+ * both `workerEntry` and `handlers`: the generated worker runs the module, whose names are read at synth.
+ * @throws {InvalidSchedulerPropError} (field `jobs`) when neither is given.
+ */
+function workerOf(constructPath: string, props: CronSchedulerProps): Pick<JobsWorker, 'entry'> & Partial<JobsWorker> {
+  if (props.jobs === undefined) {
+    if (props.workerEntry !== undefined) return { entry: props.workerEntry };
+    throw new InvalidSchedulerPropError(
+      'jobs',
+      undefined,
+      `CronScheduler ${constructPath} needs the jobs its worker runs: give \`jobs\` (the path of your jobs module) or \`workerEntry\` (a worker entry of your own, with \`handlers\`)`,
+    );
+  }
   const clash = (['workerEntry', 'handlers'] as const).find((name) => props[name] !== undefined);
   if (clash) throw new InvalidJobSpecError(clash, String(props[clash]), 'give either `jobs` (your jobs module) or `workerEntry` with `handlers`, not both');
   if (typeof props.jobs !== 'string' || props.jobs === '') throw new InvalidJobSpecError('jobs', props.jobs, 'must be the path of your jobs module');
-  return props.jobs;
+  return prepareJobsWorker(constructPath, props.jobs);
 }
 
 function knownHandlerNames(props: CronSchedulerProps): readonly string[] | undefined {
   // A shape check, not instanceof: the registry may come from the other build (ESM / CommonJS) of cronfence.
   if (props.handlers && 'names' in props.handlers && typeof props.handlers.names === 'function') return props.handlers.names();
   if (props.handlers) return [...(props.handlers as readonly string[])];
-  return props.workerEntry ? undefined : defaultRegistry.names();
+  return undefined;
 }

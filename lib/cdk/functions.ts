@@ -21,7 +21,6 @@ export const LAMBDA_BUILD = BUILD === 'cjs' ? 'esm' : BUILD;
 export const ENTRIES = {
   tick: packageFile('functions/tick.ts', LAMBDA_BUILD),
   scanner: packageFile('functions/scanner.ts', LAMBDA_BUILD),
-  worker: packageFile('functions/worker.ts', LAMBDA_BUILD),
   jobsResource: packageFile('functions/jobs-resource.ts', LAMBDA_BUILD),
   outbox: packageFile('functions/outbox.ts', LAMBDA_BUILD),
 } as const;

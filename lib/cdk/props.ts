@@ -126,19 +126,20 @@ export interface CronSchedulerProps {
    * bundled with esbuild; the module is loaded at synth (in a child process)
    * to read its handler names, which `addJob` is checked against. Keep its
    * top level free of side effects. Not with `workerEntry` or `handlers`.
-   * @default none: `workerEntry`, or cronfence's example handlers
+   * One of `jobs` and `workerEntry` is required: without either the synth fails, naming `jobs`.
+   * @default none: then `workerEntry`
    */
   readonly jobs?: string;
   /**
    * Module whose `handler` export is the worker Lambda, for a worker that needs
    * more than `jobs` gives (`createJobsWorker` from `cronfence/lambda`, docs/cdk.md).
-   * @default the worker generated around `jobs`; without `jobs`, functions/worker.ts (the example handlers)
+   * @default the worker generated around `jobs` (one of the two is required)
    */
   readonly workerEntry?: string;
   /**
    * The handlers a custom `workerEntry` can run, for validating `addJob` at
    * synth and at deploy.
-   * @default the names `jobs` exports; without `jobs` and `workerEntry`, the example handlers'; unchecked with `workerEntry`
+   * @default the names `jobs` exports; unchecked with `workerEntry`
    */
   readonly handlers?: HandlerRegistry | readonly string[];
   /** Extra environment for the worker (a business table's name, say). @default none */

@@ -2,7 +2,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import type { StoredJob } from '../core/ports.ts';
 import { nextOccurrenceOf } from '../core/job-lifecycle.ts';
-import { registry } from '../example-jobs/index.ts';
+import { registry } from '../../examples/jobs/index.ts';
 import type { JobRepository } from '../aws/dynamo/job-repository.ts';
 import { describeJobsModule } from '../package/describe-jobs-module.ts';
 import { table } from '../local/format.ts';

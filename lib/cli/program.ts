@@ -8,7 +8,7 @@ import { CronfenceError } from '../core/errors.ts';
 import { bootstrap } from '../aws/bootstrap.ts';
 import { localConfig } from '../aws/config.ts';
 import { tick } from '../engine/ticker.ts';
-import { registry } from '../example-jobs/index.ts';
+import { registry } from '../../examples/jobs/index.ts';
 import { PACKAGE_ROOT } from '../package/package-files.ts';
 import { startEmulator, EmulatorSetupError, EmulatorStartError } from '../local/emulator.ts';
 import { createRuntime, type Runtime } from '../lambda/wiring.ts';

@@ -52,8 +52,6 @@ export class LeaseKeeper {
     private readonly clock: Clock,
     private readonly options: LeaseKeeperOptions,
     private readonly onRenewError: (error: unknown) => void = () => {},
-    /** `disarmed`: this renewal disarmed the holder's-message-back takeover (failover falls back to the lease). */
-    private readonly onRenewed: (at: number, disarmed: boolean) => void = () => {},
   ) {
     this.lastRenewedAt = options.claimedAt;
     this.lastHiddenAt = options.hiddenAt ?? options.claimedAt;
@@ -103,12 +101,11 @@ export class LeaseKeeper {
       this.wake = new AbortController();
       const now = this.clock.now();
       try {
-        const disarmed = await this.renewWithinLease(now);
+        await this.renewWithinLease(now);
         // Stopped while it was in flight: whether it landed is unknown and no longer matters; report no renewal.
         if (this.stopped.signal.aborted) return;
         this.lastRenewedAt = now;
         this.confirm?.resolve();
-        this.onRenewed(now, disarmed);
         // After the renewal held, as a rule: a zombie's hide would keep the message (which its standby may now hold
         // too) hidden for another visibility timeout after the standby itself dies (seen: 5.2 s failovers). Only a
         // renewal too slow for that rule extends it sooner as well (renewWithinLease).
@@ -214,9 +211,9 @@ export class LeaseKeeper {
   /**
    * One renewal, given up on when the lease we last saw renewed runs out
    * before it answers (a hung request): the signal must fire then, not when
-   * the request finally returns. @returns whether it disarmed the fast takeover.
+   * the request finally returns. Whether it disarms the fast takeover goes with it to the store.
    */
-  private async renewWithinLease(now: number): Promise<boolean> {
+  private async renewWithinLease(now: number): Promise<void> {
     const { key, fence, leaseMs } = this.options;
     // The message may surface before the next heartbeat (extensions failing or hung): then a standby given it would
     // take over a holder that still renews. This renewal disarms that takeover; failover falls back to the lease.
@@ -256,7 +253,6 @@ export class LeaseKeeper {
       ranOut.abort();
       early.abort();
     }
-    return disarm;
   }
 }
 

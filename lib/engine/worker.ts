@@ -72,8 +72,6 @@ export interface WorkerDeps {
   readonly overlap?: OverlapStore;
   /** Deletes a one-time job with `afterOneTime: 'delete'` once its slot is final. Without it such a job stays, completed. */
   readonly oneTimeJobs?: OneTimeJobs;
-  /** Each successful lease renewal (the chaos drill measures failover from the last one). */
-  readonly onLeaseRenewed?: (slice: SliceKey, fence: number, at: number, disarmed: boolean) => void;
   /** Where `ctx.commitChunk` commits; without it, a chunked handler fails with InvalidChunkError. */
   readonly chunks?: ChunkStore;
   /** Each chunk an attempt committed, or skipped as committed by an earlier claim. */
@@ -91,7 +89,7 @@ export interface ReceivedMessage {
   readonly messageId?: string;
   /** SQS's ApproximateReceiveCount of this delivery. */
   readonly receiveCount?: number;
-  /** Since when SQS has hidden it at the earliest, by this worker's clock (the local poller knows; Lambda does not). @default the processing start */
+  /** Since when SQS has hidden it at the earliest, by this worker's clock, when its event source says (lib/lambda/event-source.ts). @default the processing start */
   readonly hiddenSince?: number;
 }
 
@@ -156,9 +154,9 @@ export class Worker {
     }
     const visibilityMs = this.deps.queueVisibilityMs ?? 3000;
     // When the message was last made invisible (received, or extended while a slow claim was pending): the lease
-    // keeper judges from it whether the message could surface under a live holder. From the poller's `hiddenSince`
-    // where given: a reply read late (a loaded queue, a paused process) has less visibility left than `now` suggests,
-    // and a holder that started on it was taken over while it renewed (a LocalStack drill, 2026-12-02).
+    // keeper judges from it whether the message could surface under a live holder. From its event source's
+    // `hiddenSince` where given (the local poller's): a reply read late (a loaded queue, a paused process) has less
+    // visibility left than `now` suggests, and a holder that started on it was taken over while it renewed.
     let hiddenAt = Math.min(now, message.hiddenSince ?? now);
     const tracked = {
       hide: async (receiptHandle: string, seconds: number, atClaim = false): Promise<void> => {
@@ -314,7 +312,6 @@ export class Worker {
         ...claim,
       },
       (error) => this.deps.onError?.(error, 'lease renewal'),
-      (at, disarmed) => this.deps.onLeaseRenewed?.(key, slice.fence, at, disarmed),
     );
     lease.start();
     const timeout = AbortSignal.timeout(slice.policies.timeoutMs);

@@ -20,6 +20,7 @@ import { onThrottledRequest } from '../aws/throttle-meter.ts';
 import { systemClock, type Clock } from '../core/clock.ts';
 import type { EventSink, LifecycleEvent } from '../core/events.ts';
 import type { SliceStore } from '../core/ports.ts';
+import type { RuntimePorts } from './wiring.ts';
 import {
   DEFAULT_METRICS_NAMESPACE,
   ENGINE_METRICS,
@@ -34,7 +35,7 @@ import {
 export interface MeteredRuntimeOptions {
   readonly clients?: AwsClients;
   readonly sinks?: EventSink[];
-  readonly wrapSlices?: (store: SliceStore) => SliceStore;
+  readonly decoratePorts?: (ports: RuntimePorts) => RuntimePorts;
 }
 
 /** What the Lambda entries use: options for the runtime, and a flush after each invocation. */
@@ -106,7 +107,7 @@ export class EngineMetrics implements EventSink, LambdaMetrics {
   runtimeOptions(): MeteredRuntimeOptions {
     const clients = createAwsClients();
     onThrottledRequest(clients, () => this.throttled());
-    return { clients, sinks: [this], wrapSlices: (store) => this.meterCommits(store) };
+    return { clients, sinks: [this], decoratePorts: (ports) => ({ ...ports, slices: this.meterCommits(ports.slices) }) };
   }
 
   /** Writes what was recorded as one EMF line (Powertools splits at 100 metrics or values), if anything was. */

@@ -12,7 +12,7 @@ import type { Disposition } from '../engine/worker.ts';
 import { keepHidden } from '../engine/keep-hidden.ts';
 import type { ScanReport } from '../engine/scanner.ts';
 import { tick } from '../engine/ticker.ts';
-import type { MessageDeletes } from '../aws/sqs/message-deletes.ts';
+import type { BatchDeletes } from './event-source.ts';
 import { handleSqsBatch } from './sqs-batch.ts';
 import type { Runtime } from './wiring.ts';
 
@@ -47,6 +47,7 @@ export function createTickHandler(runtime: Runtime, log?: HandlerLog): () => Pro
 
 export function createWorkerHandler(runtime: Runtime, workerId: string, handlers: HandlerRegistry, log: HandlerLog): SqsHandler {
   const worker = runtime.worker(workerId, handlers);
+  const { eventSource } = runtime;
   return async (event) => {
     const early = earlyDeletes(runtime, 'work', log);
     const response = await handleSqsBatch(
@@ -57,11 +58,11 @@ export function createWorkerHandler(runtime: Runtime, workerId: string, handlers
           receiptHandle: record.receiptHandle,
           messageId: record.messageId,
           receiveCount: receiveCountOf(record),
-          ...(isPolledRecord(record) && { hiddenSince: record.hiddenSince }),
+          hiddenSince: eventSource.hiddenSince(record.receiptHandle),
         }),
       batchHooks(runtime, 'work', log, early),
     );
-    await Promise.all([runtime.bus.flush(), endOfBatch(early)]);
+    await Promise.all([runtime.bus.flush(), early.end()]);
     return response;
   };
 }
@@ -92,7 +93,7 @@ export function createScannerHandler(runtime: Runtime, scannerId: string, log: H
       },
       batchHooks(runtime, 'scan', log, early),
     );
-    await Promise.all([runtime.bus.flush(), endOfBatch(early)]);
+    await Promise.all([runtime.bus.flush(), early.end()]);
     return response;
   };
 }
@@ -108,30 +109,20 @@ function withVisibilityHeartbeat<T>(runtime: Runtime, record: SQSRecord, work: (
   return keepHidden(runtime.scanQueue, record.receiptHandle, { everyMs: (seconds * 1000) / 2.5, visibilitySeconds: seconds }, work);
 }
 
-/**
- * Behind Lambda's event source a record's message is deleted when its whole batch returns, but a record done early
- * stops being kept hidden when it is done (its visibility is the lease's, set at its claim, or the scan's heartbeat's):
- * while a slow batch-mate runs it would surface and be received again, one more receive and invocation for nothing.
- * So a record settled `delete` is deleted at once, its deletes coalesced with its batch-mates' (docs/architecture.md,
- * "A record done early in a slow batch"). The local poller does the same for its own records.
- */
-function earlyDeletes(runtime: Runtime, queue: 'work' | 'scan', log: HandlerLog): MessageDeletes {
-  return runtime.messageDeletes(queue, (error) => log.error('early delete failed (the event source deletes it with its batch)', { queue, error: String(error) }));
+/** A record settled `delete` goes at once, not when its batch returns (event-source.ts). */
+function earlyDeletes(runtime: Runtime, queue: 'work' | 'scan', log: HandlerLog): BatchDeletes {
+  return runtime.eventSource.batchDeletes(queue, (error) =>
+    log.error('early delete failed (the event source deletes it with its batch)', { queue, error: String(error) }),
+  );
 }
 
-/** The deletes still waiting to go are left to the event source, which deletes the batch's records as it returns: no second request for them. */
-function endOfBatch(early: MessageDeletes): Promise<void> {
-  return early.discardPending();
-}
-
-function batchHooks(runtime: Runtime, queue: 'work' | 'scan', log: HandlerLog, early: MessageDeletes) {
+function batchHooks(runtime: Runtime, queue: 'work' | 'scan', log: HandlerLog, early: BatchDeletes) {
   return {
     deadLetterRejected: (body: string, reason: string, kind: RejectedMessageKind) => runtime.deadLetters.sendRejected(body, reason, queue, kind),
     onError: (error: unknown, record: SQSRecord) =>
       log.error('message failed', { queue, messageId: record.messageId, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) }),
     settled: (record: SQSRecord, disposition: Disposition) => {
-      if (isPolledRecord(record)) record.settled(disposition);
-      else if (disposition === 'delete') early.delete(record.receiptHandle);
+      if (disposition === 'delete') early.delete(record.receiptHandle);
     },
   };
 }
@@ -140,26 +131,6 @@ function logScan(log: HandlerLog, scannerId: string, report: ScanReport): void {
   if (report.sent + report.swept + report.reconciled + report.missed + report.skipped + report.errors > 0 || report.incomplete) {
     log.info('scanned shard', { scanner: scannerId, ...report });
   }
-}
-
-/**
- * A record the local poller (lib/local/sqs-poller.ts) received: it knows since when SQS has hidden it at the earliest,
- * by the handler's clock. Lambda's event source does not say when it received a record: there the worker counts
- * from its own start.
- */
-export interface PolledSqsRecord extends SQSRecord {
-  readonly hiddenSince: number;
-  /**
-   * Told the record's disposition as soon as it is known: the poller deletes a record settled `delete` at once, not
-   * when its batch ends (a record's visibility is the lease's, so a record done early in a slow batch would surface
-   * and be received again; test/integration/poller-early-delete.test.ts). Behind Lambda the handler deletes such a
-   * record itself (`earlyDeletes`).
-   */
-  readonly settled: (disposition: Disposition) => void;
-}
-
-function isPolledRecord(record: SQSRecord): record is PolledSqsRecord {
-  return typeof (record as Partial<PolledSqsRecord>).hiddenSince === 'number' && typeof (record as Partial<PolledSqsRecord>).settled === 'function';
 }
 
 /** SQS's ApproximateReceiveCount of a record, when it has one. */

@@ -18,7 +18,6 @@ import { OperatorActions } from '../aws/operator-actions.ts';
 import { DeadManWatch } from '../aws/dead-man-watch.ts';
 import { DynamoOverlapStore } from '../aws/dynamo/overlap-ops.ts';
 import { EventBusSink } from '../aws/eventbridge/event-bus-sink.ts';
-import { MessageDeletes } from '../aws/sqs/message-deletes.ts';
 import { queueUrl } from '../aws/sqs/queue-urls.ts';
 import { SqsDeadLetterSink, SqsScanQueue, SqsWorkQueue } from '../aws/sqs/work-queue.ts';
 import type { JobReader, SliceStore, WheelStore, WorkQueue } from '../core/ports.ts';
@@ -26,6 +25,7 @@ import type { SliceKey } from '../core/slice.ts';
 import type { HandlerRegistry } from '../engine/define-job.ts';
 import { Scanner } from '../engine/scanner.ts';
 import { Worker } from '../engine/worker.ts';
+import { lambdaEventSource, type SqsEventSource } from './event-source.ts';
 
 export interface Runtime {
   readonly config: CronfenceConfig;
@@ -52,8 +52,20 @@ export interface Runtime {
   deadMan(): DeadManWatch;
   worker(workerId: string, handlers: HandlerRegistry): Worker;
   scanner(scannerId: string): Scanner;
-  /** Coalesced deletes of messages received from the work or scan queue (a new set each call: one per batch). */
-  messageDeletes(queue: 'work' | 'scan', onError: (error: unknown) => void): MessageDeletes;
+  /** What the handlers learn from, and tell, the event source that delivers their batches (Lambda's, unless decorated). */
+  readonly eventSource: SqsEventSource;
+}
+
+/**
+ * The ports a wiring may decorate, each given once as the runtime is built: the Lambda metrics time commits
+ * (emf-metrics.ts), a local replica's poller is its event source (lib/local/polled-records.ts), the chaos drill
+ * injects its faults and reports renewals and refused chunks (tools/chaos/chaos-replica.ts).
+ */
+export interface RuntimePorts {
+  readonly slices: SliceStore;
+  readonly chunks: ChunkStore;
+  readonly workQueue: WorkQueue;
+  readonly eventSource: SqsEventSource;
 }
 
 export interface RuntimeOptions {
@@ -62,13 +74,8 @@ export interface RuntimeOptions {
   readonly clients?: AwsClients;
   readonly sinks?: EventSink[];
   readonly onError?: (error: unknown, context: string) => void;
-  /** Wraps the slice store (the chaos drill's fault injection). */
-  readonly wrapSlices?: (store: SliceStore) => SliceStore;
-  /** Wraps the work queue (the chaos drill's fault injection). */
-  readonly wrapWorkQueue?: (queue: WorkQueue) => WorkQueue;
-  /** Wraps the chunk store (the chaos drill's report of chunks the fence refused). */
-  readonly wrapChunks?: (store: ChunkStore) => ChunkStore;
-  readonly onLeaseRenewed?: (slice: SliceKey, fence: number, at: number, disarmed: boolean) => void;
+  /** Decorates the ports before anything is built on them. @default none */
+  readonly decoratePorts?: (ports: RuntimePorts) => RuntimePorts;
   readonly onChunk?: (slice: SliceKey, fence: number, chunk: number, outcome: ChunkCommitOutcome) => void;
 }
 
@@ -81,16 +88,17 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     onError(error, 'event bus'),
   );
   const events = new FanOutEventSink(bus, ...(options.sinks ?? []));
-  const slices = (options.wrapSlices ?? identity)(new DynamoSliceStore(clients.dynamo, config));
   const wheel = new DynamoWheelStore(clients.dynamo, config);
   const jobReader = new DynamoJobReader(clients.dynamo, config);
-  const chunks = (options.wrapChunks ?? identity)(new DynamoChunkStore(clients.dynamo, config));
   const outbox = new DynamoOutboxStore(clients.dynamo, config);
   const workQueueUrl = () => queueUrl(clients.sqs, config.workQueueName, config.queueUrls.work);
   const scanQueueUrl = () => queueUrl(clients.sqs, config.scanQueueName, config.queueUrls.scan);
-  const workQueue = (options.wrapWorkQueue ?? identity)(
-    new SqsWorkQueue(clients.sqs, workQueueUrl),
-  );
+  const { slices, chunks, workQueue, eventSource } = (options.decoratePorts ?? identity)({
+    slices: new DynamoSliceStore(clients.dynamo, config),
+    chunks: new DynamoChunkStore(clients.dynamo, config),
+    workQueue: new SqsWorkQueue(clients.sqs, workQueueUrl),
+    eventSource: lambdaEventSource(clients.sqs, { work: workQueueUrl, scan: scanQueueUrl }),
+  });
   const scanQueue = new SqsScanQueue(clients.sqs, scanQueueUrl);
   const deadLetters = new SqsDeadLetterSink(clients.sqs, () => queueUrl(clients.sqs, config.deadLetterQueueName, config.queueUrls.deadLetter));
   return {
@@ -107,7 +115,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     workQueue,
     scanQueue,
     deadLetters,
-    messageDeletes: (queue, onDeleteError) => new MessageDeletes(clients.sqs, queue === 'work' ? workQueueUrl : scanQueueUrl, onDeleteError),
+    eventSource,
     // A change asks for a scan of its shard: its next occurrence is not late by a tick.
     jobs: (knownHandlers) => new JobRepository(clients.dynamo, config, clock, knownHandlers, scanQueue),
     deadMan: () => new DeadManWatch(clients.dynamo, config, { events }),
@@ -127,7 +135,6 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         oneTimeJobs: new JobRepository(clients.dynamo, config, clock),
         overlap: new DynamoOverlapStore(clients.dynamo, config),
         onError,
-        onLeaseRenewed: options.onLeaseRenewed,
         chunks,
         onChunk: options.onChunk,
       }),

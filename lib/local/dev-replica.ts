@@ -11,7 +11,7 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { registry as exampleRegistry } from '../example-jobs/index.ts';
+import { registry as exampleRegistry } from '../../examples/jobs/index.ts';
 import { jobsFromModule, type JobsModuleExports } from '../lambda/jobs-module.ts';
 import { BUILD } from '../package/package-files.ts';
 import { startReplica } from './replica.ts';

@@ -8,8 +8,8 @@
 import { CreateTableCommand, ResourceInUseException, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import { bootstrap, createTableInput } from '../aws/bootstrap.ts';
 import type { TableDefinition } from '../aws/schema.ts';
-import { EXAMPLE_JOBS, merchantSettlement, PAYOUTS_TABLE, payoutsTableName } from '../example-jobs/examples.ts';
-import { registry } from '../example-jobs/index.ts';
+import { EXAMPLE_JOBS, merchantSettlement, PAYOUTS_TABLE, payoutsTableName } from '../../examples/jobs/examples.ts';
+import { registry } from '../../examples/jobs/index.ts';
 import type { JobSpecInput } from '../core/job-spec.ts';
 import type { StoredJob } from '../core/ports.ts';
 import type { JobsModuleDescription } from '../package/describe-jobs-module.ts';

@@ -17,12 +17,14 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { EventSink, LifecycleEvent } from '../core/events.ts';
 import { queueUrl } from '../aws/sqs/queue-urls.ts';
-import { localConfig } from '../aws/config.ts';
+import { createAwsClients } from '../aws/clients.ts';
+import { loadConfig, localConfig } from '../aws/config.ts';
 import type { HandlerRegistry } from '../engine/define-job.ts';
 import { createScannerHandler, createWorkerHandler } from '../lambda/handlers.ts';
-import { createRuntime, type RuntimeOptions } from '../lambda/wiring.ts';
+import { createRuntime, type RuntimeOptions, type RuntimePorts } from '../lambda/wiring.ts';
 import type { ParentMessage, ReplicaMessage, ReplicaRole } from './replica-messages.ts';
 import { RequestMeter } from './request-meter.ts';
+import { PolledRecords } from './polled-records.ts';
 import { SqsPoller } from './sqs-poller.ts';
 
 export interface ReplicaArgs {
@@ -36,8 +38,8 @@ export interface ReplicaArgs {
 export interface ReplicaPlan {
   /** The handlers a worker runs. */
   readonly handlers: HandlerRegistry;
-  /** Clients, clock and port wrappers (the chaos replica's faults). */
-  readonly runtime?: Pick<RuntimeOptions, 'clients' | 'clock' | 'wrapSlices' | 'wrapWorkQueue' | 'wrapChunks' | 'onLeaseRenewed' | 'onChunk'>;
+  /** Clients, clock and port decorators (the chaos replica's faults and reports). */
+  readonly runtime?: Pick<RuntimeOptions, 'clients' | 'clock' | 'decoratePorts' | 'onChunk'>;
   /** Which lifecycle events go to the parent. @default all of them */
   readonly forwards?: (event: LifecycleEvent) => boolean;
 }
@@ -75,7 +77,19 @@ async function runReplica(entry: string, setup: ReplicaSetup): Promise<never> {
     },
   };
   const log = new Logger({ serviceName: `cronfence-${role}`, persistentKeys: { replica: id } });
-  const runtime = createRuntime({ ...plan.runtime, sinks: [events], onError: (error, context) => log.warn(context, { error: String(error) }) });
+  const clients = plan.runtime?.clients ?? createAwsClients();
+  const config = loadConfig();
+  const url = () => queueUrl(clients.sqs, role === 'worker' ? config.workQueueName : config.scanQueueName);
+  // The poller is the handler's event source: since when it hid each record, and the deletes of those done early.
+  const records = new PolledRecords(clients.sqs, url, onPollError(log));
+  const decorate = plan.runtime?.decoratePorts ?? ((ports: RuntimePorts) => ports);
+  const runtime = createRuntime({
+    ...plan.runtime,
+    clients,
+    decoratePorts: (ports) => ({ ...decorate(ports), eventSource: records }),
+    sinks: [events],
+    onError: (error, context) => log.warn(context, { error: String(error) }),
+  });
   const meter = new RequestMeter(runtime.config).attach(runtime.clients);
   process.on('message', (message: ParentMessage) => {
     if (message.kind === 'meter') toParent({ kind: 'meter', snapshot: meter.snapshot(), final: false });
@@ -84,16 +98,16 @@ async function runReplica(entry: string, setup: ReplicaSetup): Promise<never> {
     role === 'worker'
       ? createWorkerHandler(runtime, id, plan.handlers, log)
       : createScannerHandler(runtime, id, log, { scanBudgetMs: runtime.config.scanBudgetMs, onScan: (report) => toParent({ kind: 'scan', report, at: runtime.clock.now() }) });
-  const url = await queueUrl(runtime.clients.sqs, role === 'worker' ? runtime.config.workQueueName : runtime.config.scanQueueName);
   const poller = new SqsPoller({
     sqs: runtime.clients.sqs,
-    queueUrl: url,
+    queueUrl: await url(),
     handler,
+    records,
     // Several batches in flight, as several Lambda instances would have (a slow handler must not starve receives),
     // but bounded, as the event source's maximum concurrency bounds them: unbounded, a burst of claims queues
     // behind a slow table and every lease in the queue runs out together.
     maxConcurrentBatches: role === 'worker' ? localConfig().workerBatches : SCANNER_BATCHES,
-    onError: (error) => log.warn('poll failed', { error: String(error) }),
+    onError: onPollError(log),
     clock: runtime.clock,
   });
   toParent({ kind: 'ready', role, id });
@@ -109,6 +123,10 @@ function replicaArgs(entry: string): ReplicaArgs {
     process.exit(2);
   }
   return { role, id, ...(jobsModule !== undefined && { jobsModule }) };
+}
+
+function onPollError(log: Logger): (error: unknown) => void {
+  return (error) => log.warn('poll failed', { error: String(error) });
 }
 
 function toParent(message: ReplicaMessage): void {

@@ -2,18 +2,17 @@
  * The local stand-in for Lambda's SQS event source mapping: long-poll a
  * queue, hand each batch to the same handler Lambda would run, and delete
  * the records it did not report as failures. Several batches run at once,
- * as several Lambda instances would. Unlike Lambda, a record is deleted as soon
- * as the handler settles it (`PolledSqsRecord.settled`), not when its batch
- * ends: locally its visibility is the lease's, not the function timeout's. The
- * deletes of records settled less than a quarter second apart share a
- * DeleteMessageBatch (message-deletes.ts).
+ * as several Lambda instances would. Unlike Lambda's, it is its handler's
+ * event source (polled-records.ts, given to the runtime through
+ * `decoratePorts`): it says since when each record has been hidden, and
+ * deletes a record as soon as the handler settles it.
  */
 import { ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import { longPollRequestTimeoutMs } from '../aws/clients.ts';
-import { MessageDeletes } from '../aws/sqs/message-deletes.ts';
-import type { SQSEvent } from 'aws-lambda';
+import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { sleep, systemClock, type Clock } from '../core/clock.ts';
-import type { PolledSqsRecord, SqsHandler } from '../lambda/handlers.ts';
+import type { SqsHandler } from '../lambda/handlers.ts';
+import { PolledRecords } from './polled-records.ts';
 
 export interface PollerOptions {
   readonly sqs: SQSClient;
@@ -28,6 +27,8 @@ export interface PollerOptions {
   readonly onError?: (error: unknown) => void;
   /** The handler's clock, on which each record's `hiddenSince` is read. @default systemClock */
   readonly clock?: Clock;
+  /** The records in flight, shared with the handler's runtime as its event source. @default the poller's own (the handler is not told) */
+  readonly records?: PolledRecords;
 }
 
 /**
@@ -44,10 +45,10 @@ export const DEFAULT_WAIT_TIME_SECONDS = 1;
 export class SqsPoller {
   private readonly stopping = new AbortController();
   private readonly inFlight = new Set<Promise<void>>();
-  private readonly deletes: MessageDeletes;
+  private readonly records: PolledRecords;
 
   constructor(private readonly options: PollerOptions) {
-    this.deletes = new MessageDeletes(options.sqs, async () => options.queueUrl, (error) => options.onError?.(error));
+    this.records = options.records ?? new PolledRecords(options.sqs, async () => options.queueUrl, (error) => options.onError?.(error));
   }
 
   /**
@@ -88,7 +89,7 @@ export class SqsPoller {
       this.inFlight.add(batch);
     }
     await Promise.allSettled([...this.inFlight]);
-    await this.deletes.settle();
+    await this.records.settle();
   }
 
   stop(): void {
@@ -96,28 +97,23 @@ export class SqsPoller {
   }
 
   private async invoke(messages: Message[], since: number): Promise<void> {
-    const deleted = new Set<string>();
-    const deleteOnce = (receiptHandle: string): void => {
-      if (deleted.has(receiptHandle)) return;
-      deleted.add(receiptHandle);
-      this.deletes.delete(receiptHandle);
-    };
-    const records = messages.map((message) =>
-      toRecord(message, this.options.queueUrl, since, (disposition) => {
-        if (disposition === 'delete') deleteOnce(message.ReceiptHandle ?? '');
-      }),
-    );
-    let failed: Set<string>;
+    const receiptHandles = messages.map((message) => message.ReceiptHandle ?? '');
+    this.records.received(receiptHandles, since);
     try {
-      const response = await this.options.handler({ Records: records } satisfies SQSEvent);
-      failed = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
-    } catch (error) {
-      // A thrown handler fails the whole batch, as in Lambda (records it settled as done are deleted already).
-      this.options.onError?.(error);
-      return;
+      let failed: Set<string>;
+      try {
+        const response = await this.options.handler({ Records: messages.map((message) => toRecord(message, this.options.queueUrl)) } satisfies SQSEvent);
+        failed = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
+      } catch (error) {
+        // A thrown handler fails the whole batch, as in Lambda (records it settled as done are deleted already).
+        this.options.onError?.(error);
+        return;
+      }
+      // A handler that did not settle each record as it went: its done records go now.
+      for (const message of messages) if (!failed.has(message.MessageId ?? '')) this.records.delete(message.ReceiptHandle ?? '');
+    } finally {
+      this.records.ended(receiptHandles);
     }
-    // A handler that did not settle each record as it went: its done records go now.
-    for (const message of messages) if (!failed.has(message.MessageId ?? '')) deleteOnce(message.ReceiptHandle ?? '');
   }
 }
 
@@ -155,11 +151,9 @@ export function hiddenSince(sentAt: number, repliedAt: number, waitTimeSeconds: 
   return repliedAt - sentAt > waitTimeSeconds * 1000 + LATE_REPLY_MS ? sentAt : repliedAt;
 }
 
-function toRecord(message: Message, queueUrl: string, hiddenSince: number, settled: PolledSqsRecord['settled']): PolledSqsRecord {
+function toRecord(message: Message, queueUrl: string): SQSRecord {
   const attributes = message.Attributes ?? {};
   return {
-    hiddenSince,
-    settled,
     messageId: message.MessageId ?? '',
     receiptHandle: message.ReceiptHandle ?? '',
     body: message.Body ?? '',

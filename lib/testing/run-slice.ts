@@ -159,7 +159,7 @@ function workerFor(context: RunContext, observer: RunObserver, sinks: EventSink[
     clients: context.runtime.clients,
     clock: new OffsetClock(offsetMs),
     sinks,
-    wrapSlices: (store) => observer.wrapStore(store, id, gate),
+    decoratePorts: (ports) => ({ ...ports, slices: observer.wrapStore(ports.slices, id, gate) }),
   });
   return { runtime, worker: runtime.worker(id, observer.wrapRegistry(context.jobs.registry)) };
 }

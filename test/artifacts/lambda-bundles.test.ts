@@ -26,7 +26,7 @@ import { CronfenceClient } from '../../lib/client/cronfence-client.ts';
 import { systemClock } from '../../lib/core/clock.ts';
 import { SliceStatus, type Slice } from '../../lib/core/slice.ts';
 import { JOB_RESOURCE_TYPE } from '../../lib/cdk/scheduled-job.ts';
-import { PAYOUTS_TABLE } from '../../lib/example-jobs/examples.ts';
+import { PAYOUTS_TABLE } from '../../examples/jobs/examples.ts';
 import { resourcesOfType, type CfnTemplate } from '../support/cfn-template.ts';
 import { deniedCalls, unusedGrants, type Role } from '../support/iam-proof.ts';
 import { ProviderFramework, CREATE_FAILED_PHYSICAL_ID_MARKER, scheduledEvent, SqsEventSourceMapping, type CustomResourceResponse } from '../support/lambda-events.ts';

@@ -25,7 +25,7 @@ import { SettlementStack } from '../../app/settlement-stack.ts';
 import { bootstrap, createTableInput } from '../../lib/aws/bootstrap.ts';
 import type { AwsClients } from '../../lib/aws/clients.ts';
 import { loadConfig, type CronfenceConfig } from '../../lib/aws/config.ts';
-import { merchantSettlement } from '../../lib/example-jobs/examples.ts';
+import { merchantSettlement } from '../../examples/jobs/examples.ts';
 import type { TableDefinition } from '../../lib/aws/schema.ts';
 import type { CronScheduler } from '../../lib/cdk/cron-scheduler.ts';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';

@@ -6,8 +6,8 @@ import { DEFAULT_POLICIES } from '../../lib/core/job-spec.ts';
 import { SettlementStack } from '../../app/settlement-stack.ts';
 import { JOB_RESOURCE_TYPE } from '../../lib/cdk/scheduled-job.ts';
 import { defineJob } from '../../lib/engine/define-job.ts';
-import { registry } from '../../lib/example-jobs/index.ts';
-import { resourcesOf, synthScheduler, testApp } from './synth.ts';
+import { registry } from '../../examples/jobs/index.ts';
+import { EXAMPLE_WORKER, resourcesOf, synthScheduler, testApp } from './synth.ts';
 
 function invalid(run: () => unknown): InvalidJobSpecError {
   try {
@@ -85,13 +85,13 @@ describe('addJob', () => {
 
   it('accepts a defineJob handler object, and any handler name with a custom worker entry and no registry', () => {
     const custom = defineJob('custom-report', async () => {});
-    const { scheduler } = synthScheduler({ workerEntry: 'functions/worker.ts', alarms: { enabled: false } }, (s) =>
+    const { scheduler } = synthScheduler({ workerEntry: EXAMPLE_WORKER.workerEntry, alarms: { enabled: false } }, (s) =>
       s.addJob('report', { schedule: '0 2 * * *', handler: custom }),
     );
     expect(scheduler.knownHandlers).toBeUndefined();
     expect(scheduler.declaredJobs.get('report')?.spec.handler).toBe('custom-report');
     expect(() =>
-      synthScheduler({ workerEntry: 'functions/worker.ts', handlers: ['other'] }, (s) => s.addJob('report', { schedule: '0 2 * * *', handler: custom })),
+      synthScheduler({ workerEntry: EXAMPLE_WORKER.workerEntry, handlers: ['other'] }, (s) => s.addJob('report', { schedule: '0 2 * * *', handler: custom })),
     ).toThrow(InvalidJobSpecError);
   });
 

@@ -4,11 +4,11 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { describe, expect, it } from 'vitest';
 import { CronScheduler } from '../../lib/cdk/cron-scheduler.ts';
 import { DEFAULT_METRICS_NAMESPACE, ENGINE_METRICS, SERVICE_DIMENSION } from '../../lib/lambda/metric-names.ts';
-import { logicalIdOf, resourcesOf, synthScheduler, testApp } from './synth.ts';
+import { logicalIdOf, resourcesOf, synthScheduler, testApp, EXAMPLE_WORKER } from './synth.ts';
 
 const stack = new Stack(testApp(), 'Alarmed');
 const topic = new sns.Topic(stack, 'Pager');
-const scheduler = new CronScheduler(stack, 'Cron', { alarms: { topic } });
+const scheduler = new CronScheduler(stack, 'Cron', { ...EXAMPLE_WORKER, alarms: { topic } });
 const template = Template.fromStack(stack);
 const alarms = Object.values(resourcesOf(template, 'AWS::CloudWatch::Alarm')).map((a) => a.Properties as Record<string, unknown>);
 

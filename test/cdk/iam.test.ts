@@ -5,7 +5,7 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import { describe, expect, it } from 'vitest';
 import { CronScheduler } from '../../lib/cdk/cron-scheduler.ts';
 import { SettlementStack } from '../../app/settlement-stack.ts';
-import { resourcesOf, testApp } from './synth.ts';
+import { resourcesOf, testApp, EXAMPLE_WORKER } from './synth.ts';
 
 interface Statement {
   Effect: string;
@@ -44,7 +44,7 @@ describe('IAM', () => {
 
   it('allows no wildcard action with a customer managed key either', () => {
     const stack = new Stack(testApp(), 'Keyed');
-    const scheduler = new CronScheduler(stack, 'Cron', { encryptionKey: new kms.Key(stack, 'Key') });
+    const scheduler = new CronScheduler(stack, 'Cron', { ...EXAMPLE_WORKER, encryptionKey: new kms.Key(stack, 'Key') });
     scheduler.addJob('keyed', { schedule: '* * * * *', handler: 'every-minute' });
     const business = new dynamodb.Table(stack, 'Business', {
       partitionKey: { name: 'id', type: dynamodb.AttributeType.STRING },

@@ -7,7 +7,7 @@ import { SettlementStack } from '../../app/settlement-stack.ts';
 import { CronScheduler } from '../../lib/cdk/cron-scheduler.ts';
 import { InvalidSchedulerPropError } from '../../lib/core/errors.ts';
 import { retainedRepeatedNames, repeats } from './physical-names.ts';
-import { logicalIdOf, resourcesOf, synthScheduler, testApp, type Resources } from './synth.ts';
+import { logicalIdOf, resourcesOf, synthScheduler, testApp, type Resources, EXAMPLE_WORKER } from './synth.ts';
 
 function retained(resources: Resources): string[] {
   return Object.values(resources)
@@ -19,7 +19,7 @@ function retained(resources: Resources): string[] {
 describe('the stack survives cdk destroy then cdk deploy', () => {
   it('no retained resource of the repo app, the defaults, or an alarmed scheduler has a name a redeploy repeats', () => {
     const alarmed = new Stack(testApp(), 'Alarmed');
-    new CronScheduler(alarmed, 'Cron', { alarms: { topic: new sns.Topic(alarmed, 'Pager') }, dashboard: { dashboardName: 'cron' } });
+    new CronScheduler(alarmed, 'Cron', { ...EXAMPLE_WORKER, alarms: { topic: new sns.Topic(alarmed, 'Pager') }, dashboard: { dashboardName: 'cron' } });
     for (const template of [
       Template.fromStack(new SettlementStack(testApp(), 'Example')),
       synthScheduler().template,

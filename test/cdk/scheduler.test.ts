@@ -2,12 +2,23 @@ import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import { describe, expect, it } from 'vitest';
-import { InvalidJobSpecError } from '../../lib/core/errors.ts';
+import { InvalidJobSpecError, InvalidSchedulerPropError } from '../../lib/core/errors.ts';
 import { CronScheduler } from '../../lib/cdk/cron-scheduler.ts';
 import { CONSTRUCT_WORK_QUEUE_VISIBILITY_MS } from '../../tools/bench/price-table.ts';
-import { logicalIdOf, resourcesOf, synthScheduler, testApp } from './synth.ts';
+import { logicalIdOf, resourcesOf, synthScheduler, testApp, EXAMPLE_WORKER } from './synth.ts';
 
 const { template, scheduler } = synthScheduler();
+
+describe('CronScheduler worker', () => {
+  it('has no default jobs: without `jobs` or `workerEntry` the synth fails, naming `jobs`', () => {
+    const synth = (props: ConstructorParameters<typeof CronScheduler>[2]) => () => new CronScheduler(new Stack(testApp(), 'NoJobs'), 'Cron', props);
+    expect(synth({})).toThrow(InvalidSchedulerPropError);
+    expect(synth({ shardCount: 4 })).toThrow(/invalid jobs .*CronScheduler NoJobs\/Cron needs the jobs its worker runs: give `jobs` \(the path of your jobs module\) or `workerEntry`/);
+    // `handlers` alone names the jobs but runs none.
+    expect(synth({ handlers: EXAMPLE_WORKER.handlers })).toThrow(/invalid jobs/);
+    expect(synth({ workerEntry: EXAMPLE_WORKER.workerEntry })).not.toThrow();
+  });
+});
 
 describe('CronScheduler tables', () => {
   it('builds the jobs table keyed by job id, with no index: no scan writes a job', () => {
@@ -81,7 +92,7 @@ describe('CronScheduler tables', () => {
   it('uses a customer key, no PITR and DESTROY when asked', () => {
     const stack = new Stack(testApp(), 'Keyed');
     const key = new kms.Key(stack, 'Key');
-    new CronScheduler(stack, 'Cron', { encryptionKey: key, pointInTimeRecovery: false, removalPolicy: RemovalPolicy.DESTROY, alarms: { enabled: false } });
+    new CronScheduler(stack, 'Cron', { ...EXAMPLE_WORKER, encryptionKey: key, pointInTimeRecovery: false, removalPolicy: RemovalPolicy.DESTROY, alarms: { enabled: false } });
     const keyedTemplate = Template.fromStack(stack);
     const keyed = Object.values(resourcesOf(keyedTemplate, 'AWS::DynamoDB::Table'));
     for (const table of keyed) {
@@ -96,7 +107,7 @@ describe('CronScheduler tables', () => {
 
   it('pre-warms every table and its indexes when asked (warmThroughput), and none by default', () => {
     const stack = new Stack(testApp(), 'Warm');
-    new CronScheduler(stack, 'Cron', { warmThroughput: { writeUnitsPerSecond: 40_000, readUnitsPerSecond: 12_000 }, alarms: { enabled: false } });
+    new CronScheduler(stack, 'Cron', { ...EXAMPLE_WORKER, warmThroughput: { writeUnitsPerSecond: 40_000, readUnitsPerSecond: 12_000 }, alarms: { enabled: false } });
     const warm = Object.values(resourcesOf(Template.fromStack(stack), 'AWS::DynamoDB::Table'));
     expect(warm).toHaveLength(4);
     for (const table of warm) {

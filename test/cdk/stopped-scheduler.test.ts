@@ -12,7 +12,7 @@ import { NO_TOPIC_WARNING } from '../../lib/cdk/alarms.ts';
 import { CronScheduler } from '../../lib/cdk/cron-scheduler.ts';
 import { InvalidSchedulerPropError } from '../../lib/core/errors.ts';
 import { DEFAULT_METRICS_NAMESPACE } from '../../lib/lambda/metric-names.ts';
-import { logicalIdOf, resourcesOf, synthScheduler, testApp } from './synth.ts';
+import { logicalIdOf, resourcesOf, synthScheduler, testApp, EXAMPLE_WORKER } from './synth.ts';
 
 const { template, scheduler } = synthScheduler();
 type Alarm = Record<string, unknown>;
@@ -91,14 +91,14 @@ describe('the alarms that catch a stopped scheduler', () => {
 describe('alarms need a topic to reach a person', () => {
   it('warns at synth when the alarms have no topic', () => {
     const stack = new Stack(testApp(), 'Quiet');
-    new CronScheduler(stack, 'Cron');
+    new CronScheduler(stack, 'Cron', EXAMPLE_WORKER);
     Annotations.fromStack(stack).hasWarning('/Quiet/Cron/Alarms', Match.stringLikeRegexp(`notify nobody.*\\[ack: ${NO_TOPIC_WARNING}\\]`));
   });
 
   it('does not warn with a topic, which every alarm notifies', () => {
     const stack = new Stack(testApp(), 'Paged');
     const topic = new sns.Topic(stack, 'Pager');
-    new CronScheduler(stack, 'Cron', { alarms: { topic } });
+    new CronScheduler(stack, 'Cron', { ...EXAMPLE_WORKER, alarms: { topic } });
     Annotations.fromStack(stack).hasNoWarning('*', Match.anyValue());
     const paged = Object.values(resourcesOf(Template.fromStack(stack), 'AWS::CloudWatch::Alarm'));
     for (const alarm of paged) expect(alarm.Properties?.AlarmActions).toEqual([{ Ref: logicalIdOf(topic) }]);
@@ -107,7 +107,7 @@ describe('alarms need a topic to reach a person', () => {
   it('does not warn once the team acknowledges it (alarms routed some other way)', () => {
     const stack = new Stack(testApp(), 'Routed');
     CoreAnnotations.of(stack).acknowledgeWarning(NO_TOPIC_WARNING, 'alarm state changes go to our EventBridge rule');
-    new CronScheduler(stack, 'Cron');
+    new CronScheduler(stack, 'Cron', EXAMPLE_WORKER);
     Annotations.fromStack(stack).hasNoWarning('*', Match.anyValue());
   });
 });

@@ -12,7 +12,7 @@ import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sleep } from '../../lib/core/clock.ts';
-import type { PolledSqsRecord } from '../../lib/lambda/handlers.ts';
+import { PolledRecords } from '../../lib/local/polled-records.ts';
 import { SqsPoller } from '../../lib/local/sqs-poller.ts';
 import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
 
@@ -31,17 +31,21 @@ describe('the local poller', () => {
   it('deletes a record the handler settled while the rest of its batch still runs', { timeout: 30_000 }, async () => {
     const deliveries: string[] = [];
     let slowRuns = 0;
+    // The handler's event source, as a replica's runtime has it (lib/local/replica.ts).
+    const records = new PolledRecords(sqs, async () => queueUrl, () => {});
     const poller = new SqsPoller({
       sqs,
       queueUrl,
       waitTimeSeconds: 1,
+      records,
       handler: async (event: SQSEvent) => {
+        const early = records.batchDeletes();
         await Promise.all(
-          (event.Records as PolledSqsRecord[]).map(async (record) => {
+          event.Records.map(async (record) => {
             deliveries.push(record.body);
             // The slow one holds its batch past the queue's 3 s visibility, once.
             if (record.body === 'slow' && slowRuns++ === 0) await sleep(5000);
-            record.settled('delete');
+            early.delete(record.receiptHandle);
           }),
         );
         return { batchItemFailures: [] };

@@ -9,7 +9,7 @@ import type { FinalizeRequestMiddleware, MiddlewareStack } from '@smithy/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAwsClients, destroyAwsClients } from '../../lib/aws/clients.ts';
 import { sleep } from '../../lib/core/clock.ts';
-import type { PolledSqsRecord } from '../../lib/lambda/handlers.ts';
+import { PolledRecords } from '../../lib/local/polled-records.ts';
 import { SqsPoller } from '../../lib/local/sqs-poller.ts';
 import { createTestInstallation, eventually, type TestInstallation } from '../support/harness.ts';
 
@@ -36,13 +36,15 @@ describe('the poller times a receive from the try that answered it', () => {
     const clients = createAwsClients();
     const refusedAt: { value?: number } = {};
     (clients.sqs.middlewareStack as MiddlewareStack<object, object>).add(refuseFirstReceiveTry(refusedAt), { step: 'finalizeRequest', priority: 'low' });
-    const received: PolledSqsRecord[] = [];
+    const received: { body: string; hiddenSince?: number }[] = [];
     const startedAt = Date.now();
+    const records = new PolledRecords(clients.sqs, async () => queueUrl, () => {});
     const poller = new SqsPoller({
       sqs: clients.sqs,
       queueUrl,
+      records,
       handler: async (event) => {
-        received.push(...(event.Records as PolledSqsRecord[]));
+        received.push(...event.Records.map((record) => ({ body: record.body, hiddenSince: records.hiddenSince(record.receiptHandle) })));
         return { batchItemFailures: [] };
       },
     });

@@ -13,7 +13,7 @@ import { systemClock } from '../../lib/core/clock.ts';
 import { executionKey } from '../../lib/core/execution-key.ts';
 import { HandlerRegistry } from '../../lib/engine/define-job.ts';
 import { OutboxDispatcher } from '../../lib/engine/outbox-dispatcher.ts';
-import { merchantSettlement } from '../../lib/example-jobs/settlement.ts';
+import { merchantSettlement } from '../../examples/jobs/settlement.ts';
 import { PRICE_TABLE } from '../../tools/bench/price-table.ts';
 import { settlementUnits } from '../../tools/bench/settlement-cost.ts';
 import { MockBank } from '../../lib/local/mock-bank.ts';

@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FencedOutError } from '../../lib/core/errors.ts';
 import { executionKey } from '../../lib/core/execution-key.ts';
-import { merchantId } from '../../lib/example-jobs/settlement.ts';
+import { merchantId } from '../../examples/jobs/settlement.ts';
 import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
 import { createPayoutsTable, runSettlementTakeover, type SettlementRun } from '../support/settlement-scenario.ts';
 import { unfencedChunkStore } from '../support/unfenced-chunk-store.ts';

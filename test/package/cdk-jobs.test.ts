@@ -75,7 +75,11 @@ describe('CronScheduler jobs:', () => {
 function readCacheEntry(): string {
   const dir = path.join(ROOT, 'node_modules', '.cache', 'cronfence');
   const names = readdirSync(dir).filter((name) => name.startsWith('worker-') && name.endsWith('.mjs'));
-  const mine = names.find((name) => readFileSync(path.join(dir, name), 'utf8').includes('for Test/Cron:'));
+  // This checkout's: node_modules may be shared with other checkouts (git worktrees), whose entries sit beside it.
+  const mine = names.find((name) => {
+    const text = readFileSync(path.join(dir, name), 'utf8');
+    return text.includes('for Test/Cron:') && text.includes(JSON.stringify(JOBS));
+  });
   if (!mine) throw new Error(`no generated worker entry for Test/Cron in ${dir}: ${names.join(', ')}`);
   return mine;
 }

@@ -48,7 +48,7 @@ export function recordingRuntime(installation: TestInstallation, options: { cloc
     env: installation.env,
     clock: options.clock,
     sinks: [installation.events],
-    wrapWorkQueue: (real) => (queue = new RecordingQueue(options.forward ? real : undefined)),
+    decoratePorts: (ports) => ({ ...ports, workQueue: (queue = new RecordingQueue(options.forward ? ports.workQueue : undefined)) }),
   });
   if (queue === undefined) throw new Error('createRuntime did not build a work queue');
   return { runtime, queue };

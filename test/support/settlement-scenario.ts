@@ -23,8 +23,8 @@ import type { Slice, SliceKey } from '../../lib/core/slice.ts';
 import { HandlerRegistry } from '../../lib/engine/define-job.ts';
 import { OutboxDispatcher } from '../../lib/engine/outbox-dispatcher.ts';
 import { Worker, type ReceivedMessage } from '../../lib/engine/worker.ts';
-import { PAYOUTS_TABLE } from '../../lib/example-jobs/examples.ts';
-import { merchantSettlement } from '../../lib/example-jobs/settlement.ts';
+import { PAYOUTS_TABLE } from '../../examples/jobs/examples.ts';
+import { merchantSettlement } from '../../examples/jobs/settlement.ts';
 import { readPatiently } from '../../tools/chaos/drill-stores.ts';
 import { MockBank } from '../../lib/local/mock-bank.ts';
 import type { TestInstallation } from './harness.ts';
@@ -141,7 +141,7 @@ export async function runSettlementTakeover(installation: TestInstallation, opti
     let claimedByA = 0;
     const workerA = new Worker({
       workerId: 'worker-a',
-      slices: hangWhilePaused<SliceStore>(runtime.slices, ['renew']),
+      slices: renewalsSeen(hangWhilePaused<SliceStore>(runtime.slices, ['renew']), (at) => (lastRenewalByA = at)),
       jobs: runtime.jobReader,
       chunks: pausedChunks,
       queue: hangWhilePaused<WorkQueue>(runtime.workQueue, ['hide']),
@@ -154,7 +154,6 @@ export async function runSettlementTakeover(installation: TestInstallation, opti
       },
       clock: systemClock,
       handlers,
-      onLeaseRenewed: (_key, _fence, at) => (lastRenewalByA = at),
     });
     // Received as the poller receives: with the queue's own visibility (3 s), which A's heartbeats would extend.
     let first: Awaited<ReturnType<TestInstallation['receive']>>[number] | undefined;
@@ -259,4 +258,14 @@ async function scanAll(installation: TestInstallation, tableName: string): Promi
     startKey = page.LastEvaluatedKey;
   } while (startKey);
   return rows;
+}
+
+/** `store`, telling `onRenewed` the time of each renewal it accepted. */
+function renewalsSeen(store: SliceStore, onRenewed: (at: number) => void): SliceStore {
+  return Object.assign(Object.create(store) as SliceStore, {
+    async renew(...args: Parameters<SliceStore['renew']>): Promise<void> {
+      await store.renew(...args);
+      onRenewed(args[2]);
+    },
+  });
 }

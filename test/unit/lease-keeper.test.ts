@@ -131,7 +131,7 @@ describe('LeaseKeeper', () => {
     await keeper.stop();
     expect(Date.now() - stopping).toBeLessThan(100); // not the lease's 400 ms
     expect(keeper.lost).toBe(false);
-    // The renewal answering after the stop is neither reported nor followed by an extension.
+    // The renewal answering after the stop is not followed by an extension.
     release();
     await wait(20);
     expect(calls).toEqual(['renew']);
@@ -149,14 +149,12 @@ describe('LeaseKeeper', () => {
       hideBatched: async () => {},
     };
     // Heartbeat 300 ms, visibility 3 s: the message could not surface before the next heartbeat's renewal on its own.
-    const reported: boolean[] = [];
     const keeper = new LeaseKeeper(
       slices,
       queue,
       systemClock,
       { key, fence: 3, leaseMs: 1200, heartbeatMs: 300, visibilitySeconds: 3, receiptHandle: 'r', claimedAt: Date.now() },
       () => {},
-      (_at, disarmed) => void reported.push(disarmed),
     );
     keeper.start();
     await wait(450);
@@ -167,8 +165,8 @@ describe('LeaseKeeper', () => {
     await keeper.stop();
     // Disarmed once: the renewals after it are plain; and sent again once, not again and again while refused.
     expect(calls.filter((call) => call === 'renew+disarm')).toHaveLength(1);
-    // Each renewal is reported with whether it disarmed (the drill's renewals.jsonl): the second one did.
-    expect(reported.slice(0, 3)).toEqual([false, true, false]);
+    // Each renewal tells the store whether it disarms (the drill's renewals.jsonl reads it there): the second one did.
+    expect(calls.filter((call) => call.startsWith('renew')).slice(0, 3)).toEqual(['renew', 'renew+disarm', 'renew']);
     expect(calls.filter((call) => call === 'hide').length).toBeLessThanOrEqual(calls.filter((call) => call.startsWith('renew')).length + 1);
   });
 

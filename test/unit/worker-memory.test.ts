@@ -59,7 +59,13 @@ describe('Worker over the in-memory stores', () => {
     const renewals: number[] = [];
     // Due before either clock's now, so neither worker waits for the slice's second in real time.
     const key = await engine.enqueue(job, T0 - 5000);
-    const holderWorker = engine.worker('slow-holder', { clock: new OffsetClock(-MAX_CLOCK_SKEW_MS, queueClock), onLeaseRenewed: (_key, _fence, at) => renewals.push(at) });
+    const renewalsSeen = Object.assign(Object.create(engine.slices) as typeof engine.slices, {
+      renew: async (...args: Parameters<typeof engine.slices.renew>) => {
+        await engine.slices.renew(...args);
+        renewals.push(args[2]);
+      },
+    });
+    const holderWorker = engine.worker('slow-holder', { clock: new OffsetClock(-MAX_CLOCK_SKEW_MS, queueClock), slices: renewalsSeen });
     const standby = engine.worker('fast-standby', { clock: new OffsetClock(MAX_CLOCK_SKEW_MS, queueClock) });
     const [original] = engine.workQueue.receive();
     const holder = engine.deliver(holderWorker, original!);

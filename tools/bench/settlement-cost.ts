@@ -1,6 +1,6 @@
 /**
  * The bench's settlement row: one 1,200-merchant settlement (the example job,
- * lib/example-jobs/settlement.ts) run by one worker in this process, its
+ * examples/jobs/settlement.ts) run by one worker in this process, its
  * wires delivered by an outbox dispatcher to a local mock bank, metered with
  * the request meter (AWS's published unit rules): write and read units per
  * payout, split into the chunked commits (rows, outbox items and their index
@@ -21,8 +21,8 @@ import { OUTBOX_SHARDS } from '../../lib/core/chunks.ts';
 import { systemClock } from '../../lib/core/clock.ts';
 import { HandlerRegistry } from '../../lib/engine/define-job.ts';
 import { OutboxDispatcher } from '../../lib/engine/outbox-dispatcher.ts';
-import { PAYOUTS_TABLE } from '../../lib/example-jobs/examples.ts';
-import { merchantSettlement, SETTLEMENT_MERCHANTS } from '../../lib/example-jobs/settlement.ts';
+import { PAYOUTS_TABLE } from '../../examples/jobs/examples.ts';
+import { merchantSettlement, SETTLEMENT_MERCHANTS } from '../../examples/jobs/settlement.ts';
 import { createRuntime, type Runtime } from '../../lib/lambda/wiring.ts';
 import { MockBank } from '../../lib/local/mock-bank.ts';
 import { RequestMeter, sumValues, type MeterSnapshot } from '../../lib/local/request-meter.ts';

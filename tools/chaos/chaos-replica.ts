@@ -2,7 +2,7 @@
  * The chaos drill's replica plan (lib/local/replica.ts): the replica skews
  * its clock, wraps its SDK clients and its ports with the faults the drill
  * gave it (CRONFENCE_CHAOS), runs the drill's handlers, and reports each
- * fault and lease renewal to the drill. An entry module starts it
+ * fault and lease renewal to the drill, all through `decoratePorts`. An entry module starts it
  * (chaos-replica-entry.ts; a test's broken-engine entry passes a store of
  * its own through `slices`).
  */
@@ -12,12 +12,13 @@ import type { SliceStore } from '../../lib/core/ports.ts';
 import { createAwsClients, type AwsClients } from '../../lib/aws/clients.ts';
 import { loadConfig, type CronfenceConfig } from '../../lib/aws/config.ts';
 import { HandlerRegistry } from '../../lib/engine/define-job.ts';
-import { merchantSettlement } from '../../lib/example-jobs/settlement.ts';
+import { merchantSettlement } from '../../examples/jobs/settlement.ts';
 import type { ReplicaSetup } from '../../lib/local/replica.ts';
 import { HangServer, injectClientFaults } from './chaos-clients.ts';
 import { chaosHandlers } from './chaos-jobs.ts';
 import { chaosSliceStore, chaosWorkQueue, type FaultReporter } from './chaos-ports.ts';
 import { chaosConfigFromEnv } from './config.ts';
+import { reportingRenewals } from './renewal-reports.ts';
 import { reportingChunkStore } from './settlement-chunks.ts';
 import { SeededRandom } from './random.ts';
 
@@ -44,10 +45,14 @@ export function chaosReplica(options: ChaosReplicaOptions = {}): ReplicaSetup {
       runtime: {
         clients,
         clock: chaos.clockOffsetMs ? new OffsetClock(chaos.clockOffsetMs) : systemClock,
-        wrapSlices: (store) => chaosSliceStore(inner(store), chaos, random, report),
-        wrapWorkQueue: (queue) => chaosWorkQueue(queue, chaos, random, report, (sent) => toParent({ kind: 'sent', ...sent })),
-        onLeaseRenewed: (slice, fence, at, disarmed) => toParent({ kind: 'renewed', executionKey: executionKey(slice.jobId, slice.scheduledAt), fence, at, ...(disarmed && { disarmed }) }),
-        wrapChunks: (store) => reportingChunkStore(store, (refused) => toParent({ kind: 'chunk', ...refused, outcome: 'refused', at: Date.now() })),
+        decoratePorts: (ports) => ({
+          ...ports,
+          slices: reportingRenewals(chaosSliceStore(inner(ports.slices), chaos, random, report), ({ key, fence, at, disarmed }) =>
+            toParent({ kind: 'renewed', executionKey: executionKey(key.jobId, key.scheduledAt), fence, at, ...(disarmed && { disarmed }) }),
+          ),
+          workQueue: chaosWorkQueue(ports.workQueue, chaos, random, report, (sent) => toParent({ kind: 'sent', ...sent })),
+          chunks: reportingChunkStore(ports.chunks, (refused) => toParent({ kind: 'chunk', ...refused, outcome: 'refused', at: Date.now() })),
+        }),
         onChunk: (slice, fence, chunk, outcome) => toParent({ kind: 'chunk', executionKey: executionKey(slice.jobId, slice.scheduledAt), fence, chunk, outcome, at: Date.now() }),
       },
     };

@@ -39,7 +39,7 @@ import { buildReport, FAILOVER_GOAL_MS, type ChaosReport } from './report.ts';
 import { checkSettlement, type SettlementStoreRecords } from './settlement-checks.ts';
 import { settlementReport, type SettlementReport } from './settlement-report.ts';
 import { SETTLEMENT_CHUNKS, SETTLEMENT_JOB_ID, SettlementDrill } from './settlement-drill.ts';
-import { SETTLEMENT_MERCHANTS } from '../../lib/example-jobs/settlement.ts';
+import { SETTLEMENT_MERCHANTS } from '../../examples/jobs/settlement.ts';
 import { SeededRandom } from './random.ts';
 import { renderTimelineSvg } from './timeline-svg.ts';
 import { stopReplica } from './process-faults.ts';

@@ -18,8 +18,8 @@ import { executionKey, parseExecutionKey } from '../../lib/core/execution-key.ts
 import type { JobSpecInput } from '../../lib/core/job-spec.ts';
 import type { Slice } from '../../lib/core/slice.ts';
 import { OutboxDispatcher } from '../../lib/engine/outbox-dispatcher.ts';
-import { EXAMPLE_JOBS, PAYOUTS_TABLE } from '../../lib/example-jobs/examples.ts';
-import { MERCHANTS_PER_CHUNK, SETTLEMENT_MERCHANTS } from '../../lib/example-jobs/settlement.ts';
+import { EXAMPLE_JOBS, PAYOUTS_TABLE } from '../../examples/jobs/examples.ts';
+import { MERCHANTS_PER_CHUNK, SETTLEMENT_MERCHANTS } from '../../examples/jobs/settlement.ts';
 import type { Runtime } from '../../lib/lambda/wiring.ts';
 import type { Replica } from '../../lib/local/fleet.ts';
 import { MockBank } from '../../lib/local/mock-bank.ts';

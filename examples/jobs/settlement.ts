@@ -20,11 +20,11 @@
  * list leaves out) and the slot goes DEAD with that reason; a list that only
  * grew at its end (new merchants in new chunks) is accounted for, and runs.
  */
-import { sleep } from '../core/clock.ts';
-import type { ChunkWork } from '../core/chunks.ts';
-import { shardOf } from '../core/shard.ts';
-import { defineJob, type JobContext } from '../engine/define-job.ts';
-import { examplePayoutsTable } from '../aws/config.ts';
+import { sleep } from '../../lib/core/clock.ts';
+import type { ChunkWork } from '../../lib/core/chunks.ts';
+import { shardOf } from '../../lib/core/shard.ts';
+import { defineJob, type JobContext } from '../../lib/engine/define-job.ts';
+import { examplePayoutsTable } from '../../lib/aws/config.ts';
 
 export const SETTLEMENT_MERCHANTS = 1200;
 export const MERCHANTS_PER_CHUNK = 40;

@@ -4,10 +4,10 @@
  * (settlement.ts): 1,200 payouts in chunked commits, monthly at 06:00 in
  * Kolkata, and its fast variant every minute for dev runs, tests and drills.
  */
-import type { JobSpecInput } from '../core/job-spec.ts';
-import { examplePayoutsTable } from '../aws/config.ts';
-import type { TableDefinition } from '../aws/schema.ts';
-import { defineJob } from '../engine/define-job.ts';
+import type { JobSpecInput } from '../../lib/core/job-spec.ts';
+import { examplePayoutsTable } from '../../lib/aws/config.ts';
+import type { TableDefinition } from '../../lib/aws/schema.ts';
+import { defineJob } from '../../lib/engine/define-job.ts';
 import { merchantSettlement, SETTLEMENT_MERCHANTS } from './settlement.ts';
 
 export { merchantSettlement } from './settlement.ts';

@@ -1,0 +1,24 @@
+/**
+ * The chaos replica's slice store wrapper: reports each lease renewal the store accepted, with whether it disarmed
+ * the holder's-message-back takeover, so the drill can check renewals against fences and measure failover from a
+ * victim's last renewal (renewals.jsonl). Outside the fault wrappers: a renewal a fault refused is not reported.
+ */
+import type { SliceStore } from '../../lib/core/ports.ts';
+import type { SliceKey } from '../../lib/core/slice.ts';
+
+export interface AcceptedRenewal {
+  readonly key: SliceKey;
+  readonly fence: number;
+  /** When the renewal was sent, by the replica's clock. */
+  readonly at: number;
+  readonly disarmed: boolean;
+}
+
+export function reportingRenewals(inner: SliceStore, onRenewed: (renewal: AcceptedRenewal) => void): SliceStore {
+  return Object.assign(Object.create(inner) as SliceStore, {
+    async renew(key: SliceKey, fence: number, now: number, leaseMs: number, disarmMessageBack?: boolean): Promise<void> {
+      await inner.renew(key, fence, now, leaseMs, disarmMessageBack);
+      onRenewed({ key, fence, at: now, disarmed: disarmMessageBack === true });
+    },
+  });
+}
