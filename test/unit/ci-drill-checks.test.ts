@@ -16,12 +16,21 @@ function reportWith(violations: string[]): ChaosReport {
       occurrences: [occurrence],
       totals: { faultsMidBatch: 2, takeovers: 3, chunksSkippedByStandby: 48 },
       failover: { p50Ms: 3053, p99Ms: 6106, maxMs: 6106, count: 13 },
+      failoverFromFault: { p50Ms: 3100, maxMs: 16_058, count: 14 },
       violations,
     },
   } as unknown as ChaosReport;
 }
 
 describe('expectSettlementHeld', () => {
+  it('requires a measured takeover of a settlement slot, bounded or slowed by an injected fault', () => {
+    const slowedOnly = reportWith([]);
+    Object.assign(slowedOnly.settlement!, { failover: { p50Ms: 0, p99Ms: 0, maxMs: 0, count: 0 } });
+    expect(() => expectSettlementHeld(slowedOnly)).not.toThrow();
+    Object.assign(slowedOnly.settlement!, { failoverFromFault: { p50Ms: 0, maxMs: 0, count: 0 } });
+    expect(() => expectSettlementHeld(slowedOnly)).toThrow();
+  });
+
   it('leaves the failover goal to the file’s bound', () => {
     expect(() => expectSettlementHeld(reportWith(['settlement failover max 6106 ms is not under 5000 ms']))).not.toThrow();
   });
