@@ -10,7 +10,8 @@
 import { CronfenceError } from '../core/errors.ts';
 import { BatchWriteItemCommand, type DynamoDBClient, type WriteRequest } from '@aws-sdk/client-dynamodb';
 import { DEFAULT_POLICIES } from '../core/job-spec.ts';
-import type { StoredJob, WheelStore } from '../core/ports.ts';
+import type { WheelStore } from '../core/ports.ts';
+import type { StoredJob } from '../core/job-record.ts';
 import { DEFAULT_DST_POLICY } from '../core/schedule.ts';
 import { shardOf } from '../core/shard.ts';
 import { bucketOf, freshCursor } from '../core/wheel.ts';

@@ -15,7 +15,7 @@
 import { ChangeMessageVisibilityBatchCommand, CreateQueueCommand, DeleteMessageBatchCommand, ReceiveMessageCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { destroyAwsClients } from '../aws/clients.ts';
 import { CronfenceError } from '../core/errors.ts';
-import { definitionOf } from '../core/ports.ts';
+import { definitionOf } from '../core/job-record.ts';
 import { createRuntime } from '../lambda/wiring.ts';
 import { BENCH_NOOP } from './bench-jobs.ts';
 import { round } from './density.ts';

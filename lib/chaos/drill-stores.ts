@@ -11,7 +11,7 @@ import { toJobRecord } from '../aws/dynamo/items.ts';
 import { scanAll } from '../aws/dynamo/read-pages.ts';
 import { queueUrl } from '../aws/sqs/queue-urls.ts';
 import { executionKey } from '../core/execution-key.ts';
-import type { JobRecord } from '../core/job-lifecycle.ts';
+import type { JobRecord } from '../core/job-record.ts';
 import { decodeWorkMessage } from '../core/messages.ts';
 import { isFinal, type Slice } from '../core/slice.ts';
 import { bucketOf, WHEEL_BUCKET_MS } from '../core/wheel.ts';

@@ -17,7 +17,7 @@
  */
 import { CronExpressionParser } from 'cron-parser';
 import { executionKey } from '../core/execution-key.ts';
-import type { SkipReason } from '../core/job-lifecycle.ts';
+import type { SkipReason } from '../core/job-record.ts';
 import { occurrencesBetween, scheduleOf } from '../core/schedule.ts';
 import { skipReasonOf, type JobDefinition, type JobHistory } from './job-history.ts';
 

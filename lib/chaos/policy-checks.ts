@@ -17,7 +17,8 @@
  * policy's ordering tolerates (overlap-policy.ts) or the committed one's
  * worker was paused meanwhile (its lease lapsed: the next one may go ahead).
  */
-import { isTombstone, NEVER, nextOccurrenceOf, type JobRecord } from '../core/job-lifecycle.ts';
+import { NEVER, nextOccurrenceOf } from '../core/job-lifecycle.ts';
+import { isTombstone, type JobRecord } from '../core/job-record.ts';
 import type { MisfirePolicy } from '../core/job-spec.ts';
 import { MAX_CLOCK_SKEW_MS, SliceStatus, type Slice } from '../core/slice.ts';
 import { isoSecond } from '../core/execution-key.ts';

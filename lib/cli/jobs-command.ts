@@ -1,6 +1,6 @@
 /** `cronfence jobs add|list|get|pause|resume|rm`. */
 import { Command, InvalidArgumentError } from 'commander';
-import type { StoredJob } from '../core/ports.ts';
+import type { StoredJob } from '../core/job-record.ts';
 import { nextOccurrenceOf } from '../core/job-lifecycle.ts';
 import { registry } from '../example-jobs/index.ts';
 import type { JobRepository } from '../aws/dynamo/job-repository.ts';

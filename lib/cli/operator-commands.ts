@@ -14,7 +14,7 @@ import { parseOperatorInstant } from '../core/operator.ts';
 import { parseRate } from '../core/backfill-plan.ts';
 import type { JobChangeResult } from '../aws/dynamo/job-repository.ts';
 import type { OperatorActions, BackfillProgress, OperatorChangeResult } from '../aws/operator-actions.ts';
-import type { StoredJob } from '../core/ports.ts';
+import type { StoredJob } from '../core/job-record.ts';
 import { operatorActor } from '../aws/config.ts';
 import { payloadText } from './payload-flag.ts';
 import { parseDuration } from './time-flags.ts';

@@ -22,7 +22,7 @@ import { sameDefinition } from '../core/job-lifecycle.ts';
 import { parseJobSpec, type JobSpecInput } from '../core/job-spec.ts';
 import type { LedgerRecord } from '../core/ledger.ts';
 import { parseOperatorInstant } from '../core/operator.ts';
-import type { StoredJob } from '../core/ports.ts';
+import type { StoredJob } from '../core/job-record.ts';
 import type { Slice } from '../core/slice.ts';
 
 export interface CronfenceClientOptions {

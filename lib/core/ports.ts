@@ -3,42 +3,12 @@
  * interfaces; lib/aws/ implements them over DynamoDB, SQS and EventBridge.
  */
 import type { MissedRange, SkippedRange } from './advance-plan.ts';
-import type { JobRecord, SkipReason } from './job-lifecycle.ts';
-import type { JobSpec } from './job-spec.ts';
+import type { JobRecord, SkipReason } from './job-record.ts';
 import type { LedgerRecord } from './ledger.ts';
-import type { OperatorNote, PauseState } from './operator.ts';
 import type { OverlapLane } from './overlap-policy.ts';
 import type { Slice, SliceDefinition, SliceKey, SliceStatus } from './slice.ts';
 import type { SetAsideJob } from './set-aside.ts';
 import type { PlacedEntry, ScanCursor, ShardCursor, WheelEntry } from './wheel.ts';
-
-/** A job as stored: its spec plus the scheduler's bookkeeping. */
-export interface StoredJob extends JobSpec {
-  readonly shard: number;
-  /**
-   * The first occurrence of this generation: at or after the change that made
-   * it (or the end of its pause). The wheel, not the job, tracks what has been
-   * sent since (core/wheel.ts), so no scan writes the job.
-   */
-  readonly nextFireAt: number;
-  /** Bumped on every change; scanners and updates condition on it. */
-  readonly version: number;
-  /** Bumped on every change of definition, pause, resume and delete (see core/job-lifecycle.ts); slices carry it. */
-  readonly generation: number;
-  readonly createdAt: number;
-  readonly updatedAt: number;
-  /** While paused by an operator: who, why, since when, and until when (see core/job-lifecycle.ts `isActiveAt`). */
-  readonly pause?: PauseState;
-  /** The last resume by an operator: who and why. */
-  readonly resumed?: OperatorNote;
-  /** Why the change that made this generation skips the older ones' slices that had not started (core/job-lifecycle.ts). */
-  readonly changeReason?: SkipReason;
-}
-
-/** What a slice of `job`'s current generation is created with. */
-export function definitionOf(job: StoredJob): SliceDefinition {
-  return { generation: job.generation, handler: job.handler, policies: job.policies, payload: job.payload, shard: job.shard };
-}
 
 /** A slice to create ENQUEUED, in the sweep index from `sweepAt`. */
 export interface NewSlice extends SliceKey {

@@ -25,7 +25,8 @@ import { lifecycleEvent, type EventSink, type LifecycleEventDetails, type Lifecy
 import { executionKey, isoSecond } from '../core/execution-key.ts';
 import { startAtOf } from '../core/jitter.ts';
 import { isOwnCommit } from '../core/ledger.ts';
-import { isTombstone, supersededReason, type JobRecord, type SkipReason } from '../core/job-lifecycle.ts';
+import { supersededReason } from '../core/job-lifecycle.ts';
+import { isTombstone, type JobRecord, type SkipReason } from '../core/job-record.ts';
 import { lateFirstStart, planClaim, type IfMissing, type LateStart } from '../core/claim-plan.ts';
 import { decodeWorkMessage, type WorkOrder } from '../core/messages.ts';
 import type { ChunkCommitOutcome, ChunkStore } from '../core/chunks.ts';

@@ -11,21 +11,19 @@ import {
   dueWithoutSlice,
   existingJob,
   inboxEntryOf,
-  isTombstone,
   planDelete,
   planDeleteAfterOneTimeRun,
   planPause,
   planPut,
   planResume,
   withoutRecord,
-  type JobRecord,
   type LifecycleChange,
-  type SkipReason,
 } from '../core/job-lifecycle.ts';
+import { definitionOf, isTombstone, type JobRecord, type SkipReason, type StoredJob } from '../core/job-record.ts';
 import { parseJobSpec } from '../core/job-spec.ts';
 import type { PauseState } from '../core/operator.ts';
 import { ledgerOfSlices, type LedgerRecord } from '../core/ledger.ts';
-import { definitionOf, type ScanQueue, type StoredJob } from '../core/ports.ts';
+import type { ScanQueue } from '../core/ports.ts';
 import { isSetAsideNow, type SetAsideJob } from '../core/set-aside.ts';
 import { shardOf } from '../core/shard.ts';
 import { SliceStatus, type Slice } from '../core/slice.ts';

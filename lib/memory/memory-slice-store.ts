@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { MissedRange, SkippedRange } from '../core/advance-plan.ts';
 import { FencedOutError, LeaseLostError, OutcomeOnRecordError, TooManyWritesError } from '../core/errors.ts';
 import { executionKey } from '../core/execution-key.ts';
-import type { SkipReason } from '../core/job-lifecycle.ts';
+import type { SkipReason } from '../core/job-record.ts';
 import { ledgerRecordOf, type LedgerOutcome, type LedgerRecord } from '../core/ledger.ts';
 import type { BusinessWrite, ClaimOutcome, NewSlice, NotRunStatus, RangeRecordOutcome, SliceStore, SweepCandidate } from '../core/ports.ts';
 import { isClaimable, isRecreatable, SliceStatus, type Slice, type SliceDefinition, type SliceKey } from '../core/slice.ts';

@@ -10,7 +10,7 @@
  * event loop it is atomic, as a DynamoDB conditional write is per item.
  */
 import type { ChunkRecord, OutboxItem } from '../core/chunks.ts';
-import type { JobRecord } from '../core/job-lifecycle.ts';
+import type { JobRecord } from '../core/job-record.ts';
 import type { OverlapLane } from '../core/overlap-policy.ts';
 import type { Slice } from '../core/slice.ts';
 import type { SetAsideJob } from '../core/set-aside.ts';

@@ -10,7 +10,7 @@ import { readJobRecord } from '../../lib/chaos/drill-stores.ts';
 import { JobHistoryBook, type JobChangeKind } from '../../lib/chaos/job-history.ts';
 import { chooseChange, LifecycleInjector } from '../../lib/chaos/lifecycle-faults.ts';
 import { SeededRandom } from '../../lib/chaos/random.ts';
-import { isTombstone } from '../../lib/core/job-lifecycle.ts';
+import { isTombstone } from '../../lib/core/job-record.ts';
 import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
 
 let installation: TestInstallation;

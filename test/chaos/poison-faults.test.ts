@@ -10,7 +10,7 @@ import { readJobRecord } from '../../lib/chaos/drill-stores.ts';
 import { badRowWriter } from '../../lib/chaos/job-changes.ts';
 import { JobHistoryBook } from '../../lib/chaos/job-history.ts';
 import { BAD_VALUES, POISON_KINDS, PoisonInjector } from '../../lib/chaos/poison-faults.ts';
-import { isTombstone } from '../../lib/core/job-lifecycle.ts';
+import { isTombstone } from '../../lib/core/job-record.ts';
 import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
 
 let installation: TestInstallation;

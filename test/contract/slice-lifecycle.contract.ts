@@ -11,7 +11,8 @@
  * dynamo.contract.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { definitionOf, type NewSlice, type StoredJob } from '../../lib/core/ports.ts';
+import type { NewSlice } from '../../lib/core/ports.ts';
+import { definitionOf, type StoredJob } from '../../lib/core/job-record.ts';
 import type { SliceDefinition, SliceKey } from '../../lib/core/slice.ts';
 import {
   CaseSpace,

@@ -8,7 +8,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FencedOutError, LeaseLostError, MissingResourceError, OutcomeOnRecordError, TooManyWritesError } from '../../lib/core/errors.ts';
-import { definitionOf, type BusinessWrite } from '../../lib/core/ports.ts';
+import type { BusinessWrite } from '../../lib/core/ports.ts';
+import { definitionOf } from '../../lib/core/job-record.ts';
 import { isTakeover, LEASE_EXPIRY_MARGIN_MS, type Slice } from '../../lib/core/slice.ts';
 import { MAX_BUSINESS_WRITES_PER_COMMIT, MAX_ERROR_CHARS } from '../../lib/core/slice-transitions.ts';
 import {

@@ -12,7 +12,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobNotFoundError } from '../../lib/core/errors.ts';
 import type { JobSpecInput } from '../../lib/core/job-spec.ts';
-import { definitionOf, type WorkMessage } from '../../lib/core/ports.ts';
+import type { WorkMessage } from '../../lib/core/ports.ts';
+import { definitionOf } from '../../lib/core/job-record.ts';
 import { occurrencesBetween, scheduleOf } from '../../lib/core/schedule.ts';
 import { SliceStatus, type Slice } from '../../lib/core/slice.ts';
 import { bucketOf } from '../../lib/core/wheel.ts';

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sleep } from '../../lib/core/clock.ts';
-import { definitionOf } from '../../lib/core/ports.ts';
+import { definitionOf } from '../../lib/core/job-record.ts';
 import { supersededReason } from '../../lib/core/job-lifecycle.ts';
 import { defineJob, HandlerRegistry } from '../../lib/engine/define-job.ts';
 import { createTestInstallation, type TestInstallation } from '../support/harness.ts';

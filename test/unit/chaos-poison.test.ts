@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { FAULT_KINDS, parseFaultList } from '../../lib/chaos/config.ts';
 import { executionKey } from '../../lib/core/execution-key.ts';
-import type { JobRecord } from '../../lib/core/job-lifecycle.ts';
+import type { JobRecord } from '../../lib/core/job-record.ts';
 import { expectedOccurrences } from '../../lib/chaos/expected.ts';
 import { JobHistoryBook } from '../../lib/chaos/job-history.ts';
 import { checkPoison, poisonViolations, REACH_BACK_MS } from '../../lib/chaos/poison-checks.ts';

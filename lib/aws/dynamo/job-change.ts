@@ -16,7 +16,7 @@
  *         same job (any of put, pause, resume, delete) finds it (one Query) and finishes it first.
  */
 import { DeleteItemCommand, TransactWriteItemsCommand, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
-import type { JobRecord, SkipReason } from '../../core/job-lifecycle.ts';
+import type { JobRecord, SkipReason } from '../../core/job-record.ts';
 import type { DstPolicy } from '../../core/schedule.ts';
 import type { SliceDefinition } from '../../core/slice.ts';
 import type { WheelEntry } from '../../core/wheel.ts';

@@ -10,7 +10,7 @@
 import { BatchGetItemCommand, GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { sleep } from '../../core/clock.ts';
 import { StoreBusyError } from '../../core/errors.ts';
-import type { JobRecord } from '../../core/job-lifecycle.ts';
+import type { JobRecord } from '../../core/job-record.ts';
 import type { JobReader } from '../../core/ports.ts';
 import type { CronfenceConfig } from '../config.ts';
 import { onTable } from './errors.ts';

@@ -20,7 +20,6 @@ import {
   dueWithoutSlice,
   existingJob,
   inboxEntryOf,
-  isTombstone,
   MAX_SETTLED_OCCURRENCES,
   planDelete,
   planDeleteAfterOneTimeRun,
@@ -28,14 +27,13 @@ import {
   planPut,
   planResume,
   withoutRecord,
-  type JobRecord,
   type LifecycleChange,
-  type SkipReason,
 } from '../../core/job-lifecycle.ts';
+import { definitionOf, isTombstone, type JobRecord, type SkipReason, type StoredJob } from '../../core/job-record.ts';
 import { parseJobSpec, type JobOrigin } from '../../core/job-spec.ts';
 import type { OperatorNote, PauseState } from '../../core/operator.ts';
 import { ledgerOfSlices, type LedgerRecord } from '../../core/ledger.ts';
-import { definitionOf, type ScanQueue, type StoredJob } from '../../core/ports.ts';
+import type { ScanQueue } from '../../core/ports.ts';
 import { isSetAsideNow, type SetAsideJob } from '../../core/set-aside.ts';
 import { occurrencesBetween, scheduleOf } from '../../core/schedule.ts';
 import { shardOf } from '../../core/shard.ts';

@@ -27,7 +27,7 @@ import { GetItemCommand, TransactWriteItemsCommand, type DynamoDBClient, type Tr
 import { sleep } from '../../core/clock.ts';
 import { CronfenceError, JobNotFoundError, StoreBusyError } from '../../core/errors.ts';
 import { requestMarkerInstant, triggerInstant, TRIGGER_OFFSET_TRIES, type OperatorSlot } from '../../core/operator.ts';
-import { definitionOf, type StoredJob } from '../../core/ports.ts';
+import { definitionOf, type StoredJob } from '../../core/job-record.ts';
 import { sweepAtFor, SliceStatus, type SliceKey } from '../../core/slice.ts';
 import { slicePut, type SliceTables } from './create-slices.ts';
 import { cancellationCodes, isBusyCancellation, onTables } from './errors.ts';

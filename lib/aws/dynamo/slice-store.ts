@@ -6,7 +6,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { MissedRange, SkippedRange } from '../../core/advance-plan.ts';
 import { LeaseLostError, TooManyWritesError } from '../../core/errors.ts';
 import { executionKey } from '../../core/execution-key.ts';
-import type { SkipReason } from '../../core/job-lifecycle.ts';
+import type { SkipReason } from '../../core/job-record.ts';
 import { ledgerRecordOf, type LedgerRecord } from '../../core/ledger.ts';
 import { mapBounded } from '../../core/map-bounded.ts';
 import type { BusinessWrite, ClaimOutcome, NewSlice, NotRunStatus, RangeRecordOutcome, SliceStore, SweepCandidate } from '../../core/ports.ts';
