@@ -8,6 +8,7 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { parseSlotPayload, planBackfill } from '../core/backfill-plan.ts';
+import type { Random } from '../core/backoff.ts';
 import { sleep, type Clock } from '../core/clock.ts';
 import { JobVersionConflictError } from '../core/errors.ts';
 import { executionKey } from '../core/execution-key.ts';
@@ -85,6 +86,8 @@ export class OperatorActions {
     private readonly jobs: JobRepository,
     private readonly slices: SliceStore,
     private readonly queue: WorkQueue,
+    /** The jitter of a busy slot write's next try. */
+    private readonly random: Random,
   ) {}
 
   /**
@@ -97,7 +100,7 @@ export class OperatorActions {
     const payload = request.payload === undefined ? undefined : parseSlotPayload(request.payload);
     const { outcome } = await this.withLiveJob(jobId, (job, now) => {
       const note: OperatorSlot = { action: 'trigger', actor: request.actor, reason, at: now, requestId };
-      return writeTriggerSlot(this.dynamo, this.config, job, { requestId, note, payload }, now);
+      return writeTriggerSlot(this.dynamo, this.config, job, { requestId, note, payload }, now, this.random);
     });
     const key = (outcome as Exclude<SlotOutcome, { kind: 'job-changed' }>).key;
     const slice = await this.slices.get(key);
@@ -123,7 +126,7 @@ export class OperatorActions {
       if (request.ratePerSecond !== undefined) await sleep(startedAt + (progress.done * 1000) / request.ratePerSecond - this.clock.now());
       const written = await this.withLiveJob(jobId, (current, now) => {
         const note: OperatorSlot = { action: 'backfill', actor: request.actor, reason, at: now };
-        return writeBackfillSlot(this.dynamo, this.config, current, scheduledAt, note, now);
+        return writeBackfillSlot(this.dynamo, this.config, current, scheduledAt, note, now, this.random);
       }, job);
       job = written.job;
       if (written.outcome.kind === 'created') {

@@ -73,7 +73,7 @@ export async function registerSchedules(
   jobAt: (index: number) => StoredJob,
   onProgress: (written: number) => void = () => {},
 ): Promise<void> {
-  const wheel = new DynamoWheelStore(dynamo, config);
+  const wheel = new DynamoWheelStore(dynamo, config, Math.random);
   const now = Date.now();
   for (let shard = 0; shard < config.shardCount; shard++) if ((await wheel.readCursor(shard)) === undefined) await wheel.moveCursor(shard, freshCursor(now));
   let next = 0;

@@ -64,7 +64,7 @@ export class CronfenceClient {
     const scans = new SqsScanQueue(clients.sqs, () => queueUrl(clients.sqs, config.scanQueueName, config.queueUrls.scan));
     this.jobs = new JobRepository(clients.dynamo, config, clock, options.knownHandlers, scans);
     const queue = new SqsWorkQueue(clients.sqs, () => queueUrl(clients.sqs, config.workQueueName, config.queueUrls.work));
-    this.operator = new OperatorActions(clients.dynamo, config, clock, this.jobs, new DynamoSliceStore(clients.dynamo, config), queue);
+    this.operator = new OperatorActions(clients.dynamo, config, clock, this.jobs, new DynamoSliceStore(clients.dynamo, config, Math.random), queue, Math.random);
     this.actor = operatorActor(options.actor, options.env);
   }
 

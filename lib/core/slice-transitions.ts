@@ -10,12 +10,13 @@
  *   RENEW            renew-lease.ts                     holdsLease
  *   FAIL, SKIP       record-failure.ts, skip-slice.ts   holdsLease
  *   FINALIZE         finalize-slice.ts [0]              mayFinalize
- *   refused FINALIZE finalize-slice.ts cancelledOutcome refusedFinalize
+ *   refused FINALIZE finalize-slice.ts                 finalizeRefusal
  *   CREATE           create-slices.ts                   mayCreateSlice
  *   FOLLOW           reconcile-ops.ts                   holdsLease, out of the sweep index
  *   SETTLE           settle-pending-slices.ts           maySettle
  *   DEFER SWEEP      sweep.ts                           mayDeferSweep
  */
+import { FencedOutError, OutcomeOnRecordError } from './errors.ts';
 import { isOwnClaim, isOwnCommit, type LedgerOutcome, type LedgerRecord } from './ledger.ts';
 import { isRecreatable, SliceStatus, type Slice } from './slice.ts';
 
@@ -52,6 +53,22 @@ export function refusedFinalize(ledger: LedgerRecord | undefined, fence: number,
   if (isOwnCommit(ledger, fence, owner, outcome)) return 'own-earlier-try';
   if (isOwnClaim(ledger, fence, owner)) return 'other-outcome-on-record';
   return 'fenced-out';
+}
+
+/**
+ * What a refused finalize of `executionKey` ends in, judged by `refusedFinalize`: undefined when its own earlier try
+ * landed (success), else the error to throw (OutcomeOnRecordError, FencedOutError). Both stores call this one rule.
+ */
+export function finalizeRefusal(
+  ledger: LedgerRecord | undefined,
+  request: { readonly fence: number; readonly owner: string; readonly outcome: LedgerOutcome },
+  executionKey: string,
+  cause?: unknown,
+): OutcomeOnRecordError | FencedOutError | undefined {
+  const refusal = refusedFinalize(ledger, request.fence, request.owner, request.outcome);
+  if (refusal === 'own-earlier-try') return undefined;
+  if (refusal === 'other-outcome-on-record' && ledger !== undefined) return new OutcomeOnRecordError(executionKey, ledger.outcome, { cause });
+  return new FencedOutError(executionKey, request.fence, { cause });
 }
 
 /**

@@ -3,6 +3,7 @@
  * Lambda handlers and local replicas both start here, so local and cloud run
  * the same objects.
  */
+import type { Random } from '../core/backoff.ts';
 import { systemClock, type Clock } from '../core/clock.ts';
 import { FanOutEventSink, type EventSink } from '../core/events.ts';
 import { createAwsClients, type AwsClients } from '../aws/clients.ts';
@@ -31,6 +32,8 @@ export interface Runtime {
   readonly config: CronfenceConfig;
   readonly clients: AwsClients;
   readonly clock: Clock;
+  /** The jitter of every retry, the adapters' and the worker's. */
+  readonly random: Random;
   readonly events: FanOutEventSink;
   readonly bus: EventBusSink;
   readonly slices: SliceStore;
@@ -59,6 +62,8 @@ export interface Runtime {
 export interface RuntimeOptions {
   readonly env?: Record<string, string | undefined>;
   readonly clock?: Clock;
+  /** [0, 1); the jitter source. @default Math.random */
+  readonly random?: Random;
   readonly clients?: AwsClients;
   readonly sinks?: EventSink[];
   readonly onError?: (error: unknown, context: string) => void;
@@ -76,15 +81,16 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const config = loadConfig(options.env);
   const clients = options.clients ?? createAwsClients();
   const clock = options.clock ?? systemClock;
+  const random = options.random ?? Math.random;
   const onError = options.onError ?? (() => {});
   const bus = new EventBusSink(clients.events, config.eventBusName, { publishSucceeded: config.publishSucceededEvents }, (error) =>
     onError(error, 'event bus'),
   );
   const events = new FanOutEventSink(bus, ...(options.sinks ?? []));
-  const slices = (options.wrapSlices ?? identity)(new DynamoSliceStore(clients.dynamo, config));
-  const wheel = new DynamoWheelStore(clients.dynamo, config);
-  const jobReader = new DynamoJobReader(clients.dynamo, config);
-  const chunks = (options.wrapChunks ?? identity)(new DynamoChunkStore(clients.dynamo, config));
+  const slices = (options.wrapSlices ?? identity)(new DynamoSliceStore(clients.dynamo, config, random));
+  const wheel = new DynamoWheelStore(clients.dynamo, config, random);
+  const jobReader = new DynamoJobReader(clients.dynamo, config, random);
+  const chunks = (options.wrapChunks ?? identity)(new DynamoChunkStore(clients.dynamo, config, random));
   const outbox = new DynamoOutboxStore(clients.dynamo, config);
   const workQueueUrl = () => queueUrl(clients.sqs, config.workQueueName, config.queueUrls.work);
   const scanQueueUrl = () => queueUrl(clients.sqs, config.scanQueueName, config.queueUrls.scan);
@@ -97,6 +103,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     config,
     clients,
     clock,
+    random,
     events,
     bus,
     slices,
@@ -111,7 +118,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     // A change asks for a scan of its shard: its next occurrence is not late by a tick.
     jobs: (knownHandlers) => new JobRepository(clients.dynamo, config, clock, knownHandlers, scanQueue),
     deadMan: () => new DeadManWatch(clients.dynamo, config, { events }),
-    operator: () => new OperatorActions(clients.dynamo, config, clock, new JobRepository(clients.dynamo, config, clock, undefined, scanQueue), slices, workQueue),
+    operator: () => new OperatorActions(clients.dynamo, config, clock, new JobRepository(clients.dynamo, config, clock, undefined, scanQueue), slices, workQueue, random),
     worker: (workerId, handlers) =>
       new Worker({
         workerId,
@@ -121,6 +128,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         deadLetters,
         events,
         clock,
+        random,
         handlers,
         queueVisibilityMs: config.workQueueVisibilityMs,
         sweepGraceMs: config.sweepGraceMs,

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { MissedRange, SkippedRange } from '../core/advance-plan.ts';
-import { FencedOutError, LeaseLostError, OutcomeOnRecordError, TooManyWritesError } from '../core/errors.ts';
+import { LeaseLostError, TooManyWritesError } from '../core/errors.ts';
 import { executionKey } from '../core/execution-key.ts';
 import type { SkipReason } from '../core/job-record.ts';
 import { ledgerRecordOf, type LedgerOutcome, type LedgerRecord } from '../core/ledger.ts';
@@ -21,7 +21,7 @@ import {
   mayCreateSlice,
   mayDeferSweep,
   mayFinalize,
-  refusedFinalize,
+  finalizeRefusal,
 } from '../core/slice-transitions.ts';
 import { planBusinessWrites } from './memory-business-writes.ts';
 import { sliceId, toSlice, type MemoryTables, type SliceRow } from './memory-tables.ts';
@@ -198,7 +198,7 @@ export class InMemorySliceStore implements SliceStore {
 
   /**
    * FINALIZE: the slice `mayFinalize`, then the slice (its ledger record) and
-   * the user's writes, all or nothing; a refusal is judged by `refusedFinalize`.
+   * the user's writes, all or nothing; a refusal is judged by `finalizeRefusal`.
    */
   private finalize(request: FinalizeRequest): void {
     const { key, fence, owner, now, outcome } = request;
@@ -206,11 +206,9 @@ export class InMemorySliceStore implements SliceStore {
     const applyWrites = planBusinessWrites(this.tables, id, request.writes ?? []);
     const row = this.row(key);
     if (!mayFinalize(row, fence, owner)) {
-      const ledger = ledgerRecordOf(row === undefined ? undefined : toSlice(row));
-      const refusal = refusedFinalize(ledger, fence, owner, outcome);
-      if (refusal === 'own-earlier-try') return;
-      if (refusal === 'other-outcome-on-record' && ledger !== undefined) throw new OutcomeOnRecordError(id, ledger.outcome);
-      throw new FencedOutError(id, fence);
+      const refusal = finalizeRefusal(ledgerRecordOf(row === undefined ? undefined : toSlice(row)), request, id);
+      if (refusal === undefined) return;
+      throw refusal;
     }
     row.status = outcome === 'SUCCEEDED' ? SliceStatus.Succeeded : SliceStatus.Dead;
     row.finishedAt = now;

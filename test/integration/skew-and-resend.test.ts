@@ -81,7 +81,7 @@ describe('a resent claim', () => {
       { step: 'finalizeRequest', name: 'sendTwice' },
     );
     try {
-      await use(new DynamoSliceStore(clients.dynamo, installation.runtime.config), sent);
+      await use(new DynamoSliceStore(clients.dynamo, installation.runtime.config, Math.random), sent);
     } finally {
       destroyAwsClients(clients);
     }

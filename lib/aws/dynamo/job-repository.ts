@@ -118,7 +118,7 @@ export class JobRepository {
    * the shard's few set-aside records.
    */
   async setAsideOf(job: { readonly id: string; readonly generation: number }): Promise<SetAsideJob | undefined> {
-    const records = await new DynamoWheelStore(this.dynamo, this.config).setAsideJobs(shardOf(job.id, this.config.shardCount));
+    const records = await new DynamoWheelStore(this.dynamo, this.config, Math.random).setAsideJobs(shardOf(job.id, this.config.shardCount));
     const record = records.find((candidate) => candidate.jobId === job.id);
     return isSetAsideNow(record, job) ? record : undefined;
   }
@@ -181,7 +181,7 @@ export class JobRepository {
   }
 
   private read(id: string): Promise<JobRecord | undefined> {
-    return new DynamoJobReader(this.dynamo, this.config).record(id);
+    return new DynamoJobReader(this.dynamo, this.config, Math.random).record(id);
   }
 
   /**
@@ -244,7 +244,7 @@ export class JobRepository {
         ConsistentRead: true,
       });
       const missing = withoutRecord(occurrences, settle.generation, recorded.map(toSlice));
-      written = await new DynamoSliceStore(this.dynamo, this.config).settleAbsent(settle.jobId, settle.run, missing, settle.reason, now);
+      written = await new DynamoSliceStore(this.dynamo, this.config, Math.random).settleAbsent(settle.jobId, settle.run, missing, settle.reason, now);
     }
     await clearSettle(this.dynamo, this.config, settle);
     return written;

@@ -4,6 +4,7 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { MissedRange, SkippedRange } from '../../core/advance-plan.ts';
+import type { Random } from '../../core/backoff.ts';
 import { LeaseLostError, TooManyWritesError } from '../../core/errors.ts';
 import { executionKey } from '../../core/execution-key.ts';
 import type { SkipReason } from '../../core/job-record.ts';
@@ -30,6 +31,8 @@ export class DynamoSliceStore implements SliceStore {
   constructor(
     private readonly dynamo: DynamoDBClient,
     private readonly config: Pick<CronfenceConfig, 'slicesTable' | 'sliceRetentionMs'>,
+    /** The jitter of a busy commit's next try. */
+    private readonly random: Random,
   ) {}
 
   claim(key: SliceKey, owner: string, now: number, messageId?: string, receiveCount?: number, run?: SliceDefinition): Promise<ClaimOutcome> {
@@ -57,7 +60,7 @@ export class DynamoSliceStore implements SliceStore {
       now,
       outcome: 'SUCCEEDED',
       extraWrites: writes.map(toTransactItem),
-    });
+    }, this.random);
   }
 
   recordFailure(key: SliceKey, fence: number, failure: { now: number; error: string; nextAttemptAt: number; sweepAt: number }): Promise<void> {
@@ -65,7 +68,7 @@ export class DynamoSliceStore implements SliceStore {
   }
 
   recordDead(key: SliceKey, fence: number, owner: string, now: number, error: string): Promise<void> {
-    return finalizeSlice(this.dynamo, this.config.slicesTable, { key, fence, owner, now, outcome: 'DEAD', error: error.slice(0, 2000) });
+    return finalizeSlice(this.dynamo, this.config.slicesTable, { key, fence, owner, now, outcome: 'DEAD', error: error.slice(0, 2000) }, this.random);
   }
 
   get(key: SliceKey): Promise<Slice | undefined> {
