@@ -17,7 +17,7 @@ import type { SliceStore, WorkQueue } from '../core/ports.ts';
 import type { StoredJob } from '../core/job-record.ts';
 import { isFinal, SliceStatus, type SliceKey, type SliceStatus as Status } from '../core/slice.ts';
 import type { CronfenceConfig } from './config.ts';
-import type { JobChangeResult, JobRepository } from './dynamo/job-repository.ts';
+import type { JobChangeResult, JobRepository } from '../engine/job-repository.ts';
 import { writeBackfillSlot, writeTriggerSlot, type SlotOutcome } from './dynamo/operator-slots.ts';
 
 /** Reads of a job that changed under a write before giving up. */

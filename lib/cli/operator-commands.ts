@@ -12,7 +12,7 @@ import { isoInstant, isoSecond } from '../core/execution-key.ts';
 import { nextOccurrenceOf } from '../core/job-lifecycle.ts';
 import { parseOperatorInstant } from '../core/operator.ts';
 import { parseRate } from '../core/backfill-plan.ts';
-import type { JobChangeResult } from '../aws/dynamo/job-repository.ts';
+import type { JobChangeResult } from '../engine/job-repository.ts';
 import type { OperatorActions, BackfillProgress, OperatorChangeResult } from '../aws/operator-actions.ts';
 import type { StoredJob } from '../core/job-record.ts';
 import { operatorActor } from '../aws/config.ts';

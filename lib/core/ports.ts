@@ -3,6 +3,7 @@
  * interfaces; lib/aws/ implements them over DynamoDB, SQS and EventBridge.
  */
 import type { MissedRange, SkippedRange } from './advance-plan.ts';
+import type { DueSettle, JobWrite } from './job-change.ts';
 import type { JobRecord, SkipReason } from './job-record.ts';
 import type { LedgerRecord } from './ledger.ts';
 import type { OverlapLane } from './overlap-policy.ts';
@@ -194,6 +195,33 @@ export interface OverlapStore {
   deferClaimed(key: SliceKey, fence: number, now: number, sweepAt: number): Promise<void>;
   /** Another run, RUNNING on `fence` → SKIPPED `replaced` with fence + 1 (it is fenced out). @returns false when it had moved on. */
   fenceOut(key: SliceKey, fence: number, now: number): Promise<boolean>;
+}
+
+/**
+ * The primitives a job change (core/job-change.ts) runs over: the reads, the
+ * one all-or-nothing write, and the settling of slices it leaves behind. The
+ * use case is engine/job-repository.ts, the same over every store (it reads
+ * one record through the JobReader).
+ */
+export interface JobStore {
+  /** Every record, tombstones included, read consistently. */
+  records(): Promise<JobRecord[]>;
+  /** A job's slices scheduled in `[fromMs, toMs)` (from `fromMs` on, without `toMs`), oldest first, read consistently. */
+  slicesOf(jobId: string, fromMs: number, toMs?: number): Promise<Slice[]>;
+  /** The settles of `jobId` a change left unfinished, oldest generation first. */
+  pendingSettles(shard: number, jobId: string): Promise<DueSettle[]>;
+  /**
+   * The job on the version read, its inbox entry and its settle record, all or nothing.
+   * @returns false when a condition failed or the write met another: read again and plan again.
+   */
+  writeChange(write: JobWrite): Promise<boolean>;
+  /** Removes a settle once its occurrences all have a record. */
+  clearSettle(settle: DueSettle): Promise<void>;
+  /**
+   * SETTLE PENDING: the job's pending slices of generations below `generation` → SKIPPED with `reason`
+   * (`maySettle`). @returns how many.
+   */
+  settlePending(request: { readonly jobId: string; readonly shard: number; readonly generation: number; readonly reason: SkipReason; readonly now: number }): Promise<number>;
 }
 
 /** What a worker does to a one-time job (`afterOneTime: 'delete'`) once its slot is final. */

@@ -14,7 +14,8 @@ import { DynamoWheelStore } from '../aws/dynamo/wheel-store.ts';
 import { DynamoChunkStore } from '../aws/dynamo/chunk-store.ts';
 import { DynamoOutboxStore } from '../aws/dynamo/outbox-store.ts';
 import type { ChunkCommitOutcome, ChunkStore, OutboxStore } from '../core/chunks.ts';
-import { JobRepository } from '../aws/dynamo/job-repository.ts';
+import { dynamoJobRepository } from '../aws/job-repository-wiring.ts';
+import type { JobRepository } from '../engine/job-repository.ts';
 import { OperatorActions } from '../aws/operator-actions.ts';
 import { DeadManWatch } from '../aws/dead-man-watch.ts';
 import { DynamoOverlapStore } from '../aws/dynamo/overlap-ops.ts';
@@ -116,9 +117,9 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     deadLetters,
     messageDeletes: (queue, onDeleteError) => new MessageDeletes(clients.sqs, queue === 'work' ? workQueueUrl : scanQueueUrl, onDeleteError),
     // A change asks for a scan of its shard: its next occurrence is not late by a tick.
-    jobs: (knownHandlers) => new JobRepository(clients.dynamo, config, clock, knownHandlers, scanQueue),
+    jobs: (knownHandlers) => dynamoJobRepository(clients.dynamo, config, clock, { random, knownHandlers, scans: scanQueue }),
     deadMan: () => new DeadManWatch(clients.dynamo, config, { events }),
-    operator: () => new OperatorActions(clients.dynamo, config, clock, new JobRepository(clients.dynamo, config, clock, undefined, scanQueue), slices, workQueue, random),
+    operator: () => new OperatorActions(clients.dynamo, config, clock, dynamoJobRepository(clients.dynamo, config, clock, { random, scans: scanQueue }), slices, workQueue, random),
     worker: (workerId, handlers) =>
       new Worker({
         workerId,
@@ -132,7 +133,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         handlers,
         queueVisibilityMs: config.workQueueVisibilityMs,
         sweepGraceMs: config.sweepGraceMs,
-        oneTimeJobs: new JobRepository(clients.dynamo, config, clock),
+        oneTimeJobs: dynamoJobRepository(clients.dynamo, config, clock, { random }),
         overlap: new DynamoOverlapStore(clients.dynamo, config),
         onError,
         onLeaseRenewed: options.onLeaseRenewed,

@@ -18,7 +18,8 @@ import { occurrencesBetween, scheduleOf } from '../../lib/core/schedule.ts';
 import { SliceStatus, type Slice } from '../../lib/core/slice.ts';
 import { bucketOf } from '../../lib/core/wheel.ts';
 import { createAwsClients, destroyAwsClients } from '../../lib/aws/clients.ts';
-import { JobRepository } from '../../lib/aws/dynamo/job-repository.ts';
+import { dynamoJobRepository } from '../../lib/aws/job-repository-wiring.ts';
+import type { JobRepository } from '../../lib/engine/job-repository.ts';
 import { ManualClock, systemClock } from '../../lib/core/clock.ts';
 import { defineJob, HandlerRegistry } from '../../lib/engine/define-job.ts';
 import type { Runtime } from '../../lib/lambda/wiring.ts';
@@ -108,7 +109,7 @@ function losingFirstReply(matches: (input: { UpdateExpression?: string; Expressi
     },
     { step: 'finalizeRequest', priority: 'low', name: 'dropFirstReply' },
   );
-  return { repository: new JobRepository(clients.dynamo, runtime.config, clock), dropped: () => dropped, destroy: () => destroyAwsClients(clients) };
+  return { repository: dynamoJobRepository(clients.dynamo, runtime.config, clock, { random: Math.random }), dropped: () => dropped, destroy: () => destroyAwsClients(clients) };
 }
 
 describe('job lifecycle', () => {
@@ -129,7 +130,7 @@ describe('job lifecycle', () => {
       { step: 'finalizeRequest', priority: 'low', name: 'dropFirstPutReply' },
     );
     try {
-      const repository = new JobRepository(clients.dynamo, installation.runtime.config, systemClock);
+      const repository = dynamoJobRepository(clients.dynamo, installation.runtime.config, systemClock, { random: Math.random });
       // Yearly, so no occurrence falls due between the two puts: every 5 s, a put that crossed a 5 s boundary first
       // advanced the job over the due occurrence (version 2) and then changed it (version 3); a CI run saw that.
       const { job, created } = await repository.put(spec('lost-reply', { schedule: '0 0 0 1 1 *' }));
