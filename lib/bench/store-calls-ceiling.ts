@@ -67,7 +67,7 @@ export async function measureStoreCallsCeiling(options: StoreCallsCeilingOptions
             const claim = await runtime.slices.claim(key, owner, Date.now(), `calls-${job.id}`, 1, definitionOf(job));
             if (!claim.won) throw new CronfenceError(`store-calls ceiling: the claim of ${job.id} lost (its slice existed already)`);
             await runtime.jobReader.record(job.id);
-            await runtime.slices.commit(key, claim.slice.fence, owner, Date.now(), []);
+            await runtime.slices.commit({ key, fence: claim.slice.fence, owner }, Date.now(), []);
           }),
         );
         if (handles.length > 0) await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries: handles }));

@@ -3,6 +3,7 @@
  * interfaces; lib/aws/ implements them over DynamoDB, SQS and EventBridge.
  */
 import type { MissedRange, SkippedRange } from './advance-plan.ts';
+import type { Claim, FencedClaim } from './claim.ts';
 import type { DueSettle, JobWrite } from './job-change.ts';
 import type { JobRecord, SkipReason } from './job-record.ts';
 import type { LedgerRecord } from './ledger.ts';
@@ -60,22 +61,22 @@ export interface SliceStore {
    * keep it hidden); takeover then waits for the lease to expire.
    * @throws {LeaseLostError} when the fence moved on or the slice is no longer RUNNING.
    */
-  renew(key: SliceKey, fence: number, now: number, leaseMs: number, disarmMessageBack?: boolean): Promise<void>;
+  renew(claim: FencedClaim, now: number, leaseMs: number, disarmMessageBack?: boolean): Promise<void>;
   /**
-   * Slice RUNNING → SUCCEEDED on the fence, the ledger record and `writes`, atomically.
+   * Slice RUNNING → SUCCEEDED on the claim's fence and owner (core/claim.ts), the ledger record and `writes`, atomically.
    * An earlier attempt of this very commit that landed (lost reply) counts as success.
    * @throws {FencedOutError}
    */
-  commit(key: SliceKey, fence: number, owner: string, now: number, writes: readonly BusinessWrite[]): Promise<void>;
+  commit(claim: Claim, now: number, writes: readonly BusinessWrite[]): Promise<void>;
   /**
-   * RUNNING on `fence` → SKIPPED with `reason` (not run: the job moved on, its overlap or misfire policy), or MISSED
+   * RUNNING on the claim's fence → SKIPPED with `reason` (not run: the job moved on, its overlap or misfire policy), or MISSED
    * (`status`: claimed past its catch-up window), out of the sweep index. @throws {LeaseLostError}
    */
-  skipClaimed(key: SliceKey, fence: number, reason: string, now: number, status?: NotRunStatus): Promise<void>;
+  skipClaimed(claim: FencedClaim, reason: string, now: number, status?: NotRunStatus): Promise<void>;
   /** RUNNING → FAILED on the fence. @throws {LeaseLostError} */
-  recordFailure(key: SliceKey, fence: number, failure: { now: number; error: string; nextAttemptAt: number; sweepAt: number }): Promise<void>;
-  /** → DEAD with a DEAD ledger record, on the fence. @throws {FencedOutError} */
-  recordDead(key: SliceKey, fence: number, owner: string, now: number, error: string): Promise<void>;
+  recordFailure(claim: FencedClaim, failure: { now: number; error: string; nextAttemptAt: number; sweepAt: number }): Promise<void>;
+  /** → DEAD with a DEAD ledger record, on the claim's fence and owner. @throws {FencedOutError} */
+  recordDead(claim: Claim, now: number, error: string): Promise<void>;
   get(key: SliceKey): Promise<Slice | undefined>;
   /** Live slices of a shard whose sweep time has passed: their message may be lost. */
   findSweepable(shard: number, now: number, limit: number): Promise<SweepCandidate[]>;
@@ -95,10 +96,10 @@ export interface SliceStore {
   enqueue(run: SliceDefinition, slices: readonly NewSlice[], now: number): Promise<SliceKey[]>;
   /**
    * Puts a RUNNING slice whose holder and message are gone into the sweep
-   * index at `sweepAt`, on condition that it still has fence `fence` and is
+   * index at `sweepAt`, on condition that it still has the claim's fence and is
    * out of the index. @returns whether it did.
    */
-  followAbandoned(key: SliceKey, fence: number, sweepAt: number): Promise<boolean>;
+  followAbandoned(claim: FencedClaim, sweepAt: number): Promise<boolean>;
   /**
    * One item for a range of `run`'s occurrences: MISSED (older than the catch-up
    * window) or SKIPPED by the misfire policy; written unless a slice is there.
@@ -188,13 +189,13 @@ export interface OverlapStore {
    */
   firstInLine(jobId: string, afterMs: number, beforeMs: number, limit: number): Promise<Slice | undefined>;
   /**
-   * RUNNING on `fence` → ENQUEUED to wait behind a run: the claim undone
+   * RUNNING on the claim's fence → ENQUEUED to wait behind a run: the claim undone
    * (attempts - 1), `bufferedAt` set on the first wait, swept at `sweepAt`.
    * @throws {LeaseLostError}
    */
-  deferClaimed(key: SliceKey, fence: number, now: number, sweepAt: number): Promise<void>;
-  /** Another run, RUNNING on `fence` → SKIPPED `replaced` with fence + 1 (it is fenced out). @returns false when it had moved on. */
-  fenceOut(key: SliceKey, fence: number, now: number): Promise<boolean>;
+  deferClaimed(claim: FencedClaim, now: number, sweepAt: number): Promise<void>;
+  /** Another run, RUNNING on the claim's fence → SKIPPED `replaced` with fence + 1 (it is fenced out). @returns false when it had moved on. */
+  fenceOut(claim: FencedClaim, now: number): Promise<boolean>;
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
  * The condition of every slice write after the claim, as pure predicates
- * (the claim's own rule is `isClaimable` in slice.ts). Each operation in
+ * (the claim's own rule is `isClaimable` in slice.ts; which writes need the
+ * owner as well as the fence is core/claim.ts's rule). Each operation in
  * lib/aws/dynamo writes one of these as its condition expression; the
  * in-memory store (lib/memory) executes them as they are; the contract suite
  * (test/contract) runs the same cases against both, so the spec and the
@@ -16,6 +17,7 @@
  *   SETTLE           settle-pending-slices.ts           maySettle
  *   DEFER SWEEP      sweep.ts                           mayDeferSweep
  */
+import type { Claim } from './claim.ts';
 import { FencedOutError, OutcomeOnRecordError } from './errors.ts';
 import { isOwnClaim, isOwnCommit, type LedgerOutcome, type LedgerRecord } from './ledger.ts';
 import { isRecreatable, SliceStatus, type Slice } from './slice.ts';
@@ -40,6 +42,14 @@ export function mayFinalize<T extends Pick<Slice, 'status' | 'fence' | 'owner'>>
   return holdsLease(slice, fence) && slice?.owner === owner;
 }
 
+/** A FINALIZE: the claim it ends (on its fence and owner, core/claim.ts), when, with which outcome. */
+export interface Finalize extends Claim {
+  readonly now: number;
+  readonly outcome: LedgerOutcome;
+  /** For DEAD: the last error. */
+  readonly error?: string;
+}
+
 /** Why a finalize whose slice condition failed wrote nothing, judged from the ledger record the slice carries. */
 export type FinalizeRefusal =
   /** An earlier try of this very finalize landed (its reply was lost): report success. */
@@ -61,7 +71,7 @@ export function refusedFinalize(ledger: LedgerRecord | undefined, fence: number,
  */
 export function finalizeRefusal(
   ledger: LedgerRecord | undefined,
-  request: { readonly fence: number; readonly owner: string; readonly outcome: LedgerOutcome },
+  request: Pick<Finalize, 'fence' | 'owner' | 'outcome'>,
   executionKey: string,
   cause?: unknown,
 ): OutcomeOnRecordError | FencedOutError | undefined {

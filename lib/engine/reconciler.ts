@@ -110,7 +110,7 @@ export class Reconciler {
     for (const action of actions) {
       if (action.kind !== 'sweep') continue;
       const slice = slices.find((candidate) => candidate.scheduledAt === action.scheduledAt);
-      if (slice && (await this.deps.slices.followAbandoned(slice, slice.fence, sweepAt))) abandoned.push({ jobId: job.id, scheduledAt: action.scheduledAt });
+      if (slice && (await this.deps.slices.followAbandoned({ key: slice, fence: slice.fence }, sweepAt))) abandoned.push({ jobId: job.id, scheduledAt: action.scheduledAt });
     }
     return [...created.map((key) => ({ ...key, startAt: key.scheduledAt + offset })), ...abandoned];
   }

@@ -351,7 +351,7 @@ describe('job lifecycle', () => {
     const retryKey = { jobId: job.id, scheduledAt: retrying };
     const claim = await slices.claim(retryKey, 'w1', Date.now());
     expect(claim.won).toBe(true);
-    await slices.recordFailure(retryKey, 1, { now: Date.now(), error: 'boom', nextAttemptAt: Date.now() + 60_000, sweepAt: Date.now() + 90_000 });
+    await slices.recordFailure({ key: retryKey, fence: 1 }, { now: Date.now(), error: 'boom', nextAttemptAt: Date.now() + 60_000, sweepAt: Date.now() + 90_000 });
 
     const { skipped } = await jobs.pause('settle-overdue');
     expect(skipped).toBe(2);

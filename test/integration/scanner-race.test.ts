@@ -373,7 +373,7 @@ describe('the sweep', () => {
     expect((await runtime.slices.claim(at(-30_000), 'w1', start - 30_000, 'm1', 1, run)).won).toBe(true);
     // ...until a failure puts it in: a FAILED one whose sweep time has passed is.
     expect((await runtime.slices.claim(at(-20_000), 'w1', start - 20_000, 'm2', 1, run)).won).toBe(true);
-    await runtime.slices.recordFailure(at(-20_000), 1, { now: start - 19_000, error: 'boom', nextAttemptAt: start - 10_000, sweepAt: start - 5000 });
+    await runtime.slices.recordFailure({ key: at(-20_000), fence: 1 }, { now: start - 19_000, error: 'boom', nextAttemptAt: start - 10_000, sweepAt: start - 5000 });
 
     const queue = new RecordingQueue();
     const sweeper = scannerOf(runtime, 'sweeper', { queue });

@@ -270,7 +270,7 @@ describe('Worker over the in-memory stores', () => {
     const disarms: boolean[] = [];
     const recordingRenewals = Object.assign(Object.create(engine.slices) as typeof engine.slices, {
       renew: async (...args: Parameters<typeof engine.slices.renew>) => {
-        disarms.push(args[4] === true);
+        disarms.push(args[3] === true);
         return engine.slices.renew(...args);
       },
     });

@@ -40,20 +40,14 @@ import {
   StoreBusyError,
 } from '../../core/errors.ts';
 import { executionKey as keyOf } from '../../core/execution-key.ts';
-import { ledgerRecordOf, type LedgerOutcome } from '../../core/ledger.ts';
-import { SliceStatus, type SliceKey } from '../../core/slice.ts';
-import { finalizeRefusal } from '../../core/slice-transitions.ts';
+import { ledgerRecordOf } from '../../core/ledger.ts';
+import { SliceStatus } from '../../core/slice.ts';
+import { finalizeRefusal, type Finalize } from '../../core/slice-transitions.ts';
 import { readSlice } from './claim-slice.ts';
 import { busyBackoffMs, cancellationCodes, isBusyCancellation, isBusyRefusal, isClientRejection, isConditionFailure, onTable, onTables } from './errors.ts';
 import { sliceKeyItem, toSlice } from './items.ts';
 
-export interface FinalizeRequest {
-  readonly key: SliceKey;
-  readonly fence: number;
-  readonly owner: string;
-  readonly now: number;
-  readonly outcome: LedgerOutcome;
-  readonly error?: string;
+export interface FinalizeRequest extends Finalize {
   readonly extraWrites?: readonly TransactWriteItem[];
 }
 
