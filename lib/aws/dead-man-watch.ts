@@ -20,9 +20,9 @@
 import { ScanCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { deadManVerdict, freshnessProbes, type DeadManJob, type DeadManVerdict, type StaleJob } from '../core/dead-man.ts';
 import { lifecycleEvent, type EventSink } from '../core/events.ts';
-import { activeSince, isActiveAt, isTombstone, type JobRecord } from '../core/job-lifecycle.ts';
+import { activeSince, isActiveAt } from '../core/job-lifecycle.ts';
+import { isTombstone, type JobRecord, type StoredJob } from '../core/job-record.ts';
 import { mapBounded } from '../core/map-bounded.ts';
-import type { StoredJob } from '../core/ports.ts';
 import type { SliceKey } from '../core/slice.ts';
 import type { CronfenceConfig } from './config.ts';
 import { readDeadManCursor, writeDeadManCursor } from './dynamo/dead-man-cursor.ts';

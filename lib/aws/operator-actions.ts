@@ -8,14 +8,16 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { parseSlotPayload, planBackfill } from '../core/backfill-plan.ts';
+import type { Random } from '../core/backoff.ts';
 import { sleep, type Clock } from '../core/clock.ts';
 import { JobVersionConflictError } from '../core/errors.ts';
 import { executionKey } from '../core/execution-key.ts';
 import { validatePauseUntil, validateReason, validateRequestId, type OperatorSlot } from '../core/operator.ts';
-import type { SliceStore, StoredJob, WorkQueue } from '../core/ports.ts';
+import type { SliceStore, WorkQueue } from '../core/ports.ts';
+import type { StoredJob } from '../core/job-record.ts';
 import { isFinal, SliceStatus, type SliceKey, type SliceStatus as Status } from '../core/slice.ts';
 import type { CronfenceConfig } from './config.ts';
-import type { JobChangeResult, JobRepository } from './dynamo/job-repository.ts';
+import type { JobChangeResult, JobRepository } from '../engine/job-repository.ts';
 import { writeBackfillSlot, writeTriggerSlot, type SlotOutcome } from './dynamo/operator-slots.ts';
 
 /** Reads of a job that changed under a write before giving up. */
@@ -84,6 +86,8 @@ export class OperatorActions {
     private readonly jobs: JobRepository,
     private readonly slices: SliceStore,
     private readonly queue: WorkQueue,
+    /** The jitter of a busy slot write's next try. */
+    private readonly random: Random,
   ) {}
 
   /**
@@ -96,7 +100,7 @@ export class OperatorActions {
     const payload = request.payload === undefined ? undefined : parseSlotPayload(request.payload);
     const { outcome } = await this.withLiveJob(jobId, (job, now) => {
       const note: OperatorSlot = { action: 'trigger', actor: request.actor, reason, at: now, requestId };
-      return writeTriggerSlot(this.dynamo, this.config, job, { requestId, note, payload }, now);
+      return writeTriggerSlot(this.dynamo, this.config, job, { requestId, note, payload }, now, this.random);
     });
     const key = (outcome as Exclude<SlotOutcome, { kind: 'job-changed' }>).key;
     const slice = await this.slices.get(key);
@@ -122,7 +126,7 @@ export class OperatorActions {
       if (request.ratePerSecond !== undefined) await sleep(startedAt + (progress.done * 1000) / request.ratePerSecond - this.clock.now());
       const written = await this.withLiveJob(jobId, (current, now) => {
         const note: OperatorSlot = { action: 'backfill', actor: request.actor, reason, at: now };
-        return writeBackfillSlot(this.dynamo, this.config, current, scheduledAt, note, now);
+        return writeBackfillSlot(this.dynamo, this.config, current, scheduledAt, note, now, this.random);
       }, job);
       job = written.job;
       if (written.outcome.kind === 'created') {

@@ -88,7 +88,7 @@ export async function verifyInstallation(source: VerifySource, request: VerifyRe
 async function readSetAside(source: VerifySource, jobId: string | undefined): Promise<SetAsideJob[]> {
   const { wheelTable, shardCount } = source.config;
   if (wheelTable === undefined || shardCount === undefined) return [];
-  const wheel = new DynamoWheelStore(source.dynamo, { wheelTable });
+  const wheel = new DynamoWheelStore(source.dynamo, { wheelTable }, Math.random);
   const shards = Array.from({ length: shardCount }, (_, shard) => shard);
   const records = (await Promise.all(shards.map((shard) => wheel.setAsideJobs(shard)))).flat();
   return records.filter((record) => jobId === undefined || record.jobId === jobId);

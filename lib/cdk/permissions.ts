@@ -19,13 +19,13 @@
  *          UpdateItem(slices), or TransactWriteItems: UpdateItem(slices) + the
  *          business writes — finalize-slice.ts; SendMessage(dlq); PutEvents
  *          GetItem, PutItem(jobs), Query(slices, slices/index/sweep), Query, PutItem, DeleteItem(wheel): a
- *          one-time job with afterOneTime 'delete' deleted after its run — job-repository.ts, job-change.ts;
+ *          one-time job with afterOneTime 'delete' deleted after its run — job-store.ts, job-change.ts;
  *          Query(slices), UpdateItem(slices): the overlap policy — overlap-ops.ts
  *          TransactWriteItems: ConditionCheckItem(slices) + PutItem(chunks) — commit-chunk.ts;
  *          Query, GetItem(chunks) — chunk-store.ts (checkpoint, own-chunk check)
  *          DescribeTable(slices, chunks): naming the table a transaction found missing — errors.ts onTables
  *          + the business tables granted with grantCommit (their writes and DescribeTable)
- * jobs     GetItem, PutItem(jobs) — job-repository.ts (a delete is a tombstone put); in one TransactWriteItems with the
+ * jobs     GetItem, PutItem(jobs) — job-reader.ts, job-change.ts (a delete is a tombstone put); in one TransactWriteItems with the
  *          job, PutItem(wheel) the new generation's inbox entry and the settle record, Query and DeleteItem(wheel) to
  *          finish it — job-change.ts; Query(slices, slices/index/sweep), UpdateItem(slices) — settle-pending-slices.ts
  *          (Update and Delete), create-slices.ts (SETTLE)
@@ -138,7 +138,7 @@ function outboxIndex(): string {
 }
 
 export function grantJobsResource(grantee: iam.IGrantable, r: SchedulerResources): void {
-  // A delete is a tombstone put (job-repository.ts): no DeleteItem.
+  // A delete is a tombstone put (job-change.ts): no DeleteItem.
   allow(grantee, ['dynamodb:GetItem', 'dynamodb:PutItem'], [r.jobs.tableArn]);
   // One transaction with the job: the inbox entry and the settle record; the settle record found and removed after.
   allow(grantee, ['dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:DeleteItem'], [r.wheel.tableArn]);

@@ -3,7 +3,7 @@ import { NEVER } from '../core/advance-plan.ts';
 import { isoSecond } from '../core/execution-key.ts';
 import { isActiveAt, nextOccurrenceOf } from '../core/job-lifecycle.ts';
 import type { OperatorNote } from '../core/operator.ts';
-import type { StoredJob } from '../core/ports.ts';
+import type { StoredJob } from '../core/job-record.ts';
 import type { SetAsideJob } from '../core/set-aside.ts';
 import { table } from '../local/format.ts';
 

@@ -1,9 +1,9 @@
 /** `cronfence jobs add|list|get|pause|resume|rm`. */
 import { Command, InvalidArgumentError } from 'commander';
-import type { StoredJob } from '../core/ports.ts';
+import type { StoredJob } from '../core/job-record.ts';
 import { nextOccurrenceOf } from '../core/job-lifecycle.ts';
 import { registry } from '../../examples/jobs/index.ts';
-import type { JobRepository } from '../aws/dynamo/job-repository.ts';
+import type { JobRepository } from '../engine/job-repository.ts';
 import { describeJobsModule } from '../package/describe-jobs-module.ts';
 import { table } from '../local/format.ts';
 import type { OperatorActions } from '../aws/operator-actions.ts';

@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import { CronfenceError } from '../core/errors.ts';
 import { executionKey, isoInstant, isoSecond } from '../core/execution-key.ts';
-import type { JobRepository } from '../aws/dynamo/job-repository.ts';
+import type { JobRepository } from '../engine/job-repository.ts';
 import type { Slice } from '../core/slice.ts';
 import { table } from '../local/format.ts';
 import { parseTimeAgo } from './time-flags.ts';

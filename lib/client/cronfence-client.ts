@@ -10,7 +10,8 @@
 import { randomUUID } from 'node:crypto';
 import { createAwsClients, destroyAwsClients, type AwsClients } from '../aws/clients.ts';
 import { loadConfig, operatorActor, type CronfenceConfig } from '../aws/config.ts';
-import { JobRepository } from '../aws/dynamo/job-repository.ts';
+import { dynamoJobRepository } from '../aws/job-repository-wiring.ts';
+import type { JobRepository } from '../engine/job-repository.ts';
 import { DynamoSliceStore } from '../aws/dynamo/slice-store.ts';
 import { OperatorActions, type BackfillProgress, type BackfillResult, type TriggerResult } from '../aws/operator-actions.ts';
 import { queueUrl } from '../aws/sqs/queue-urls.ts';
@@ -22,7 +23,7 @@ import { sameDefinition } from '../core/job-lifecycle.ts';
 import { parseJobSpec, type JobSpecInput } from '../core/job-spec.ts';
 import type { LedgerRecord } from '../core/ledger.ts';
 import { parseOperatorInstant } from '../core/operator.ts';
-import type { StoredJob } from '../core/ports.ts';
+import type { StoredJob } from '../core/job-record.ts';
 import type { Slice } from '../core/slice.ts';
 
 export interface CronfenceClientOptions {
@@ -62,9 +63,9 @@ export class CronfenceClient {
     const clock = options.clock ?? systemClock;
     // A change asks for a scan of its shard, so a job created or resumed now is not late by a tick.
     const scans = new SqsScanQueue(clients.sqs, () => queueUrl(clients.sqs, config.scanQueueName, config.queueUrls.scan));
-    this.jobs = new JobRepository(clients.dynamo, config, clock, options.knownHandlers, scans);
+    this.jobs = dynamoJobRepository(clients.dynamo, config, clock, { random: Math.random, knownHandlers: options.knownHandlers, scans });
     const queue = new SqsWorkQueue(clients.sqs, () => queueUrl(clients.sqs, config.workQueueName, config.queueUrls.work));
-    this.operator = new OperatorActions(clients.dynamo, config, clock, this.jobs, new DynamoSliceStore(clients.dynamo, config), queue);
+    this.operator = new OperatorActions(clients.dynamo, config, clock, this.jobs, new DynamoSliceStore(clients.dynamo, config, Math.random), queue, Math.random);
     this.actor = operatorActor(options.actor, options.env);
   }
 

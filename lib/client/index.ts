@@ -6,7 +6,7 @@
 export { CronfenceClient, createClient, type CronfenceClientOptions, type Instant, type Run } from './cronfence-client.ts';
 export type { BackfillProgress, BackfillResult, TriggerResult } from '../aws/operator-actions.ts';
 export type { JobSpecInput, JobOrigin } from '../core/job-spec.ts';
-export type { StoredJob } from '../core/ports.ts';
+export type { StoredJob } from '../core/job-record.ts';
 export type { OperatorNote, OperatorSlot, PauseState } from '../core/operator.ts';
 export {
   CronfenceError,

@@ -9,8 +9,8 @@
  */
 import { waitingSince, type Located } from './audit-rules.ts';
 import { executionKey } from './execution-key.ts';
-import { activeSince, isActiveAt, isTombstone, type JobRecord } from './job-lifecycle.ts';
-import type { StoredJob } from './ports.ts';
+import { activeSince, isActiveAt } from './job-lifecycle.ts';
+import { isTombstone, type JobRecord, type StoredJob } from './job-record.ts';
 import { occurrencesBetween, scheduleOf } from './schedule.ts';
 import { isFinal, SliceStatus, type Slice } from './slice.ts';
 

@@ -19,9 +19,9 @@
  */
 import type { Located } from './audit-rules.ts';
 import { executionKey } from './execution-key.ts';
-import { canonicalJson, isTombstone, type JobRecord } from './job-lifecycle.ts';
+import { canonicalJson } from './job-lifecycle.ts';
+import { isTombstone, type JobRecord, type StoredJob } from './job-record.ts';
 import { isTriggeredInstant } from './operator.ts';
-import type { StoredJob } from './ports.ts';
 import { occurrencesBetween, scheduleOf } from './schedule.ts';
 import { SliceStatus, type Slice } from './slice.ts';
 

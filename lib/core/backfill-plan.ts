@@ -6,7 +6,7 @@
  */
 import { InvalidOperatorRequestError } from './errors.ts';
 import { MAX_PAYLOAD_BYTES } from './job-spec.ts';
-import type { StoredJob } from './ports.ts';
+import type { StoredJob } from './job-record.ts';
 import { occurrencesBetween, scheduleOf } from './schedule.ts';
 
 /** One backfill call writes at most this many slots; a longer range is refused, naming the count. */

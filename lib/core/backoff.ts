@@ -3,6 +3,12 @@
  * "Exponential Backoff And Jitter"): uniform in [0, min(cap, base * 2^(attempt-1))).
  * Full jitter spreads a thundering herd of retries after a shared outage.
  */
+/**
+ * Uniform in [0, 1): the jitter of every retry. Given once at wiring (Math.random in production, a seeded one in a
+ * drill or simulation), so no adapter draws its own.
+ */
+export type Random = () => number;
+
 export interface BackoffPolicy {
   readonly baseMs: number;
   readonly maxMs: number;

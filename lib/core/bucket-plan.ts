@@ -8,7 +8,7 @@
  */
 import { NEVER, planAdvance, type AdvancePlan } from './advance-plan.ts';
 import { jitterOffsetMs } from './jitter.ts';
-import type { StoredJob } from './ports.ts';
+import type { StoredJob } from './job-record.ts';
 import { scheduleOf } from './schedule.ts';
 import { WHEEL_BUCKET_MS } from './wheel.ts';
 

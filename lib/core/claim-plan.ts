@@ -10,8 +10,8 @@
 import { lateClaim } from './advance-plan.ts';
 import { isoSecond } from './execution-key.ts';
 import { startAtOf } from './jitter.ts';
-import { isActiveAt, isTombstone, type JobRecord } from './job-lifecycle.ts';
-import { definitionOf, type StoredJob } from './ports.ts';
+import { isActiveAt } from './job-lifecycle.ts';
+import { definitionOf, isTombstone, type JobRecord, type StoredJob } from './job-record.ts';
 import { occurrencesBetween, scheduleOf } from './schedule.ts';
 import { SliceStatus, type Slice, type SliceDefinition, type SliceKey } from './slice.ts';
 

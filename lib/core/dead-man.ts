@@ -22,7 +22,7 @@
  */
 import { jitterOffsetMs } from './jitter.ts';
 import { activeSince, isActiveAt } from './job-lifecycle.ts';
-import type { StoredJob } from './ports.ts';
+import type { StoredJob } from './job-record.ts';
 import { NEXT_OCCURRENCE_HORIZON_MS, occurrencesBetween, scheduleOf, type Schedule } from './schedule.ts';
 
 /** @default 2: one whole occurrence may be late before the job is called silent. */

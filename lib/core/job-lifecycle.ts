@@ -27,7 +27,7 @@
 import { JobNotFoundError, JobOwnershipError } from './errors.ts';
 import type { JobOrigin, JobSpec } from './job-spec.ts';
 import type { OperatorNote, PauseState } from './operator.ts';
-import type { StoredJob } from './ports.ts';
+import { isTombstone, type JobRecord, type JobTombstone, type SkipReason, type StoredJob } from './job-record.ts';
 import { NEVER } from './advance-plan.ts';
 import { nextOccurrenceAtOrAfter, occurrencesBetween, scheduleOf } from './schedule.ts';
 import type { Slice } from './slice.ts';
@@ -36,29 +36,6 @@ import { shardOf } from './shard.ts';
 import type { WheelEntry } from './wheel.ts';
 
 export { NEVER } from './advance-plan.ts';
-
-/**
- * Why a slice was settled SKIPPED without running: a lifecycle change, the
- * job's misfire policy (`misfire`, advance-plan.ts) or its overlap policy
- * (`overlap`: another run was ahead; `replaced`: fenced out by a newer run, overlap-policy.ts).
- */
-export type SkipReason = 'paused' | 'disabled' | 'deleted' | 'superseded' | 'misfire' | 'overlap' | 'replaced';
-
-/** What is left of a deleted job: enough to keep its generation and version growing. */
-export interface JobTombstone {
-  readonly id: string;
-  readonly deleted: true;
-  readonly generation: number;
-  readonly version: number;
-  readonly updatedAt: number;
-  readonly changeReason?: SkipReason;
-}
-
-export type JobRecord = StoredJob | JobTombstone;
-
-export function isTombstone(record: JobRecord | undefined): record is JobTombstone {
-  return record !== undefined && 'deleted' in record && record.deleted === true;
-}
 
 export interface LifecycleChange<T extends JobRecord = JobRecord> {
   /** What to store, on condition that the stored version is still the one read. */

@@ -3,42 +3,14 @@
  * interfaces; lib/aws/ implements them over DynamoDB, SQS and EventBridge.
  */
 import type { MissedRange, SkippedRange } from './advance-plan.ts';
-import type { JobRecord, SkipReason } from './job-lifecycle.ts';
-import type { JobSpec } from './job-spec.ts';
+import type { Claim, FencedClaim } from './claim.ts';
+import type { DueSettle, JobWrite } from './job-change.ts';
+import type { JobRecord, SkipReason } from './job-record.ts';
 import type { LedgerRecord } from './ledger.ts';
-import type { OperatorNote, PauseState } from './operator.ts';
 import type { OverlapLane } from './overlap-policy.ts';
 import type { Slice, SliceDefinition, SliceKey, SliceStatus } from './slice.ts';
 import type { SetAsideJob } from './set-aside.ts';
 import type { PlacedEntry, ScanCursor, ShardCursor, WheelEntry } from './wheel.ts';
-
-/** A job as stored: its spec plus the scheduler's bookkeeping. */
-export interface StoredJob extends JobSpec {
-  readonly shard: number;
-  /**
-   * The first occurrence of this generation: at or after the change that made
-   * it (or the end of its pause). The wheel, not the job, tracks what has been
-   * sent since (core/wheel.ts), so no scan writes the job.
-   */
-  readonly nextFireAt: number;
-  /** Bumped on every change; scanners and updates condition on it. */
-  readonly version: number;
-  /** Bumped on every change of definition, pause, resume and delete (see core/job-lifecycle.ts); slices carry it. */
-  readonly generation: number;
-  readonly createdAt: number;
-  readonly updatedAt: number;
-  /** While paused by an operator: who, why, since when, and until when (see core/job-lifecycle.ts `isActiveAt`). */
-  readonly pause?: PauseState;
-  /** The last resume by an operator: who and why. */
-  readonly resumed?: OperatorNote;
-  /** Why the change that made this generation skips the older ones' slices that had not started (core/job-lifecycle.ts). */
-  readonly changeReason?: SkipReason;
-}
-
-/** What a slice of `job`'s current generation is created with. */
-export function definitionOf(job: StoredJob): SliceDefinition {
-  return { generation: job.generation, handler: job.handler, policies: job.policies, payload: job.payload, shard: job.shard };
-}
 
 /** A slice to create ENQUEUED, in the sweep index from `sweepAt`. */
 export interface NewSlice extends SliceKey {
@@ -89,22 +61,22 @@ export interface SliceStore {
    * keep it hidden); takeover then waits for the lease to expire.
    * @throws {LeaseLostError} when the fence moved on or the slice is no longer RUNNING.
    */
-  renew(key: SliceKey, fence: number, now: number, leaseMs: number, disarmMessageBack?: boolean): Promise<void>;
+  renew(claim: FencedClaim, now: number, leaseMs: number, disarmMessageBack?: boolean): Promise<void>;
   /**
-   * Slice RUNNING → SUCCEEDED on the fence, the ledger record and `writes`, atomically.
+   * Slice RUNNING → SUCCEEDED on the claim's fence and owner (core/claim.ts), the ledger record and `writes`, atomically.
    * An earlier attempt of this very commit that landed (lost reply) counts as success.
    * @throws {FencedOutError}
    */
-  commit(key: SliceKey, fence: number, owner: string, now: number, writes: readonly BusinessWrite[]): Promise<void>;
+  commit(claim: Claim, now: number, writes: readonly BusinessWrite[]): Promise<void>;
   /**
-   * RUNNING on `fence` → SKIPPED with `reason` (not run: the job moved on, its overlap or misfire policy), or MISSED
+   * RUNNING on the claim's fence → SKIPPED with `reason` (not run: the job moved on, its overlap or misfire policy), or MISSED
    * (`status`: claimed past its catch-up window), out of the sweep index. @throws {LeaseLostError}
    */
-  skipClaimed(key: SliceKey, fence: number, reason: string, now: number, status?: NotRunStatus): Promise<void>;
+  skipClaimed(claim: FencedClaim, reason: string, now: number, status?: NotRunStatus): Promise<void>;
   /** RUNNING → FAILED on the fence. @throws {LeaseLostError} */
-  recordFailure(key: SliceKey, fence: number, failure: { now: number; error: string; nextAttemptAt: number; sweepAt: number }): Promise<void>;
-  /** → DEAD with a DEAD ledger record, on the fence. @throws {FencedOutError} */
-  recordDead(key: SliceKey, fence: number, owner: string, now: number, error: string): Promise<void>;
+  recordFailure(claim: FencedClaim, failure: { now: number; error: string; nextAttemptAt: number; sweepAt: number }): Promise<void>;
+  /** → DEAD with a DEAD ledger record, on the claim's fence and owner. @throws {FencedOutError} */
+  recordDead(claim: Claim, now: number, error: string): Promise<void>;
   get(key: SliceKey): Promise<Slice | undefined>;
   /** Live slices of a shard whose sweep time has passed: their message may be lost. */
   findSweepable(shard: number, now: number, limit: number): Promise<SweepCandidate[]>;
@@ -124,10 +96,10 @@ export interface SliceStore {
   enqueue(run: SliceDefinition, slices: readonly NewSlice[], now: number): Promise<SliceKey[]>;
   /**
    * Puts a RUNNING slice whose holder and message are gone into the sweep
-   * index at `sweepAt`, on condition that it still has fence `fence` and is
+   * index at `sweepAt`, on condition that it still has the claim's fence and is
    * out of the index. @returns whether it did.
    */
-  followAbandoned(key: SliceKey, fence: number, sweepAt: number): Promise<boolean>;
+  followAbandoned(claim: FencedClaim, sweepAt: number): Promise<boolean>;
   /**
    * One item for a range of `run`'s occurrences: MISSED (older than the catch-up
    * window) or SKIPPED by the misfire policy; written unless a slice is there.
@@ -217,13 +189,40 @@ export interface OverlapStore {
    */
   firstInLine(jobId: string, afterMs: number, beforeMs: number, limit: number): Promise<Slice | undefined>;
   /**
-   * RUNNING on `fence` → ENQUEUED to wait behind a run: the claim undone
+   * RUNNING on the claim's fence → ENQUEUED to wait behind a run: the claim undone
    * (attempts - 1), `bufferedAt` set on the first wait, swept at `sweepAt`.
    * @throws {LeaseLostError}
    */
-  deferClaimed(key: SliceKey, fence: number, now: number, sweepAt: number): Promise<void>;
-  /** Another run, RUNNING on `fence` → SKIPPED `replaced` with fence + 1 (it is fenced out). @returns false when it had moved on. */
-  fenceOut(key: SliceKey, fence: number, now: number): Promise<boolean>;
+  deferClaimed(claim: FencedClaim, now: number, sweepAt: number): Promise<void>;
+  /** Another run, RUNNING on the claim's fence → SKIPPED `replaced` with fence + 1 (it is fenced out). @returns false when it had moved on. */
+  fenceOut(claim: FencedClaim, now: number): Promise<boolean>;
+}
+
+/**
+ * The primitives a job change (core/job-change.ts) runs over: the reads, the
+ * one all-or-nothing write, and the settling of slices it leaves behind. The
+ * use case is engine/job-repository.ts, the same over every store (it reads
+ * one record through the JobReader).
+ */
+export interface JobStore {
+  /** Every record, tombstones included, read consistently. */
+  records(): Promise<JobRecord[]>;
+  /** A job's slices scheduled in `[fromMs, toMs)` (from `fromMs` on, without `toMs`), oldest first, read consistently. */
+  slicesOf(jobId: string, fromMs: number, toMs?: number): Promise<Slice[]>;
+  /** The settles of `jobId` a change left unfinished, oldest generation first. */
+  pendingSettles(shard: number, jobId: string): Promise<DueSettle[]>;
+  /**
+   * The job on the version read, its inbox entry and its settle record, all or nothing.
+   * @returns false when a condition failed or the write met another: read again and plan again.
+   */
+  writeChange(write: JobWrite): Promise<boolean>;
+  /** Removes a settle once its occurrences all have a record. */
+  clearSettle(settle: DueSettle): Promise<void>;
+  /**
+   * SETTLE PENDING: the job's pending slices of generations below `generation` → SKIPPED with `reason`
+   * (`maySettle`). @returns how many.
+   */
+  settlePending(request: { readonly jobId: string; readonly shard: number; readonly generation: number; readonly reason: SkipReason; readonly now: number }): Promise<number>;
 }
 
 /** What a worker does to a one-time job (`afterOneTime: 'delete'`) once its slot is final. */

@@ -1,6 +1,7 @@
 /**
  * The condition of every slice write after the claim, as pure predicates
- * (the claim's own rule is `isClaimable` in slice.ts). Each operation in
+ * (the claim's own rule is `isClaimable` in slice.ts; which writes need the
+ * owner as well as the fence is core/claim.ts's rule). Each operation in
  * lib/aws/dynamo writes one of these as its condition expression; the
  * in-memory store (lib/memory) executes them as they are; the contract suite
  * (test/contract) runs the same cases against both, so the spec and the
@@ -10,12 +11,14 @@
  *   RENEW            renew-lease.ts                     holdsLease
  *   FAIL, SKIP       record-failure.ts, skip-slice.ts   holdsLease
  *   FINALIZE         finalize-slice.ts [0]              mayFinalize
- *   refused FINALIZE finalize-slice.ts cancelledOutcome refusedFinalize
+ *   refused FINALIZE finalize-slice.ts                 finalizeRefusal
  *   CREATE           create-slices.ts                   mayCreateSlice
  *   FOLLOW           reconcile-ops.ts                   holdsLease, out of the sweep index
  *   SETTLE           settle-pending-slices.ts           maySettle
  *   DEFER SWEEP      sweep.ts                           mayDeferSweep
  */
+import type { Claim } from './claim.ts';
+import { FencedOutError, OutcomeOnRecordError } from './errors.ts';
 import { isOwnClaim, isOwnCommit, type LedgerOutcome, type LedgerRecord } from './ledger.ts';
 import { isRecreatable, SliceStatus, type Slice } from './slice.ts';
 
@@ -39,6 +42,14 @@ export function mayFinalize<T extends Pick<Slice, 'status' | 'fence' | 'owner'>>
   return holdsLease(slice, fence) && slice?.owner === owner;
 }
 
+/** A FINALIZE: the claim it ends (on its fence and owner, core/claim.ts), when, with which outcome. */
+export interface Finalize extends Claim {
+  readonly now: number;
+  readonly outcome: LedgerOutcome;
+  /** For DEAD: the last error. */
+  readonly error?: string;
+}
+
 /** Why a finalize whose slice condition failed wrote nothing, judged from the ledger record the slice carries. */
 export type FinalizeRefusal =
   /** An earlier try of this very finalize landed (its reply was lost): report success. */
@@ -52,6 +63,22 @@ export function refusedFinalize(ledger: LedgerRecord | undefined, fence: number,
   if (isOwnCommit(ledger, fence, owner, outcome)) return 'own-earlier-try';
   if (isOwnClaim(ledger, fence, owner)) return 'other-outcome-on-record';
   return 'fenced-out';
+}
+
+/**
+ * What a refused finalize of `executionKey` ends in, judged by `refusedFinalize`: undefined when its own earlier try
+ * landed (success), else the error to throw (OutcomeOnRecordError, FencedOutError). Both stores call this one rule.
+ */
+export function finalizeRefusal(
+  ledger: LedgerRecord | undefined,
+  request: Pick<Finalize, 'fence' | 'owner' | 'outcome'>,
+  executionKey: string,
+  cause?: unknown,
+): OutcomeOnRecordError | FencedOutError | undefined {
+  const refusal = refusedFinalize(ledger, request.fence, request.owner, request.outcome);
+  if (refusal === 'own-earlier-try') return undefined;
+  if (refusal === 'other-outcome-on-record' && ledger !== undefined) return new OutcomeOnRecordError(executionKey, ledger.outcome, { cause });
+  return new FencedOutError(executionKey, request.fence, { cause });
 }
 
 /**

@@ -219,7 +219,7 @@ export class LeaseKeeper {
     // take over a holder that still renews. This renewal disarms that takeover; failover falls back to the lease.
     if (!this.disarmed && !this.options.overtakeable && this.mayBeVisible(now)) await this.awaitExtensionInFlight();
     const disarm = !this.disarmed && (this.disarmNow || this.options.overtakeable === true || this.mayBeVisible(now));
-    const renewal = this.slices.renew(key, fence, now, leaseMs, disarm).then(() => {
+    const renewal = this.slices.renew({ key, fence }, now, leaseMs, disarm).then(() => {
       if (disarm) this.disarmed = true;
     });
     // Still unanswered a heartbeat before the message could surface (a loaded table): extend it now, not after the

@@ -67,12 +67,12 @@ async function apply(deps: OverlapGateDeps, slice: Slice, receiptHandle: string,
     case 'run':
       return 'run';
     case 'skip':
-      await deps.slices.skipClaimed(slice, slice.fence, decision.reason, now);
+      await deps.slices.skipClaimed({ key: slice, fence: slice.fence }, decision.reason, now);
       emitSkipped(slice, decision.reason);
       return 'delete';
     case 'wait': {
       const sweepAt = sweepAtFor(SliceStatus.Enqueued, { scheduledAt: decision.untilMs, now, graceMs: deps.sweepGraceMs });
-      await deps.overlap.deferClaimed(slice, slice.fence, now, sweepAt);
+      await deps.overlap.deferClaimed({ key: slice, fence: slice.fence }, now, sweepAt);
       // Said once the slice is given back, before the hide: a hide that fails leaves the slice just as buffered (its
       // message returns sooner, to a claim the gate judges again). Emitted after it, a throttled hide left a slice
       // given back without its event, and a drill read the next claim as a takeover of a live holder (2026-12-05).
@@ -82,7 +82,7 @@ async function apply(deps: OverlapGateDeps, slice: Slice, receiptHandle: string,
     }
     case 'replace': {
       const { victim } = decision;
-      if (await deps.overlap.fenceOut(victim, victim.fence, now)) emitSkipped({ ...victim, fence: victim.fence + 1 }, 'replaced');
+      if (await deps.overlap.fenceOut({ key: victim, fence: victim.fence }, now)) emitSkipped({ ...victim, fence: victim.fence + 1 }, 'replaced');
       return 'run';
     }
   }

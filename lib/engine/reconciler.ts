@@ -11,10 +11,11 @@
  */
 import type { Clock } from '../core/clock.ts';
 import { UnplannableJobError } from '../core/errors.ts';
-import { inDueIndex, isTombstone } from '../core/job-lifecycle.ts';
+import { inDueIndex } from '../core/job-lifecycle.ts';
+import { definitionOf, isTombstone, type StoredJob } from '../core/job-record.ts';
 import { jitterOffsetMs } from '../core/jitter.ts';
 import { mapBounded } from '../core/map-bounded.ts';
-import { definitionOf, type JobReader, type SliceStore, type StoredJob, type WheelStore, type WorkQueue } from '../core/ports.ts';
+import type { JobReader, SliceStore, WheelStore, WorkQueue } from '../core/ports.ts';
 import { reconcileOccurrences } from '../core/reconcile.ts';
 import { occurrencesBetween, scheduleOf } from '../core/schedule.ts';
 import { distinctEntries, isReconcilable, WHEEL_BUCKET_MS, type PlacedEntry } from '../core/wheel.ts';
@@ -109,7 +110,7 @@ export class Reconciler {
     for (const action of actions) {
       if (action.kind !== 'sweep') continue;
       const slice = slices.find((candidate) => candidate.scheduledAt === action.scheduledAt);
-      if (slice && (await this.deps.slices.followAbandoned(slice, slice.fence, sweepAt))) abandoned.push({ jobId: job.id, scheduledAt: action.scheduledAt });
+      if (slice && (await this.deps.slices.followAbandoned({ key: slice, fence: slice.fence }, sweepAt))) abandoned.push({ jobId: job.id, scheduledAt: action.scheduledAt });
     }
     return [...created.map((key) => ({ ...key, startAt: key.scheduledAt + offset })), ...abandoned];
   }

@@ -17,10 +17,11 @@ import { lifecycleEvent, type EventSink } from '../core/events.ts';
 import { NEVER, type AdvancePlan } from '../core/advance-plan.ts';
 import { assertRowShape, planBucket } from '../core/bucket-plan.ts';
 import { isoSecond } from '../core/execution-key.ts';
-import { inboxEntryOf, inDueIndex, isTombstone, type JobRecord } from '../core/job-lifecycle.ts';
+import { inboxEntryOf, inDueIndex } from '../core/job-lifecycle.ts';
+import { definitionOf, isTombstone, type JobRecord, type StoredJob } from '../core/job-record.ts';
 import { jitterOffsetMs } from '../core/jitter.ts';
 import { mapBounded } from '../core/map-bounded.ts';
-import { definitionOf, type StoredJob, type SweepCandidate } from '../core/ports.ts';
+import type { SweepCandidate } from '../core/ports.ts';
 import { sweepAgainAt } from '../core/slice.ts';
 import {
   bucketOf,

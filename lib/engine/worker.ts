@@ -25,7 +25,8 @@ import { lifecycleEvent, type EventSink, type LifecycleEventDetails, type Lifecy
 import { executionKey, isoSecond } from '../core/execution-key.ts';
 import { startAtOf } from '../core/jitter.ts';
 import { isOwnCommit } from '../core/ledger.ts';
-import { isTombstone, supersededReason, type JobRecord, type SkipReason } from '../core/job-lifecycle.ts';
+import { supersededReason } from '../core/job-lifecycle.ts';
+import { isTombstone, type JobRecord, type SkipReason } from '../core/job-record.ts';
 import { lateFirstStart, planClaim, type IfMissing, type LateStart } from '../core/claim-plan.ts';
 import { decodeWorkMessage, type WorkOrder } from '../core/messages.ts';
 import type { ChunkCommitOutcome, ChunkStore } from '../core/chunks.ts';
@@ -251,7 +252,7 @@ export class Worker {
    */
   private async skipSuperseded(slice: Slice, superseded: { reason: SkipReason; changedAt: number }): Promise<Disposition> {
     try {
-      await this.deps.slices.skipClaimed(slice, slice.fence, superseded.reason, Math.max(this.deps.clock.now(), superseded.changedAt));
+      await this.deps.slices.skipClaimed({ key: slice, fence: slice.fence }, superseded.reason, Math.max(this.deps.clock.now(), superseded.changedAt));
     } catch (error) {
       if (error instanceof LeaseLostError) return 'keep';
       throw error;
@@ -266,7 +267,7 @@ export class Worker {
    */
   private async recordLate(slice: Slice, late: LateStart): Promise<Disposition> {
     try {
-      await this.deps.slices.skipClaimed(slice, slice.fence, late.reason, this.deps.clock.now(), late.status);
+      await this.deps.slices.skipClaimed({ key: slice, fence: slice.fence }, late.reason, this.deps.clock.now(), late.status);
     } catch (error) {
       if (error instanceof LeaseLostError) return 'keep';
       throw error;
@@ -367,7 +368,7 @@ export class Worker {
    */
   private commitOnce(key: SliceKey, fence: number, writes: readonly BusinessWrite[]): Promise<void> {
     return this.sendAgainWhileUnsure('commit refused for now or outcome unknown; sending the same commit again', () =>
-      this.deps.slices.commit(key, fence, this.deps.workerId, this.deps.clock.now(), writes),
+      this.deps.slices.commit({ key, fence, owner: this.deps.workerId }, this.deps.clock.now(), writes),
     );
   }
 
@@ -432,7 +433,7 @@ export class Worker {
       graceMs: this.deps.sweepGraceMs ?? 30_000,
     });
     try {
-      await this.deps.slices.recordFailure(slice, slice.fence, { now, error: message, nextAttemptAt, sweepAt });
+      await this.deps.slices.recordFailure({ key: slice, fence: slice.fence }, { now, error: message, nextAttemptAt, sweepAt });
     } catch (failure) {
       if (failure instanceof LeaseLostError) {
         this.emit('fenced_out', slice, { fence: slice.fence, attempt: slice.attempts, error: message });
@@ -450,7 +451,7 @@ export class Worker {
   private async giveUp(slice: Slice, error: string): Promise<Disposition> {
     const now = this.deps.clock.now();
     try {
-      await this.deps.slices.recordDead(slice, slice.fence, this.deps.workerId, now, error);
+      await this.deps.slices.recordDead({ key: slice, fence: slice.fence, owner: this.deps.workerId }, now, error);
     } catch (failure) {
       // This very claim's commit landed after all (its reply was lost): it is committed, never dead-lettered.
       if (failure instanceof OutcomeOnRecordError && failure.recorded === 'SUCCEEDED') return this.committed(slice, now);

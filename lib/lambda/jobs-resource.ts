@@ -16,7 +16,8 @@
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import { createAwsClients } from '../aws/clients.ts';
 import { loadConfig } from '../aws/config.ts';
-import { JobRepository } from '../aws/dynamo/job-repository.ts';
+import { dynamoJobRepository } from '../aws/job-repository-wiring.ts';
+import type { JobRepository } from '../engine/job-repository.ts';
 import { systemClock } from '../core/clock.ts';
 import { CronfenceError, MissingResourceError } from '../core/errors.ts';
 
@@ -67,7 +68,7 @@ function parseJobProperty(value: unknown): unknown {
 export function environmentRepository(env: Record<string, string | undefined> = process.env): RepositoryFactory {
   const config = loadConfig(env);
   const dynamo = createAwsClients().dynamo;
-  return (knownHandlers) => new JobRepository(dynamo, config, systemClock, knownHandlers);
+  return (knownHandlers) => dynamoJobRepository(dynamo, config, systemClock, { random: Math.random, knownHandlers });
 }
 
 let production: RepositoryFactory | undefined;

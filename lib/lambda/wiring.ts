@@ -3,6 +3,7 @@
  * Lambda handlers and local replicas both start here, so local and cloud run
  * the same objects.
  */
+import type { Random } from '../core/backoff.ts';
 import { systemClock, type Clock } from '../core/clock.ts';
 import { FanOutEventSink, type EventSink } from '../core/events.ts';
 import { createAwsClients, type AwsClients } from '../aws/clients.ts';
@@ -13,7 +14,8 @@ import { DynamoWheelStore } from '../aws/dynamo/wheel-store.ts';
 import { DynamoChunkStore } from '../aws/dynamo/chunk-store.ts';
 import { DynamoOutboxStore } from '../aws/dynamo/outbox-store.ts';
 import type { ChunkCommitOutcome, ChunkStore, OutboxStore } from '../core/chunks.ts';
-import { JobRepository } from '../aws/dynamo/job-repository.ts';
+import { dynamoJobRepository } from '../aws/job-repository-wiring.ts';
+import type { JobRepository } from '../engine/job-repository.ts';
 import { OperatorActions } from '../aws/operator-actions.ts';
 import { DeadManWatch } from '../aws/dead-man-watch.ts';
 import { DynamoOverlapStore } from '../aws/dynamo/overlap-ops.ts';
@@ -31,6 +33,8 @@ export interface Runtime {
   readonly config: CronfenceConfig;
   readonly clients: AwsClients;
   readonly clock: Clock;
+  /** The jitter of every retry, the adapters' and the worker's. */
+  readonly random: Random;
   readonly events: FanOutEventSink;
   readonly bus: EventBusSink;
   readonly slices: SliceStore;
@@ -71,6 +75,8 @@ export interface RuntimePorts {
 export interface RuntimeOptions {
   readonly env?: Record<string, string | undefined>;
   readonly clock?: Clock;
+  /** [0, 1); the jitter source. @default Math.random */
+  readonly random?: Random;
   readonly clients?: AwsClients;
   readonly sinks?: EventSink[];
   readonly onError?: (error: unknown, context: string) => void;
@@ -83,19 +89,20 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const config = loadConfig(options.env);
   const clients = options.clients ?? createAwsClients();
   const clock = options.clock ?? systemClock;
+  const random = options.random ?? Math.random;
   const onError = options.onError ?? (() => {});
   const bus = new EventBusSink(clients.events, config.eventBusName, { publishSucceeded: config.publishSucceededEvents }, (error) =>
     onError(error, 'event bus'),
   );
   const events = new FanOutEventSink(bus, ...(options.sinks ?? []));
-  const wheel = new DynamoWheelStore(clients.dynamo, config);
-  const jobReader = new DynamoJobReader(clients.dynamo, config);
+  const wheel = new DynamoWheelStore(clients.dynamo, config, random);
+  const jobReader = new DynamoJobReader(clients.dynamo, config, random);
   const outbox = new DynamoOutboxStore(clients.dynamo, config);
   const workQueueUrl = () => queueUrl(clients.sqs, config.workQueueName, config.queueUrls.work);
   const scanQueueUrl = () => queueUrl(clients.sqs, config.scanQueueName, config.queueUrls.scan);
   const { slices, chunks, workQueue, eventSource } = (options.decoratePorts ?? identity)({
-    slices: new DynamoSliceStore(clients.dynamo, config),
-    chunks: new DynamoChunkStore(clients.dynamo, config),
+    slices: new DynamoSliceStore(clients.dynamo, config, random),
+    chunks: new DynamoChunkStore(clients.dynamo, config, random),
     workQueue: new SqsWorkQueue(clients.sqs, workQueueUrl),
     eventSource: lambdaEventSource(clients.sqs, { work: workQueueUrl, scan: scanQueueUrl }),
   });
@@ -105,6 +112,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     config,
     clients,
     clock,
+    random,
     events,
     bus,
     slices,
@@ -117,9 +125,9 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     deadLetters,
     eventSource,
     // A change asks for a scan of its shard: its next occurrence is not late by a tick.
-    jobs: (knownHandlers) => new JobRepository(clients.dynamo, config, clock, knownHandlers, scanQueue),
+    jobs: (knownHandlers) => dynamoJobRepository(clients.dynamo, config, clock, { random, knownHandlers, scans: scanQueue }),
     deadMan: () => new DeadManWatch(clients.dynamo, config, { events }),
-    operator: () => new OperatorActions(clients.dynamo, config, clock, new JobRepository(clients.dynamo, config, clock, undefined, scanQueue), slices, workQueue),
+    operator: () => new OperatorActions(clients.dynamo, config, clock, dynamoJobRepository(clients.dynamo, config, clock, { random, scans: scanQueue }), slices, workQueue, random),
     worker: (workerId, handlers) =>
       new Worker({
         workerId,
@@ -129,10 +137,11 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         deadLetters,
         events,
         clock,
+        random,
         handlers,
         queueVisibilityMs: config.workQueueVisibilityMs,
         sweepGraceMs: config.sweepGraceMs,
-        oneTimeJobs: new JobRepository(clients.dynamo, config, clock),
+        oneTimeJobs: dynamoJobRepository(clients.dynamo, config, clock, { random }),
         overlap: new DynamoOverlapStore(clients.dynamo, config),
         onError,
         chunks,

@@ -11,7 +11,7 @@ import type { TableDefinition } from '../aws/schema.ts';
 import { EXAMPLE_JOBS, merchantSettlement, PAYOUTS_TABLE, payoutsTableName } from '../../examples/jobs/examples.ts';
 import { registry } from '../../examples/jobs/index.ts';
 import type { JobSpecInput } from '../core/job-spec.ts';
-import type { StoredJob } from '../core/ports.ts';
+import type { StoredJob } from '../core/job-record.ts';
 import type { JobsModuleDescription } from '../package/describe-jobs-module.ts';
 import { tableDefinition } from '../lambda/jobs-module.ts';
 import type { Runtime } from '../lambda/wiring.ts';

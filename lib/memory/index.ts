@@ -8,7 +8,8 @@
  */
 import type { Clock } from '../core/clock.ts';
 import { InMemoryChunkStore } from './memory-chunk-store.ts';
-import { InMemoryJobRepository } from './memory-jobs.ts';
+import { JobRepository } from '../engine/job-repository.ts';
+import { InMemoryJobStore } from './memory-jobs.ts';
 import { InMemoryOutboxStore } from './memory-outbox-store.ts';
 import { InMemoryDeadLetterSink, InMemoryWorkQueue } from './memory-queue.ts';
 import { InMemoryOverlapStore } from './memory-overlap-store.ts';
@@ -18,7 +19,7 @@ import { InMemoryWheelStore } from './memory-wheel-store.ts';
 import { MemoryTables, type MemoryTablesOptions } from './memory-tables.ts';
 
 export { InMemoryChunkStore } from './memory-chunk-store.ts';
-export { InMemoryJobRepository, type MemoryJobChange } from './memory-jobs.ts';
+export { InMemoryJobStore } from './memory-jobs.ts';
 export { InMemoryOutboxStore } from './memory-outbox-store.ts';
 export { InMemoryDeadLetterSink, InMemoryWorkQueue, type QueuedMessage, type ReceivedWorkMessage, type RejectedMessage } from './memory-queue.ts';
 export { InMemoryOverlapStore } from './memory-overlap-store.ts';
@@ -38,21 +39,26 @@ export interface MemoryInstallation {
   /** The queue's clock is the installation's clock: SQS's own, not a worker's. */
   readonly workQueue: InMemoryWorkQueue;
   readonly deadLetters: InMemoryDeadLetterSink;
-  jobs(knownHandlers?: readonly string[]): InMemoryJobRepository;
+  /** Job CRUD (engine/job-repository.ts) over these tables; changes wait for the tick (no scan queue). */
+  jobs(knownHandlers?: readonly string[]): JobRepository;
 }
 
 export function createMemoryInstallation(options: MemoryTablesOptions & { readonly clock: Clock }): MemoryInstallation {
   const tables = new MemoryTables(options);
+  const slices = new InMemorySliceStore(tables);
+  const wheel = new InMemoryWheelStore(tables);
+  const jobReader = new InMemoryJobReader(tables);
   return {
     tables,
-    slices: new InMemorySliceStore(tables),
+    slices,
     chunks: new InMemoryChunkStore(tables),
     outbox: new InMemoryOutboxStore(tables),
-    wheel: new InMemoryWheelStore(tables),
-    jobReader: new InMemoryJobReader(tables),
+    wheel,
+    jobReader,
     overlap: new InMemoryOverlapStore(tables),
     workQueue: new InMemoryWorkQueue(options.clock),
     deadLetters: new InMemoryDeadLetterSink(),
-    jobs: (knownHandlers) => new InMemoryJobRepository(tables, options.clock, knownHandlers),
+    jobs: (knownHandlers) =>
+      new JobRepository({ jobs: new InMemoryJobStore(tables), reader: jobReader, slices, wheel, clock: options.clock, shardCount: tables.shardCount, knownHandlers }),
   };
 }

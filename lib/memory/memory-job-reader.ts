@@ -1,5 +1,5 @@
 /** The JobReader port in memory: copies of the stored records, tombstones included. */
-import type { JobRecord } from '../core/job-lifecycle.ts';
+import type { JobRecord } from '../core/job-record.ts';
 import type { JobReader } from '../core/ports.ts';
 import type { MemoryTables } from './memory-tables.ts';
 

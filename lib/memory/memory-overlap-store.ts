@@ -3,11 +3,12 @@
  * conditions: a lane is taken on the version read; each slice write needs
  * the slice held on the given fence (`holdsLease`, core/slice-transitions.ts).
  */
+import type { FencedClaim } from '../core/claim.ts';
 import { LeaseLostError } from '../core/errors.ts';
 import { executionKey } from '../core/execution-key.ts';
 import { isInLine, type OverlapLane } from '../core/overlap-policy.ts';
 import type { OverlapStore } from '../core/ports.ts';
-import { SliceStatus, type Slice, type SliceKey } from '../core/slice.ts';
+import { SliceStatus, type Slice } from '../core/slice.ts';
 import { holdsLease } from '../core/slice-transitions.ts';
 import { dropLease, skipRow } from './memory-slice-store.ts';
 import { sliceId, toSlice, type MemoryTables } from './memory-tables.ts';
@@ -36,7 +37,7 @@ export class InMemoryOverlapStore implements OverlapStore {
     return first && toSlice(first);
   }
 
-  async deferClaimed(key: SliceKey, fence: number, now: number, sweepAt: number): Promise<void> {
+  async deferClaimed({ key, fence }: FencedClaim, now: number, sweepAt: number): Promise<void> {
     const row = this.tables.slices.get(sliceId(key));
     if (!holdsLease(row, fence)) throw new LeaseLostError(executionKey(key.jobId, key.scheduledAt), fence);
     row.status = SliceStatus.Enqueued;
@@ -47,7 +48,7 @@ export class InMemoryOverlapStore implements OverlapStore {
     dropLease(row);
   }
 
-  async fenceOut(key: SliceKey, fence: number, now: number): Promise<boolean> {
+  async fenceOut({ key, fence }: FencedClaim, now: number): Promise<boolean> {
     const row = this.tables.slices.get(sliceId(key));
     if (!holdsLease(row, fence)) return false;
     skipRow(row, 'replaced', now, this.tables.expiresAtSeconds(now));

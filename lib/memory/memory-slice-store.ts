@@ -6,11 +6,12 @@
  * same attributes. test/contract runs one suite against both.
  */
 import { randomUUID } from 'node:crypto';
+import type { Claim, FencedClaim } from '../core/claim.ts';
 import type { MissedRange, SkippedRange } from '../core/advance-plan.ts';
-import { FencedOutError, LeaseLostError, OutcomeOnRecordError, TooManyWritesError } from '../core/errors.ts';
+import { LeaseLostError, TooManyWritesError } from '../core/errors.ts';
 import { executionKey } from '../core/execution-key.ts';
-import type { SkipReason } from '../core/job-lifecycle.ts';
-import { ledgerRecordOf, type LedgerOutcome, type LedgerRecord } from '../core/ledger.ts';
+import type { SkipReason } from '../core/job-record.ts';
+import { ledgerRecordOf, type LedgerRecord } from '../core/ledger.ts';
 import type { BusinessWrite, ClaimOutcome, NewSlice, NotRunStatus, RangeRecordOutcome, SliceStore, SweepCandidate } from '../core/ports.ts';
 import { isClaimable, isRecreatable, SliceStatus, type Slice, type SliceDefinition, type SliceKey } from '../core/slice.ts';
 import {
@@ -21,18 +22,13 @@ import {
   mayCreateSlice,
   mayDeferSweep,
   mayFinalize,
-  refusedFinalize,
+  finalizeRefusal,
+  type Finalize,
 } from '../core/slice-transitions.ts';
 import { planBusinessWrites } from './memory-business-writes.ts';
 import { sliceId, toSlice, type MemoryTables, type SliceRow } from './memory-tables.ts';
 
-interface FinalizeRequest {
-  readonly key: SliceKey;
-  readonly fence: number;
-  readonly owner: string;
-  readonly now: number;
-  readonly outcome: LedgerOutcome;
-  readonly error?: string;
+interface FinalizeRequest extends Finalize {
   readonly writes?: readonly BusinessWrite[];
 }
 
@@ -67,7 +63,7 @@ export class InMemorySliceStore implements SliceStore {
     return { won: true, slice: toSlice(row) };
   }
 
-  async skipClaimed(key: SliceKey, fence: number, reason: string, now: number, status: NotRunStatus = SliceStatus.Skipped): Promise<void> {
+  async skipClaimed({ key, fence }: FencedClaim, reason: string, now: number, status: NotRunStatus = SliceStatus.Skipped): Promise<void> {
     const row = this.row(key);
     if (!holdsLease(row, fence)) throw new LeaseLostError(executionKey(key.jobId, key.scheduledAt), fence);
     skipRow(row, reason, now, this.tables.expiresAtSeconds(now));
@@ -75,14 +71,14 @@ export class InMemorySliceStore implements SliceStore {
   }
 
   /** RENEW: `holdsLease`; effect leaseExpiresAt = now + leaseMs. */
-  async renew(key: SliceKey, fence: number, now: number, leaseMs: number, disarmMessageBack = false): Promise<void> {
+  async renew({ key, fence }: FencedClaim, now: number, leaseMs: number, disarmMessageBack = false): Promise<void> {
     const row = this.row(key);
     if (!holdsLease(row, fence)) throw new LeaseLostError(executionKey(key.jobId, key.scheduledAt), fence);
     row.leaseExpiresAt = now + leaseMs;
     if (disarmMessageBack) delete row.leaseMessageId;
   }
 
-  async commit(key: SliceKey, fence: number, owner: string, now: number, writes: readonly BusinessWrite[]): Promise<void> {
+  async commit({ key, fence, owner }: Claim, now: number, writes: readonly BusinessWrite[]): Promise<void> {
     if (writes.length > MAX_BUSINESS_WRITES_PER_COMMIT) {
       throw new TooManyWritesError(executionKey(key.jobId, key.scheduledAt), writes.length, MAX_BUSINESS_WRITES_PER_COMMIT);
     }
@@ -90,7 +86,7 @@ export class InMemorySliceStore implements SliceStore {
   }
 
   /** FAIL: `holdsLease`; effect FAILED with the retry's time, the lease dropped. */
-  async recordFailure(key: SliceKey, fence: number, failure: { now: number; error: string; nextAttemptAt: number; sweepAt: number }): Promise<void> {
+  async recordFailure({ key, fence }: FencedClaim, failure: { now: number; error: string; nextAttemptAt: number; sweepAt: number }): Promise<void> {
     const row = this.row(key);
     if (!holdsLease(row, fence)) throw new LeaseLostError(executionKey(key.jobId, key.scheduledAt), fence);
     row.status = SliceStatus.Failed;
@@ -102,7 +98,7 @@ export class InMemorySliceStore implements SliceStore {
     delete row.leaseExpiresAt;
   }
 
-  async recordDead(key: SliceKey, fence: number, owner: string, now: number, error: string): Promise<void> {
+  async recordDead({ key, fence, owner }: Claim, now: number, error: string): Promise<void> {
     this.finalize({ key, fence, owner, now, outcome: 'DEAD', error: error.slice(0, MAX_ERROR_CHARS) });
   }
 
@@ -145,7 +141,7 @@ export class InMemorySliceStore implements SliceStore {
   }
 
   /** FOLLOW (reconcile-ops.ts): still RUNNING on `fence` and out of the sweep index. */
-  async followAbandoned(key: SliceKey, fence: number, sweepAt: number): Promise<boolean> {
+  async followAbandoned({ key, fence }: FencedClaim, sweepAt: number): Promise<boolean> {
     const row = this.row(key);
     if (!holdsLease(row, fence) || row.sweepAt !== undefined) return false;
     row.sweepShard = row.shard;
@@ -198,7 +194,7 @@ export class InMemorySliceStore implements SliceStore {
 
   /**
    * FINALIZE: the slice `mayFinalize`, then the slice (its ledger record) and
-   * the user's writes, all or nothing; a refusal is judged by `refusedFinalize`.
+   * the user's writes, all or nothing; a refusal is judged by `finalizeRefusal`.
    */
   private finalize(request: FinalizeRequest): void {
     const { key, fence, owner, now, outcome } = request;
@@ -206,11 +202,9 @@ export class InMemorySliceStore implements SliceStore {
     const applyWrites = planBusinessWrites(this.tables, id, request.writes ?? []);
     const row = this.row(key);
     if (!mayFinalize(row, fence, owner)) {
-      const ledger = ledgerRecordOf(row === undefined ? undefined : toSlice(row));
-      const refusal = refusedFinalize(ledger, fence, owner, outcome);
-      if (refusal === 'own-earlier-try') return;
-      if (refusal === 'other-outcome-on-record' && ledger !== undefined) throw new OutcomeOnRecordError(id, ledger.outcome);
-      throw new FencedOutError(id, fence);
+      const refusal = finalizeRefusal(ledgerRecordOf(row === undefined ? undefined : toSlice(row)), request, id);
+      if (refusal === undefined) return;
+      throw refusal;
     }
     row.status = outcome === 'SUCCEEDED' ? SliceStatus.Succeeded : SliceStatus.Dead;
     row.finishedAt = now;

@@ -10,7 +10,8 @@
  * event loop it is atomic, as a DynamoDB conditional write is per item.
  */
 import type { ChunkRecord, OutboxItem } from '../core/chunks.ts';
-import type { JobRecord } from '../core/job-lifecycle.ts';
+import type { DueSettle } from '../core/job-change.ts';
+import type { JobRecord } from '../core/job-record.ts';
 import type { OverlapLane } from '../core/overlap-policy.ts';
 import type { Slice } from '../core/slice.ts';
 import type { SetAsideJob } from '../core/set-aside.ts';
@@ -50,6 +51,8 @@ export interface WheelShard {
   readonly entries: PlacedEntry[];
   /** Jobs set aside (core/set-aside.ts), by job id. */
   readonly setAside: Map<string, SetAsideJob>;
+  /** Settles a job change left to finish (core/job-change.ts), by `<jobId>#<generation>`. */
+  readonly settles: Map<string, DueSettle>;
   cursor?: ScanCursor;
   /** The scans' claim (core/wheel.ts); 0 before the first. */
   claimedThrough: number;
@@ -90,7 +93,7 @@ export class MemoryTables {
   wheelShard(shard: number): WheelShard {
     let partition = this.wheel.get(shard);
     if (partition === undefined) {
-      partition = { inbox: new Map(), entries: [], setAside: new Map(), claimedThrough: 0 };
+      partition = { inbox: new Map(), entries: [], setAside: new Map(), settles: new Map(), claimedThrough: 0 };
       this.wheel.set(shard, partition);
     }
     return partition;

@@ -43,7 +43,7 @@ export class RunObserver {
         if (property !== 'commit') return Reflect.get(target, property, receiver) as unknown;
         return async (...args: Parameters<SliceStore['commit']>) => {
           await gate?.();
-          const [, fence, , , writes] = args;
+          const [{ fence }, , writes] = args;
           try {
             await target.commit(...args);
             commits.push({ worker, fence, writes, result: 'landed' });

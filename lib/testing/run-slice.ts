@@ -18,7 +18,8 @@ import { RecordingEventSink, type EventSink, type LifecycleEvent } from '../core
 import { InvalidJobSpecError } from '../core/errors.ts';
 import { executionKey } from '../core/execution-key.ts';
 import type { JobPolicies, JobSpecInput } from '../core/job-spec.ts';
-import { definitionOf, type BusinessWrite } from '../core/ports.ts';
+import type { BusinessWrite } from '../core/ports.ts';
+import { definitionOf } from '../core/job-record.ts';
 import type { LedgerRecord } from '../core/ledger.ts';
 import { LEASE_EXPIRY_MARGIN_MS, type Slice, type SliceKey } from '../core/slice.ts';
 import type { JobsModule } from '../lambda/jobs-module.ts';

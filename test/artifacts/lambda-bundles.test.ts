@@ -21,7 +21,8 @@ import { PurgeQueueCommand, ReceiveMessageCommand, SendMessageCommand } from '@a
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAwsClients, destroyAwsClients } from '../../lib/aws/clients.ts';
-import { JobRepository } from '../../lib/aws/dynamo/job-repository.ts';
+import { dynamoJobRepository } from '../../lib/aws/job-repository-wiring.ts';
+import type { JobRepository } from '../../lib/engine/job-repository.ts';
 import { CronfenceClient } from '../../lib/client/cronfence-client.ts';
 import { systemClock } from '../../lib/core/clock.ts';
 import { SliceStatus, type Slice } from '../../lib/core/slice.ts';
@@ -145,7 +146,7 @@ afterAll(async () => {
 });
 
 const client = (): CronfenceClient => new CronfenceClient(clients, deployment.config, { actor: 'artifacts-test' });
-const repository = (): JobRepository => new JobRepository(clients.dynamo, deployment.config, systemClock);
+const repository = (): JobRepository => dynamoJobRepository(clients.dynamo, deployment.config, systemClock, { random: Math.random });
 
 async function slicesOf(jobId: string): Promise<Slice[]> {
   return repository().slicesOf(jobId, Date.now() - 3_600_000);

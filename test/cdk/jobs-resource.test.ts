@@ -4,7 +4,7 @@
  */
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JobRepository } from '../../lib/aws/dynamo/job-repository.ts';
+import { dynamoJobRepository } from '../../lib/aws/job-repository-wiring.ts';
 import { systemClock } from '../../lib/core/clock.ts';
 import { InvalidJobSpecError } from '../../lib/core/errors.ts';
 import { JOB_RESOURCE_TYPE } from '../../lib/cdk/scheduled-job.ts';
@@ -16,7 +16,7 @@ let local: TestInstallation;
 let repository: RepositoryFactory;
 beforeAll(async () => {
   local = await createTestInstallation();
-  repository = (known) => new JobRepository(local.runtime.clients.dynamo, local.runtime.config, systemClock, known);
+  repository = (known) => dynamoJobRepository(local.runtime.clients.dynamo, local.runtime.config, systemClock, { random: Math.random, knownHandlers: known });
 });
 afterAll(() => local?.destroy());
 
@@ -77,7 +77,7 @@ describe('jobs custom resource', () => {
   it('treats a delete of a job that is gone, or of a table that is gone, as done', async () => {
     await expect(onJobEvent(request('Delete', {}, 'never-existed'), repository)).resolves.toEqual({ PhysicalResourceId: 'never-existed' });
     const gone: RepositoryFactory = (known) =>
-      new JobRepository(local.runtime.clients.dynamo, { ...local.runtime.config, jobsTable: `${local.prefix}-no-such-table` }, systemClock, known);
+      dynamoJobRepository(local.runtime.clients.dynamo, { ...local.runtime.config, jobsTable: `${local.prefix}-no-such-table` }, systemClock, { random: Math.random, knownHandlers: known });
     await expect(onJobEvent(request('Delete', {}, 'nightly'), gone)).resolves.toEqual({ PhysicalResourceId: 'nightly' });
   });
 });

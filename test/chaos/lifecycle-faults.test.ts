@@ -10,7 +10,7 @@ import { readJobRecord } from '../../tools/chaos/drill-stores.ts';
 import { JobHistoryBook, type JobChangeKind } from '../../tools/chaos/job-history.ts';
 import { chooseChange, LifecycleInjector } from '../../tools/chaos/lifecycle-faults.ts';
 import { SeededRandom } from '../../tools/chaos/random.ts';
-import { isTombstone } from '../../lib/core/job-lifecycle.ts';
+import { isTombstone } from '../../lib/core/job-record.ts';
 import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
 
 let installation: TestInstallation;

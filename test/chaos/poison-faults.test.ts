@@ -10,7 +10,7 @@ import { readJobRecord } from '../../tools/chaos/drill-stores.ts';
 import { badRowWriter } from '../../tools/chaos/job-changes.ts';
 import { JobHistoryBook } from '../../tools/chaos/job-history.ts';
 import { BAD_VALUES, POISON_KINDS, PoisonInjector } from '../../tools/chaos/poison-faults.ts';
-import { isTombstone } from '../../lib/core/job-lifecycle.ts';
+import { isTombstone } from '../../lib/core/job-record.ts';
 import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
 
 let installation: TestInstallation;

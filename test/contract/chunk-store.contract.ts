@@ -89,7 +89,7 @@ export function chunkStoreContract(label: string, factory: ContractFactory): voi
     it('no chunk commits after the slice is final', async () => {
       const t = space.instant();
       const { key } = await claimed(store, space.jobId('final'), t);
-      await store.slices.commit(key, 1, 'worker-a', t + 10, []);
+      await store.slices.commit({ key, fence: 1, owner: 'worker-a' }, t + 10, []);
       await expect(store.chunks.commitChunk(chunk(key, 0, 1, 'worker-a', t + 20, [`${key.jobId}-after`]))).rejects.toBeInstanceOf(FencedOutError);
       expect(await store.businessItem(`${key.jobId}-after`)).toBeUndefined();
     });

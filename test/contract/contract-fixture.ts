@@ -5,10 +5,10 @@
  * same instants whatever their clocks say.
  */
 import type { JobSpecInput } from '../../lib/core/job-spec.ts';
-import { isTombstone } from '../../lib/core/job-lifecycle.ts';
+import { definitionOf, isTombstone, type StoredJob } from '../../lib/core/job-record.ts';
 import { ManualClock } from '../../lib/core/clock.ts';
 import type { ChunkStore, OutboxStore } from '../../lib/core/chunks.ts';
-import { definitionOf, type JobReader, type OverlapStore, type SliceStore, type StoredJob, type WheelStore } from '../../lib/core/ports.ts';
+import type { JobReader, OverlapStore, SliceStore, WheelStore } from '../../lib/core/ports.ts';
 import { DynamoOverlapStore } from '../../lib/aws/dynamo/overlap-ops.ts';
 import type { Slice, SliceKey } from '../../lib/core/slice.ts';
 import { createMemoryInstallation } from '../../lib/memory/index.ts';

@@ -44,8 +44,8 @@ export function overlapStoreContract(label: string, factory: ContractFactory): v
         if (!claim.won) throw new Error('claim lost');
         return claim.slice.fence;
       };
-      await store.slices.commit(done!, await won(done), 'worker-a', t + 200, []);
-      await store.slices.recordFailure(failed!, await won(failed), { now: t + 200, error: 'boom', nextAttemptAt: t + 60_000, sweepAt: t + 90_000 });
+      await store.slices.commit({ key: done!, fence: await won(done), owner: 'worker-a' }, t + 200, []);
+      await store.slices.recordFailure({ key: failed!, fence: await won(failed) }, { now: t + 200, error: 'boom', nextAttemptAt: t + 60_000, sweepAt: t + 90_000 });
       await won(running);
       const at = async (after: number, before: number, limit = 10): Promise<number | undefined> => (await store.overlap.firstInLine(id, after, before, limit))?.scheduledAt;
       // SUCCEEDED and FAILED (its turn taken) are not in line; ENQUEUED is.
@@ -62,14 +62,14 @@ export function overlapStoreContract(label: string, factory: ContractFactory): v
       const t = space.instant();
       const id = space.jobId('overlap-defer');
       const { key, slice } = await claimed(store, id, t);
-      await store.overlap.deferClaimed(key, slice.fence, t + 100, t + 9000);
+      await store.overlap.deferClaimed({ key, fence: slice.fence }, t + 100, t + 9000);
       expect(await store.slices.get(key)).toMatchObject({ status: 'ENQUEUED', attempts: 0, bufferedAt: t + 100, fence: slice.fence, owner: undefined });
       expect(await sweepableOf(store, id, t + 9000)).toEqual([{ scheduledAt: t, sweepAt: t + 9000, status: 'ENQUEUED' }]);
       const again = await store.slices.claim(key, 'worker-b', t + 5000, 'message-b');
       expect(again.won && again.slice).toMatchObject({ fence: slice.fence + 1, attempts: 1, owner: 'worker-b' });
-      await store.overlap.deferClaimed(key, slice.fence + 1, t + 5100, t + 12_000);
+      await store.overlap.deferClaimed({ key, fence: slice.fence + 1 }, t + 5100, t + 12_000);
       expect((await store.slices.get(key))?.bufferedAt).toBe(t + 100);
-      await expect(store.overlap.deferClaimed(key, slice.fence + 1, t + 5200, t + 12_000)).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(store.overlap.deferClaimed({ key, fence: slice.fence + 1 }, t + 5200, t + 12_000)).rejects.toBeInstanceOf(LeaseLostError);
     });
 
     it('deferClaimed puts a slice its claim created (no sweep index entry until then) into the sweep index', async () => {
@@ -77,7 +77,7 @@ export function overlapStoreContract(label: string, factory: ContractFactory): v
       const job = await store.putJob(jobSpec(space.jobId('overlap-defer-created')));
       const { key, slice } = await createdByClaim(store, job, t);
       expect(await sweepableOf(store, job.id, Number.MAX_SAFE_INTEGER)).toEqual([]);
-      await store.overlap.deferClaimed(key, slice.fence, t + 100, t + 9000);
+      await store.overlap.deferClaimed({ key, fence: slice.fence }, t + 100, t + 9000);
       expect(await sweepableOf(store, job.id, t + 8999)).toEqual([]);
       expect(await sweepableOf(store, job.id, t + 9000)).toEqual([{ scheduledAt: t, sweepAt: t + 9000, status: 'ENQUEUED' }]);
     });
@@ -86,12 +86,12 @@ export function overlapStoreContract(label: string, factory: ContractFactory): v
       const t = space.instant();
       const id = space.jobId('overlap-replace');
       const { key, slice } = await claimed(store, id, t);
-      expect(await store.overlap.fenceOut(key, slice.fence + 5, t + 10)).toBe(false);
-      expect(await store.overlap.fenceOut(key, slice.fence, t + 10)).toBe(true);
+      expect(await store.overlap.fenceOut({ key, fence: slice.fence + 5 }, t + 10)).toBe(false);
+      expect(await store.overlap.fenceOut({ key, fence: slice.fence }, t + 10)).toBe(true);
       expect(await store.slices.get(key)).toMatchObject({ status: 'SKIPPED', skipReason: 'replaced', fence: slice.fence + 1 });
-      await expect(store.slices.renew(key, slice.fence, t + 20, 4000)).rejects.toBeInstanceOf(LeaseLostError);
-      await expect(store.slices.commit(key, slice.fence, 'worker-a', t + 30, [])).rejects.toThrow();
-      expect(await store.overlap.fenceOut(key, slice.fence + 1, t + 40)).toBe(false);
+      await expect(store.slices.renew({ key, fence: slice.fence }, t + 20, 4000)).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(store.slices.commit({ key, fence: slice.fence, owner: 'worker-a' }, t + 30, [])).rejects.toThrow();
+      expect(await store.overlap.fenceOut({ key, fence: slice.fence + 1 }, t + 40)).toBe(false);
     });
   });
 }

@@ -11,7 +11,8 @@
  * dynamo.contract.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { definitionOf, type NewSlice, type StoredJob } from '../../lib/core/ports.ts';
+import type { NewSlice } from '../../lib/core/ports.ts';
+import { definitionOf, type StoredJob } from '../../lib/core/job-record.ts';
 import type { SliceDefinition, SliceKey } from '../../lib/core/slice.ts';
 import {
   CaseSpace,
@@ -60,13 +61,13 @@ export function sliceLifecycleContract(label: string, factory: ContractFactory):
     async function failedRun(key: SliceKey, run: SliceDefinition, now: number): Promise<void> {
       const claim = await store.slices.claim(key, 'worker-a', now, 'message-a', 3, run);
       if (!claim.won) throw new Error(`claim lost: ${JSON.stringify(claim)}`);
-      await store.slices.recordFailure(key, 1, { now: now + 10, error: 'boom', nextAttemptAt: now + 1000, sweepAt: now + 31_000 });
+      await store.slices.recordFailure({ key, fence: 1 }, { now: now + 10, error: 'boom', nextAttemptAt: now + 1000, sweepAt: now + 31_000 });
     }
     /** A slice of `run`'s generation at `key` that ran to SUCCEEDED on fence 1. */
     async function succeededRun(key: SliceKey, run: SliceDefinition, now: number): Promise<void> {
       const claim = await store.slices.claim(key, 'worker-a', now, 'message-a', 1, run);
       if (!claim.won) throw new Error(`claim lost: ${JSON.stringify(claim)}`);
-      await store.slices.commit(key, 1, 'worker-a', now + 10, []);
+      await store.slices.commit({ key, fence: 1, owner: 'worker-a' }, now + 10, []);
     }
 
     describe('enqueue', () => {
@@ -112,7 +113,7 @@ export function sliceLifecycleContract(label: string, factory: ContractFactory):
         await failedRun(key(1000), older, t);
         const skipped = await store.slices.claim(key(2000), 'worker-a', t, 'message-s', 2, older);
         expect(skipped.won).toBe(true);
-        await store.slices.skipClaimed(key(2000), 1, 'overlap', t + 10);
+        await store.slices.skipClaimed({ key: key(2000), fence: 1 }, 'overlap', t + 10);
         await store.slices.recordRange(id, older, { from: t + 3000, to: t + 9000, count: 6, reason: 'misfire' }, t);
 
         const created = await store.slices.enqueue(newer, [0, 1000, 2000, 3000].map((offset) => at(id, t + offset, t + 50_000)), t + 100);
@@ -254,39 +255,39 @@ export function sliceLifecycleContract(label: string, factory: ContractFactory):
         const t = space.instant();
         const job = await store.putJob(jobSpec(space.jobId('follow')));
         const { key } = await createdByClaim(store, job, t, 'worker-a', 'message-a');
-        expect(await store.slices.followAbandoned(key, 2, t + 50_000)).toBe(false);
-        expect(await store.slices.followAbandoned(key, 0, t + 50_000)).toBe(false);
+        expect(await store.slices.followAbandoned({ key, fence: 2 }, t + 50_000)).toBe(false);
+        expect(await store.slices.followAbandoned({ key, fence: 0 }, t + 50_000)).toBe(false);
         expect(await sweepableOf(store, job.id, Number.MAX_SAFE_INTEGER)).toEqual([]);
-        expect(await store.slices.followAbandoned(key, 1, t + 50_000)).toBe(true);
+        expect(await store.slices.followAbandoned({ key, fence: 1 }, t + 50_000)).toBe(true);
         expect(await store.slices.get(key)).toMatchObject({ status: 'RUNNING', fence: 1, owner: 'worker-a', sweepAt: t + 50_000 });
         expect(await sweepableOf(store, job.id, t + 49_999)).toEqual([]);
         expect(await sweepableOf(store, job.id, t + 50_000)).toEqual([{ scheduledAt: t, sweepAt: t + 50_000, status: 'RUNNING' }]);
         // Already followed: a second reconciler leaves its sweep time alone.
-        expect(await store.slices.followAbandoned(key, 1, t + 90_000)).toBe(false);
+        expect(await store.slices.followAbandoned({ key, fence: 1 }, t + 90_000)).toBe(false);
         expect((await store.slices.get(key))?.sweepAt).toBe(t + 50_000);
       });
 
       it('followAbandoned leaves alone a slice that is not RUNNING, one already in the sweep index, one taken over since, and a missing one', async () => {
         const t = space.instant();
         const { job, keys } = await enqueued(store, space.jobId('follow-not'), [t], t - 1000, { sweepAt: () => t + 30_000 });
-        expect(await store.slices.followAbandoned(keys[0]!, 0, t + 50_000)).toBe(false);
+        expect(await store.slices.followAbandoned({ key: keys[0]!, fence: 0 }, t + 50_000)).toBe(false);
         // Claimed from the sweep index: its sweep time stays, and the sweep already follows it.
         expect((await store.slices.claim(keys[0]!, 'worker-a', t, 'message-a')).won).toBe(true);
-        expect(await store.slices.followAbandoned(keys[0]!, 1, t + 50_000)).toBe(false);
+        expect(await store.slices.followAbandoned({ key: keys[0]!, fence: 1 }, t + 50_000)).toBe(false);
         expect((await store.slices.get(keys[0]!))?.sweepAt).toBe(t + 30_000);
 
         const { key: failed } = await createdByClaim(store, job, t + 1000, 'worker-a', 'message-f');
-        await store.slices.recordFailure(failed, 1, { now: t + 1100, error: 'boom', nextAttemptAt: t + 2000, sweepAt: t + 32_000 });
-        expect(await store.slices.followAbandoned(failed, 1, t + 50_000)).toBe(false);
+        await store.slices.recordFailure({ key: failed, fence: 1 }, { now: t + 1100, error: 'boom', nextAttemptAt: t + 2000, sweepAt: t + 32_000 });
+        expect(await store.slices.followAbandoned({ key: failed, fence: 1 }, t + 50_000)).toBe(false);
         expect((await store.slices.get(failed))?.sweepAt).toBe(t + 32_000);
 
         const { key: takenOver } = await createdByClaim(store, job, t + 2000, 'worker-a', 'message-t');
         expect((await store.slices.claim(takenOver, 'worker-b', t + 2001, 'message-t', 2)).won).toBe(true);
-        expect(await store.slices.followAbandoned(takenOver, 1, t + 50_000)).toBe(false);
+        expect(await store.slices.followAbandoned({ key: takenOver, fence: 1 }, t + 50_000)).toBe(false);
         expect((await store.slices.get(takenOver))?.sweepAt).toBeUndefined();
 
         const missing = { jobId: job.id, scheduledAt: t + 3000 };
-        expect(await store.slices.followAbandoned(missing, 0, t + 50_000)).toBe(false);
+        expect(await store.slices.followAbandoned({ key: missing, fence: 0 }, t + 50_000)).toBe(false);
         expect(await store.slices.get(missing)).toBeUndefined();
       });
     });
@@ -297,7 +298,7 @@ export function sliceLifecycleContract(label: string, factory: ContractFactory):
         const id = space.jobId('sweepable');
         const { job, keys } = await enqueued(store, id, [t, t + 1000, t + 2000], t - 1000, { sweepAt: (instant) => instant + 10_000 });
         await store.slices.claim(keys[2]!, 'worker-a', t, 'message-a');
-        await store.slices.commit(keys[2]!, 1, 'worker-a', t + 1, []);
+        await store.slices.commit({ key: keys[2]!, fence: 1, owner: 'worker-a' }, t + 1, []);
         await createdByClaim(store, job, t + 3000);
         expect(await sweepableOf(store, id, t + 9999)).toEqual([]);
         expect(await sweepableOf(store, id, t + 10_000)).toEqual([{ scheduledAt: t, sweepAt: t + 10_000, status: 'ENQUEUED' }]);
@@ -316,10 +317,10 @@ export function sliceLifecycleContract(label: string, factory: ContractFactory):
         ];
         await store.slices.deferSweep(read0, t + 50_000);
         await store.slices.claim(keys[1]!, 'worker-a', t + 2000, 'message-a');
-        await store.slices.recordFailure(keys[1]!, 1, { now: t + 2100, error: 'boom', nextAttemptAt: t + 3000, sweepAt: t + 33_000 });
+        await store.slices.recordFailure({ key: keys[1]!, fence: 1 }, { now: t + 2100, error: 'boom', nextAttemptAt: t + 3000, sweepAt: t + 33_000 });
         await store.slices.deferSweep(read1, t + 50_000);
         await store.slices.claim(keys[2]!, 'worker-a', t + 2000, 'message-b');
-        await store.slices.commit(keys[2]!, 1, 'worker-a', t + 2001, []);
+        await store.slices.commit({ key: keys[2]!, fence: 1, owner: 'worker-a' }, t + 2001, []);
         await store.slices.deferSweep(read2, t + 50_000);
         expect(await sweepableOf(store, id, t + 86_400_000)).toEqual([
           { scheduledAt: t, sweepAt: t + 50_000, status: 'ENQUEUED' },
@@ -351,8 +352,8 @@ export function sliceLifecycleContract(label: string, factory: ContractFactory):
         const { job: first, keys } = await enqueued(store, id, [t, t + 1000, t + 2000, t + 3000], t - 60_000);
         const [pending, succeeded, failed, running] = keys as [SliceKey, SliceKey, SliceKey, SliceKey];
         for (const key of [succeeded, failed, running]) expect((await store.slices.claim(key, 'worker-a', t, `m-${key.scheduledAt}`)).won).toBe(true);
-        await store.slices.commit(succeeded, 1, 'worker-a', t + 10, []);
-        await store.slices.recordFailure(failed, 1, { now: t + 10, error: 'boom', nextAttemptAt: t + 5000, sweepAt: t + 35_000 });
+        await store.slices.commit({ key: succeeded, fence: 1, owner: 'worker-a' }, t + 10, []);
+        await store.slices.recordFailure({ key: failed, fence: 1 }, { now: t + 10, error: 'boom', nextAttemptAt: t + 5000, sweepAt: t + 35_000 });
 
         const second = await store.putJob(jobSpec(id, { v: 2 }));
         expect(second.generation).toBe(first.generation + 1);

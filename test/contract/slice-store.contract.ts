@@ -8,7 +8,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FencedOutError, LeaseLostError, MissingResourceError, OutcomeOnRecordError, TooManyWritesError } from '../../lib/core/errors.ts';
-import { definitionOf, type BusinessWrite } from '../../lib/core/ports.ts';
+import type { BusinessWrite } from '../../lib/core/ports.ts';
+import { definitionOf } from '../../lib/core/job-record.ts';
 import { isTakeover, LEASE_EXPIRY_MARGIN_MS, type Slice } from '../../lib/core/slice.ts';
 import { MAX_BUSINESS_WRITES_PER_COMMIT, MAX_ERROR_CHARS } from '../../lib/core/slice-transitions.ts';
 import {
@@ -53,7 +54,7 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
       it('a FAILED slice only once its retry is due; the retry drops nextAttemptAt and keeps the last error', async () => {
         const t = space.instant();
         const { key } = await claimed(store, space.jobId('failed'), t);
-        await store.slices.recordFailure(key, 1, { now: t + 100, error: 'boom', nextAttemptAt: t + 2000, sweepAt: t + 40_000 });
+        await store.slices.recordFailure({ key, fence: 1 }, { now: t + 100, error: 'boom', nextAttemptAt: t + 2000, sweepAt: t + 40_000 });
         const early = await store.slices.claim(key, 'worker-b', t + 1999, 'message-a');
         expect(early).toMatchObject({ won: false, current: { status: 'FAILED', nextAttemptAt: t + 2000, fence: 1 } });
         const due = await store.slices.claim(key, 'worker-b', t + 2000, 'message-a');
@@ -106,7 +107,7 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
       it('a final slice is never claimed, however late; a missing one is lost with nothing to show', async () => {
         const t = space.instant();
         const { key } = await claimed(store, space.jobId('final'), t);
-        await store.slices.commit(key, 1, 'worker-a', t + 10, []);
+        await store.slices.commit({ key, fence: 1, owner: 'worker-a' }, t + 10, []);
         const late = await store.slices.claim(key, 'worker-b', t + 86_400_000, 'message-a');
         expect(late).toMatchObject({ won: false, current: { status: 'SUCCEEDED', fence: 1 } });
         const missing = await store.slices.claim({ jobId: key.jobId, scheduledAt: t + 1000 }, 'worker-b', t);
@@ -176,7 +177,7 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
         const duplicate = await store.slices.claim(key, 'worker-b', t + 10, 'message-b', 1, definitionOf(job));
         expect(lostTo(duplicate)).toMatchObject({ owner: 'worker-a', fence: 1 });
         // The same generation never re-creates its own instant, even once it is final.
-        await store.slices.skipClaimed(key, 1, 'overlap', t + 20);
+        await store.slices.skipClaimed({ key, fence: 1 }, 'overlap', t + 20);
         const late = await store.slices.claim(key, 'worker-b', t + 30, 'message-c', 1, definitionOf(job));
         expect(lostTo(late)).toMatchObject({ status: 'SKIPPED', skipReason: 'overlap', fence: 1 });
       });
@@ -186,7 +187,7 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
         const id = space.jobId('recreate');
         const first = await store.putJob(jobSpec(id, { v: 1 }));
         const { key } = await createdByClaim(store, first, t, 'worker-a', 'message-a');
-        await store.slices.recordFailure(key, 1, { now: t + 100, error: 'boom', nextAttemptAt: t + 5000, sweepAt: t + 35_000 });
+        await store.slices.recordFailure({ key, fence: 1 }, { now: t + 100, error: 'boom', nextAttemptAt: t + 5000, sweepAt: t + 35_000 });
         // The change settles the retry that had not started yet.
         const second = await store.putJob(jobSpec(id));
         expect(await store.slices.get(key)).toMatchObject({ status: 'SKIPPED', skipReason: 'superseded', generation: first.generation, fence: 1, lastError: 'boom' });
@@ -226,7 +227,7 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
         const newer = { ...older, generation: older.generation + 1 };
         await store.slices.recordRange(id, older, { from: t, to: t + 10_000, count: 10, reason: 'misfire' }, t + 20_000);
         const { key: succeeded } = await createdByClaim(store, first, t + 20_000);
-        await store.slices.commit(succeeded, 1, 'worker-a', t + 20_100, []);
+        await store.slices.commit({ key: succeeded, fence: 1, owner: 'worker-a' }, t + 20_100, []);
         const { key: running } = await createdByClaim(store, first, t + 21_000);
         const pending = { jobId: id, scheduledAt: t + 22_000 };
         await store.slices.enqueue(older, [{ ...pending, sweepAt: t + 52_000 }], t);
@@ -257,7 +258,7 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
         await store.slices.settleAbsent(id, newer, [at(1000).scheduledAt], 'superseded', t);
         const failed = await store.slices.claim(at(2000), 'worker-a', t, 'message-a', 1, newer);
         expect(failed.won).toBe(true);
-        await store.slices.recordFailure(at(2000), 1, { now: t + 10, error: 'boom', nextAttemptAt: t + 1000, sweepAt: t + 31_000 });
+        await store.slices.recordFailure({ key: at(2000), fence: 1 }, { now: t + 10, error: 'boom', nextAttemptAt: t + 1000, sweepAt: t + 31_000 });
         expect((await store.slices.claim(at(3000), 'worker-a', t, 'message-a', 1, newer)).won).toBe(true);
         // Every one of them would be claimable by a message of its own generation now (retry due, lease long over).
         const now = t + 60_000;
@@ -283,13 +284,13 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
       it('moves the lease on the fence; a stale fence, a slice no longer running or a missing one is LeaseLostError', async () => {
         const t = space.instant();
         const { key } = await claimed(store, space.jobId('renew'), t);
-        await store.slices.renew(key, 1, t + 1000, LEASE);
+        await store.slices.renew({ key, fence: 1 }, t + 1000, LEASE);
         expect((await store.slices.get(key))?.leaseExpiresAt).toBe(t + 1000 + LEASE);
-        await expect(store.slices.renew(key, 0, t + 1100, LEASE)).rejects.toBeInstanceOf(LeaseLostError);
-        await expect(store.slices.renew(key, 2, t + 1100, LEASE)).rejects.toBeInstanceOf(LeaseLostError);
-        await store.slices.recordFailure(key, 1, { now: t + 1200, error: 'x', nextAttemptAt: t + 5000, sweepAt: t + 40_000 });
-        await expect(store.slices.renew(key, 1, t + 1300, LEASE)).rejects.toBeInstanceOf(LeaseLostError);
-        await expect(store.slices.renew({ ...key, scheduledAt: t + 7000 }, 1, t, LEASE)).rejects.toBeInstanceOf(LeaseLostError);
+        await expect(store.slices.renew({ key, fence: 0 }, t + 1100, LEASE)).rejects.toBeInstanceOf(LeaseLostError);
+        await expect(store.slices.renew({ key, fence: 2 }, t + 1100, LEASE)).rejects.toBeInstanceOf(LeaseLostError);
+        await store.slices.recordFailure({ key, fence: 1 }, { now: t + 1200, error: 'x', nextAttemptAt: t + 5000, sweepAt: t + 40_000 });
+        await expect(store.slices.renew({ key, fence: 1 }, t + 1300, LEASE)).rejects.toBeInstanceOf(LeaseLostError);
+        await expect(store.slices.renew({ key: { ...key, scheduledAt: t + 7000 }, fence: 1 }, t, LEASE)).rejects.toBeInstanceOf(LeaseLostError);
         expect((await store.slices.get(key))?.leaseExpiresAt).toBeUndefined();
       });
 
@@ -297,7 +298,7 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
         const t = space.instant();
         const { key } = await claimed(store, space.jobId('renew-zombie'), t, 'worker-a', 'message-a');
         expect((await store.slices.claim(key, 'worker-b', t + 10, 'message-a')).won).toBe(true);
-        await expect(store.slices.renew(key, 1, t + 20, LEASE)).rejects.toBeInstanceOf(LeaseLostError);
+        await expect(store.slices.renew({ key, fence: 1 }, t + 20, LEASE)).rejects.toBeInstanceOf(LeaseLostError);
         expect((await store.slices.get(key))?.leaseExpiresAt).toBe(t + 10 + LEASE);
       });
     });
@@ -307,13 +308,13 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
         const t = space.instant();
         const id = space.jobId('skip');
         const { key, slice } = await claimed(store, id, t);
-        await expect(store.slices.skipClaimed(key, slice.fence + 1, 'overlap', t + 10)).rejects.toBeInstanceOf(LeaseLostError);
-        await store.slices.skipClaimed(key, slice.fence, 'overlap', t + 10);
+        await expect(store.slices.skipClaimed({ key, fence: slice.fence + 1 }, 'overlap', t + 10)).rejects.toBeInstanceOf(LeaseLostError);
+        await store.slices.skipClaimed({ key, fence: slice.fence }, 'overlap', t + 10);
         const stored = await store.slices.get(key);
         expect(stored).toMatchObject({ status: 'SKIPPED', skipReason: 'overlap', fence: slice.fence, finishedAt: t + 10 });
         for (const gone of ['owner', 'leaseExpiresAt', 'leaseMessageId', 'leaseReceiveCount', 'sweepAt'] as const) expect(stored?.[gone], gone).toBeUndefined();
         expect(await sweepableOf(store, id, Number.MAX_SAFE_INTEGER)).toEqual([]);
-        await expect(store.slices.skipClaimed(key, slice.fence, 'overlap', t + 20)).rejects.toBeInstanceOf(LeaseLostError);
+        await expect(store.slices.skipClaimed({ key, fence: slice.fence }, 'overlap', t + 20)).rejects.toBeInstanceOf(LeaseLostError);
         expect(await store.slices.get(key)).toMatchObject({ finishedAt: t + 10 });
       });
 
@@ -321,26 +322,26 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
         const t = space.instant();
         const id = space.jobId('skip-missed');
         const { key, slice } = await claimed(store, id, t);
-        await store.slices.skipClaimed(key, slice.fence, 'catchUp', t + 10, 'MISSED');
+        await store.slices.skipClaimed({ key, fence: slice.fence }, 'catchUp', t + 10, 'MISSED');
         const stored = await store.slices.get(key);
         expect(stored).toMatchObject({ status: 'MISSED', skipReason: 'catchUp', fence: slice.fence, finishedAt: t + 10 });
         for (const gone of ['owner', 'leaseExpiresAt', 'sweepAt'] as const) expect(stored?.[gone], gone).toBeUndefined();
         expect(await sweepableOf(store, id, Number.MAX_SAFE_INTEGER)).toEqual([]);
-        await expect(store.slices.skipClaimed(key, slice.fence, 'catchUp', t + 20, 'MISSED')).rejects.toBeInstanceOf(LeaseLostError);
+        await expect(store.slices.skipClaimed({ key, fence: slice.fence }, 'catchUp', t + 20, 'MISSED')).rejects.toBeInstanceOf(LeaseLostError);
       });
 
       it('skips a run its claim created (the job moved on since the message was sent); not a FAILED slice, nor a missing one', async () => {
         const t = space.instant();
         const job = await store.putJob(jobSpec(space.jobId('skip-created')));
         const { key } = await createdByClaim(store, job, t, 'worker-a', 'message-a');
-        await store.slices.skipClaimed(key, 1, 'superseded', t + 10);
+        await store.slices.skipClaimed({ key, fence: 1 }, 'superseded', t + 10);
         expect(await store.slices.get(key)).toMatchObject({ status: 'SKIPPED', skipReason: 'superseded', fence: 1, generation: job.generation });
 
         const { key: failed } = await createdByClaim(store, job, t + 1000, 'worker-a', 'message-b');
-        await store.slices.recordFailure(failed, 1, { now: t + 1100, error: 'boom', nextAttemptAt: t + 3000, sweepAt: t + 33_000 });
-        await expect(store.slices.skipClaimed(failed, 1, 'superseded', t + 1200)).rejects.toBeInstanceOf(LeaseLostError);
+        await store.slices.recordFailure({ key: failed, fence: 1 }, { now: t + 1100, error: 'boom', nextAttemptAt: t + 3000, sweepAt: t + 33_000 });
+        await expect(store.slices.skipClaimed({ key: failed, fence: 1 }, 'superseded', t + 1200)).rejects.toBeInstanceOf(LeaseLostError);
         expect(await store.slices.get(failed)).toMatchObject({ status: 'FAILED' });
-        await expect(store.slices.skipClaimed({ jobId: job.id, scheduledAt: t + 2000 }, 1, 'superseded', t)).rejects.toBeInstanceOf(LeaseLostError);
+        await expect(store.slices.skipClaimed({ key: { jobId: job.id, scheduledAt: t + 2000 }, fence: 1 }, 'superseded', t)).rejects.toBeInstanceOf(LeaseLostError);
         expect(await store.slices.get({ jobId: job.id, scheduledAt: t + 2000 })).toBeUndefined();
       });
     });
@@ -351,7 +352,7 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
       it('on the fence: SUCCEEDED, the ledger record and the business write together; the slice leaves the sweep index', async () => {
         const t = space.instant();
         const { key } = await claimed(store, space.jobId('commit'), t);
-        await store.slices.commit(key, 1, 'worker-a', t + 500, [payout(`${key.jobId}-row`)]);
+        await store.slices.commit({ key, fence: 1, owner: 'worker-a' }, t + 500, [payout(`${key.jobId}-row`)]);
         expect(await store.slices.get(key)).toMatchObject({ status: 'SUCCEEDED', fence: 1, finishedAt: t + 500 });
         expect(await store.slices.getLedger(key)).toMatchObject({ fence: 1, owner: 'worker-a', outcome: 'SUCCEEDED', committedAt: t + 500 });
         expect(await store.businessItem(`${key.jobId}-row`)).toEqual({ id: `${key.jobId}-row`, amount: 7 });
@@ -361,9 +362,9 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
       it('a stale fence, or the right fence with another owner, is FencedOutError and writes nothing', async () => {
         const t = space.instant();
         const { key } = await claimed(store, space.jobId('commit-stale'), t, 'worker-a', 'message-a');
-        await expect(store.slices.commit(key, 1, 'worker-z', t + 10, [payout(`${key.jobId}-z`)])).rejects.toBeInstanceOf(FencedOutError);
+        await expect(store.slices.commit({ key, fence: 1, owner: 'worker-z' }, t + 10, [payout(`${key.jobId}-z`)])).rejects.toBeInstanceOf(FencedOutError);
         expect((await store.slices.claim(key, 'worker-b', t + 20, 'message-a')).won).toBe(true);
-        await expect(store.slices.commit(key, 1, 'worker-a', t + 30, [payout(`${key.jobId}-a`)])).rejects.toBeInstanceOf(FencedOutError);
+        await expect(store.slices.commit({ key, fence: 1, owner: 'worker-a' }, t + 30, [payout(`${key.jobId}-a`)])).rejects.toBeInstanceOf(FencedOutError);
         expect(await store.slices.getLedger(key)).toBeUndefined();
         expect(await store.businessItem(`${key.jobId}-a`)).toBeUndefined();
         expect(await store.businessItem(`${key.jobId}-z`)).toBeUndefined();
@@ -373,25 +374,25 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
       it('the same commit sent again (its reply lost) is recognised as its own and writes once', async () => {
         const t = space.instant();
         const { key } = await claimed(store, space.jobId('commit-again'), t);
-        await store.slices.commit(key, 1, 'worker-a', t + 100, []);
-        await expect(store.slices.commit(key, 1, 'worker-a', t + 900, [])).resolves.toBeUndefined();
+        await store.slices.commit({ key, fence: 1, owner: 'worker-a' }, t + 100, []);
+        await expect(store.slices.commit({ key, fence: 1, owner: 'worker-a' }, t + 900, [])).resolves.toBeUndefined();
         expect(await store.slices.getLedger(key)).toMatchObject({ fence: 1, owner: 'worker-a', outcome: 'SUCCEEDED', committedAt: t + 100 });
       });
 
       it('a DEAD on record is never reported committed, nor a commit on record as DEAD', async () => {
         const t = space.instant();
         const { key: dead } = await claimed(store, space.jobId('dead-then-commit'), t);
-        await store.slices.recordDead(dead, 1, 'worker-a', t + 100, 'gave up');
-        const commitAfterDead = await store.slices.commit(dead, 1, 'worker-a', t + 200, []).catch((error: unknown) => error);
+        await store.slices.recordDead({ key: dead, fence: 1, owner: 'worker-a' }, t + 100, 'gave up');
+        const commitAfterDead = await store.slices.commit({ key: dead, fence: 1, owner: 'worker-a' }, t + 200, []).catch((error: unknown) => error);
         expect(commitAfterDead).toBeInstanceOf(OutcomeOnRecordError);
         expect((commitAfterDead as OutcomeOnRecordError).recorded).toBe('DEAD');
-        await expect(store.slices.recordDead(dead, 1, 'worker-a', t + 300, 'gave up')).resolves.toBeUndefined();
-        await expect(store.slices.commit(dead, 2, 'worker-b', t + 300, [])).rejects.toBeInstanceOf(FencedOutError);
+        await expect(store.slices.recordDead({ key: dead, fence: 1, owner: 'worker-a' }, t + 300, 'gave up')).resolves.toBeUndefined();
+        await expect(store.slices.commit({ key: dead, fence: 2, owner: 'worker-b' }, t + 300, [])).rejects.toBeInstanceOf(FencedOutError);
         expect(await store.slices.getLedger(dead)).toMatchObject({ outcome: 'DEAD', fence: 1, committedAt: t + 100 });
 
         const { key: done } = await claimed(store, space.jobId('commit-then-dead'), t);
-        await store.slices.commit(done, 1, 'worker-a', t + 100, []);
-        const deadAfterCommit = await store.slices.recordDead(done, 1, 'worker-a', t + 200, 'timeout').catch((error: unknown) => error);
+        await store.slices.commit({ key: done, fence: 1, owner: 'worker-a' }, t + 100, []);
+        const deadAfterCommit = await store.slices.recordDead({ key: done, fence: 1, owner: 'worker-a' }, t + 200, 'timeout').catch((error: unknown) => error);
         expect(deadAfterCommit).toBeInstanceOf(OutcomeOnRecordError);
         expect((deadAfterCommit as OutcomeOnRecordError).recorded).toBe('SUCCEEDED');
         expect(await store.slices.get(done)).toMatchObject({ status: 'SUCCEEDED' });
@@ -401,9 +402,9 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
         const t = space.instant();
         const { key } = await claimed(store, space.jobId('commit-refused'), t);
         const tooMany = Array.from({ length: MAX_BUSINESS_WRITES_PER_COMMIT + 1 }, (_, i) => payout(`${key.jobId}-${i}`));
-        await expect(store.slices.commit(key, 1, 'worker-a', t + 10, tooMany)).rejects.toBeInstanceOf(TooManyWritesError);
+        await expect(store.slices.commit({ key, fence: 1, owner: 'worker-a' }, t + 10, tooMany)).rejects.toBeInstanceOf(TooManyWritesError);
         const missing = await store.slices
-          .commit(key, 1, 'worker-a', t + 20, [{ put: { tableName: `${store.businessTable}-nope`, item: { id: 'x' } } }])
+          .commit({ key, fence: 1, owner: 'worker-a' }, t + 20, [{ put: { tableName: `${store.businessTable}-nope`, item: { id: 'x' } } }])
           .catch((error: unknown) => error);
         expect(missing).toBeInstanceOf(MissingResourceError);
         expect((missing as MissingResourceError).resourceName).toBe(`${store.businessTable}-nope`);
@@ -417,16 +418,16 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
         const t = space.instant();
         const { key } = await claimed(store, space.jobId('fail'), t);
         const long = 'e'.repeat(MAX_ERROR_CHARS + 500);
-        await store.slices.recordFailure(key, 1, { now: t + 300, error: long, nextAttemptAt: t + 1300, sweepAt: t + 31_300 });
+        await store.slices.recordFailure({ key, fence: 1 }, { now: t + 300, error: long, nextAttemptAt: t + 1300, sweepAt: t + 31_300 });
         const stored = await store.slices.get(key);
         expect(stored).toMatchObject({ status: 'FAILED', fence: 1, nextAttemptAt: t + 1300, finishedAt: t + 300, owner: 'worker-a' });
         expect(stored?.lastError).toHaveLength(MAX_ERROR_CHARS);
         expect(stored?.leaseExpiresAt).toBeUndefined();
         expect(await sweepableOf(store, key.jobId, t + 31_300)).toEqual([{ scheduledAt: t, sweepAt: t + 31_300, status: 'FAILED' }]);
-        await expect(store.slices.recordFailure(key, 1, { now: t + 400, error: 'again', nextAttemptAt: t + 2000, sweepAt: t + 32_000 })).rejects.toBeInstanceOf(
+        await expect(store.slices.recordFailure({ key, fence: 1 }, { now: t + 400, error: 'again', nextAttemptAt: t + 2000, sweepAt: t + 32_000 })).rejects.toBeInstanceOf(
           LeaseLostError,
         );
-        await expect(store.slices.recordFailure(key, 0, { now: t + 400, error: 'stale', nextAttemptAt: t + 2000, sweepAt: t + 32_000 })).rejects.toBeInstanceOf(
+        await expect(store.slices.recordFailure({ key, fence: 0 }, { now: t + 400, error: 'stale', nextAttemptAt: t + 2000, sweepAt: t + 32_000 })).rejects.toBeInstanceOf(
           LeaseLostError,
         );
       });
@@ -436,7 +437,7 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
         const job = await store.putJob(jobSpec(space.jobId('fail-created')));
         const { key } = await createdByClaim(store, job, t);
         expect(await sweepableOf(store, job.id, Number.MAX_SAFE_INTEGER)).toEqual([]);
-        await store.slices.recordFailure(key, 1, { now: t + 300, error: 'boom', nextAttemptAt: t + 1300, sweepAt: t + 31_300 });
+        await store.slices.recordFailure({ key, fence: 1 }, { now: t + 300, error: 'boom', nextAttemptAt: t + 1300, sweepAt: t + 31_300 });
         expect(await sweepableOf(store, job.id, t + 31_299)).toEqual([]);
         expect(await sweepableOf(store, job.id, t + 31_300)).toEqual([{ scheduledAt: t, sweepAt: t + 31_300, status: 'FAILED' }]);
       });
@@ -445,8 +446,8 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
         const t = space.instant();
         const { key } = await claimed(store, space.jobId('dead'), t, 'worker-a', 'message-a');
         expect((await store.slices.claim(key, 'worker-b', t + 1, 'message-a')).won).toBe(true);
-        await expect(store.slices.recordDead(key, 1, 'worker-a', t + 2, 'zombie')).rejects.toBeInstanceOf(FencedOutError);
-        await store.slices.recordDead(key, 2, 'worker-b', t + 3, 'x'.repeat(MAX_ERROR_CHARS + 1));
+        await expect(store.slices.recordDead({ key, fence: 1, owner: 'worker-a' }, t + 2, 'zombie')).rejects.toBeInstanceOf(FencedOutError);
+        await store.slices.recordDead({ key, fence: 2, owner: 'worker-b' }, t + 3, 'x'.repeat(MAX_ERROR_CHARS + 1));
         expect(await store.slices.get(key)).toMatchObject({ status: 'DEAD', fence: 2, finishedAt: t + 3 });
         const ledger = await store.slices.getLedger(key);
         expect(ledger).toMatchObject({ outcome: 'DEAD', fence: 2, owner: 'worker-b' });

@@ -63,7 +63,7 @@ describe('lease and fence', () => {
     if (!early.won) expect(early.current?.leaseExpiresAt).toBe(t0 + 4000);
 
     // A renews on its fence: the lease moves on.
-    await slices.renew(key, 1, t0 + 1000, 4000);
+    await slices.renew({ key, fence: 1 }, t0 + 1000, 4000);
     expect((await slices.get(key))?.leaseExpiresAt).toBe(t0 + 5000);
     const stillLive = await slices.claim(key, 'worker-b', t0 + 4500);
     expect(stillLive.won).toBe(false);
@@ -80,12 +80,12 @@ describe('lease and fence', () => {
     expect(takeover.slice.attempts).toBe(2);
 
     // A wakes up as a zombie: its renewal and its commit are refused by the fence.
-    await expect(slices.renew(key, 1, t0 + 9100, 4000)).rejects.toBeInstanceOf(LeaseLostError);
-    await expect(slices.commit(key, 1, 'worker-a', t0 + 9200, [])).rejects.toBeInstanceOf(FencedOutError);
+    await expect(slices.renew({ key, fence: 1 }, t0 + 9100, 4000)).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(slices.commit({ key, fence: 1, owner: 'worker-a' }, t0 + 9200, [])).rejects.toBeInstanceOf(FencedOutError);
     expect(await slices.getLedger(key)).toBeUndefined();
 
     // B commits on fence 2; the ledger holds B's record.
-    await slices.commit(key, 2, 'worker-b', t0 + 9300, []);
+    await slices.commit({ key, fence: 2, owner: 'worker-b' }, t0 + 9300, []);
     const ledger = await slices.getLedger(key);
     expect(ledger).toMatchObject({ fence: 2, owner: 'worker-b', outcome: 'SUCCEEDED' });
     expect((await slices.get(key))?.status).toBe('SUCCEEDED');
@@ -107,7 +107,7 @@ describe('lease and fence', () => {
     const takeover = await slices.claim(key, 'worker-b', t0 + 4000 - 2000, 'message-1');
     expect(takeover.won).toBe(true);
     if (takeover.won) expect(takeover.slice).toMatchObject({ fence: 2, owner: 'worker-b', leaseMessageId: 'message-1' });
-    await expect(slices.renew(key, 1, t0 + 2100, 4000)).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(slices.renew({ key, fence: 1 }, t0 + 2100, 4000)).rejects.toBeInstanceOf(LeaseLostError);
   });
 
   it('a zombie with the right fence but another owner cannot commit', async () => {
@@ -115,7 +115,7 @@ describe('lease and fence', () => {
     const { key } = await enqueuedSlice(installation, { id: 'owner-check' }, wholeSecond(60_000));
     const claim = await slices.claim(key, 'worker-a', Date.now());
     expect(claim.won).toBe(true);
-    await expect(slices.commit(key, 1, 'worker-z', Date.now(), [])).rejects.toBeInstanceOf(FencedOutError);
+    await expect(slices.commit({ key, fence: 1, owner: 'worker-z' }, Date.now(), [])).rejects.toBeInstanceOf(FencedOutError);
   });
 
   it('an ambiguous commit retried by its own worker succeeds once and writes once', async () => {
@@ -123,9 +123,9 @@ describe('lease and fence', () => {
     const { key } = await enqueuedSlice(installation, { id: 'ambiguous' }, wholeSecond(60_000));
     const claim = await slices.claim(key, 'worker-a', Date.now());
     expect(claim.won).toBe(true);
-    await slices.commit(key, 1, 'worker-a', Date.now(), []);
+    await slices.commit({ key, fence: 1, owner: 'worker-a' }, Date.now(), []);
     // The reply was "lost": the worker retries the very same commit.
-    await expect(slices.commit(key, 1, 'worker-a', Date.now(), [])).resolves.toBeUndefined();
+    await expect(slices.commit({ key, fence: 1, owner: 'worker-a' }, Date.now(), [])).resolves.toBeUndefined();
     const ledger = await slices.getLedger(key);
     expect(ledger).toMatchObject({ fence: 1, owner: 'worker-a' });
   });
@@ -143,7 +143,7 @@ describe('sweep deferral', () => {
     expect(claim.won).toBe(true);
     expect(await sweepAtOf()).toBe(candidate!.sweepAt);
     const failedSweepAt = Date.now() + 90_000;
-    await slices.recordFailure(key, 1, { now: Date.now(), error: 'boom', nextAttemptAt: Date.now() + 60_000, sweepAt: failedSweepAt });
+    await slices.recordFailure({ key, fence: 1 }, { now: Date.now(), error: 'boom', nextAttemptAt: Date.now() + 60_000, sweepAt: failedSweepAt });
     await slices.deferSweep(candidate!, Date.now() + 5000);
     expect(await sweepAtOf()).toBe(failedSweepAt);
   });
@@ -171,7 +171,7 @@ describe('deliveries of the holder\'s message', () => {
     const { key } = await enqueuedSlice(installation, { id: 'disarmed' }, wholeSecond(60_000));
     const t0 = Date.now();
     expect((await slices.claim(key, 'worker-a', t0, 'message-1', 1)).won).toBe(true);
-    await slices.renew(key, 1, t0 + 1000, 4000, true);
+    await slices.renew({ key, fence: 1 }, t0 + 1000, 4000, true);
     const early = await slices.claim(key, 'worker-b', t0 + 3000, 'message-1', 2);
     expect(early.won).toBe(false);
     if (!early.won) expect(lostClaimAction(early.current, t0 + 3000, 'message-1', 2)).toEqual({ kind: 'hide', untilMs: t0 + 5000 + LEASE_EXPIRY_MARGIN_MS });

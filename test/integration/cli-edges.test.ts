@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { definitionOf } from '../../lib/core/ports.ts';
+import { definitionOf } from '../../lib/core/job-record.ts';
 import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
 
 const REPO_ROOT = path.resolve(import.meta.dirname, '../..');

@@ -31,11 +31,11 @@ const FAST: Partial<JobPolicies> = { leaseMs: 2000, heartbeatMs: 500, backoffBas
 
 /** The real store, with its commit replaced by `commit(inner)`. */
 function withCommit(
-  commit: (inner: SliceStore, args: [SliceKey, number, string, number, readonly BusinessWrite[]]) => Promise<void>,
+  commit: (inner: SliceStore, args: Parameters<SliceStore['commit']>) => Promise<void>,
 ): SliceStore {
   const inner = installation.runtime.slices;
   return Object.assign(Object.create(inner) as SliceStore, {
-    commit: (...args: [SliceKey, number, string, number, readonly BusinessWrite[]]) => commit(inner, args),
+    commit: (...args: Parameters<SliceStore['commit']>) => commit(inner, args),
   });
 }
 

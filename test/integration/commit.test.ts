@@ -27,7 +27,7 @@ describe('commit', () => {
     const { slices } = installation.runtime;
     const { key } = await enqueuedSlice(installation, { id: 'commit-ok' }, wholeSecond(60_000));
     await slices.claim(key, 'w1', Date.now());
-    await slices.commit(key, 1, 'w1', Date.now(), [payout('p-ok', 100)]);
+    await slices.commit({ key, fence: 1, owner: 'w1' }, Date.now(), [payout('p-ok', 100)]);
     expect((await slices.get(key))?.status).toBe('SUCCEEDED');
     expect(await slices.getLedger(key)).toMatchObject({ fence: 1, owner: 'w1', outcome: 'SUCCEEDED' });
     expect(await businessRow(installation, payouts, 'p-ok')).toEqual({ id: 'p-ok', amount: 100 });
@@ -37,11 +37,11 @@ describe('commit', () => {
     const { slices } = installation.runtime;
     const { key: first } = await enqueuedSlice(installation, { id: 'commit-seed' }, wholeSecond(60_000));
     await slices.claim(first, 'w1', Date.now());
-    await slices.commit(first, 1, 'w1', Date.now(), [payout('p-taken', 1)]);
+    await slices.commit({ key: first, fence: 1, owner: 'w1' }, Date.now(), [payout('p-taken', 1)]);
 
     const { key } = await enqueuedSlice(installation, { id: 'commit-conflict' }, wholeSecond(60_000));
     await slices.claim(key, 'w2', Date.now());
-    const error = await slices.commit(key, 1, 'w2', Date.now(), [payout('p-new', 5), payout('p-taken', 7)]).catch((e: unknown) => e);
+    const error = await slices.commit({ key, fence: 1, owner: 'w2' }, Date.now(), [payout('p-new', 5), payout('p-taken', 7)]).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(BusinessConditionFailedError);
     expect((error as BusinessConditionFailedError).writeIndex).toBe(1);
     expect(await slices.getLedger(key)).toBeUndefined();
@@ -56,10 +56,10 @@ describe('commit', () => {
     const t0 = Date.now();
     await slices.claim(key, 'zombie', t0);
     await slices.claim(key, 'standby', t0 + 2001 + LEASE_EXPIRY_MARGIN_MS);
-    await expect(slices.commit(key, 1, 'zombie', t0 + 2100, [payout('p-zombie', 9)])).rejects.toBeInstanceOf(FencedOutError);
+    await expect(slices.commit({ key, fence: 1, owner: 'zombie' }, t0 + 2100, [payout('p-zombie', 9)])).rejects.toBeInstanceOf(FencedOutError);
     expect(await businessRow(installation, payouts, 'p-zombie')).toBeUndefined();
     expect(await slices.getLedger(key)).toBeUndefined();
-    await slices.commit(key, 2, 'standby', t0 + 2200, [payout('p-standby', 9)]);
+    await slices.commit({ key, fence: 2, owner: 'standby' }, t0 + 2200, [payout('p-standby', 9)]);
     expect(await businessRow(installation, payouts, 'p-standby')).toEqual({ id: 'p-standby', amount: 9 });
     expect(await slices.getLedger(key)).toMatchObject({ fence: 2, owner: 'standby' });
   });

@@ -12,7 +12,7 @@ import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { DeadManWatch } from '../../lib/aws/dead-man-watch.ts';
 import { jobItem, toItem } from '../../lib/aws/dynamo/items.ts';
 import { DEFAULT_POLICIES } from '../../lib/core/job-spec.ts';
-import type { StoredJob } from '../../lib/core/ports.ts';
+import type { StoredJob } from '../../lib/core/job-record.ts';
 import { SliceStatus, type Slice } from '../../lib/core/slice.ts';
 import { verifyInstallation } from '../../lib/aws/verify-installation.ts';
 import { defineJob, HandlerRegistry } from '../../lib/engine/define-job.ts';

@@ -10,7 +10,8 @@
  */
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JobRepository } from '../../lib/aws/dynamo/job-repository.ts';
+import { dynamoJobRepository } from '../../lib/aws/job-repository-wiring.ts';
+import type { JobRepository } from '../../lib/engine/job-repository.ts';
 import { ManualClock } from '../../lib/core/clock.ts';
 import { occurrencesBetween } from '../../lib/core/schedule.ts';
 import { decodeScanMessage } from '../../lib/core/messages.ts';
@@ -32,7 +33,7 @@ afterAll(() => installation?.destroy());
 async function failThenRetry<T>(match: RequestMatch, call: (repository: JobRepository) => Promise<T>): Promise<T> {
   const faults = refuseFirst(match);
   try {
-    await expect(call(new JobRepository(faults.clients.dynamo, installation.runtime.config, clock))).rejects.toThrow(/refused \(test\)/);
+    await expect(call(dynamoJobRepository(faults.clients.dynamo, installation.runtime.config, clock, { random: Math.random }))).rejects.toThrow(/refused \(test\)/);
     expect(faults.refused()).toBe(1);
   } finally {
     faults.destroy();
@@ -82,7 +83,7 @@ describe('a job change that meets another transaction', () => {
     const conflict = () => new TransactionCanceledException({ message: 'Transaction cancelled (test)', $metadata: {}, CancellationReasons: [{ Code: 'None' }, { Code: 'TransactionConflict' }] });
     const faults = refuseFirst((command) => command === 'TransactWriteItemsCommand', conflict);
     try {
-      const { job } = await new JobRepository(faults.clients.dynamo, installation.runtime.config, clock).put({ id: 'conflicted-job', schedule: EVERY_5S, handler: 'h' });
+      const { job } = await dynamoJobRepository(faults.clients.dynamo, installation.runtime.config, clock, { random: Math.random }).put({ id: 'conflicted-job', schedule: EVERY_5S, handler: 'h' });
       expect(faults.refused()).toBe(1);
       expect(job).toMatchObject({ version: 1, generation: 1 });
       expect(await installation.runtime.wheel.inbox(0)).toContainEqual({ jobId: 'conflicted-job', generation: 1, from: job.nextFireAt });

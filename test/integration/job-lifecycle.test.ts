@@ -12,12 +12,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobNotFoundError } from '../../lib/core/errors.ts';
 import type { JobSpecInput } from '../../lib/core/job-spec.ts';
-import { definitionOf, type WorkMessage } from '../../lib/core/ports.ts';
+import type { WorkMessage } from '../../lib/core/ports.ts';
+import { definitionOf } from '../../lib/core/job-record.ts';
 import { occurrencesBetween, scheduleOf } from '../../lib/core/schedule.ts';
 import { SliceStatus, type Slice } from '../../lib/core/slice.ts';
 import { bucketOf } from '../../lib/core/wheel.ts';
 import { createAwsClients, destroyAwsClients } from '../../lib/aws/clients.ts';
-import { JobRepository } from '../../lib/aws/dynamo/job-repository.ts';
+import { dynamoJobRepository } from '../../lib/aws/job-repository-wiring.ts';
+import type { JobRepository } from '../../lib/engine/job-repository.ts';
 import { ManualClock, systemClock } from '../../lib/core/clock.ts';
 import { defineJob, HandlerRegistry } from '../../lib/engine/define-job.ts';
 import type { Runtime } from '../../lib/lambda/wiring.ts';
@@ -107,7 +109,7 @@ function losingFirstReply(matches: (input: { UpdateExpression?: string; Expressi
     },
     { step: 'finalizeRequest', priority: 'low', name: 'dropFirstReply' },
   );
-  return { repository: new JobRepository(clients.dynamo, runtime.config, clock), dropped: () => dropped, destroy: () => destroyAwsClients(clients) };
+  return { repository: dynamoJobRepository(clients.dynamo, runtime.config, clock, { random: Math.random }), dropped: () => dropped, destroy: () => destroyAwsClients(clients) };
 }
 
 describe('job lifecycle', () => {
@@ -128,7 +130,7 @@ describe('job lifecycle', () => {
       { step: 'finalizeRequest', priority: 'low', name: 'dropFirstPutReply' },
     );
     try {
-      const repository = new JobRepository(clients.dynamo, installation.runtime.config, systemClock);
+      const repository = dynamoJobRepository(clients.dynamo, installation.runtime.config, systemClock, { random: Math.random });
       // Yearly, so no occurrence falls due between the two puts: every 5 s, a put that crossed a 5 s boundary first
       // advanced the job over the due occurrence (version 2) and then changed it (version 3); a CI run saw that.
       const { job, created } = await repository.put(spec('lost-reply', { schedule: '0 0 0 1 1 *' }));
@@ -349,7 +351,7 @@ describe('job lifecycle', () => {
     const retryKey = { jobId: job.id, scheduledAt: retrying };
     const claim = await slices.claim(retryKey, 'w1', Date.now());
     expect(claim.won).toBe(true);
-    await slices.recordFailure(retryKey, 1, { now: Date.now(), error: 'boom', nextAttemptAt: Date.now() + 60_000, sweepAt: Date.now() + 90_000 });
+    await slices.recordFailure({ key: retryKey, fence: 1 }, { now: Date.now(), error: 'boom', nextAttemptAt: Date.now() + 60_000, sweepAt: Date.now() + 90_000 });
 
     const { skipped } = await jobs.pause('settle-overdue');
     expect(skipped).toBe(2);

@@ -42,7 +42,7 @@ class RefusingFirstSend implements WorkQueue {
 
 function operatorOver(queue: WorkQueue): OperatorActions {
   const { runtime } = installation;
-  return new OperatorActions(runtime.clients.dynamo, runtime.config, clock, runtime.jobs(), runtime.slices, queue);
+  return new OperatorActions(runtime.clients.dynamo, runtime.config, clock, runtime.jobs(), runtime.slices, queue, runtime.random);
 }
 
 describe('an operator slot whose send fails after its transaction', () => {

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sleep } from '../../lib/core/clock.ts';
-import { definitionOf } from '../../lib/core/ports.ts';
+import { definitionOf } from '../../lib/core/job-record.ts';
 import { supersededReason } from '../../lib/core/job-lifecycle.ts';
 import { defineJob, HandlerRegistry } from '../../lib/engine/define-job.ts';
 import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
@@ -35,7 +35,7 @@ describe('an instant two generations sent', () => {
     expect(old.won && old.slice).toMatchObject({ generation: first.generation, fence: 1 });
     const record = await runtime.jobReader.record(first.id);
     expect(old.won && supersededReason(record, old.slice)).toBe('superseded');
-    await runtime.slices.skipClaimed(key, 1, 'superseded', at);
+    await runtime.slices.skipClaimed({ key, fence: 1 }, 'superseded', at);
 
     const fresh = await runtime.slices.claim(key, 'w2', at + 100, 'm-new', 1, definitionOf(readded));
     expect(fresh.won && fresh.slice).toMatchObject({ generation: readded.generation, fence: 2, attempts: 1, status: 'RUNNING', claimedFrom: 'ENQUEUED' });
@@ -68,7 +68,7 @@ describe('a newer generation meeting an older one mid-claim', () => {
     expect(runs).toEqual([]);
 
     // The old claim ends as the old worker finds the job moved on; the new message comes back and runs the instant.
-    await runtime.slices.skipClaimed(key, 1, 'superseded', Date.now());
+    await runtime.slices.skipClaimed({ key, fence: 1 }, 'superseded', Date.now());
     expect(await worker.process({ ...delivery, receiveCount: 2 })).toBe('delete');
     expect(runs).toEqual([{ v: 2 }]);
     expect(await runtime.slices.get(key)).toMatchObject({ status: 'SUCCEEDED', generation: changed.generation, fence: 2, attempts: 1 });

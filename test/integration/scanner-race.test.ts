@@ -12,7 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../lib/core/clock.ts';
 import { executionKey } from '../../lib/core/execution-key.ts';
 import { decodeWorkMessage } from '../../lib/core/messages.ts';
-import { definitionOf, type SliceStore, type StoredJob, type WheelStore, type WorkMessage, type WorkQueue } from '../../lib/core/ports.ts';
+import type { SliceStore, WheelStore, WorkMessage, WorkQueue } from '../../lib/core/ports.ts';
+import { definitionOf, type StoredJob } from '../../lib/core/job-record.ts';
 import { occurrencesBetween, scheduleOf } from '../../lib/core/schedule.ts';
 import { SliceStatus, type SliceKey } from '../../lib/core/slice.ts';
 import { bucketOf, WHEEL_BUCKET_MS } from '../../lib/core/wheel.ts';
@@ -372,7 +373,7 @@ describe('the sweep', () => {
     expect((await runtime.slices.claim(at(-30_000), 'w1', start - 30_000, 'm1', 1, run)).won).toBe(true);
     // ...until a failure puts it in: a FAILED one whose sweep time has passed is.
     expect((await runtime.slices.claim(at(-20_000), 'w1', start - 20_000, 'm2', 1, run)).won).toBe(true);
-    await runtime.slices.recordFailure(at(-20_000), 1, { now: start - 19_000, error: 'boom', nextAttemptAt: start - 10_000, sweepAt: start - 5000 });
+    await runtime.slices.recordFailure({ key: at(-20_000), fence: 1 }, { now: start - 19_000, error: 'boom', nextAttemptAt: start - 10_000, sweepAt: start - 5000 });
 
     const queue = new RecordingQueue();
     const sweeper = scannerOf(runtime, 'sweeper', { queue });

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAwsClients, destroyAwsClients } from '../../lib/aws/clients.ts';
 import { DynamoSliceStore } from '../../lib/aws/dynamo/slice-store.ts';
 import { OffsetClock, sleep } from '../../lib/core/clock.ts';
-import { definitionOf } from '../../lib/core/ports.ts';
+import { definitionOf } from '../../lib/core/job-record.ts';
 import { MAX_CLOCK_SKEW_MS } from '../../lib/core/slice.ts';
 import { defineJob, HandlerRegistry } from '../../lib/engine/define-job.ts';
 import { Worker } from '../../lib/engine/worker.ts';
@@ -81,7 +81,7 @@ describe('a resent claim', () => {
       { step: 'finalizeRequest', name: 'sendTwice' },
     );
     try {
-      await use(new DynamoSliceStore(clients.dynamo, installation.runtime.config), sent);
+      await use(new DynamoSliceStore(clients.dynamo, installation.runtime.config, Math.random), sent);
     } finally {
       destroyAwsClients(clients);
     }

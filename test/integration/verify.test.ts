@@ -18,7 +18,7 @@ import { verifyInstallation } from '../../lib/aws/verify-installation.ts';
 import type { AuditReport } from '../../lib/core/audit.ts';
 import { executionKey } from '../../lib/core/execution-key.ts';
 import { DEFAULT_POLICIES } from '../../lib/core/job-spec.ts';
-import type { StoredJob } from '../../lib/core/ports.ts';
+import type { StoredJob } from '../../lib/core/job-record.ts';
 import type { Slice } from '../../lib/core/slice.ts';
 import { defineJob, HandlerRegistry } from '../../lib/engine/define-job.ts';
 import { createWorkerHandler } from '../../lib/lambda/handlers.ts';

@@ -8,7 +8,7 @@ import type { SQSRecord } from 'aws-lambda';
 import type { Clock } from '../../lib/core/clock.ts';
 import { RecordingEventSink, type LifecycleEvent } from '../../lib/core/events.ts';
 import type { JobSpecInput } from '../../lib/core/job-spec.ts';
-import { definitionOf, type StoredJob } from '../../lib/core/ports.ts';
+import { definitionOf, type StoredJob } from '../../lib/core/job-record.ts';
 import type { SliceKey } from '../../lib/core/slice.ts';
 import { defineJob, HandlerRegistry, type JobFunction } from '../../lib/engine/define-job.ts';
 import { Scanner } from '../../lib/engine/scanner.ts';

@@ -265,7 +265,7 @@ function renewalsSeen(store: SliceStore, onRenewed: (at: number) => void): Slice
   return Object.assign(Object.create(store) as SliceStore, {
     async renew(...args: Parameters<SliceStore['renew']>): Promise<void> {
       await store.renew(...args);
-      onRenewed(args[2]);
+      onRenewed(args[1]);
     },
   });
 }

@@ -4,7 +4,7 @@
  * operator's), never by writing items by hand.
  */
 import type { JobSpecInput } from '../../lib/core/job-spec.ts';
-import { definitionOf, type StoredJob } from '../../lib/core/ports.ts';
+import { definitionOf, type StoredJob } from '../../lib/core/job-record.ts';
 import type { SliceKey } from '../../lib/core/slice.ts';
 import type { TestInstallation } from './harness.ts';
 

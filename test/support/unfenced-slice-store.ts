@@ -7,6 +7,7 @@
 import { TransactWriteItemsCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { toTransactItem } from '../../lib/aws/dynamo/business-writes.ts';
+import type { Claim, FencedClaim } from '../../lib/core/claim.ts';
 import type { BusinessWrite, SliceStore } from '../../lib/core/ports.ts';
 import type { SliceKey } from '../../lib/core/slice.ts';
 
@@ -14,7 +15,7 @@ import type { SliceKey } from '../../lib/core/slice.ts';
 export function unfencedSliceStore(store: SliceStore, { dynamo, config }: { dynamo: DynamoDBClient; config: { slicesTable: string } }): SliceStore {
   const key = (slice: SliceKey) => marshall({ jobId: slice.jobId, scheduledAt: slice.scheduledAt });
   return Object.assign(Object.create(store) as SliceStore, {
-    async renew(slice: SliceKey, _fence: number, now: number, leaseMs: number): Promise<void> {
+    async renew({ key: slice }: FencedClaim, now: number, leaseMs: number): Promise<void> {
       await dynamo.send(
         new UpdateItemCommand({
           TableName: config.slicesTable,
@@ -24,7 +25,7 @@ export function unfencedSliceStore(store: SliceStore, { dynamo, config }: { dyna
         }),
       );
     },
-    async commit(slice: SliceKey, fence: number, owner: string, now: number, writes: readonly BusinessWrite[]): Promise<void> {
+    async commit({ key: slice, fence, owner }: Claim, now: number, writes: readonly BusinessWrite[]): Promise<void> {
       await dynamo.send(
         new TransactWriteItemsCommand({
           TransactItems: [

@@ -6,10 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { auditHistory, type AuditInput } from '../../lib/core/audit.ts';
 import { DEFAULT_POLICIES } from '../../lib/core/job-spec.ts';
 import { executionKey } from '../../lib/core/execution-key.ts';
-import type { JobTombstone } from '../../lib/core/job-lifecycle.ts';
+import type { JobTombstone, StoredJob } from '../../lib/core/job-record.ts';
 import type { LedgerRecord } from '../../lib/core/ledger.ts';
 import { DEFAULT_DST_POLICY } from '../../lib/core/schedule.ts';
-import type { StoredJob } from '../../lib/core/ports.ts';
 import type { Slice, SliceStatus } from '../../lib/core/slice.ts';
 
 const T0 = Date.parse('2026-05-01T12:00:00Z');

@@ -13,7 +13,7 @@ import { encodeWorkMessage } from '../../lib/core/messages.ts';
 import { executionKey } from '../../lib/core/execution-key.ts';
 import { DEFAULT_POLICIES } from '../../lib/core/job-spec.ts';
 import type { LedgerRecord } from '../../lib/core/ledger.ts';
-import type { StoredJob } from '../../lib/core/ports.ts';
+import type { StoredJob } from '../../lib/core/job-record.ts';
 import type { Slice } from '../../lib/core/slice.ts';
 import { DEFAULT_DST_POLICY } from '../../lib/core/schedule.ts';
 

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { FAULT_KINDS, parseFaultList } from '../../tools/chaos/config.ts';
 import { executionKey } from '../../lib/core/execution-key.ts';
-import type { JobRecord } from '../../lib/core/job-lifecycle.ts';
+import type { JobRecord } from '../../lib/core/job-record.ts';
 import { expectedOccurrences } from '../../tools/chaos/expected.ts';
 import { JobHistoryBook } from '../../tools/chaos/job-history.ts';
 import { checkPoison, poisonViolations, REACH_BACK_MS } from '../../tools/chaos/poison-checks.ts';

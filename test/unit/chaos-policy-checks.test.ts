@@ -12,7 +12,7 @@ import { lifecycleEvent, type LifecycleEventType } from '../../lib/core/events.t
 import { NEVER } from '../../lib/core/job-lifecycle.ts';
 import { DEFAULT_DST_POLICY } from '../../lib/core/schedule.ts';
 import { DEFAULT_POLICIES, type MisfirePolicy } from '../../lib/core/job-spec.ts';
-import type { StoredJob } from '../../lib/core/ports.ts';
+import type { StoredJob } from '../../lib/core/job-record.ts';
 import type { Slice } from '../../lib/core/slice.ts';
 
 const T0 = Date.parse('2026-11-29T12:00:00Z');

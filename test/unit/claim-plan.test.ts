@@ -10,7 +10,7 @@ import { LATE_CLAIM_TOLERANCE_MS, lateClaim, MISFIRE_THRESHOLD_MS } from '../../
 import { notAnOccurrence, planClaim } from '../../lib/core/claim-plan.ts';
 import { parseJobSpec, type JobSpecInput } from '../../lib/core/job-spec.ts';
 import { planDelete, planPause, planPut } from '../../lib/core/job-lifecycle.ts';
-import type { StoredJob } from '../../lib/core/ports.ts';
+import type { StoredJob } from '../../lib/core/job-record.ts';
 
 const NOW = Date.parse('2026-03-01T00:00:00Z');
 

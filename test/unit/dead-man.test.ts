@@ -10,7 +10,7 @@ import { deadManVerdict, freshnessProbes } from '../../lib/core/dead-man.ts';
 import { jitterOffsetMs } from '../../lib/core/jitter.ts';
 import { occurrencesBetween, scheduleOf } from '../../lib/core/schedule.ts';
 import { parseJobSpec } from '../../lib/core/job-spec.ts';
-import type { StoredJob } from '../../lib/core/ports.ts';
+import type { StoredJob } from '../../lib/core/job-record.ts';
 
 const T0 = Date.parse('2026-12-01T12:00:00Z');
 const MINUTE = 60_000;

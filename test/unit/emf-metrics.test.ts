@@ -91,7 +91,7 @@ describe('EngineMetrics (Powertools EMF)', () => {
     sink.throttled();
     // A commit of a slice nobody holds is refused: it is timed all the same.
     const store = sink.meterCommits(createMemoryEngine(new ManualClock(T0)).slices);
-    await expect(store.commit(SLICE, 1, 'worker-a', T0, [])).rejects.toThrow();
+    await expect(store.commit({ key: SLICE, fence: 1, owner: 'worker-a' }, T0, [])).rejects.toThrow();
     const written = units(metrics.serializeMetrics());
     expect(written).toEqual(Object.fromEntries(Object.values(ENGINE_METRICS).map((metric) => [metric.name, metric.unit])));
   });

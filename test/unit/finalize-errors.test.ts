@@ -53,32 +53,32 @@ function fakeDynamo(answers: (Error | undefined)[], slice?: Record<string, unkno
 describe('finalize paths', () => {
   it('without business writes is one UpdateItem of the slice; with them one transaction', async () => {
     const single = fakeDynamo([undefined]);
-    await finalizeSlice(single, 'slices', alone);
+    await finalizeSlice(single, 'slices', alone, Math.random);
     expect(single.writes).toEqual(['UpdateItemCommand']);
     const transaction = fakeDynamo([undefined]);
-    await finalizeSlice(transaction, 'slices', request);
+    await finalizeSlice(transaction, 'slices', request, Math.random);
     expect(transaction.writes).toEqual(['TransactWriteItemsCommand']);
   });
 
   it('a refused UpdateItem whose slice shows this very commit is success (the reply was lost)', async () => {
-    await finalizeSlice(fakeDynamo([conditionFailed(finalSlice('SUCCEEDED'))]), 'slices', alone);
+    await finalizeSlice(fakeDynamo([conditionFailed(finalSlice('SUCCEEDED'))]), 'slices', alone, Math.random);
   });
 
   it('a refused UpdateItem whose slice moved on to another claim is FencedOutError', async () => {
-    const error = await finalizeSlice(fakeDynamo([conditionFailed({ ...finalSlice('SUCCEEDED'), fence: 3, owner: 'w2' })]), 'slices', alone).catch((e: unknown) => e);
+    const error = await finalizeSlice(fakeDynamo([conditionFailed({ ...finalSlice('SUCCEEDED'), fence: 3, owner: 'w2' })]), 'slices', alone, Math.random).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(FencedOutError);
   });
 
   it('a refused UpdateItem of a slice still RUNNING under a newer claim is FencedOutError', async () => {
     const running = { ...finalSlice('SUCCEEDED'), status: 'RUNNING', fence: 3, owner: 'w2' };
-    const error = await finalizeSlice(fakeDynamo([conditionFailed(running)]), 'slices', alone).catch((e: unknown) => e);
+    const error = await finalizeSlice(fakeDynamo([conditionFailed(running)]), 'slices', alone, Math.random).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(FencedOutError);
   });
 
   it('a transaction conflict on the UpdateItem is sent again', async () => {
     const conflict = new DynamoDBServiceException({ name: 'TransactionConflictException', $fault: 'client', $metadata: { httpStatusCode: 400 }, message: 'conflict' });
     const dynamo = fakeDynamo([conflict, undefined]);
-    await finalizeSlice(dynamo, 'slices', alone);
+    await finalizeSlice(dynamo, 'slices', alone, Math.random);
     expect(dynamo.writes).toHaveLength(2);
   });
 });
@@ -86,20 +86,20 @@ describe('finalize paths', () => {
 describe('finalize refusals', () => {
   it('throttling is sent again and succeeds; it is never a lost lease', async () => {
     const dynamo = fakeDynamo([cancelled('None', 'ThrottlingError'), cancelled('ProvisionedThroughputExceeded', 'None'), undefined]);
-    await finalizeSlice(dynamo, 'slices', request);
+    await finalizeSlice(dynamo, 'slices', request, Math.random);
     expect(dynamo.writes).toHaveLength(3);
   });
 
   it('throttling that does not let up is StoreBusyError (safe to send again), not FencedOutError', async () => {
     const dynamo = fakeDynamo(Array.from({ length: 10 }, () => cancelled('ThrottlingError', 'None')));
-    const error = await finalizeSlice(dynamo, 'slices', request).catch((e: unknown) => e);
+    const error = await finalizeSlice(dynamo, 'slices', request, Math.random).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StoreBusyError);
     expect(error).not.toBeInstanceOf(FencedOutError);
   });
 
   it('a validation error in the transaction is CommitRejectedError naming the code, sent once', async () => {
     const dynamo = fakeDynamo([cancelled('None', 'ValidationError')]);
-    const error = await finalizeSlice(dynamo, 'slices', request).catch((e: unknown) => e);
+    const error = await finalizeSlice(dynamo, 'slices', request, Math.random).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(CommitRejectedError);
     expect((error as CommitRejectedError).code).toBe('ValidationError');
     expect(dynamo.writes).toHaveLength(1);
@@ -107,29 +107,29 @@ describe('finalize refusals', () => {
 
   it('an item collection over its size limit is CommitRejectedError, not a lost lease', async () => {
     const dynamo = fakeDynamo([cancelled('None', 'ItemCollectionSizeLimitExceeded')]);
-    await expect(finalizeSlice(dynamo, 'slices', request)).rejects.toBeInstanceOf(CommitRejectedError);
+    await expect(finalizeSlice(dynamo, 'slices', request, Math.random)).rejects.toBeInstanceOf(CommitRejectedError);
   });
 
   it('a 500 after the SDK retries is an unknown outcome, thrown as it is for the worker to send the same commit again', async () => {
     const serverError = new DynamoDBServiceException({ name: 'InternalServerError', $fault: 'server', $metadata: { httpStatusCode: 500 }, message: 'boom' });
-    const error = await finalizeSlice(fakeDynamo([serverError]), 'slices', request).catch((e: unknown) => e);
+    const error = await finalizeSlice(fakeDynamo([serverError]), 'slices', request, Math.random).catch((e: unknown) => e);
     expect(error).toBe(serverError);
   });
 
   it('a throttled request after the SDK retries is StoreBusyError', async () => {
     const throttled = new DynamoDBServiceException({ name: 'ThrottlingException', $fault: 'client', $metadata: { httpStatusCode: 400 }, message: 'slow down' });
-    await expect(finalizeSlice(fakeDynamo([throttled]), 'slices', request)).rejects.toBeInstanceOf(StoreBusyError);
+    await expect(finalizeSlice(fakeDynamo([throttled]), 'slices', request, Math.random)).rejects.toBeInstanceOf(StoreBusyError);
   });
 
   it('a validation error outside a cancellation is CommitRejectedError, not an unknown outcome', async () => {
     const invalid = new DynamoDBServiceException({ name: 'ValidationException', $fault: 'client', $metadata: { httpStatusCode: 400 }, message: 'Item size has exceeded the maximum allowed size' });
-    const error = await finalizeSlice(fakeDynamo([invalid]), 'slices', request).catch((e: unknown) => e);
+    const error = await finalizeSlice(fakeDynamo([invalid]), 'slices', request, Math.random).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(CommitRejectedError);
     expect((error as Error).message).toContain('maximum allowed size');
   });
 
   it('DEAD asked for after this claim committed is OutcomeOnRecordError(SUCCEEDED), never success', async () => {
-    const error = await finalizeSlice(fakeDynamo([cancelled('ConditionalCheckFailed', 'None')], finalSlice('SUCCEEDED')), 'slices', { ...request, outcome: 'DEAD' }).catch(
+    const error = await finalizeSlice(fakeDynamo([cancelled('ConditionalCheckFailed', 'None')], finalSlice('SUCCEEDED')), 'slices', { ...request, outcome: 'DEAD' }, Math.random).catch(
       (e: unknown) => e,
     );
     expect(error).toBeInstanceOf(OutcomeOnRecordError);
@@ -137,7 +137,7 @@ describe('finalize refusals', () => {
   });
 
   it('a commit after this claim was recorded DEAD is refused, never reported committed', async () => {
-    const error = await finalizeSlice(fakeDynamo([cancelled('ConditionalCheckFailed', 'None')], finalSlice('DEAD')), 'slices', request).catch((e: unknown) => e);
+    const error = await finalizeSlice(fakeDynamo([cancelled('ConditionalCheckFailed', 'None')], finalSlice('DEAD')), 'slices', request, Math.random).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OutcomeOnRecordError);
     expect((error as OutcomeOnRecordError).recorded).toBe('DEAD');
   });

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { jobItem, jobRecordItem, toJobRecord, toStoredJob } from '../../lib/aws/dynamo/items.ts';
-import type { JobTombstone } from '../../lib/core/job-lifecycle.ts';
+import type { JobTombstone, StoredJob } from '../../lib/core/job-record.ts';
 import { DEFAULT_POLICIES } from '../../lib/core/job-spec.ts';
-import type { StoredJob } from '../../lib/core/ports.ts';
 
 const job: StoredJob = {
   id: 'nightly',

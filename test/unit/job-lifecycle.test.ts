@@ -17,11 +17,10 @@ import {
   planResume,
   supersededReason,
   withoutRecord,
-  type JobTombstone,
 } from '../../lib/core/job-lifecycle.ts';
+import type { JobTombstone, StoredJob } from '../../lib/core/job-record.ts';
 import { DEFAULT_POLICIES, parseJobSpec } from '../../lib/core/job-spec.ts';
 import { SliceStatus, type Slice } from '../../lib/core/slice.ts';
-import type { StoredJob } from '../../lib/core/ports.ts';
 
 const T = Date.parse('2026-12-04T12:00:00Z');
 const SEC = 1000;

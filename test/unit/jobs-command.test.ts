@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { JobRepository } from '../../lib/aws/dynamo/job-repository.ts';
+import type { JobRepository } from '../../lib/engine/job-repository.ts';
 import { parseJobSpec } from '../../lib/core/job-spec.ts';
-import type { StoredJob } from '../../lib/core/ports.ts';
+import type { StoredJob } from '../../lib/core/job-record.ts';
 import { jobsCommand } from '../../lib/cli/jobs-command.ts';
 import { refusalOf } from '../support/cli-refusal.ts';
 

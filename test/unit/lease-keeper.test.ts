@@ -11,7 +11,7 @@ const wait = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(
 function keeperWith(renew: () => Promise<void>, claimedAt = Date.now(), hide?: () => Promise<void>, hiddenAt?: number, timing: { leaseMs?: number; heartbeatMs?: number } = {}) {
   const calls: string[] = [];
   const slices = {
-    renew: async (_key: unknown, _fence: number, _now: number, _lease: number, disarm?: boolean) => (calls.push(disarm ? 'renew+disarm' : 'renew'), renew()),
+    renew: async (_claim: unknown, _now: number, _lease: number, disarm?: boolean) => (calls.push(disarm ? 'renew+disarm' : 'renew'), renew()),
   } as unknown as SliceStore;
   const queue = {
     send: async () => {},
@@ -50,7 +50,7 @@ function timedKeeper(
   let renewals = 0;
   let hides = 0;
   const slices = {
-    renew: async (_k: unknown, _f: number, _n: number, _l: number, disarm?: boolean) => {
+    renew: async (_c: unknown, _n: number, _l: number, disarm?: boolean) => {
       record(disarm ? 'renew+disarm' : 'renew');
       await behaviour.renew?.(++renewals, record);
     },
@@ -139,7 +139,7 @@ describe('LeaseKeeper', () => {
 
   it('an extension SQS refused disarms the message-back takeover at once, not a heartbeat later', async () => {
     const calls: string[] = [];
-    const slices = { renew: async (_k: unknown, _f: number, _n: number, _l: number, disarm?: boolean) => void calls.push(disarm ? 'renew+disarm' : 'renew') } as unknown as SliceStore;
+    const slices = { renew: async (_c: unknown, _n: number, _l: number, disarm?: boolean) => void calls.push(disarm ? 'renew+disarm' : 'renew') } as unknown as SliceStore;
     const queue = {
       send: async () => {},
       hide: async () => {
@@ -176,7 +176,7 @@ describe('LeaseKeeper', () => {
     const calls: string[] = [];
     let hides = 0;
     const slices = {
-      renew: async (_k: unknown, _f: number, _n: number, _l: number, disarm?: boolean) => {
+      renew: async (_c: unknown, _n: number, _l: number, disarm?: boolean) => {
         calls.push(disarm ? 'renew+disarm' : 'renew');
         if (disarm) await wait(1500);
       },
@@ -222,7 +222,7 @@ describe('LeaseKeeper', () => {
     // the one sent at 200 ms lands at 850 ms, before the 900 ms by which a disarm would have to be sent.
     const calls: string[] = [];
     let hides = 0;
-    const slices = { renew: async (_k: unknown, _f: number, _n: number, _l: number, disarm?: boolean) => void calls.push(disarm ? 'renew+disarm' : 'renew') } as unknown as SliceStore;
+    const slices = { renew: async (_c: unknown, _n: number, _l: number, disarm?: boolean) => void calls.push(disarm ? 'renew+disarm' : 'renew') } as unknown as SliceStore;
     const queue = { send: async () => {}, hide: async () => (hides++ === 0 ? wait(650) : undefined), hideBatched: async () => {} };
     const keeper = new LeaseKeeper(slices, queue, systemClock, { key, fence: 1, leaseMs: 2000, heartbeatMs: 200, visibilitySeconds: 1, receiptHandle: 'r', claimedAt: Date.now() });
     keeper.start();

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { OperatorActions } from '../../lib/aws/operator-actions.ts';
 import { addOperatorCommands } from '../../lib/cli/operator-commands.ts';
 import { parseJobSpec } from '../../lib/core/job-spec.ts';
-import type { StoredJob } from '../../lib/core/ports.ts';
+import type { StoredJob } from '../../lib/core/job-record.ts';
 
 const NOW = Date.parse('2026-12-01T13:00:00Z');
 const JOB: StoredJob = { ...parseJobSpec({ id: 'nightly', schedule: '0 2 * * *', handler: 'h' }), shard: 0, nextFireAt: NOW, version: 1, generation: 1, createdAt: 0, updatedAt: 0 };

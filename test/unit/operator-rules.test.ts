@@ -13,7 +13,7 @@ import { executionKey } from '../../lib/core/execution-key.ts';
 import { activeSince, inDueIndex, isActiveAt, planPause, planPut, planResume } from '../../lib/core/job-lifecycle.ts';
 import { MAX_PAYLOAD_BYTES, parseJobSpec } from '../../lib/core/job-spec.ts';
 import { isTriggeredInstant, parseOperatorInstant, requestMarkerInstant, triggerInstant, validatePauseUntil, validateReason } from '../../lib/core/operator.ts';
-import type { StoredJob } from '../../lib/core/ports.ts';
+import type { StoredJob } from '../../lib/core/job-record.ts';
 
 const T0 = Date.parse('2026-12-01T13:00:00Z');
 

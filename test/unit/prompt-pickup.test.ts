@@ -10,7 +10,8 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../lib/core/clock.ts';
 import type { ScanQueue, ScanRequest } from '../../lib/core/ports.ts';
-import { InMemoryJobRepository } from '../../lib/memory/memory-jobs.ts';
+import { JobRepository } from '../../lib/engine/job-repository.ts';
+import { InMemoryJobStore } from '../../lib/memory/memory-jobs.ts';
 import { createMemoryEngine, type MemoryEngine } from '../support/memory-engine.ts';
 
 const T0 = Date.parse('2026-06-01T12:00:00Z');
@@ -38,7 +39,7 @@ class DelayedScanQueue implements ScanQueue {
 interface Rig {
   readonly engine: MemoryEngine;
   readonly clock: ManualClock;
-  readonly jobs: InMemoryJobRepository;
+  readonly jobs: JobRepository;
   /** Runs the installation second by second to `toSecond` (from T0), doing `at[second]` first in its second. */
   run(toSecond: number, at: Record<number, () => Promise<unknown>>): Promise<void>;
   /** Start lag (ms) of each run of `jobId`, by its scheduled second from T0. */
@@ -49,7 +50,15 @@ function rig(): Rig {
   const clock = new ManualClock(T0);
   const engine = createMemoryEngine(clock);
   const scans = new DelayedScanQueue(clock);
-  const jobs = new InMemoryJobRepository(engine.tables, clock, undefined, scans);
+  const jobs = new JobRepository({
+    jobs: new InMemoryJobStore(engine.tables),
+    reader: engine.jobReader,
+    slices: engine.slices,
+    wheel: engine.wheel,
+    clock,
+    shardCount: engine.tables.shardCount,
+    scans,
+  });
   const scanner = engine.scanner('scanner', { lookaheadMs: 120_000 });
   const worker = engine.worker('worker');
   let second = 0;

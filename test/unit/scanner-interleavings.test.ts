@@ -11,7 +11,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ManualClock, OffsetClock, type Clock } from '../../lib/core/clock.ts';
-import type { JobReader, SliceStore, StoredJob, WheelStore, WorkQueue } from '../../lib/core/ports.ts';
+import type { JobReader, SliceStore, WheelStore, WorkQueue } from '../../lib/core/ports.ts';
+import type { StoredJob } from '../../lib/core/job-record.ts';
 import { occurrencesBetween } from '../../lib/core/schedule.ts';
 import { Scanner } from '../../lib/engine/scanner.ts';
 import { SeededRandom } from '../../tools/chaos/random.ts';

@@ -9,8 +9,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../lib/core/clock.ts';
-import { isTombstone } from '../../lib/core/job-lifecycle.ts';
-import type { StoredJob } from '../../lib/core/ports.ts';
+import { isTombstone, type StoredJob } from '../../lib/core/job-record.ts';
 import { occurrencesBetween } from '../../lib/core/schedule.ts';
 import { isSetAsideNow } from '../../lib/core/set-aside.ts';
 import { scanHorizon } from '../../lib/core/wheel.ts';

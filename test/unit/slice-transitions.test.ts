@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { FencedOutError, OutcomeOnRecordError } from '../../lib/core/errors.ts';
 import type { LedgerRecord } from '../../lib/core/ledger.ts';
 import {
   holdsLease,
@@ -6,6 +7,7 @@ import {
   mayDeferSweep,
   mayFinalize,
   maySettle,
+  finalizeRefusal,
   refusedFinalize,
 } from '../../lib/core/slice-transitions.ts';
 
@@ -25,6 +27,16 @@ describe('slice transitions', () => {
     expect(refusedFinalize(record, 2, 'w1', 'SUCCEEDED')).toBe('other-outcome-on-record');
     expect(refusedFinalize(record, 3, 'w1', 'DEAD')).toBe('fenced-out');
     expect(refusedFinalize(undefined, 2, 'w1', 'SUCCEEDED')).toBe('fenced-out');
+  });
+
+  it('the refusal both stores throw: none for my earlier try, OutcomeOnRecordError naming what is on record, else FencedOutError', () => {
+    const record: LedgerRecord = { executionKey: 'k', jobId: 'j', scheduledAt: 0, fence: 2, owner: 'w1', committedAt: 0, outcome: 'DEAD' };
+    expect(finalizeRefusal(record, { fence: 2, owner: 'w1', outcome: 'DEAD' }, 'k')).toBeUndefined();
+    const onRecord = finalizeRefusal(record, { fence: 2, owner: 'w1', outcome: 'SUCCEEDED' }, 'k');
+    expect(onRecord).toBeInstanceOf(OutcomeOnRecordError);
+    expect((onRecord as OutcomeOnRecordError).recorded).toBe('DEAD');
+    expect(finalizeRefusal(record, { fence: 2, owner: 'w2', outcome: 'DEAD' }, 'k')).toBeInstanceOf(FencedOutError);
+    expect(finalizeRefusal(undefined, { fence: 2, owner: 'w1', outcome: 'DEAD' }, 'k', new Error('cause'))).toBeInstanceOf(FencedOutError);
   });
 
   it('a created slice (ENQUEUED, a range record, a change\'s SKIPPED) takes a missing instant or an older generation\'s unrun one; never a run or running one', () => {

@@ -11,7 +11,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../lib/core/clock.ts';
-import { definitionOf, type StoredJob } from '../../lib/core/ports.ts';
+import { definitionOf, type StoredJob } from '../../lib/core/job-record.ts';
 import { SliceStatus } from '../../lib/core/slice.ts';
 import { createMemoryEngine, type MemoryEngine } from '../support/memory-engine.ts';
 

@@ -62,7 +62,7 @@ describe('Worker over the in-memory stores', () => {
     const renewalsSeen = Object.assign(Object.create(engine.slices) as typeof engine.slices, {
       renew: async (...args: Parameters<typeof engine.slices.renew>) => {
         await engine.slices.renew(...args);
-        renewals.push(args[2]);
+        renewals.push(args[1]);
       },
     });
     const holderWorker = engine.worker('slow-holder', { clock: new OffsetClock(-MAX_CLOCK_SKEW_MS, queueClock), slices: renewalsSeen });
@@ -276,7 +276,7 @@ describe('Worker over the in-memory stores', () => {
     const disarms: boolean[] = [];
     const recordingRenewals = Object.assign(Object.create(engine.slices) as typeof engine.slices, {
       renew: async (...args: Parameters<typeof engine.slices.renew>) => {
-        disarms.push(args[4] === true);
+        disarms.push(args[3] === true);
         return engine.slices.renew(...args);
       },
     });

@@ -10,7 +10,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ManualClock, OffsetClock } from '../../lib/core/clock.ts';
-import { definitionOf, type StoredJob } from '../../lib/core/ports.ts';
+import { definitionOf, type StoredJob } from '../../lib/core/job-record.ts';
 import { SliceStatus } from '../../lib/core/slice.ts';
 import { createMemoryEngine, type MemoryEngine } from '../support/memory-engine.ts';
 
@@ -110,7 +110,7 @@ describe('a message of a generation the job has moved on from', () => {
     const key = { jobId: first.id, scheduledAt: T0 };
     const claimed = await engine.slices.claim(key, 'w', T0 - 3000, 'm', 1, definitionOf(first));
     expect(claimed.won).toBe(true);
-    await engine.slices.skipClaimed(key, 1, 'superseded', T0 - 3000);
+    await engine.slices.skipClaimed({ key, fence: 1 }, 'superseded', T0 - 3000);
     // The second generation's message for T0 never comes (lost); it ends 2 s later.
     clock.set(T0 + 2000);
     const third = await engine.jobs().put({ id: 'moves-on', schedule: '*/7 * * * * *', handler: 'moves-on', policies: FAST });

@@ -10,7 +10,8 @@
 import { CronfenceError } from '../../lib/core/errors.ts';
 import { BatchWriteItemCommand, type DynamoDBClient, type WriteRequest } from '@aws-sdk/client-dynamodb';
 import { DEFAULT_POLICIES } from '../../lib/core/job-spec.ts';
-import type { StoredJob, WheelStore } from '../../lib/core/ports.ts';
+import type { WheelStore } from '../../lib/core/ports.ts';
+import type { StoredJob } from '../../lib/core/job-record.ts';
 import { DEFAULT_DST_POLICY } from '../../lib/core/schedule.ts';
 import { shardOf } from '../../lib/core/shard.ts';
 import { bucketOf, freshCursor } from '../../lib/core/wheel.ts';
@@ -72,7 +73,7 @@ export async function registerSchedules(
   jobAt: (index: number) => StoredJob,
   onProgress: (written: number) => void = () => {},
 ): Promise<void> {
-  const wheel = new DynamoWheelStore(dynamo, config);
+  const wheel = new DynamoWheelStore(dynamo, config, Math.random);
   const now = Date.now();
   for (let shard = 0; shard < config.shardCount; shard++) if ((await wheel.readCursor(shard)) === undefined) await wheel.moveCursor(shard, freshCursor(now));
   let next = 0;

@@ -15,7 +15,7 @@
 import { ChangeMessageVisibilityBatchCommand, CreateQueueCommand, DeleteMessageBatchCommand, ReceiveMessageCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { destroyAwsClients } from '../../lib/aws/clients.ts';
 import { CronfenceError } from '../../lib/core/errors.ts';
-import { definitionOf } from '../../lib/core/ports.ts';
+import { definitionOf } from '../../lib/core/job-record.ts';
 import { createRuntime } from '../../lib/lambda/wiring.ts';
 import { BENCH_NOOP } from './bench-jobs.ts';
 import { round } from './density.ts';
@@ -67,7 +67,7 @@ export async function measureStoreCallsCeiling(options: StoreCallsCeilingOptions
             const claim = await runtime.slices.claim(key, owner, Date.now(), `calls-${job.id}`, 1, definitionOf(job));
             if (!claim.won) throw new CronfenceError(`store-calls ceiling: the claim of ${job.id} lost (its slice existed already)`);
             await runtime.jobReader.record(job.id);
-            await runtime.slices.commit(key, claim.slice.fence, owner, Date.now(), []);
+            await runtime.slices.commit({ key, fence: claim.slice.fence, owner }, Date.now(), []);
           }),
         );
         if (handles.length > 0) await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries: handles }));

@@ -4,9 +4,9 @@
  * original (while its holder may still run it), and commits whose reply is
  * lost after DynamoDB applied them. Each injected fault is reported.
  */
+import type { Claim } from '../../lib/core/claim.ts';
 import { executionKey } from '../../lib/core/execution-key.ts';
 import type { BusinessWrite, SliceStore, WorkMessage, WorkQueue } from '../../lib/core/ports.ts';
-import type { SliceKey } from '../../lib/core/slice.ts';
 import type { FaultKind, ReplicaChaosConfig } from './config.ts';
 import type { SeededRandom } from './random.ts';
 
@@ -68,8 +68,8 @@ export function chaosWorkQueue(inner: WorkQueue, config: ReplicaChaosConfig, ran
 
 export function chaosSliceStore(inner: SliceStore, config: ReplicaChaosConfig, random: SeededRandom, report: FaultReporter): SliceStore {
   return Object.assign(Object.create(inner) as SliceStore, {
-    async commit(key: SliceKey, fence: number, owner: string, now: number, writes: readonly BusinessWrite[]): Promise<void> {
-      await inner.commit(key, fence, owner, now, writes);
+    async commit(claim: Claim, now: number, writes: readonly BusinessWrite[]): Promise<void> {
+      await inner.commit(claim, now, writes);
       if (random.chance(config.ambiguousCommitRate)) {
         report('ambiguousCommit');
         throw new SimulatedTimeoutError('commit reply lost (chaos): the write was applied');

@@ -11,7 +11,7 @@ import { toJobRecord } from '../../lib/aws/dynamo/items.ts';
 import { scanAll } from '../../lib/aws/dynamo/read-pages.ts';
 import { queueUrl } from '../../lib/aws/sqs/queue-urls.ts';
 import { executionKey } from '../../lib/core/execution-key.ts';
-import type { JobRecord } from '../../lib/core/job-lifecycle.ts';
+import type { JobRecord } from '../../lib/core/job-record.ts';
 import { decodeWorkMessage } from '../../lib/core/messages.ts';
 import { isFinal, type Slice } from '../../lib/core/slice.ts';
 import { bucketOf, WHEEL_BUCKET_MS } from '../../lib/core/wheel.ts';

@@ -17,7 +17,7 @@
  */
 import { CronExpressionParser } from 'cron-parser';
 import { executionKey } from '../../lib/core/execution-key.ts';
-import type { SkipReason } from '../../lib/core/job-lifecycle.ts';
+import type { SkipReason } from '../../lib/core/job-record.ts';
 import { occurrencesBetween, scheduleOf } from '../../lib/core/schedule.ts';
 import { skipReasonOf, type JobDefinition, type JobHistory } from './job-history.ts';
 

@@ -5,7 +5,7 @@
  * checker expects an occurrence only while the definition that has it is
  * live, from the change that made it live to the next one.
  */
-import { isTombstone, type JobRecord, type SkipReason } from '../../lib/core/job-lifecycle.ts';
+import { isTombstone, type JobRecord, type SkipReason } from '../../lib/core/job-record.ts';
 import type { DstPolicy } from '../../lib/core/schedule.ts';
 
 /**

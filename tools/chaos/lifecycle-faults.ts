@@ -7,7 +7,7 @@
  * `now`: StoredJob.updatedAt, or the tombstone's), so the checker's expected
  * occurrences follow the job's history (expected.ts).
  */
-import type { JobRecord } from '../../lib/core/job-lifecycle.ts';
+import type { JobRecord } from '../../lib/core/job-record.ts';
 import type { JobSpecInput } from '../../lib/core/job-spec.ts';
 import { otherSchedule } from './chaos-jobs.ts';
 import type { JobChangeKind, JobHistoryBook } from './job-history.ts';

@@ -16,7 +16,7 @@
  * each of their occurrences exactly.
  */
 import { isEverySeconds } from './chaos-jobs.ts';
-import type { JobRecord } from '../../lib/core/job-lifecycle.ts';
+import type { JobRecord } from '../../lib/core/job-record.ts';
 import type { JobSpecInput } from '../../lib/core/job-spec.ts';
 import type { JobHistoryBook } from './job-history.ts';
 import { SeededRandom } from './random.ts';

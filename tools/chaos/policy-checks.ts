@@ -17,7 +17,8 @@
  * policy's ordering tolerates (overlap-policy.ts) or the committed one's
  * worker was paused meanwhile (its lease lapsed: the next one may go ahead).
  */
-import { isTombstone, NEVER, nextOccurrenceOf, type JobRecord } from '../../lib/core/job-lifecycle.ts';
+import { NEVER, nextOccurrenceOf } from '../../lib/core/job-lifecycle.ts';
+import { isTombstone, type JobRecord } from '../../lib/core/job-record.ts';
 import type { MisfirePolicy } from '../../lib/core/job-spec.ts';
 import { MAX_CLOCK_SKEW_MS, SliceStatus, type Slice } from '../../lib/core/slice.ts';
 import { isoSecond } from '../../lib/core/execution-key.ts';

@@ -3,7 +3,7 @@
  * beside the random ones, the misfire ones given their simulated outage, and
  * the outage's occurrences the checker expects (before the window).
  */
-import { JobRepository } from '../../lib/aws/dynamo/job-repository.ts';
+import { dynamoJobRepository } from '../../lib/aws/job-repository-wiring.ts';
 import type { JobSpecInput } from '../../lib/core/job-spec.ts';
 import type { Runtime } from '../../lib/lambda/wiring.ts';
 import { simulateOutage } from './drill-stores.ts';
@@ -23,7 +23,7 @@ export async function setUpPolicyJobs(runtime: Runtime, book: JobHistoryBook, no
   const outages: OutageJob[] = [];
   // The misfire jobs are put without the scan request a change sends: a scan it started could take their generation
   // up from the inbox before simulateOutage moves it back, and the outage would not happen.
-  const quiet = new JobRepository(runtime.clients.dynamo, runtime.config, runtime.clock);
+  const quiet = dynamoJobRepository(runtime.clients.dynamo, runtime.config, runtime.clock, { random: runtime.random });
   for (const spec of specs) {
     const misfire = MISFIRE_JOBS.find((entry) => entry.id === spec.id)?.misfire;
     const { job } = await (misfire === undefined ? runtime.jobs() : quiet).put(spec);

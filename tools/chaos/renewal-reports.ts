@@ -3,6 +3,7 @@
  * the holder's-message-back takeover, so the drill can check renewals against fences and measure failover from a
  * victim's last renewal (renewals.jsonl). Outside the fault wrappers: a renewal a fault refused is not reported.
  */
+import type { FencedClaim } from '../../lib/core/claim.ts';
 import type { SliceStore } from '../../lib/core/ports.ts';
 import type { SliceKey } from '../../lib/core/slice.ts';
 
@@ -16,9 +17,9 @@ export interface AcceptedRenewal {
 
 export function reportingRenewals(inner: SliceStore, onRenewed: (renewal: AcceptedRenewal) => void): SliceStore {
   return Object.assign(Object.create(inner) as SliceStore, {
-    async renew(key: SliceKey, fence: number, now: number, leaseMs: number, disarmMessageBack?: boolean): Promise<void> {
-      await inner.renew(key, fence, now, leaseMs, disarmMessageBack);
-      onRenewed({ key, fence, at: now, disarmed: disarmMessageBack === true });
+    async renew(claim: FencedClaim, now: number, leaseMs: number, disarmMessageBack?: boolean): Promise<void> {
+      await inner.renew(claim, now, leaseMs, disarmMessageBack);
+      onRenewed({ key: claim.key, fence: claim.fence, at: now, disarmed: disarmMessageBack === true });
     },
   });
 }

@@ -19,7 +19,7 @@ import { GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { BusinessEffect } from '../../core/audit.ts';
 import { CronfenceError, MissingResourceError } from '../../core/errors.ts';
 import { parseExecutionKey } from '../../core/execution-key.ts';
-import type { JobRecord } from '../../core/job-lifecycle.ts';
+import type { JobRecord } from '../../core/job-record.ts';
 import type { Item } from './items.ts';
 import { ledgerOfSlices, type LedgerRecord } from '../../core/ledger.ts';
 import type { Slice } from '../../core/slice.ts';

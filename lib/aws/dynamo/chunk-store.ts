@@ -5,6 +5,7 @@
  */
 import { GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { chunkItemCount, chunkSortKey, MAX_ITEMS_PER_CHUNK, type ChunkCommitOutcome, type ChunkCommitRequest, type ChunkRecord, type ChunkStore } from '../../core/chunks.ts';
+import type { Random } from '../../core/backoff.ts';
 import { TooManyWritesError } from '../../core/errors.ts';
 import { executionKey } from '../../core/execution-key.ts';
 import type { SliceKey } from '../../core/slice.ts';
@@ -18,6 +19,8 @@ export class DynamoChunkStore implements ChunkStore {
   constructor(
     private readonly dynamo: DynamoDBClient,
     private readonly config: Pick<CronfenceConfig, 'slicesTable' | 'chunksTable' | 'sliceRetentionMs'>,
+    /** The jitter of a busy commit's next try. */
+    private readonly random: Random,
   ) {}
 
   async commitChunk(request: ChunkCommitRequest): Promise<ChunkCommitOutcome> {
@@ -25,7 +28,7 @@ export class DynamoChunkStore implements ChunkStore {
     const count = chunkItemCount(request);
     if (count > MAX_ITEMS_PER_CHUNK) throw new TooManyWritesError(`${key}#chunk-${request.chunk}`, count, MAX_ITEMS_PER_CHUNK);
     const expiresAtSeconds = Math.floor((request.now + this.config.sliceRetentionMs) / 1000);
-    return commitChunk(this.dynamo, this.config, request, expiresAtSeconds, () => this.readChunk(key, request.chunk));
+    return commitChunk(this.dynamo, this.config, request, expiresAtSeconds, () => this.readChunk(key, request.chunk), this.random);
   }
 
   async committedChunks(slice: SliceKey): Promise<ChunkRecord[]> {

@@ -23,13 +23,14 @@
  */
 import { TransactWriteItemsCommand, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { chunkItemCount, newOutboxItem, type ChunkCommitOutcome, type ChunkCommitRequest, type ChunkRecord } from '../../core/chunks.ts';
+import type { Random } from '../../core/backoff.ts';
 import { sleep } from '../../core/clock.ts';
 import { BusinessConditionFailedError, CommitRejectedError, FencedOutError, StoreBusyError } from '../../core/errors.ts';
 import { executionKey as keyOf } from '../../core/execution-key.ts';
 import { SliceStatus } from '../../core/slice.ts';
 import { toTransactItem } from './business-writes.ts';
 import { chunkRecordItem, outboxItem } from './chunk-items.ts';
-import { cancellationCodes, isBusyCancellation, isBusyRefusal, isClientRejection, onTables } from './errors.ts';
+import { busyBackoffMs, cancellationCodes, isBusyCancellation, isBusyRefusal, isClientRejection, onTables } from './errors.ts';
 import { sliceKeyItem } from './items.ts';
 
 export interface ChunkTables {
@@ -50,6 +51,7 @@ export async function commitChunk(
   request: ChunkCommitRequest,
   expiresAtSeconds: number,
   readRecord: () => Promise<ChunkRecord | undefined>,
+  random: Random,
 ): Promise<ChunkCommitOutcome> {
   const executionKey = keyOf(request.key.jobId, request.key.scheduledAt);
   const items = transactItems(tables, request, executionKey, expiresAtSeconds);
@@ -64,7 +66,7 @@ export async function commitChunk(
       const busy = codes.find(isBusyCancellation);
       if (busy !== undefined) {
         if (attempt >= BUSY_RETRIES) throw new StoreBusyError(`chunk ${request.chunk} of ${executionKey}`, busy, { cause: error });
-        await sleep(Math.floor(Math.random() * 25 * 2 ** attempt));
+        await sleep(busyBackoffMs(attempt, random));
         continue;
       }
       return cancelledOutcome(codes, error, request, executionKey, readRecord);

@@ -21,7 +21,7 @@
  */
 import { UpdateItemCommand, type AttributeValue, type DynamoDBClient, type TransactWriteItem, type UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import type { MissedRange, SkippedRange } from '../../core/advance-plan.ts';
-import type { SkipReason } from '../../core/job-lifecycle.ts';
+import type { SkipReason } from '../../core/job-record.ts';
 import type { NewSlice, RangeRecordOutcome } from '../../core/ports.ts';
 import { isRangeRecordOf } from '../../core/slice-transitions.ts';
 import { SliceStatus, type SliceDefinition, type SliceKey } from '../../core/slice.ts';

@@ -12,7 +12,23 @@ import {
   type UpdateItemCommandInput,
 } from '@aws-sdk/client-dynamodb';
 import { isServerError, isThrottlingError, isTransientError } from '@smithy/core/retry';
+import { retryDelayMs, type BackoffPolicy, type Random } from '../../core/backoff.ts';
 import { MissingResourceError } from '../../core/errors.ts';
+
+/** A busy transaction's next try (of four): full jitter under 50, 100, 200 ms, well inside a lease. */
+const BUSY_BACKOFF: BackoffPolicy = { baseMs: 50, maxMs: 200 };
+/** Unprocessed items or keys of a batch, sent again (tries 2 to 6): full jitter under 200 ms doubling to 3.2 s. */
+const UNPROCESSED_BACKOFF: BackoffPolicy = { baseMs: 200, maxMs: 3200 };
+
+/** The wait before sending a busy transaction again after its `attempt`th try (from 1). */
+export function busyBackoffMs(attempt: number, random: Random): number {
+  return retryDelayMs(attempt, BUSY_BACKOFF, random);
+}
+
+/** The wait before the `tries`th send (from 2) of a batch's unprocessed items. */
+export function unprocessedBackoffMs(tries: number, random: Random): number {
+  return retryDelayMs(tries - 1, UNPROCESSED_BACKOFF, random);
+}
 
 /**
  * Cancellation codes of a transaction that wrote nothing and may simply be

@@ -12,10 +12,10 @@
  * Without business writes: one conditional UpdateItem (1 WRU for an item
  * under 1 KB). With them: one TransactWriteItems of [0] and [1..].
  * Outcome: done; or refused (condition failed or transaction cancelled) —
- *   - the slice shows my fence, owner and this outcome: an earlier try of
- *     this same write landed and its reply was lost → done;
- *     my fence and owner with the other outcome → OutcomeOnRecordError;
- *   - [0] failed otherwise → FencedOutError;
+ *   - [0] failed: judged by core's `finalizeRefusal` (slice-transitions.ts)
+ *     from the ledger record the slice carries: my fence, owner and this
+ *     outcome (an earlier try landed, its reply lost) → done; my fence and
+ *     owner with the other outcome → OutcomeOnRecordError; else FencedOutError;
  *   - [1..] failed → BusinessConditionFailedError naming the write;
  *   - busy (TransactionConflict, throttling) → retried a few times with
  *     backoff, then StoreBusyError (nothing written: safe to send again);
@@ -32,49 +32,38 @@ import {
   type DynamoDBClient,
   type TransactWriteItem,
 } from '@aws-sdk/client-dynamodb';
+import type { Random } from '../../core/backoff.ts';
 import { sleep } from '../../core/clock.ts';
 import {
   BusinessConditionFailedError,
   CommitRejectedError,
-  FencedOutError,
-  OutcomeOnRecordError,
   StoreBusyError,
 } from '../../core/errors.ts';
 import { executionKey as keyOf } from '../../core/execution-key.ts';
-import { isOwnClaim, isOwnCommit, ledgerRecordOf, type LedgerOutcome } from '../../core/ledger.ts';
-import { SliceStatus, type Slice, type SliceKey } from '../../core/slice.ts';
+import { ledgerRecordOf } from '../../core/ledger.ts';
+import { SliceStatus } from '../../core/slice.ts';
+import { finalizeRefusal, type Finalize } from '../../core/slice-transitions.ts';
 import { readSlice } from './claim-slice.ts';
-import { cancellationCodes, isBusyCancellation, isBusyRefusal, isClientRejection, isConditionFailure, onTable, onTables } from './errors.ts';
+import { busyBackoffMs, cancellationCodes, isBusyCancellation, isBusyRefusal, isClientRejection, isConditionFailure, onTable, onTables } from './errors.ts';
 import { sliceKeyItem, toSlice } from './items.ts';
 
-export interface FinalizeRequest {
-  readonly key: SliceKey;
-  readonly fence: number;
-  readonly owner: string;
-  readonly now: number;
-  readonly outcome: LedgerOutcome;
-  readonly error?: string;
+export interface FinalizeRequest extends Finalize {
   readonly extraWrites?: readonly TransactWriteItem[];
 }
 
 const BUSY_RETRIES = 4;
 
-/** Full jitter, 25 ms doubling: a few retries stay well inside a lease. */
-function jitteredBackoffMs(attempt: number): number {
-  return Math.floor(Math.random() * 25 * 2 ** attempt);
-}
-
 /** Why a try of the finalize wrote nothing and may be sent again, or undefined if it is final. */
 type TryResult = { readonly busy: string; readonly error: unknown } | undefined;
 
-export async function finalizeSlice(dynamo: DynamoDBClient, slicesTable: string, request: FinalizeRequest): Promise<void> {
+export async function finalizeSlice(dynamo: DynamoDBClient, slicesTable: string, request: FinalizeRequest, random: Random): Promise<void> {
   const executionKey = keyOf(request.key.jobId, request.key.scheduledAt);
   const send = (request.extraWrites ?? []).length === 0 ? () => updateOnly(dynamo, slicesTable, request, executionKey) : () => transaction(dynamo, slicesTable, request, executionKey);
   for (let attempt = 1; ; attempt++) {
     const busy = await send();
     if (busy === undefined) return;
     if (attempt >= BUSY_RETRIES) throw new StoreBusyError(`commit of ${executionKey}`, busy.busy, { cause: busy.error });
-    await sleep(jitteredBackoffMs(attempt));
+    await sleep(busyBackoffMs(attempt, random));
   }
 }
 
@@ -85,7 +74,7 @@ async function updateOnly(dynamo: DynamoDBClient, slicesTable: string, request: 
     return undefined;
   } catch (error) {
     if (isConditionFailure(error)) {
-      const refusal = refusedOutcome(error.Item ? toSlice(error.Item) : undefined, request, executionKey, error);
+      const refusal = finalizeRefusal(ledgerRecordOf(error.Item ? toSlice(error.Item) : undefined), request, executionKey, error);
       if (refusal === undefined) return undefined;
       throw refusal;
     }
@@ -107,7 +96,7 @@ async function transaction(dynamo: DynamoDBClient, slicesTable: string, request:
     if (busy !== undefined) return { busy, error };
     const [slice, ...business] = codes;
     if (slice === 'ConditionalCheckFailed') {
-      const refusal = refusedOutcome(await readSlice(dynamo, slicesTable, request.key), request, executionKey, error);
+      const refusal = finalizeRefusal(ledgerRecordOf(await readSlice(dynamo, slicesTable, request.key)), request, executionKey, error);
       if (refusal === undefined) return undefined;
       throw refusal;
     }
@@ -116,14 +105,6 @@ async function transaction(dynamo: DynamoDBClient, slicesTable: string, request:
     const code = codes.find((c) => c !== undefined) ?? 'Unknown';
     throw new CommitRejectedError(executionKey, code, describe(error), { cause: error });
   }
-}
-
-/** Why a finalize whose slice condition failed wrote nothing, as the error to throw (or undefined: my own earlier try landed). */
-function refusedOutcome(current: Slice | undefined, request: FinalizeRequest, executionKey: string, error: unknown): Error | undefined {
-  const record = ledgerRecordOf(current);
-  if (isOwnCommit(record, request.fence, request.owner, request.outcome)) return undefined;
-  if (isOwnClaim(record, request.fence, request.owner)) return new OutcomeOnRecordError(executionKey, record.outcome, { cause: error });
-  return new FencedOutError(executionKey, request.fence, { cause: error });
 }
 
 function notCancelled(error: unknown, executionKey: string): unknown {

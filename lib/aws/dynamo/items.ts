@@ -4,11 +4,10 @@
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { isTombstone, type JobRecord, type SkipReason } from '../../core/job-lifecycle.ts';
+import { isTombstone, type JobRecord, type SkipReason, type StoredJob } from '../../core/job-record.ts';
 import type { JobOrigin, JobPolicies } from '../../core/job-spec.ts';
 import type { OperatorNote, OperatorSlot, PauseState } from '../../core/operator.ts';
 import type { LedgerRecord } from '../../core/ledger.ts';
-import type { StoredJob } from '../../core/ports.ts';
 import { DEFAULT_DST_POLICY, type DstPolicy } from '../../core/schedule.ts';
 import type { Slice, SliceDefinition, SliceKey, SliceStatus } from '../../core/slice.ts';
 

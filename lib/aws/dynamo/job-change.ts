@@ -1,7 +1,8 @@
 /**
  * A job change's writes, all or nothing, or finished by the next call
- * (docs/architecture.md, "Multi-write operations"). JobRepository decides the
- * change (core/job-lifecycle.ts); here it is written.
+ * (docs/architecture.md, "Multi-write operations"). The change is decided in
+ * core/job-lifecycle.ts, its writes planned in core/job-change.ts and run by
+ * engine/job-repository.ts; here they are written (job-store.ts's writeChange).
  *
  * WRITE   one TransactWriteItems across the jobs and wheel tables:
  *   [0] Put jobs[jobId]                       condition version = the one read (attribute_not_exists(jobId) for a new id)
@@ -16,10 +17,7 @@
  *         same job (any of put, pause, resume, delete) finds it (one Query) and finishes it first.
  */
 import { DeleteItemCommand, TransactWriteItemsCommand, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
-import type { JobRecord, SkipReason } from '../../core/job-lifecycle.ts';
-import type { DstPolicy } from '../../core/schedule.ts';
-import type { SliceDefinition } from '../../core/slice.ts';
-import type { WheelEntry } from '../../core/wheel.ts';
+import type { DueSettle, JobWrite } from '../../core/job-change.ts';
 import type { CronfenceConfig } from '../config.ts';
 import { cancellationCodes, onTable, onTables } from './errors.ts';
 import { fromItem, jobRecordItem, toItem } from './items.ts';
@@ -28,31 +26,6 @@ import { queryAll } from './read-pages.ts';
 const SETTLE_PREFIX = '!settle#';
 
 type ChangeTables = Pick<CronfenceConfig, 'jobsTable' | 'wheelTable'>;
-
-/** What settling an ended generation's due occurrences needs, kept until it is done. */
-export interface DueSettle {
-  readonly jobId: string;
-  readonly shard: number;
-  /** The generation the change ended. */
-  readonly generation: number;
-  readonly reason: SkipReason;
-  /** Its due occurrences are those in `[from, to)`. */
-  readonly from: number;
-  readonly to: number;
-  readonly schedule: string;
-  readonly timeZone: string;
-  readonly dst: DstPolicy;
-  /** What each SKIPPED slice is written with (the ended generation's definition). */
-  readonly run: SliceDefinition;
-}
-
-export interface JobWrite {
-  readonly previous: JobRecord | undefined;
-  readonly next: JobRecord;
-  readonly shard: number;
-  readonly inbox: WheelEntry | undefined;
-  readonly settle: DueSettle | undefined;
-}
 
 /** @returns false when a condition failed (another change came first) or the transaction met another: read again and plan again. */
 export async function writeJobChange(dynamo: DynamoDBClient, tables: ChangeTables, write: JobWrite): Promise<boolean> {

@@ -8,12 +8,13 @@
  * SHARD    Scan with a filter on `shard` (a shard's first scan only).
  */
 import { BatchGetItemCommand, GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { Random } from '../../core/backoff.ts';
 import { sleep } from '../../core/clock.ts';
 import { StoreBusyError } from '../../core/errors.ts';
-import type { JobRecord } from '../../core/job-lifecycle.ts';
+import type { JobRecord } from '../../core/job-record.ts';
 import type { JobReader } from '../../core/ports.ts';
 import type { CronfenceConfig } from '../config.ts';
-import { onTable } from './errors.ts';
+import { onTable, unprocessedBackoffMs } from './errors.ts';
 import { toJobRecord, type Item } from './items.ts';
 import { scanAll } from './read-pages.ts';
 
@@ -25,6 +26,8 @@ export class DynamoJobReader implements JobReader {
   constructor(
     private readonly dynamo: DynamoDBClient,
     private readonly config: Pick<CronfenceConfig, 'jobsTable'>,
+    /** The jitter of asking again for unprocessed keys. */
+    private readonly random: Random,
   ) {}
 
   async record(id: string): Promise<JobRecord | undefined> {
@@ -64,7 +67,7 @@ export class DynamoJobReader implements JobReader {
     let keys = ids.map((id) => ({ jobId: { S: id } }));
     for (let tries = 1; keys.length > 0; tries++) {
       if (tries > GET_TRIES) throw new StoreBusyError('reading jobs', 'UnprocessedKeys');
-      if (tries > 1) await sleep(Math.floor(Math.random() * 50 * 2 ** tries));
+      if (tries > 1) await sleep(unprocessedBackoffMs(tries, this.random));
       const request = keys;
       const result = await onTable(table, () => this.dynamo.send(new BatchGetItemCommand({ RequestItems: { [table]: { Keys: request, ConsistentRead: consistent } } })));
       items.push(...(result.Responses?.[table] ?? []));

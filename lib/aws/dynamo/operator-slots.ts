@@ -24,13 +24,14 @@
  * left as it is); the job changed: read again.
  */
 import { GetItemCommand, TransactWriteItemsCommand, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import type { Random } from '../../core/backoff.ts';
 import { sleep } from '../../core/clock.ts';
 import { CronfenceError, JobNotFoundError, StoreBusyError } from '../../core/errors.ts';
 import { requestMarkerInstant, triggerInstant, TRIGGER_OFFSET_TRIES, type OperatorSlot } from '../../core/operator.ts';
-import { definitionOf, type StoredJob } from '../../core/ports.ts';
+import { definitionOf, type StoredJob } from '../../core/job-record.ts';
 import { sweepAtFor, SliceStatus, type SliceKey } from '../../core/slice.ts';
 import { slicePut, type SliceTables } from './create-slices.ts';
-import { cancellationCodes, isBusyCancellation, onTables } from './errors.ts';
+import { busyBackoffMs, cancellationCodes, isBusyCancellation, onTables } from './errors.ts';
 import { fromItem, sliceKeyItem, toItem } from './items.ts';
 
 export interface OperatorTables extends SliceTables {
@@ -56,12 +57,12 @@ export type SlotOutcome =
 const BUSY_TRIES = 4;
 
 /** Adds the triggered slot of request `write.requestId`, or finds the one its first try added. */
-export async function writeTriggerSlot(dynamo: DynamoDBClient, tables: OperatorTables, job: StoredJob, write: TriggerWrite, now: number): Promise<SlotOutcome> {
+export async function writeTriggerSlot(dynamo: DynamoDBClient, tables: OperatorTables, job: StoredJob, write: TriggerWrite, now: number, random: Random): Promise<SlotOutcome> {
   const marker = { jobId: job.id, scheduledAt: requestMarkerInstant(write.requestId) };
   for (let offsetTry = 0; offsetTry < TRIGGER_OFFSET_TRIES; offsetTry++) {
     const key = { jobId: job.id, scheduledAt: triggerInstant(write.requestId, now, offsetTry) };
     const items = [markerPut(tables, marker, key, write, now), slotPut(tables, job, key, now, write.note, write.payload), liveJobCheck(tables, job)];
-    const codes = await transact(dynamo, tables, items, `trigger of job ${job.id}`);
+    const codes = await transact(dynamo, tables, items, `trigger of job ${job.id}`, random);
     if (codes === undefined) return { kind: 'created', key };
     if (codes[0] !== undefined) {
       const marked = await markedSlot(dynamo, tables, marker, write.requestId);
@@ -75,16 +76,16 @@ export async function writeTriggerSlot(dynamo: DynamoDBClient, tables: OperatorT
 }
 
 /** Adds the slice of past occurrence `scheduledAt`, unless one is there already. */
-export async function writeBackfillSlot(dynamo: DynamoDBClient, tables: OperatorTables, job: StoredJob, scheduledAt: number, note: OperatorSlot, now: number): Promise<SlotOutcome> {
+export async function writeBackfillSlot(dynamo: DynamoDBClient, tables: OperatorTables, job: StoredJob, scheduledAt: number, note: OperatorSlot, now: number, random: Random): Promise<SlotOutcome> {
   const key = { jobId: job.id, scheduledAt };
-  const codes = await transact(dynamo, tables, [slotPut(tables, job, key, now, note), liveJobCheck(tables, job)], `backfill of job ${job.id}`);
+  const codes = await transact(dynamo, tables, [slotPut(tables, job, key, now, note), liveJobCheck(tables, job)], `backfill of job ${job.id}`, random);
   if (codes === undefined) return { kind: 'created', key };
   if (codes[1] !== undefined) return { kind: 'job-changed' };
   return { kind: 'exists', key };
 }
 
 /** Sends the transaction; undefined when it committed, else the per-item cancellation codes. */
-async function transact(dynamo: DynamoDBClient, tables: OperatorTables, items: TransactWriteItem[], what: string): Promise<(string | undefined)[] | undefined> {
+async function transact(dynamo: DynamoDBClient, tables: OperatorTables, items: TransactWriteItem[], what: string, random: Random): Promise<(string | undefined)[] | undefined> {
   for (let busyTries = 1; ; busyTries++) {
     try {
       await onTables(dynamo, { cronfence: [tables.slicesTable, tables.jobsTable] }, () => dynamo.send(new TransactWriteItemsCommand({ TransactItems: items })));
@@ -99,7 +100,7 @@ async function transact(dynamo: DynamoDBClient, tables: OperatorTables, items: T
         return codes;
       }
       if (busyTries >= BUSY_TRIES) throw new StoreBusyError(what, busy, { cause: error });
-      await sleep(Math.floor(Math.random() * 25 * 2 ** busyTries));
+      await sleep(busyBackoffMs(busyTries, random));
     }
   }
 }

@@ -24,11 +24,12 @@
  *            true, or false when that run had finished or moved on.
  */
 import { GetItemCommand, QueryCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { FencedClaim } from '../../core/claim.ts';
 import { LeaseLostError } from '../../core/errors.ts';
 import { executionKey } from '../../core/execution-key.ts';
 import type { OverlapLane } from '../../core/overlap-policy.ts';
 import type { OverlapStore } from '../../core/ports.ts';
-import { SliceStatus, type Slice, type SliceKey } from '../../core/slice.ts';
+import { SliceStatus, type Slice } from '../../core/slice.ts';
 import type { CronfenceConfig } from '../config.ts';
 import { conditionalUpdate, onTable } from './errors.ts';
 import { LEASE_FIELDS, skipHeldSlice } from './skip-slice.ts';
@@ -100,7 +101,7 @@ export class DynamoOverlapStore implements OverlapStore {
     return first ? toSlice(first) : undefined;
   }
 
-  async deferClaimed(key: SliceKey, fence: number, now: number, sweepAt: number): Promise<void> {
+  async deferClaimed({ key, fence }: FencedClaim, now: number, sweepAt: number): Promise<void> {
     await conditionalUpdate(
       this.dynamo,
       {
@@ -124,7 +125,7 @@ export class DynamoOverlapStore implements OverlapStore {
     );
   }
 
-  fenceOut(key: SliceKey, fence: number, now: number): Promise<boolean> {
+  fenceOut({ key, fence }: FencedClaim, now: number): Promise<boolean> {
     return skipHeldSlice(this.dynamo, this.config, { key, fence, reason: 'replaced', now, bumpFence: true }, () => {});
   }
 }

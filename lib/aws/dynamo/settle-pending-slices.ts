@@ -17,7 +17,7 @@
  *            was sent again counts once: the slice shows this request's own skip).
  */
 import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { SkipReason } from '../../core/job-lifecycle.ts';
+import type { SkipReason } from '../../core/job-record.ts';
 import { SliceStatus } from '../../core/slice.ts';
 import { conditionalUpdate } from './errors.ts';
 import { queryAll } from './read-pages.ts';

@@ -3,10 +3,12 @@
  * documented in its own file.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { Claim, FencedClaim } from '../../core/claim.ts';
 import type { MissedRange, SkippedRange } from '../../core/advance-plan.ts';
+import type { Random } from '../../core/backoff.ts';
 import { LeaseLostError, TooManyWritesError } from '../../core/errors.ts';
 import { executionKey } from '../../core/execution-key.ts';
-import type { SkipReason } from '../../core/job-lifecycle.ts';
+import type { SkipReason } from '../../core/job-record.ts';
 import { ledgerRecordOf, type LedgerRecord } from '../../core/ledger.ts';
 import { mapBounded } from '../../core/map-bounded.ts';
 import type { BusinessWrite, ClaimOutcome, NewSlice, NotRunStatus, RangeRecordOutcome, SliceStore, SweepCandidate } from '../../core/ports.ts';
@@ -30,23 +32,25 @@ export class DynamoSliceStore implements SliceStore {
   constructor(
     private readonly dynamo: DynamoDBClient,
     private readonly config: Pick<CronfenceConfig, 'slicesTable' | 'sliceRetentionMs'>,
+    /** The jitter of a busy commit's next try. */
+    private readonly random: Random,
   ) {}
 
   claim(key: SliceKey, owner: string, now: number, messageId?: string, receiveCount?: number, run?: SliceDefinition): Promise<ClaimOutcome> {
     return claimSlice(this.dynamo, this.config.slicesTable, { key: { jobId: key.jobId, scheduledAt: key.scheduledAt }, owner, now, messageId, receiveCount, run });
   }
 
-  async skipClaimed(key: SliceKey, fence: number, reason: string, now: number, status: NotRunStatus = SliceStatus.Skipped): Promise<void> {
+  async skipClaimed({ key, fence }: FencedClaim, reason: string, now: number, status: NotRunStatus = SliceStatus.Skipped): Promise<void> {
     await skipHeldSlice(this.dynamo, this.config, { key, fence, reason, now, bumpFence: false, status }, () => {
       throw new LeaseLostError(executionKey(key.jobId, key.scheduledAt), fence);
     });
   }
 
-  renew(key: SliceKey, fence: number, now: number, leaseMs: number, disarmMessageBack = false): Promise<void> {
+  renew({ key, fence }: FencedClaim, now: number, leaseMs: number, disarmMessageBack = false): Promise<void> {
     return renewLease(this.dynamo, this.config.slicesTable, key, fence, now, leaseMs, disarmMessageBack);
   }
 
-  async commit(key: SliceKey, fence: number, owner: string, now: number, writes: readonly BusinessWrite[]): Promise<void> {
+  async commit({ key, fence, owner }: Claim, now: number, writes: readonly BusinessWrite[]): Promise<void> {
     if (writes.length > MAX_BUSINESS_WRITES_PER_COMMIT) {
       throw new TooManyWritesError(executionKey(key.jobId, key.scheduledAt), writes.length, MAX_BUSINESS_WRITES_PER_COMMIT);
     }
@@ -57,15 +61,15 @@ export class DynamoSliceStore implements SliceStore {
       now,
       outcome: 'SUCCEEDED',
       extraWrites: writes.map(toTransactItem),
-    });
+    }, this.random);
   }
 
-  recordFailure(key: SliceKey, fence: number, failure: { now: number; error: string; nextAttemptAt: number; sweepAt: number }): Promise<void> {
+  recordFailure({ key, fence }: FencedClaim, failure: { now: number; error: string; nextAttemptAt: number; sweepAt: number }): Promise<void> {
     return recordFailure(this.dynamo, this.config.slicesTable, key, fence, failure);
   }
 
-  recordDead(key: SliceKey, fence: number, owner: string, now: number, error: string): Promise<void> {
-    return finalizeSlice(this.dynamo, this.config.slicesTable, { key, fence, owner, now, outcome: 'DEAD', error: error.slice(0, 2000) });
+  recordDead({ key, fence, owner }: Claim, now: number, error: string): Promise<void> {
+    return finalizeSlice(this.dynamo, this.config.slicesTable, { key, fence, owner, now, outcome: 'DEAD', error: error.slice(0, 2000) }, this.random);
   }
 
   get(key: SliceKey): Promise<Slice | undefined> {
@@ -93,7 +97,7 @@ export class DynamoSliceStore implements SliceStore {
     return created.flatMap((slice) => (slice ? [{ jobId: slice.jobId, scheduledAt: slice.scheduledAt }] : []));
   }
 
-  followAbandoned(key: SliceKey, fence: number, sweepAt: number): Promise<boolean> {
+  followAbandoned({ key, fence }: FencedClaim, sweepAt: number): Promise<boolean> {
     return followAbandoned(this.dynamo, this.config.slicesTable, key, fence, sweepAt);
   }
 

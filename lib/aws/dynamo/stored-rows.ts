@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import type { UnreadableRow } from '../../core/audit-rules.ts';
 import { executionKey } from '../../core/execution-key.ts';
-import type { JobRecord } from '../../core/job-lifecycle.ts';
+import type { JobRecord } from '../../core/job-record.ts';
 import { SliceStatus, type Slice } from '../../core/slice.ts';
 import { fromItem, toJobRecord, toSlice, type Item } from './items.ts';
 

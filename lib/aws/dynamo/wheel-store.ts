@@ -40,13 +40,14 @@ import {
   type UpdateItemCommandInput,
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
+import type { Random } from '../../core/backoff.ts';
 import { sleep } from '../../core/clock.ts';
 import { CronfenceError } from '../../core/errors.ts';
 import type { WheelStore } from '../../core/ports.ts';
 import type { SetAsideJob } from '../../core/set-aside.ts';
 import { WHEEL_ENTRY_TTL_MS, type PlacedEntry, type ScanCursor, type ShardCursor, type WheelEntry } from '../../core/wheel.ts';
 import type { CronfenceConfig } from '../config.ts';
-import { isConditionFailure, onTable } from './errors.ts';
+import { isConditionFailure, onTable, unprocessedBackoffMs } from './errors.ts';
 import { fromItem, toItem } from './items.ts';
 import { queryAll } from './read-pages.ts';
 
@@ -79,6 +80,8 @@ export class DynamoWheelStore implements WheelStore {
   constructor(
     private readonly dynamo: DynamoDBClient,
     private readonly config: Pick<CronfenceConfig, 'wheelTable'>,
+    /** The jitter of sending unprocessed items again. */
+    private readonly random: Random,
   ) {}
 
   async readCursor(shard: number): Promise<ShardCursor | undefined> {
@@ -275,7 +278,7 @@ export class DynamoWheelStore implements WheelStore {
     let pending = requests;
     for (let tries = 1; pending.length > 0; tries++) {
       if (tries > WRITE_TRIES) throw new CronfenceError(`placing wheel entries at ${now}: DynamoDB left ${pending.length} of ${requests.length} packs unprocessed after ${WRITE_TRIES} tries`);
-      if (tries > 1) await sleep(Math.floor(Math.random() * 50 * 2 ** tries));
+      if (tries > 1) await sleep(unprocessedBackoffMs(tries, this.random));
       const batch = pending;
       const result = await onTable(this.table, () => this.dynamo.send(new BatchWriteItemCommand({ RequestItems: { [this.table]: batch } })));
       pending = result.UnprocessedItems?.[this.table] ?? [];
