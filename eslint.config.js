@@ -51,14 +51,18 @@ const OUTSIDE_TOOLS = ['functions', 'app', 'scripts', 'test', 'bin'];
 function layeringRules() {
   const libFolders = Object.keys(LAYERS).filter((folder) => folder.startsWith('lib/') && !folder.endsWith('.ts'));
   return Object.entries(LAYERS).map(([folder, allowed]) => {
-    const forbidden = [...libFolders, ...OUTSIDE_LIB.map((name) => `lib/../${name}`)].filter((other) => other !== folder && !allowed.includes(other));
+    const forbidden = [...libFolders, ...OUTSIDE_LIB.map((name) => `lib/../${name}`)].filter(
+      (other) => other !== folder && !allowed.includes(other),
+    );
     const patterns = forbidden.map((other) => ({
       // A relative import whose path goes through the other folder (`../local/fleet.ts`, `../../functions/worker.ts`).
       regex: `^\\.\\.?/(.*/)?${other.split('/').at(-1)}/`,
       message: `${folder} may import only ${allowed.join(', ') || 'its own files'} (README.md, "Layout"); not ${other.replace('lib/../', '')}.`,
     }));
-    if (folder.startsWith('lib/') && !folder.endsWith('.ts')) patterns.push({ regex: '^(\\.\\./)+index\\.ts$', message: 'lib/index.ts is the package entry; import the module itself.' });
-    if (NO_AWS_SDK.includes(folder)) patterns.push({ group: ['@aws-sdk/*'], message: 'The core and engine reach AWS only through ports; adapters live in lib/aws/.' });
+    if (folder.startsWith('lib/') && !folder.endsWith('.ts'))
+      patterns.push({ regex: '^(\\.\\./)+index\\.ts$', message: 'lib/index.ts is the package entry; import the module itself.' });
+    if (NO_AWS_SDK.includes(folder))
+      patterns.push({ group: ['@aws-sdk/*'], message: 'The core and engine reach AWS only through ports; adapters live in lib/aws/.' });
     return { files: [folder.endsWith('.ts') ? folder : `${folder}/**/*.ts`], rules: { 'no-restricted-imports': ['error', { patterns }] } };
   });
 }
@@ -68,8 +72,14 @@ function toolLayeringRules() {
     const siblings = Object.keys(TOOL_LAYERS).filter((other) => other !== folder && !allowed.includes(other));
     const patterns = [
       // A sibling is `../<name>/` from here; lib's folders are `../../lib/<name>/`, so a sibling named like one of them is not confused with it.
-      ...siblings.map((other) => ({ regex: `^\\.\\./${other.split('/').at(-1)}/`, message: `${folder} may import lib/ and ${allowed.join(', ') || 'no other tool'}; not ${other}.` })),
-      ...OUTSIDE_TOOLS.map((name) => ({ regex: `^(\\.\\./)+${name}/`, message: `${folder} may import lib/ and ${allowed.join(', ') || 'no other tool'}; not ${name}/.` })),
+      ...siblings.map((other) => ({
+        regex: `^\\.\\./${other.split('/').at(-1)}/`,
+        message: `${folder} may import lib/ and ${allowed.join(', ') || 'no other tool'}; not ${other}.`,
+      })),
+      ...OUTSIDE_TOOLS.map((name) => ({
+        regex: `^(\\.\\./)+${name}/`,
+        message: `${folder} may import lib/ and ${allowed.join(', ') || 'no other tool'}; not ${name}/.`,
+      })),
       { regex: '^(\\.\\./)+lib/index\\.ts$', message: 'lib/index.ts is the package entry; import the module itself.' },
     ];
     return { files: [`${folder}/**/*.ts`], rules: { 'no-restricted-imports': ['error', { patterns }] } };
@@ -77,7 +87,19 @@ function toolLayeringRules() {
 }
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.venv-emulator/**', '.venv-localstack/**', '.venv-cfn-lint/**', '.localstack/**', '**/cdk.out/**', '.cronfence/**', 'dist/**', '*.tgz'] },
+  {
+    ignores: [
+      'node_modules/**',
+      '.venv-emulator/**',
+      '.venv-localstack/**',
+      '.venv-cfn-lint/**',
+      '.localstack/**',
+      '**/cdk.out/**',
+      '.cronfence/**',
+      'dist/**',
+      '*.tgz',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -23,7 +23,11 @@ export class SettlementStack extends Stack {
   constructor(scope: Construct, id: string, props: SettlementStackProps = {}) {
     super(scope, id, props);
     const removalPolicy = props.scheduler?.removalPolicy ?? RemovalPolicy.RETAIN;
-    const payouts = schemaTable(this, 'Payouts', PAYOUTS_TABLE, { removalPolicy, deletionProtection: removalPolicy !== RemovalPolicy.DESTROY, pointInTimeRecovery: true });
+    const payouts = schemaTable(this, 'Payouts', PAYOUTS_TABLE, {
+      removalPolicy,
+      deletionProtection: removalPolicy !== RemovalPolicy.DESTROY,
+      pointInTimeRecovery: true,
+    });
 
     this.scheduler = new CronScheduler(this, 'Cron', {
       shardCount: 4,

@@ -15,14 +15,26 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const esm = path.join(root, 'dist', 'esm');
 const cjs = path.join(root, 'dist', 'cjs');
 /** The modules `require('cronfence…')` starts from, and the replica `cronfence dev` forks for a CommonJS jobs module. */
-const CJS_ENTRIES = ['lib/index.js', 'lib/cdk/index.js', 'lib/lambda/index.js', 'lib/testing/index.js', 'lib/client/index.js', 'lib/local/dev-replica.js', 'lib/package/describe-jobs-module.js'];
+const CJS_ENTRIES = [
+  'lib/index.js',
+  'lib/cdk/index.js',
+  'lib/lambda/index.js',
+  'lib/testing/index.js',
+  'lib/client/index.js',
+  'lib/local/dev-replica.js',
+  'lib/package/describe-jobs-module.js',
+];
 const META_URL = '__cronfenceImportMetaUrl';
 
 const started = Date.now();
 rmSync(path.join(root, 'dist'), { recursive: true, force: true });
-execFileSync(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(root, 'tsconfig.build.json')], {
-  stdio: 'inherit',
-});
+execFileSync(
+  process.execPath,
+  [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(root, 'tsconfig.build.json')],
+  {
+    stdio: 'inherit',
+  },
+);
 writeFileSync(path.join(esm, 'package.json'), '{ "type": "module" }\n');
 const declarations = walk(esm).filter((file) => file.endsWith('.d.ts'));
 for (const file of declarations) writeFileSync(file, rewriteSpecifiers(readFileSync(file, 'utf8')));
@@ -62,7 +74,9 @@ for (const file of declarations) {
   copyFileSync(file, out);
 }
 writeFileSync(path.join(cjs, 'package.json'), '{ "type": "commonjs" }\n');
-process.stdout.write(`cronfence: built dist/esm and dist/cjs (${modules.length} CommonJS modules) in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+process.stdout.write(
+  `cronfence: built dist/esm and dist/cjs (${modules.length} CommonJS modules) in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+);
 
 /** Relative `.ts` specifiers in declarations (tsc rewrites them only in JavaScript). */
 function rewriteSpecifiers(text) {

@@ -41,17 +41,15 @@ const racers = positiveInt('racers', values.racers);
 
 let emulator: RunningEmulator | undefined;
 const endpoint =
-  values.endpoint ||
-  process.env.AWS_ENDPOINT_URL_DYNAMODB ||
-  process.env.AWS_ENDPOINT_URL ||
-  (emulator = await startEmulator()).endpoint;
+  values.endpoint || process.env.AWS_ENDPOINT_URL_DYNAMODB || process.env.AWS_ENDPOINT_URL || (emulator = await startEmulator()).endpoint;
 console.error(`race-check: DynamoDB at ${endpoint}${emulator ? ' (moto started for this run)' : ''}`);
 
 const client = new DynamoDBClient({
   endpoint,
   region: process.env.AWS_REGION ?? 'us-east-1',
   // An emulator takes any key; a caller's own credentials or profile (a real table) win.
-  credentials: emulator || !(process.env.AWS_ACCESS_KEY_ID || process.env.AWS_PROFILE) ? { accessKeyId: 'test', secretAccessKey: 'test' } : undefined,
+  credentials:
+    emulator || !(process.env.AWS_ACCESS_KEY_ID || process.env.AWS_PROFILE) ? { accessKeyId: 'test', secretAccessKey: 'test' } : undefined,
   maxAttempts: 1,
   requestHandler: { httpAgent: { maxSockets: racers + 4 } },
 });

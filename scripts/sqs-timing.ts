@@ -62,7 +62,9 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 async function receiveOne(queueUrl: string, visibilityTimeout: number): Promise<{ message: Message; at: number }> {
   for (;;) {
-    const result = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: 10, MaxNumberOfMessages: 1, VisibilityTimeout: visibilityTimeout }));
+    const result = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: 10, MaxNumberOfMessages: 1, VisibilityTimeout: visibilityTimeout }),
+    );
     const message = result.Messages?.[0];
     if (message) return { message, at: Date.now() };
   }
@@ -72,7 +74,9 @@ async function delayRound(queueUrl: string): Promise<number> {
   const sentAt = Date.now();
   await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'delay', DelaySeconds: 2 }));
   const { message, at } = await receiveOne(queueUrl, 30);
-  await sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle, VisibilityTimeout: 0 })).catch(() => {});
+  await sqs
+    .send(new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl, ReceiptHandle: message.ReceiptHandle, VisibilityTimeout: 0 }))
+    .catch(() => {});
   await drain(queueUrl);
   return at - (sentAt + 2000);
 }
@@ -125,7 +129,9 @@ const queues: string[] = [];
 try {
   const results: Record<string, ReturnType<typeof distribution> & { min: number; samplesMs: number[] }> = {};
   for (const [name, round] of Object.entries(measures)) {
-    const created = await sqs.send(new CreateQueueCommand({ QueueName: `sqs-timing-${name}-${process.pid}`, Attributes: { VisibilityTimeout: '3' } }));
+    const created = await sqs.send(
+      new CreateQueueCommand({ QueueName: `sqs-timing-${name}-${process.pid}`, Attributes: { VisibilityTimeout: '3' } }),
+    );
     const queueUrl = created.QueueUrl!;
     queues.push(queueUrl);
     const samples: number[] = [];

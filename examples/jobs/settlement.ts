@@ -46,7 +46,14 @@ export function settlementPlan(payload: Readonly<Record<string, unknown>>): Sett
   const perChunk = Number(payload.merchantsPerChunk ?? MERCHANTS_PER_CHUNK);
   const bankUrl = typeof payload.bankUrl === 'string' ? payload.bankUrl : undefined;
   const payoutsTable = typeof payload.payoutsTable === 'string' ? payload.payoutsTable : undefined;
-  return { merchants, perChunk, chunks: Math.ceil(merchants / perChunk), bankUrl, chunkWorkMs: Number(payload.chunkWorkMs ?? 0), payoutsTable };
+  return {
+    merchants,
+    perChunk,
+    chunks: Math.ceil(merchants / perChunk),
+    bankUrl,
+    chunkWorkMs: Number(payload.chunkWorkMs ?? 0),
+    payoutsTable,
+  };
 }
 
 export function merchantId(index: number): string {
@@ -65,7 +72,11 @@ export function chunkMerchants(plan: SettlementPlan, n: number): string[] {
 }
 
 /** Chunk n's payout rows and wires. */
-export function settlementChunk(ctx: Pick<JobContext, 'executionKey' | 'jobId' | 'scheduledAt' | 'fence' | 'worker'>, plan: SettlementPlan, n: number): ChunkWork {
+export function settlementChunk(
+  ctx: Pick<JobContext, 'executionKey' | 'jobId' | 'scheduledAt' | 'fence' | 'worker'>,
+  plan: SettlementPlan,
+  n: number,
+): ChunkWork {
   const payouts = chunkMerchants(plan, n).map((merchant) => ({ merchant, amountMinor: payoutMinor(merchant, ctx.scheduledAt) }));
   return {
     writes: payouts.map(({ merchant, amountMinor }) => ({

@@ -38,7 +38,12 @@ export interface BootstrapResult {
 }
 
 export function physicalTableName(config: CronfenceConfig, table: TableDefinition): string {
-  const byLogical: Record<string, string> = { jobs: config.jobsTable, wheel: config.wheelTable, slices: config.slicesTable, chunks: config.chunksTable };
+  const byLogical: Record<string, string> = {
+    jobs: config.jobsTable,
+    wheel: config.wheelTable,
+    slices: config.slicesTable,
+    chunks: config.chunksTable,
+  };
   return byLogical[table.logicalName] ?? `${config.prefix}-${table.logicalName}`;
 }
 
@@ -55,7 +60,15 @@ export async function bootstrap(clients: AwsClients, config: CronfenceConfig): P
   const deadLetterArn = await queueArn(clients.sqs, deadLetter);
   const [work, scan] = await Promise.all([
     // As deployed: behind a Lambda event source the work queue's visibility is the worker's timeout (config says so).
-    ensureQueue(clients.sqs, config.workQueueName, { ...WORK_QUEUE, visibilityTimeoutSeconds: Math.max(WORK_QUEUE.visibilityTimeoutSeconds, Math.ceil(config.workQueueVisibilityMs / 1000)) }, deadLetterArn),
+    ensureQueue(
+      clients.sqs,
+      config.workQueueName,
+      {
+        ...WORK_QUEUE,
+        visibilityTimeoutSeconds: Math.max(WORK_QUEUE.visibilityTimeoutSeconds, Math.ceil(config.workQueueVisibilityMs / 1000)),
+      },
+      deadLetterArn,
+    ),
     ensureQueue(clients.sqs, config.scanQueueName, SCAN_QUEUE, deadLetterArn),
   ]);
   await ensureEventBus(clients.events, config.eventBusName);
@@ -97,7 +110,10 @@ async function ensureTable(dynamo: DynamoDBClient, tableName: string, table: Tab
   if (table.timeToLiveAttribute) {
     try {
       await dynamo.send(
-        new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: table.timeToLiveAttribute, Enabled: true } }),
+        new UpdateTimeToLiveCommand({
+          TableName: tableName,
+          TimeToLiveSpecification: { AttributeName: table.timeToLiveAttribute, Enabled: true },
+        }),
       );
     } catch (error) {
       // Enabling TTL twice is refused ("already enabled"); that is the state we want.
@@ -116,7 +132,10 @@ function assertMatches(tableName: string, table: TableDefinition, described: Tab
     const found = described?.GlobalSecondaryIndexes?.find((candidate) => candidate.IndexName === index.IndexName);
     if (!found) throw new SchemaMismatchError(tableName, `index ${JSON.stringify(index.IndexName)} is missing`);
     if (JSON.stringify(found.KeySchema) !== JSON.stringify(index.KeySchema)) {
-      throw new SchemaMismatchError(tableName, `index ${JSON.stringify(index.IndexName)} has key schema ${JSON.stringify(found.KeySchema)}`);
+      throw new SchemaMismatchError(
+        tableName,
+        `index ${JSON.stringify(index.IndexName)} has key schema ${JSON.stringify(found.KeySchema)}`,
+      );
     }
   }
 }

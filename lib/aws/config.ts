@@ -8,7 +8,16 @@
  * code change.
  */
 import { z } from 'zod';
-import { CHUNKS_TABLE, DEAD_LETTER_QUEUE, EVENT_BUS_LOGICAL_NAME, JOBS_TABLE, SCAN_QUEUE, SLICES_TABLE, WHEEL_TABLE, WORK_QUEUE } from './schema.ts';
+import {
+  CHUNKS_TABLE,
+  DEAD_LETTER_QUEUE,
+  EVENT_BUS_LOGICAL_NAME,
+  JOBS_TABLE,
+  SCAN_QUEUE,
+  SLICES_TABLE,
+  WHEEL_TABLE,
+  WORK_QUEUE,
+} from './schema.ts';
 import { InvalidJobSpecError } from '../core/errors.ts';
 import { MAX_LOOKAHEAD_MS } from '../core/advance-plan.ts';
 
@@ -28,7 +37,15 @@ export interface VariableDoc {
 const unset = (value: unknown): unknown => (value === '' ? undefined : value);
 const text = () => z.preprocess(unset, z.string().optional());
 const whole = (fallback: number, min: number, max: number) =>
-  z.preprocess(unset, z.coerce.number({ error: `must be a whole number from ${min} to ${max}` }).int(`must be a whole number from ${min} to ${max}`).min(min, `must be a whole number from ${min} to ${max}`).max(max, `must be a whole number from ${min} to ${max}`).default(fallback));
+  z.preprocess(
+    unset,
+    z.coerce
+      .number({ error: `must be a whole number from ${min} to ${max}` })
+      .int(`must be a whole number from ${min} to ${max}`)
+      .min(min, `must be a whole number from ${min} to ${max}`)
+      .max(max, `must be a whole number from ${min} to ${max}`)
+      .default(fallback),
+  );
 
 const DAY_MS = 86_400_000;
 /** A default resource name, as the table shows it. */
@@ -36,44 +53,190 @@ const named = (logical: string): string => `\`<prefix>-${logical}\``;
 
 /** Every variable: its parser and its documentation row. */
 const VARIABLES = {
-  CRONFENCE_PREFIX: [text(), { scope: 'runtime', default: 'cronfence', description: 'Prefix of every resource name below that is not set itself (`<prefix>-jobs`, ...).' }],
-  CRONFENCE_JOBS_TABLE: [text(), { scope: 'runtime', default: named(JOBS_TABLE.logicalName), description: 'The jobs table (set by the construct).' }],
-  CRONFENCE_WHEEL_TABLE: [text(), { scope: 'runtime', default: named(WHEEL_TABLE.logicalName), description: 'The timing wheel: which jobs each shard has due when (set by the construct).' }],
-  CRONFENCE_SLICES_TABLE: [text(), { scope: 'runtime', default: named(SLICES_TABLE.logicalName), description: 'The slices table (set by the construct).' }],
-  CRONFENCE_CHUNKS_TABLE: [text(), { scope: 'runtime', default: named(CHUNKS_TABLE.logicalName), description: 'Chunk records and outbox items of chunked slices (set by the construct).' }],
-  CRONFENCE_WORK_QUEUE: [text(), { scope: 'runtime', default: named(WORK_QUEUE.logicalName), description: 'The work queue\'s name.' }],
-  CRONFENCE_SCAN_QUEUE: [text(), { scope: 'runtime', default: named(SCAN_QUEUE.logicalName), description: 'The scan queue\'s name.' }],
-  CRONFENCE_DEAD_LETTER_QUEUE: [text(), { scope: 'runtime', default: named(DEAD_LETTER_QUEUE.logicalName), description: 'The dead-letter queue\'s name.' }],
-  CRONFENCE_WORK_QUEUE_URL: [text(), { scope: 'runtime', default: 'looked up by name', description: 'The work queue\'s URL (set by the construct: saves a GetQueueUrl per cold start).' }],
-  CRONFENCE_SCAN_QUEUE_URL: [text(), { scope: 'runtime', default: 'looked up by name', description: 'The scan queue\'s URL (set by the construct).' }],
-  CRONFENCE_DEAD_LETTER_QUEUE_URL: [text(), { scope: 'runtime', default: 'looked up by name', description: 'The dead-letter queue\'s URL (set by the construct).' }],
-  CRONFENCE_EVENT_BUS: [text(), { scope: 'runtime', default: named(EVENT_BUS_LOGICAL_NAME), description: 'The EventBridge bus lifecycle events go to.' }],
-  CRONFENCE_SHARDS: [whole(8, 1, 10_000), { scope: 'runtime', default: '8', description: 'Shards of the schedule index; the tick queues one scan per shard (1 to 10000).' }],
-  CRONFENCE_LOOKAHEAD_MS: [whole(120_000, 10_000, MAX_LOOKAHEAD_MS), { scope: 'runtime', default: '120000', description: 'How far ahead a scan sends occurrences; must exceed the tick interval (10000 to 3600000; past 900000 a message surfaces early and is hidden again until its second).' }],
-  CRONFENCE_SWEEP_GRACE_MS: [whole(30_000, 1000, 3_600_000), { scope: 'runtime', default: '30000', description: 'Slack past an occurrence\'s start before the reconciler looks for its slice and the sweep re-sends a waiting one (1000 to 3600000).' }],
-  CRONFENCE_SLICE_RETENTION_MS: [whole(30 * DAY_MS, 60_000, 3650 * DAY_MS), { scope: 'runtime', default: '2592000000 (30 days)', description: 'History retention of SKIPPED and MISSED slices (DynamoDB TTL); SUCCEEDED and DEAD slices are the ledger and are kept.' }],
-  CRONFENCE_PUBLISH_SUCCEEDED: [text(), { scope: 'runtime', default: 'false', description: 'Put `committed` events on the bus too (opt-in: one entry per execution, $1 per million); failures, dead, fenced-out, missed and skipped are always sent.' }],
-  CRONFENCE_WORK_QUEUE_VISIBILITY_MS: [whole(WORK_QUEUE.visibilityTimeoutSeconds * 1000, 1000, 43_200_000), { scope: 'runtime', default: `${WORK_QUEUE.visibilityTimeoutSeconds * 1000}`, description: 'The work queue\'s visibility timeout as deployed; when it exceeds a lease, the worker shortens a message\'s visibility to the lease at claim.' }],
-  CRONFENCE_SCAN_BUDGET_MS: [whole(20_000, 1000, 900_000), { scope: 'runtime', default: '20000', description: 'How long one scan of a shard may take before it re-queues the rest of the shard (the scanner Lambda).' }],
-  CRONFENCE_DEAD_MAN_FACTOR: [whole(2, 1, 1000), { scope: 'runtime', default: '2', description: 'Dead-man\'s switch: a job with no final slot within this many of its intervals is reported stale (1 to 1000; docs/operations.md).' }],
-  CRONFENCE_PER_JOB_METRICS: [text(), { scope: 'runtime', default: 'false', description: '`true`: also write StartLag per job (metric JobStartLag, dimension jobId): one billed custom metric per job.' }],
-  CRONFENCE_EMULATOR: [text(), { scope: 'local', default: 'moto', description: 'The local emulator profile: `moto`, or `localstack` (docs/localstack.md).' }],
-  CRONFENCE_STATE_DIR: [text(), { scope: 'local', default: '`.cronfence`', description: 'Where `cronfence dev` keeps its state file and the replicas\' log.' }],
-  CRONFENCE_WORKER_BATCHES: [whole(16, 1, 256), { scope: 'local', default: '16', description: 'SQS batches a local worker replica handles at once (Lambda\'s concurrency stand-in; the bench sets it).' }],
-  CRONFENCE_CHAOS: [text(), { scope: 'local', default: 'unset', description: 'Set by `npm run chaos` for each replica it forks: that replica\'s faults, as JSON (tools/chaos/config.ts).' }],
-  CRONFENCE_ACTOR: [text(), { scope: 'local', default: '$USER', description: 'Who `cronfence jobs trigger|backfill|pause|resume` records as the actor when `--actor` is not given.' }],
-  CRONFENCE_PAYOUTS_TABLE: [text(), { scope: 'example', default: '`<prefix>-payouts`', description: 'The business table of the built-in example jobs (examples/jobs).' }],
+  CRONFENCE_PREFIX: [
+    text(),
+    {
+      scope: 'runtime',
+      default: 'cronfence',
+      description: 'Prefix of every resource name below that is not set itself (`<prefix>-jobs`, ...).',
+    },
+  ],
+  CRONFENCE_JOBS_TABLE: [
+    text(),
+    { scope: 'runtime', default: named(JOBS_TABLE.logicalName), description: 'The jobs table (set by the construct).' },
+  ],
+  CRONFENCE_WHEEL_TABLE: [
+    text(),
+    {
+      scope: 'runtime',
+      default: named(WHEEL_TABLE.logicalName),
+      description: 'The timing wheel: which jobs each shard has due when (set by the construct).',
+    },
+  ],
+  CRONFENCE_SLICES_TABLE: [
+    text(),
+    { scope: 'runtime', default: named(SLICES_TABLE.logicalName), description: 'The slices table (set by the construct).' },
+  ],
+  CRONFENCE_CHUNKS_TABLE: [
+    text(),
+    {
+      scope: 'runtime',
+      default: named(CHUNKS_TABLE.logicalName),
+      description: 'Chunk records and outbox items of chunked slices (set by the construct).',
+    },
+  ],
+  CRONFENCE_WORK_QUEUE: [text(), { scope: 'runtime', default: named(WORK_QUEUE.logicalName), description: "The work queue's name." }],
+  CRONFENCE_SCAN_QUEUE: [text(), { scope: 'runtime', default: named(SCAN_QUEUE.logicalName), description: "The scan queue's name." }],
+  CRONFENCE_DEAD_LETTER_QUEUE: [
+    text(),
+    { scope: 'runtime', default: named(DEAD_LETTER_QUEUE.logicalName), description: "The dead-letter queue's name." },
+  ],
+  CRONFENCE_WORK_QUEUE_URL: [
+    text(),
+    {
+      scope: 'runtime',
+      default: 'looked up by name',
+      description: "The work queue's URL (set by the construct: saves a GetQueueUrl per cold start).",
+    },
+  ],
+  CRONFENCE_SCAN_QUEUE_URL: [
+    text(),
+    { scope: 'runtime', default: 'looked up by name', description: "The scan queue's URL (set by the construct)." },
+  ],
+  CRONFENCE_DEAD_LETTER_QUEUE_URL: [
+    text(),
+    { scope: 'runtime', default: 'looked up by name', description: "The dead-letter queue's URL (set by the construct)." },
+  ],
+  CRONFENCE_EVENT_BUS: [
+    text(),
+    { scope: 'runtime', default: named(EVENT_BUS_LOGICAL_NAME), description: 'The EventBridge bus lifecycle events go to.' },
+  ],
+  CRONFENCE_SHARDS: [
+    whole(8, 1, 10_000),
+    { scope: 'runtime', default: '8', description: 'Shards of the schedule index; the tick queues one scan per shard (1 to 10000).' },
+  ],
+  CRONFENCE_LOOKAHEAD_MS: [
+    whole(120_000, 10_000, MAX_LOOKAHEAD_MS),
+    {
+      scope: 'runtime',
+      default: '120000',
+      description:
+        'How far ahead a scan sends occurrences; must exceed the tick interval (10000 to 3600000; past 900000 a message surfaces early and is hidden again until its second).',
+    },
+  ],
+  CRONFENCE_SWEEP_GRACE_MS: [
+    whole(30_000, 1000, 3_600_000),
+    {
+      scope: 'runtime',
+      default: '30000',
+      description:
+        "Slack past an occurrence's start before the reconciler looks for its slice and the sweep re-sends a waiting one (1000 to 3600000).",
+    },
+  ],
+  CRONFENCE_SLICE_RETENTION_MS: [
+    whole(30 * DAY_MS, 60_000, 3650 * DAY_MS),
+    {
+      scope: 'runtime',
+      default: '2592000000 (30 days)',
+      description: 'History retention of SKIPPED and MISSED slices (DynamoDB TTL); SUCCEEDED and DEAD slices are the ledger and are kept.',
+    },
+  ],
+  CRONFENCE_PUBLISH_SUCCEEDED: [
+    text(),
+    {
+      scope: 'runtime',
+      default: 'false',
+      description:
+        'Put `committed` events on the bus too (opt-in: one entry per execution, $1 per million); failures, dead, fenced-out, missed and skipped are always sent.',
+    },
+  ],
+  CRONFENCE_WORK_QUEUE_VISIBILITY_MS: [
+    whole(WORK_QUEUE.visibilityTimeoutSeconds * 1000, 1000, 43_200_000),
+    {
+      scope: 'runtime',
+      default: `${WORK_QUEUE.visibilityTimeoutSeconds * 1000}`,
+      description:
+        "The work queue's visibility timeout as deployed; when it exceeds a lease, the worker shortens a message's visibility to the lease at claim.",
+    },
+  ],
+  CRONFENCE_SCAN_BUDGET_MS: [
+    whole(20_000, 1000, 900_000),
+    {
+      scope: 'runtime',
+      default: '20000',
+      description: 'How long one scan of a shard may take before it re-queues the rest of the shard (the scanner Lambda).',
+    },
+  ],
+  CRONFENCE_DEAD_MAN_FACTOR: [
+    whole(2, 1, 1000),
+    {
+      scope: 'runtime',
+      default: '2',
+      description:
+        "Dead-man's switch: a job with no final slot within this many of its intervals is reported stale (1 to 1000; docs/operations.md).",
+    },
+  ],
+  CRONFENCE_PER_JOB_METRICS: [
+    text(),
+    {
+      scope: 'runtime',
+      default: 'false',
+      description: '`true`: also write StartLag per job (metric JobStartLag, dimension jobId): one billed custom metric per job.',
+    },
+  ],
+  CRONFENCE_EMULATOR: [
+    text(),
+    { scope: 'local', default: 'moto', description: 'The local emulator profile: `moto`, or `localstack` (docs/localstack.md).' },
+  ],
+  CRONFENCE_STATE_DIR: [
+    text(),
+    { scope: 'local', default: '`.cronfence`', description: "Where `cronfence dev` keeps its state file and the replicas' log." },
+  ],
+  CRONFENCE_WORKER_BATCHES: [
+    whole(16, 1, 256),
+    {
+      scope: 'local',
+      default: '16',
+      description: "SQS batches a local worker replica handles at once (Lambda's concurrency stand-in; the bench sets it).",
+    },
+  ],
+  CRONFENCE_CHAOS: [
+    text(),
+    {
+      scope: 'local',
+      default: 'unset',
+      description: "Set by `npm run chaos` for each replica it forks: that replica's faults, as JSON (tools/chaos/config.ts).",
+    },
+  ],
+  CRONFENCE_ACTOR: [
+    text(),
+    {
+      scope: 'local',
+      default: '$USER',
+      description: 'Who `cronfence jobs trigger|backfill|pause|resume` records as the actor when `--actor` is not given.',
+    },
+  ],
+  CRONFENCE_PAYOUTS_TABLE: [
+    text(),
+    { scope: 'example', default: '`<prefix>-payouts`', description: 'The business table of the built-in example jobs (examples/jobs).' },
+  ],
 } as const satisfies Record<string, readonly [z.ZodType, VariableDoc]>;
 
 export type VariableName = keyof typeof VARIABLES;
 
 /** The documentation row of each variable, in declaration order. */
-export const CONFIGURATION_TABLE: readonly (VariableDoc & { readonly name: VariableName })[] = Object.entries(VARIABLES).map(([name, [, doc]]) => ({
-  name: name as VariableName,
-  ...doc,
-}));
+export const CONFIGURATION_TABLE: readonly (VariableDoc & { readonly name: VariableName })[] = Object.entries(VARIABLES).map(
+  ([name, [, doc]]) => ({
+    name: name as VariableName,
+    ...doc,
+  }),
+);
 
-const ENVIRONMENT = z.object(Object.fromEntries(Object.entries(VARIABLES).map(([name, [schema]]) => [name, schema])) as { [K in VariableName]: (typeof VARIABLES)[K][0] });
+const ENVIRONMENT = z.object(
+  Object.fromEntries(Object.entries(VARIABLES).map(([name, [schema]]) => [name, schema])) as {
+    [K in VariableName]: (typeof VARIABLES)[K][0];
+  },
+);
 type Environment = z.infer<typeof ENVIRONMENT>;
 
 /** @throws {InvalidJobSpecError} naming the first variable whose value is out of range. */
@@ -172,7 +335,12 @@ export interface LocalConfig {
 
 export function localConfig(env: Env = process.env): LocalConfig {
   const e = readEnvironment(env);
-  return { emulator: e.CRONFENCE_EMULATOR, stateDir: e.CRONFENCE_STATE_DIR ?? '.cronfence', workerBatches: e.CRONFENCE_WORKER_BATCHES, chaos: e.CRONFENCE_CHAOS };
+  return {
+    emulator: e.CRONFENCE_EMULATOR,
+    stateDir: e.CRONFENCE_STATE_DIR ?? '.cronfence',
+    workerBatches: e.CRONFENCE_WORKER_BATCHES,
+    chaos: e.CRONFENCE_CHAOS,
+  };
 }
 
 /** The example jobs' payouts table (examples/jobs): CRONFENCE_PAYOUTS_TABLE, else `<prefix>-payouts`. */

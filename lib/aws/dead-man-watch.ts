@@ -100,7 +100,10 @@ export class DeadManWatch {
       const report = await this.judge(rows.rows, now);
       totals.checked += report.checked;
       totals.stale.push(...report.stale);
-      totals.unjudged.push(...rows.unreadable.map((row) => ({ jobId: row.jobId, reason: `stored row: ${row.reason}` })), ...report.unjudged);
+      totals.unjudged.push(
+        ...rows.unreadable.map((row) => ({ jobId: row.jobId, reason: `stored row: ${row.reason}` })),
+        ...report.unjudged,
+      );
       totals.sliceRequests += report.sliceRequests;
       after = page.lastKey;
       if (after === undefined) {
@@ -108,7 +111,10 @@ export class DeadManWatch {
         break;
       }
     }
-    await writeDeadManCursor(this.dynamo, this.config.wheelTable, { after, roundStartedAt: cursor.after === undefined ? now : cursor.roundStartedAt });
+    await writeDeadManCursor(this.dynamo, this.config.wheelTable, {
+      after,
+      roundStartedAt: cursor.after === undefined ? now : cursor.roundStartedAt,
+    });
     for (const job of totals.stale) this.options.events?.emit(staleEvent(job, now, this.options.watcherId ?? 'dead-man'));
     return { ...totals, stale: byJobId(totals.stale), roundEnded };
   }
@@ -120,7 +126,13 @@ export class DeadManWatch {
 
   private async scanPage(after: string | undefined, limit: number): Promise<{ items: Item[]; lastKey: string | undefined }> {
     const page = await onTable(this.config.jobsTable, () =>
-      this.dynamo.send(new ScanCommand({ TableName: this.config.jobsTable, Limit: limit, ...(after !== undefined && { ExclusiveStartKey: { jobId: { S: after } } }) })),
+      this.dynamo.send(
+        new ScanCommand({
+          TableName: this.config.jobsTable,
+          Limit: limit,
+          ...(after !== undefined && { ExclusiveStartKey: { jobId: { S: after } } }),
+        }),
+      ),
     );
     return { items: page.Items ?? [], lastKey: page.LastEvaluatedKey?.jobId?.S };
   }
@@ -128,10 +140,10 @@ export class DeadManWatch {
 
 /** Judges `jobs` (tombstones and paused jobs are skipped), emitting nothing: the tick's step and `cronfence verify`. */
 export async function judgeJobs(
-dynamo: DynamoDBClient,
-config: Pick<CronfenceConfig, 'slicesTable' | 'deadManFactor'>,
-jobs: readonly JobRecord[],
-now: number,
+  dynamo: DynamoDBClient,
+  config: Pick<CronfenceConfig, 'slicesTable' | 'deadManFactor'>,
+  jobs: readonly JobRecord[],
+  now: number,
 ): Promise<DeadManReport> {
   const factor = config.deadManFactor;
   const reads: SliceReads = { requests: 0 };

@@ -124,10 +124,14 @@ export class OperatorActions {
     const startedAt = this.clock.now();
     for (const scheduledAt of occurrences) {
       if (request.ratePerSecond !== undefined) await sleep(startedAt + (progress.done * 1000) / request.ratePerSecond - this.clock.now());
-      const written = await this.withLiveJob(jobId, (current, now) => {
-        const note: OperatorSlot = { action: 'backfill', actor: request.actor, reason, at: now };
-        return writeBackfillSlot(this.dynamo, this.config, current, scheduledAt, note, now, this.random);
-      }, job);
+      const written = await this.withLiveJob(
+        jobId,
+        (current, now) => {
+          const note: OperatorSlot = { action: 'backfill', actor: request.actor, reason, at: now };
+          return writeBackfillSlot(this.dynamo, this.config, current, scheduledAt, note, now, this.random);
+        },
+        job,
+      );
       job = written.job;
       if (written.outcome.kind === 'created') {
         progress.created++;
@@ -154,7 +158,9 @@ export class OperatorActions {
   async pause(jobId: string, request: PauseRequest): Promise<OperatorChangeResult> {
     const reason = validateReason(request.reason, true);
     const until = validatePauseUntil(request.until, this.clock.now());
-    return this.reportingChange(jobId, () => this.jobs.pause(jobId, { actor: request.actor, reason, ...(until !== undefined && { until }) }));
+    return this.reportingChange(jobId, () =>
+      this.jobs.pause(jobId, { actor: request.actor, reason, ...(until !== undefined && { until }) }),
+    );
   }
 
   /** @throws {JobNotFoundError} */

@@ -31,7 +31,8 @@ export interface IndexDefinition {
   readonly indexName: string;
   readonly partitionKey: KeyDefinition;
   readonly sortKey?: KeyDefinition;
-  readonly projection: { readonly type: 'ALL' } | { readonly type: 'KEYS_ONLY' } | { readonly type: 'INCLUDE'; readonly nonKeyAttributes: readonly string[] };
+  readonly projection:
+    { readonly type: 'ALL' } | { readonly type: 'KEYS_ONLY' } | { readonly type: 'INCLUDE'; readonly nonKeyAttributes: readonly string[] };
 }
 
 export interface TableDefinition {

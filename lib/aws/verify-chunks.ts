@@ -22,13 +22,22 @@ export interface VerifyChunksRequest {
   readonly graceMs: number;
 }
 
-export async function verifyChunks(dynamo: DynamoDBClient, config: Pick<CronfenceConfig, 'slicesTable' | 'chunksTable'>, request: VerifyChunksRequest): Promise<ChunkAuditReport> {
+export async function verifyChunks(
+  dynamo: DynamoDBClient,
+  config: Pick<CronfenceConfig, 'slicesTable' | 'chunksTable'>,
+  request: VerifyChunksRequest,
+): Promise<ChunkAuditReport> {
   const items = await scanAll(dynamo, { TableName: config.chunksTable, ConsistentRead: true });
   const chunks: ChunkRecord[] = [];
   const outbox: OutboxItem[] = [];
   const inWindow = (key: string): boolean => {
     const slice = parseExecutionKey(key);
-    return slice !== undefined && slice.scheduledAt >= request.since && slice.scheduledAt < request.until && (request.jobId === undefined || slice.jobId === request.jobId);
+    return (
+      slice !== undefined &&
+      slice.scheduledAt >= request.since &&
+      slice.scheduledAt < request.until &&
+      (request.jobId === undefined || slice.jobId === request.jobId)
+    );
   };
   for (const item of items) {
     const key = item.executionKey?.S ?? '';

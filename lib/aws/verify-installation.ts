@@ -15,7 +15,8 @@ import { DynamoWheelStore } from './dynamo/wheel-store.ts';
 
 export interface VerifySource {
   readonly dynamo: DynamoDBClient;
-  readonly config: Pick<CronfenceConfig, 'jobsTable' | 'slicesTable' | 'sliceRetentionMs'> & Partial<Pick<CronfenceConfig, 'deadManFactor' | 'chunksTable' | 'wheelTable' | 'shardCount'>>;
+  readonly config: Pick<CronfenceConfig, 'jobsTable' | 'slicesTable' | 'sliceRetentionMs'> &
+    Partial<Pick<CronfenceConfig, 'deadManFactor' | 'chunksTable' | 'wheelTable' | 'shardCount'>>;
   /** @default the system clock */
   readonly clock?: Clock;
 }
@@ -42,25 +43,45 @@ export interface VerifyRequest {
  * window), judged at the window's end: its stale jobs are violations.
  */
 export type VerifyReport = AuditReport & {
-  readonly deadMan: { readonly factor: number; readonly checked: number; readonly at: string; readonly stale: StaleJob[]; readonly unjudged: UnjudgedJob[] };
+  readonly deadMan: {
+    readonly factor: number;
+    readonly checked: number;
+    readonly at: string;
+    readonly stale: StaleJob[];
+    readonly unjudged: UnjudgedJob[];
+  };
 };
 
 export async function verifyInstallation(source: VerifySource, request: VerifyRequest): Promise<VerifyReport> {
   const now = (source.clock ?? systemClock).now();
   const until = request.until ?? now;
-  if (!(until > request.since)) throw new RangeError(`until (${new Date(until).toISOString()}) must be after since (${new Date(request.since).toISOString()})`);
+  if (!(until > request.since))
+    throw new RangeError(`until (${new Date(until).toISOString()}) must be after since (${new Date(request.since).toISOString()})`);
   // SKIPPED and MISSED slices expire after the retention (DynamoDB TTL); SUCCEEDED and DEAD ones (the ledger) do
   // not. Checking older history would report every expired record of an occurrence not run as missing.
   const retainedFrom = now - source.config.sliceRetentionMs;
   const since = Math.max(request.since, retainedFrom);
-  if (since >= until) throw new RangeError(`the whole window ends before ${new Date(since).toISOString()}: older SKIPPED and MISSED slices have expired (slice retention ${span(source.config.sliceRetentionMs)})`);
-  const history = await readAuditHistory(source.dynamo, source.config, { since, until, jobId: request.jobId, effects: request.effects, onProgress: request.onProgress });
+  if (since >= until)
+    throw new RangeError(
+      `the whole window ends before ${new Date(since).toISOString()}: older SKIPPED and MISSED slices have expired (slice retention ${span(source.config.sliceRetentionMs)})`,
+    );
+  const history = await readAuditHistory(source.dynamo, source.config, {
+    since,
+    until,
+    jobId: request.jobId,
+    effects: request.effects,
+    onProgress: request.onProgress,
+  });
   const notes: string[] = [];
   if (since !== request.since) {
-    notes.push(`since moved from ${new Date(request.since).toISOString()} to ${new Date(since).toISOString()}: SKIPPED and MISSED slices expire after the slice retention (${span(source.config.sliceRetentionMs)})`);
+    notes.push(
+      `since moved from ${new Date(request.since).toISOString()} to ${new Date(since).toISOString()}: SKIPPED and MISSED slices expire after the slice retention (${span(source.config.sliceRetentionMs)})`,
+    );
   }
   if (history.unstampedEffects > 0) {
-    notes.push(`${history.unstampedEffects} items of ${request.effects?.map((effect) => effect.table).join(', ')} carry no execution key or numeric fence: not checked`);
+    notes.push(
+      `${history.unstampedEffects} items of ${request.effects?.map((effect) => effect.table).join(', ')} carry no execution key or numeric fence: not checked`,
+    );
   }
   const factor = source.config.deadManFactor ?? DEFAULT_DEAD_MAN_FACTOR;
   // Judged at the window's end: a drill's window checked afterwards is not stale for the silence since it ended.

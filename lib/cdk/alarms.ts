@@ -102,7 +102,12 @@ export class SchedulerAlarms extends Construct {
       `cronfence: a work message is older than ${props.oldestWorkMessageAge.toHumanString()} (workers not keeping up or failing)`,
     );
     for (const [name, fn] of Object.entries(props.functions)) {
-      add(`${name}Throttles`, fn.metricThrottles({ period: minute, statistic: 'Sum' }), 1, `cronfence: the ${name.toLowerCase()} Lambda is throttled`);
+      add(
+        `${name}Throttles`,
+        fn.metricThrottles({ period: minute, statistic: 'Sum' }),
+        1,
+        `cronfence: the ${name.toLowerCase()} Lambda is throttled`,
+      );
     }
     for (const [name, table] of Object.entries(props.tables)) {
       add(
@@ -145,7 +150,13 @@ export class SchedulerAlarms extends Construct {
     const after = props.stoppedAfter.toHumanString();
     add(
       'TicksStopped',
-      new cloudwatch.Metric({ namespace: 'AWS/Events', metricName: 'Invocations', dimensionsMap: { RuleName: props.tickRule.ruleName }, statistic: 'Sum', period: minute }),
+      new cloudwatch.Metric({
+        namespace: 'AWS/Events',
+        metricName: 'Invocations',
+        dimensionsMap: { RuleName: props.tickRule.ruleName },
+        statistic: 'Sum',
+        period: minute,
+      }),
       1,
       `cronfence: the per-minute rule invoked no tick for ${after} (rule disabled or deleted, or EventBridge cannot invoke the tick)`,
       stopped,
@@ -159,7 +170,13 @@ export class SchedulerAlarms extends Construct {
     );
     // Two minutes out of three: one failed tick that EventBridge's retry repaired pages nobody.
     const errors = { evaluationPeriods: 3, datapointsToAlarm: 2 };
-    add('TickErrors', props.functions.Tick.metricErrors({ period: minute, statistic: 'Sum' }), 1, 'cronfence: the tick Lambda fails (scans are not requested)', errors);
+    add(
+      'TickErrors',
+      props.functions.Tick.metricErrors({ period: minute, statistic: 'Sum' }),
+      1,
+      'cronfence: the tick Lambda fails (scans are not requested)',
+      errors,
+    );
     add(
       'ScannerErrors',
       props.functions.Scanner.metricErrors({ period: minute, statistic: 'Sum' }),

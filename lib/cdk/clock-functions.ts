@@ -34,7 +34,12 @@ export interface ClockConcurrency {
 export function clockConcurrency(props: CronSchedulerProps, shardCount: number): ClockConcurrency {
   const tick = reservation('tickReservedConcurrency', props.tickReservedConcurrency, DEFAULT_TICK_RESERVED_CONCURRENCY, 1);
   // One scan message per shard each minute, all at once: each shard scanned in parallel.
-  const scanner = reservation('scannerReservedConcurrency', props.scannerReservedConcurrency, Math.max(MIN_MAPPING_CONCURRENCY, shardCount), MIN_MAPPING_CONCURRENCY);
+  const scanner = reservation(
+    'scannerReservedConcurrency',
+    props.scannerReservedConcurrency,
+    Math.max(MIN_MAPPING_CONCURRENCY, shardCount),
+    MIN_MAPPING_CONCURRENCY,
+  );
   const mapping = props.scannerBatch?.maxConcurrency;
   if (scanner !== undefined && mapping !== undefined && mapping > scanner) {
     throw new InvalidSchedulerPropError(

@@ -88,7 +88,13 @@ export class CronScheduler extends Construct {
     const worker = workerOf(this.node.path, props);
     this.knownHandlers = worker.handlers ?? knownHandlerNames(props);
 
-    const tableOptions = { removalPolicy: lifecycle.tables, deletionProtection: lifecycle.deletionProtection, pointInTimeRecovery: props.pointInTimeRecovery ?? true, encryptionKey: props.encryptionKey, warmThroughput: props.warmThroughput };
+    const tableOptions = {
+      removalPolicy: lifecycle.tables,
+      deletionProtection: lifecycle.deletionProtection,
+      pointInTimeRecovery: props.pointInTimeRecovery ?? true,
+      encryptionKey: props.encryptionKey,
+      warmThroughput: props.warmThroughput,
+    };
     this.jobsTable = schemaTable(this, 'Jobs', JOBS_TABLE, tableOptions);
     this.wheelTable = schemaTable(this, 'Wheel', WHEEL_TABLE, tableOptions);
     this.slicesTable = schemaTable(this, 'Slices', SLICES_TABLE, tableOptions);
@@ -97,8 +103,16 @@ export class CronScheduler extends Construct {
     const encryptionKey = props.encryptionKey;
     this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', queueProps(DEAD_LETTER_QUEUE, { encryptionKey }));
     const deadLetterQueue = this.deadLetterQueue;
-    this.workQueue = new sqs.Queue(this, 'WorkQueue', queueProps(WORK_QUEUE, { consumerTimeout: this.workerTimeout, deadLetterQueue, encryptionKey }));
-    this.scanQueue = new sqs.Queue(this, 'ScanQueue', queueProps(SCAN_QUEUE, { consumerTimeout: scannerTimeout, deadLetterQueue, encryptionKey }));
+    this.workQueue = new sqs.Queue(
+      this,
+      'WorkQueue',
+      queueProps(WORK_QUEUE, { consumerTimeout: this.workerTimeout, deadLetterQueue, encryptionKey }),
+    );
+    this.scanQueue = new sqs.Queue(
+      this,
+      'ScanQueue',
+      queueProps(SCAN_QUEUE, { consumerTimeout: scannerTimeout, deadLetterQueue, encryptionKey }),
+    );
     this.eventBus = new events.EventBus(this, 'Events', { description: 'cronfence lifecycle events (source "cronfence")' });
 
     this.resources = {
@@ -112,7 +126,10 @@ export class CronScheduler extends Construct {
       bus: this.eventBus,
       encryptionKey,
     };
-    this.metrics = new SchedulerMetrics(props.metrics?.namespace ?? DEFAULT_METRICS_NAMESPACE, props.metrics?.service ?? `${Stack.of(this).stackName}/${id}`);
+    this.metrics = new SchedulerMetrics(
+      props.metrics?.namespace ?? DEFAULT_METRICS_NAMESPACE,
+      props.metrics?.service ?? `${Stack.of(this).stackName}/${id}`,
+    );
     this.environment = { ...schedulerSettings(props), ...this.resourceEnvironment(), ...this.metrics.environment() };
     // The same parser and ranges as a local run: a bad value fails the synth, naming the variable.
     this.config = loadConfig(this.environment);
@@ -173,7 +190,11 @@ export class CronScheduler extends Construct {
     );
 
     if (props.outboxDispatcher ?? true) {
-      ({ outboxFunction: this.outboxFunction, outboxRule: this.outboxRule } = addOutboxDispatcher(this, { ...common, resources: this.resources, environment: this.environment }));
+      ({ outboxFunction: this.outboxFunction, outboxRule: this.outboxRule } = addOutboxDispatcher(this, {
+        ...common,
+        resources: this.resources,
+        environment: this.environment,
+      }));
     }
 
     if (props.alarms?.enabled ?? true) {
@@ -240,7 +261,10 @@ export class CronScheduler extends Construct {
       ...(this.props.heartbeat && { heartbeatMs: this.props.heartbeat.toMilliseconds() }),
     };
     // origin "cdk": the stack owns it; a job created at run time under this id is refused, never replaced.
-    const spec = parseJobSpec({ ...options, id, handler, origin: 'cdk', policies: { ...defaults, ...options.policies } }, { knownHandlers: this.knownHandlers });
+    const spec = parseJobSpec(
+      { ...options, id, handler, origin: 'cdk', policies: { ...defaults, ...options.policies } },
+      { knownHandlers: this.knownHandlers },
+    );
     const limit = this.workerTimeout.toMilliseconds() - WORKER_TIMEOUT_SLACK.toMilliseconds();
     if (spec.policies.timeoutMs > limit) {
       throw new InvalidJobSpecError(
@@ -291,17 +315,27 @@ export class CronScheduler extends Construct {
 function lookaheadOf(props: CronSchedulerProps): Duration {
   const lookahead = props.lookahead ?? Duration.minutes(2);
   if (lookahead.toMilliseconds() <= TICK_INTERVAL.toMilliseconds()) {
-    throw new InvalidJobSpecError('lookahead', lookahead.toHumanString(), 'must exceed the one-minute tick, or occurrences fall between scans');
+    throw new InvalidJobSpecError(
+      'lookahead',
+      lookahead.toHumanString(),
+      'must exceed the one-minute tick, or occurrences fall between scans',
+    );
   }
   if (lookahead.toMilliseconds() > MAX_LOOKAHEAD_MS) {
-    throw new InvalidJobSpecError('lookahead', lookahead.toHumanString(), `must be at most ${Duration.millis(MAX_LOOKAHEAD_MS).toHumanString()}`);
+    throw new InvalidJobSpecError(
+      'lookahead',
+      lookahead.toHumanString(),
+      `must be at most ${Duration.millis(MAX_LOOKAHEAD_MS).toHumanString()}`,
+    );
   }
   return lookahead;
 }
 
 /** A slice's message waits on the queue for up to the lookahead before it is due: that age is not a backlog. */
 function defaultOldestWorkMessageAge(lookahead: Duration): Duration {
-  return Duration.millis(Math.max(Duration.minutes(15).toMilliseconds(), lookahead.toMilliseconds() + Duration.minutes(5).toMilliseconds()));
+  return Duration.millis(
+    Math.max(Duration.minutes(15).toMilliseconds(), lookahead.toMilliseconds() + Duration.minutes(5).toMilliseconds()),
+  );
 }
 
 /** The tunables as the environment variables lib/aws/config.ts reads. */
@@ -331,8 +365,14 @@ function workerOf(constructPath: string, props: CronSchedulerProps): Pick<JobsWo
     );
   }
   const clash = (['workerEntry', 'handlers'] as const).find((name) => props[name] !== undefined);
-  if (clash) throw new InvalidJobSpecError(clash, String(props[clash]), 'give either `jobs` (your jobs module) or `workerEntry` with `handlers`, not both');
-  if (typeof props.jobs !== 'string' || props.jobs === '') throw new InvalidJobSpecError('jobs', props.jobs, 'must be the path of your jobs module');
+  if (clash)
+    throw new InvalidJobSpecError(
+      clash,
+      String(props[clash]),
+      'give either `jobs` (your jobs module) or `workerEntry` with `handlers`, not both',
+    );
+  if (typeof props.jobs !== 'string' || props.jobs === '')
+    throw new InvalidJobSpecError('jobs', props.jobs, 'must be the path of your jobs module');
   return prepareJobsWorker(constructPath, props.jobs);
 }
 

@@ -37,7 +37,12 @@ export class SchedulerDashboard extends Construct {
     this.dashboard = new cloudwatch.Dashboard(this, 'Resource', {
       dashboardName: props.dashboardName,
       defaultInterval: Duration.hours(3),
-      widgets: [engineRow(props.metrics, period), failoverRow(props, period), pressureRow(props, period), functionsRow(props.functions, period)],
+      widgets: [
+        engineRow(props.metrics, period),
+        failoverRow(props, period),
+        pressureRow(props, period),
+        functionsRow(props.functions, period),
+      ],
     });
   }
 }
@@ -46,13 +51,17 @@ export class SchedulerDashboard extends Construct {
 function engineRow(metrics: SchedulerMetrics, period: Duration): cloudwatch.IWidget[] {
   const sum = (key: Parameters<SchedulerMetrics['engine']>[0], label: string) => metrics.engine(key, { period, statistic: 'Sum', label });
   return [
-    graph('Slices per outcome', [
-      sum('succeeded', 'succeeded'),
-      sum('failed', 'failed (retry follows)'),
-      sum('dead', 'dead'),
-      sum('skipped', 'skipped'),
-      sum('missed', 'missed'),
-    ], { width: 2 * WIDTH, stacked: true }),
+    graph(
+      'Slices per outcome',
+      [
+        sum('succeeded', 'succeeded'),
+        sum('failed', 'failed (retry follows)'),
+        sum('dead', 'dead'),
+        sum('skipped', 'skipped'),
+        sum('missed', 'missed'),
+      ],
+      { width: 2 * WIDTH, stacked: true },
+    ),
     graph('Start lag (ms)', [
       metrics.engine('startLag', { period, statistic: 'p50', label: 'p50' }),
       metrics.engine('startLag', { period, statistic: 'p99', label: 'p99' }),
@@ -87,10 +96,14 @@ function failoverRow(props: SchedulerDashboardProps, period: Duration): cloudwat
 function pressureRow(props: SchedulerDashboardProps, period: Duration): cloudwatch.IWidget[] {
   const { metrics } = props;
   return [
-    graph('Throttles', [
-      metrics.engine('throttles', { period, statistic: 'Sum', label: 'throttled AWS tries (cronfence)' }),
-      ...Object.entries(props.tables).map(([name, table]) => tableThrottles(name, table, period)),
-    ], { width: 2 * WIDTH }),
+    graph(
+      'Throttles',
+      [
+        metrics.engine('throttles', { period, statistic: 'Sum', label: 'throttled AWS tries (cronfence)' }),
+        ...Object.entries(props.tables).map(([name, table]) => tableThrottles(name, table, period)),
+      ],
+      { width: 2 * WIDTH },
+    ),
     graph('Commit latency (ms)', [
       metrics.engine('commitLatency', { period, statistic: 'p50', label: 'p50' }),
       metrics.engine('commitLatency', { period, statistic: 'p99', label: 'p99' }),
@@ -102,9 +115,21 @@ function pressureRow(props: SchedulerDashboardProps, period: Duration): cloudwat
 function functionsRow(functions: SchedulerDashboardProps['functions'], period: Duration): cloudwatch.IWidget[] {
   const each = Object.entries(functions);
   return [
-    graph('Lambda errors', each.map(([name, fn]) => fn.metricErrors({ period, statistic: 'Sum', label: name.toLowerCase() })), { width: WIDTH }),
-    graph('Lambda duration p99 (ms)', each.map(([name, fn]) => fn.metricDuration({ period, statistic: 'p99', label: name.toLowerCase() })), { width: WIDTH }),
-    graph('Lambda throttles', each.map(([name, fn]) => fn.metricThrottles({ period, statistic: 'Sum', label: name.toLowerCase() })), { width: WIDTH }),
+    graph(
+      'Lambda errors',
+      each.map(([name, fn]) => fn.metricErrors({ period, statistic: 'Sum', label: name.toLowerCase() })),
+      { width: WIDTH },
+    ),
+    graph(
+      'Lambda duration p99 (ms)',
+      each.map(([name, fn]) => fn.metricDuration({ period, statistic: 'p99', label: name.toLowerCase() })),
+      { width: WIDTH },
+    ),
+    graph(
+      'Lambda throttles',
+      each.map(([name, fn]) => fn.metricThrottles({ period, statistic: 'Sum', label: name.toLowerCase() })),
+      { width: WIDTH },
+    ),
   ];
 }
 

@@ -26,7 +26,8 @@ export const ENTRIES = {
 } as const;
 
 /** ESM bundles need `require` for the CommonJS corners of their dependencies. */
-const ESM_REQUIRE_SHIM = "import { createRequire as __cronfenceCreateRequire } from 'node:module'; const require = __cronfenceCreateRequire(import.meta.url);";
+const ESM_REQUIRE_SHIM =
+  "import { createRequire as __cronfenceCreateRequire } from 'node:module'; const require = __cronfenceCreateRequire(import.meta.url);";
 
 export interface CronfenceFunctionProps {
   readonly entry: string;

@@ -12,6 +12,12 @@ export { ScheduledJob, JOB_RESOURCE_TYPE, jobResourceProperties, type JobResourc
 export { SchedulerAlarms, AUDITED_EVENT_TYPES, NO_TOPIC_WARNING } from './alarms.ts';
 export { SchedulerDashboard, type SchedulerDashboardProps } from './dashboard.ts';
 export { SchedulerMetrics, DYNAMO_OPERATIONS, type MetricOptions } from './scheduler-metrics.ts';
-export { DEFAULT_METRICS_NAMESPACE, ENGINE_METRICS, SERVICE_DIMENSION, type EngineMetric, type EngineMetricKey } from '../lambda/metric-names.ts';
+export {
+  DEFAULT_METRICS_NAMESPACE,
+  ENGINE_METRICS,
+  SERVICE_DIMENSION,
+  type EngineMetric,
+  type EngineMetricKey,
+} from '../lambda/metric-names.ts';
 export { effectiveVisibilitySeconds, indexProps, queueProps, tableProps } from './schema-resources.ts';
 export { BUSINESS_WRITE_ACTIONS } from './permissions.ts';

@@ -38,7 +38,11 @@ export function prepareJobsWorker(constructPath: string, jobs: string): JobsWork
   if (!existsSync(file)) throw new InvalidJobSpecError('jobs', jobs, `no such file (resolved to ${file})`);
   const project = findProject(path.dirname(file));
   if (!project) {
-    throw new InvalidJobSpecError('jobs', jobs, `no ${LOCK_FILES.join(', ')} in ${path.dirname(file)} or above: the worker is bundled from the project holding the lock file`);
+    throw new InvalidJobSpecError(
+      'jobs',
+      jobs,
+      `no ${LOCK_FILES.join(', ')} in ${path.dirname(file)} or above: the worker is bundled from the project holding the lock file`,
+    );
   }
   const { handlers } = describeJobsModule(file);
   const digest = createHash('sha256').update(`${constructPath}\n${file}`).digest('hex').slice(0, 16);

@@ -71,7 +71,11 @@ function sweepIndex(): string {
 }
 
 function sendTo(grantee: iam.IGrantable, r: SchedulerResources, queues: sqs.IQueue[]): void {
-  allow(grantee, ['sqs:SendMessage'], queues.map((queue) => queue.queueArn));
+  allow(
+    grantee,
+    ['sqs:SendMessage'],
+    queues.map((queue) => queue.queueArn),
+  );
   if (r.encryptionKey) allow(grantee, SQS_SEND_KMS_ACTIONS, [r.encryptionKey.keyArn]);
 }
 
@@ -90,7 +94,11 @@ export function grantTick(grantee: iam.IGrantable, r: SchedulerResources): void 
 }
 
 export function grantScanner(grantee: iam.IGrantable, r: SchedulerResources): void {
-  allow(grantee, ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'], [r.wheel.tableArn]);
+  allow(
+    grantee,
+    ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'],
+    [r.wheel.tableArn],
+  );
   allow(grantee, ['dynamodb:BatchGetItem', 'dynamodb:Scan'], [r.jobs.tableArn]);
   allow(grantee, ['dynamodb:Query', 'dynamodb:UpdateItem'], [r.slices.tableArn]);
   allow(grantee, ['dynamodb:Query'], [indexArn(r.slices, sweepIndex())]);

@@ -84,5 +84,10 @@ export function tableThrottles(name: string, table: dynamodb.ITable, period = Du
       table.metric('ThrottledRequests', { period, statistic: 'Sum', dimensionsMap: { TableName: table.tableName, Operation: operation } }),
     ]),
   );
-  return new cloudwatch.MathExpression({ expression: Object.keys(usingMetrics).join(' + '), usingMetrics, period, label: `${name.toLowerCase()} table throttles` });
+  return new cloudwatch.MathExpression({
+    expression: Object.keys(usingMetrics).join(' + '),
+    usingMetrics,
+    period,
+    label: `${name.toLowerCase()} table throttles`,
+  });
 }

@@ -27,9 +27,29 @@ export function nextLabel(nextFireAt: number): string {
  */
 export function listRow(job: StoredJob, now = Date.now()): (string | number)[] {
   try {
-    return [job.id, job.schedule, job.timeZone, job.handler, stateOf(job, now), nextLabel(nextOccurrenceOf(job, now)), job.version, job.origin ?? '-', job.group ?? '-'];
+    return [
+      job.id,
+      job.schedule,
+      job.timeZone,
+      job.handler,
+      stateOf(job, now),
+      nextLabel(nextOccurrenceOf(job, now)),
+      job.version,
+      job.origin ?? '-',
+      job.group ?? '-',
+    ];
   } catch (error) {
-    return [job.id, String(job.schedule), String(job.timeZone), String(job.handler), `unreadable: ${reasonOf(error)}`, '-', String(job.version), job.origin ?? '-', job.group ?? '-'];
+    return [
+      job.id,
+      String(job.schedule),
+      String(job.timeZone),
+      String(job.handler),
+      `unreadable: ${reasonOf(error)}`,
+      '-',
+      String(job.version),
+      job.origin ?? '-',
+      job.group ?? '-',
+    ];
   }
 }
 
@@ -64,7 +84,8 @@ export function jobDetail(job: StoredJob, setAside?: SetAsideJob, now = Date.now
     ['overlap', policies.overlap ?? 'allow'],
     ['jitter', policies.jitterMs ? `up to ${duration(policies.jitterMs)}` : 'none'],
   ];
-  if (setAside) rows.push(['set aside', `since ${isoSecond(setAside.at)} by ${setAside.by} (generation ${setAside.generation}): ${setAside.reason}`]);
+  if (setAside)
+    rows.push(['set aside', `since ${isoSecond(setAside.at)} by ${setAside.by} (generation ${setAside.generation}): ${setAside.reason}`]);
   if (policies.afterOneTime !== undefined) rows.push(['after its one run', policies.afterOneTime]);
   if (job.pause) rows.push(['paused', `${note(job.pause)}${job.pause.until !== undefined ? `, until ${isoSecond(job.pause.until)}` : ''}`]);
   if (job.resumed) rows.push(['last resumed', note(job.resumed)]);

@@ -28,7 +28,10 @@ export function jobsCommand(
     .command('add')
     .description('create a job, or replace the job with that id (validated before anything is written)')
     .argument('<id>', 'job id: letters, digits, "_", "." and "-"')
-    .requiredOption('-s, --schedule <expr>', 'cron (5 fields, or 6 with seconds first, e.g. "*/5 * * * * *"), "rate(5 minutes)" or one-time "at(2026-12-24T18:00:00)" in --tz')
+    .requiredOption(
+      '-s, --schedule <expr>',
+      'cron (5 fields, or 6 with seconds first, e.g. "*/5 * * * * *"), "rate(5 minutes)" or one-time "at(2026-12-24T18:00:00)" in --tz',
+    )
     .option('--handler <name>', `handler name (known without --jobs: ${registry.names().join(', ')})`)
     .option('--jobs <module>', 'your jobs module: --handler must be one it exports')
     .option('-z, --tz <zone>', 'IANA time zone', 'UTC')
@@ -41,20 +44,34 @@ export function jobsCommand(
     .option('--timeout-ms <ms>', 'handler timeout', parseInteger)
     .option('--paused', 'create it paused')
     .option('--group <name>', 'a group for bulk operations (jobs pause --group)')
-    .option('--catch-up <duration>', 'after downtime, occurrences older than this are recorded MISSED, not run, e.g. 10m, 2h (default 10m)', parseDurationFlag)
+    .option(
+      '--catch-up <duration>',
+      'after downtime, occurrences older than this are recorded MISSED, not run, e.g. 10m, 2h (default 10m)',
+      parseDurationFlag,
+    )
     .option('--misfire <policy>', 'after downtime, run the due occurrences "all", the "latest" only, or "none" (default all)')
-    .option('--overlap <policy>', 'an occurrence due while the previous still runs: "allow", "skip", "bufferOne", "bufferAll" or "replace" (default allow)')
+    .option(
+      '--overlap <policy>',
+      'an occurrence due while the previous still runs: "allow", "skip", "bufferOne", "bufferAll" or "replace" (default allow)',
+    )
     .option('--jitter <duration>', 'start each occurrence up to this much later, a fixed offset per job, e.g. 90s')
     .option('--after-run <what>', 'a one-time at(...) job after its run: "complete" (keep it) or "delete" (default complete)')
     .action(async (id: string, flags: AddFlags) => {
-      const chosen = { leaseMs: flags.leaseMs, heartbeatMs: flags.heartbeatMs, maxAttempts: flags.maxAttempts, timeoutMs: flags.timeoutMs, catchUpWindowMs: flags.catchUp, misfire: flags.misfire, overlap: flags.overlap, afterOneTime: flags.afterRun };
-      const policies = Object.fromEntries(
-        Object.entries(chosen).filter(
-          ([, value]) => value !== undefined,
-        ),
-      );
+      const chosen = {
+        leaseMs: flags.leaseMs,
+        heartbeatMs: flags.heartbeatMs,
+        maxAttempts: flags.maxAttempts,
+        timeoutMs: flags.timeoutMs,
+        catchUpWindowMs: flags.catchUp,
+        misfire: flags.misfire,
+        overlap: flags.overlap,
+        afterOneTime: flags.afterRun,
+      };
+      const policies = Object.fromEntries(Object.entries(chosen).filter(([, value]) => value !== undefined));
       // Validated by parseJobSpec in put, which names the bad value (`invalid dst.gap "later": ...`).
-      const dst = Object.fromEntries(Object.entries({ gap: flags.dstGap, repeat: flags.dstRepeat }).filter(([, value]) => value !== undefined));
+      const dst = Object.fromEntries(
+        Object.entries({ gap: flags.dstGap, repeat: flags.dstRepeat }).filter(([, value]) => value !== undefined),
+      );
       const { job, created } = await repository(flags.jobs === undefined ? undefined : describeModule(flags.jobs).handlers).put({
         id,
         schedule: flags.schedule,

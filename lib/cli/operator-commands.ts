@@ -32,10 +32,18 @@ interface ActorFlags {
 }
 
 /** Adds the operator actions to `jobs`. */
-export function addOperatorCommands(jobs: Command, operator: () => OperatorActions, write: (line: string) => void, options: OperatorCommandOptions = {}): void {
+export function addOperatorCommands(
+  jobs: Command,
+  operator: () => OperatorActions,
+  write: (line: string) => void,
+  options: OperatorCommandOptions = {},
+): void {
   const env = options.env ?? process.env;
   const now = options.now ?? Date.now;
-  const actorOf = (flags: ActorFlags) => ({ actor: operatorActor(flags.actor, env), ...(flags.reason !== undefined && { reason: flags.reason }) });
+  const actorOf = (flags: ActorFlags) => ({
+    actor: operatorActor(flags.actor, env),
+    ...(flags.reason !== undefined && { reason: flags.reason }),
+  });
 
   withActor(jobs.command('trigger'))
     .description('run the job once now, in an extra slot with its own execution key (once per --request-id, however often retried)')
@@ -44,7 +52,11 @@ export function addOperatorCommands(jobs: Command, operator: () => OperatorActio
     .option('--request-id <id>', 'names this request: the same id again finds the same slot (default: a new one, printed)')
     .action(async (id: string, flags: ActorFlags & { payload?: string; requestId?: string }) => {
       const requestId = flags.requestId ?? randomUUID();
-      const result = await operator().trigger(id, { ...actorOf(flags), requestId, ...(flags.payload !== undefined && { payload: flags.payload }) });
+      const result = await operator().trigger(id, {
+        ...actorOf(flags),
+        requestId,
+        ...(flags.payload !== undefined && { payload: flags.payload }),
+      });
       const at = isoInstant(result.key.scheduledAt);
       write(
         result.created
@@ -92,7 +104,10 @@ export function addOperatorCommands(jobs: Command, operator: () => OperatorActio
       const request = { ...actorOf(flags), ...(until !== undefined && { until }) };
       const target = oneTarget(id, flags.group);
       const results = 'id' in target ? [await operator().pause(target.id, request)] : await operator().pauseGroup(target.group, request);
-      for (const result of results) write(result.changed ? describePause(result) : `${result.job.id} was already paused so (${describeUntil(result.job)}); nothing changed`);
+      for (const result of results)
+        write(
+          result.changed ? describePause(result) : `${result.job.id} was already paused so (${describeUntil(result.job)}); nothing changed`,
+        );
       if (!('id' in target)) groupSummary('paused', target.group, results, write);
     });
 
@@ -102,10 +117,15 @@ export function addOperatorCommands(jobs: Command, operator: () => OperatorActio
     .option('--group <name>', 'every job of this group')
     .action(async (id: string | undefined, flags: ActorFlags & { group?: string }) => {
       const target = oneTarget(id, flags.group);
-      const results = 'id' in target ? [await operator().resume(target.id, actorOf(flags))] : await operator().resumeGroup(target.group, actorOf(flags));
+      const results =
+        'id' in target ? [await operator().resume(target.id, actorOf(flags))] : await operator().resumeGroup(target.group, actorOf(flags));
       for (const { job, changed } of results) {
         const next = isoSecond(nextOccurrenceOf(job, Date.now()));
-        write(changed ? `resumed ${job.id}: next ${next}, by ${job.resumed?.actor ?? '?'}` : `${job.id} was not paused; nothing changed (next ${next})`);
+        write(
+          changed
+            ? `resumed ${job.id}: next ${next}, by ${job.resumed?.actor ?? '?'}`
+            : `${job.id} was not paused; nothing changed (next ${next})`,
+        );
       }
       if (!('id' in target)) groupSummary('resumed', target.group, results, write);
     });
@@ -123,8 +143,12 @@ function parseTimeFlag(field: string, value: string, now: number, direction: 1 |
   return duration !== undefined ? now + direction * duration : parseOperatorInstant(field, value);
 }
 
-function oneTarget(id: string | undefined, group: string | undefined): { readonly id: string; readonly group?: undefined } | { readonly group: string } {
-  if (id !== undefined && group !== undefined) throw new CronfenceError(`give a job id or --group, not both (got ${JSON.stringify(id)} and --group ${JSON.stringify(group)})`);
+function oneTarget(
+  id: string | undefined,
+  group: string | undefined,
+): { readonly id: string; readonly group?: undefined } | { readonly group: string } {
+  if (id !== undefined && group !== undefined)
+    throw new CronfenceError(`give a job id or --group, not both (got ${JSON.stringify(id)} and --group ${JSON.stringify(group)})`);
   if (group !== undefined) return { group };
   if (id !== undefined) return { id };
   throw new CronfenceError('give a job id or --group <name>');
@@ -138,7 +162,9 @@ function groupSummary(verb: string, group: string, results: readonly OperatorCha
     return;
   }
   const unchanged = results.filter((result) => !result.changed).length;
-  write(`${verb} ${results.length - unchanged} jobs of group ${group}${unchanged > 0 ? `; ${unchanged} ${verb === 'paused' ? 'already paused so' : 'not paused'}, left as they were` : ''}`);
+  write(
+    `${verb} ${results.length - unchanged} jobs of group ${group}${unchanged > 0 ? `; ${unchanged} ${verb === 'paused' ? 'already paused so' : 'not paused'}, left as they were` : ''}`,
+  );
 }
 
 function describePause({ job, skipped }: JobChangeResult): string {
@@ -146,13 +172,18 @@ function describePause({ job, skipped }: JobChangeResult): string {
 }
 
 function describeUntil(job: StoredJob): string {
-  return job.pause?.until !== undefined ? `until ${isoSecond(job.pause.until)} (then it resumes by itself)` : 'until `cronfence jobs resume`';
+  return job.pause?.until !== undefined
+    ? `until ${isoSecond(job.pause.until)} (then it resumes by itself)`
+    : 'until `cronfence jobs resume`';
 }
 
 /** A progress bar on a terminal; nothing elsewhere (a pipe, CI). */
 function progressBar(stream: NodeJS.WriteStream): { update: (progress: BackfillProgress) => void; stop: () => void } {
   if (!stream.isTTY) return { update: () => {}, stop: () => {} };
-  const bar = new SingleBar({ stream, format: 'backfill [{bar}] {value}/{total} occurrences, {created} enqueued, {existing} already there', hideCursor: true }, Presets.shades_classic);
+  const bar = new SingleBar(
+    { stream, format: 'backfill [{bar}] {value}/{total} occurrences, {created} enqueued, {existing} already there', hideCursor: true },
+    Presets.shades_classic,
+  );
   let started = false;
   let stopped = false;
   return {

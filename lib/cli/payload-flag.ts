@@ -7,7 +7,10 @@ import { readFileSync } from 'node:fs';
 import { InvalidArgumentError } from 'commander';
 
 /** @throws {InvalidArgumentError} */
-export function parsePayloadFlag(value: string, readFile: (file: string) => string = (file) => readFileSync(file, 'utf8')): Record<string, unknown> {
+export function parsePayloadFlag(
+  value: string,
+  readFile: (file: string) => string = (file) => readFileSync(file, 'utf8'),
+): Record<string, unknown> {
   if (!value.startsWith('@')) return jsonObject(value, `${JSON.stringify(value)}`);
   const file = value.slice(1);
   if (file.length === 0) throw new InvalidArgumentError('"@" names no file: give @path/to/payload.json');
@@ -33,7 +36,9 @@ function jsonObject(text: string, what: string): Record<string, unknown> {
     throw new InvalidArgumentError(`${what} is not valid JSON: ${(error as Error).message}`);
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw new InvalidArgumentError(`${what} holds ${parsed === null ? 'null' : Array.isArray(parsed) ? 'an array' : `a ${typeof parsed}`}, not a JSON object`);
+    throw new InvalidArgumentError(
+      `${what} holds ${parsed === null ? 'null' : Array.isArray(parsed) ? 'an array' : `a ${typeof parsed}`}, not a JSON object`,
+    );
   }
   return parsed as Record<string, unknown>;
 }

@@ -49,7 +49,9 @@ export async function runCronfence(more: readonly ExtraCommand[] = []): Promise<
     .description('run the local AWS emulator (moto) until Ctrl-C, for scripts and other tools')
     .action(async () => {
       const emulator = await startEmulator({ repoRoot: PACKAGE_ROOT });
-      write(`emulator listening; in another shell:\n  export AWS_ENDPOINT_URL=${emulator.endpoint} AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test`);
+      write(
+        `emulator listening; in another shell:\n  export AWS_ENDPOINT_URL=${emulator.endpoint} AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test`,
+      );
       // The emulator child is unreferenced (it must not keep other commands alive); this command lives for it.
       const keepAlive = setInterval(() => {}, 60_000);
       await new Promise<void>((resolve) => {
@@ -75,7 +77,12 @@ export async function runCronfence(more: readonly ExtraCommand[] = []): Promise<
 
   // Handler names are checked against --jobs, else the module a running `cronfence dev --jobs` runs, else the examples.
   program.addCommand(
-    jobsCommand((known) => lazyRuntime().jobs(known ?? devJobsModuleHandlers(stateDir) ?? registry.names()), write, undefined, () => lazyRuntime().operator()),
+    jobsCommand(
+      (known) => lazyRuntime().jobs(known ?? devJobsModuleHandlers(stateDir) ?? registry.names()),
+      write,
+      undefined,
+      () => lazyRuntime().operator(),
+    ),
   );
   program.addCommand(runsCommand(() => lazyRuntime().jobs(), write));
   program.addCommand(verifyCommand(() => ({ dynamo: lazyRuntime().clients.dynamo, config: lazyRuntime().config }), write));

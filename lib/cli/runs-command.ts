@@ -18,17 +18,31 @@ export function runsCommand(repository: () => JobRepository, write: (line: strin
       const [slices, ledger] = await Promise.all([repo.slicesOf(jobId, flags.since), repo.ledgerOf(jobId, flags.since)]);
       // Nothing to show and no such job: most likely a typo, not an idle job (a deleted job's history still shows).
       if (slices.length === 0 && (await repo.get(jobId)) === undefined) {
-        throw new CronfenceError(`no job ${JSON.stringify(jobId)}, and no slices of it since ${new Date(flags.since).toISOString()} (cronfence jobs list shows the jobs there are)`);
+        throw new CronfenceError(
+          `no job ${JSON.stringify(jobId)}, and no slices of it since ${new Date(flags.since).toISOString()} (cronfence jobs list shows the jobs there are)`,
+        );
       }
       const byKey = new Map(ledger.map((record) => [record.executionKey, record]));
       const rows = slices.map((slice) => ({ slice, ledger: byKey.get(executionKey(slice.jobId, slice.scheduledAt)) }));
       if (flags.json) {
-        for (const { slice, ledger: record } of rows) write(JSON.stringify({ executionKey: executionKey(slice.jobId, slice.scheduledAt), ...slice, ledger: record ?? null }));
+        for (const { slice, ledger: record } of rows)
+          write(JSON.stringify({ executionKey: executionKey(slice.jobId, slice.scheduledAt), ...slice, ledger: record ?? null }));
         return;
       }
       write(
         table([
-          ['scheduled (UTC)', 'status', 'fence', 'owner', 'attempts', 'ledger', 'ledger fence', 'ledger owner', 'by operator', 'why / error'],
+          [
+            'scheduled (UTC)',
+            'status',
+            'fence',
+            'owner',
+            'attempts',
+            'ledger',
+            'ledger fence',
+            'ledger owner',
+            'by operator',
+            'why / error',
+          ],
           ...rows.map(({ slice, ledger: record }) => [
             isoInstant(slice.scheduledAt),
             slice.status,
@@ -38,7 +52,9 @@ export function runsCommand(repository: () => JobRepository, write: (line: strin
             record?.outcome ?? '-',
             record?.fence ?? '-',
             record?.owner ?? '-',
-            slice.operator ? `${slice.operator.action} by ${slice.operator.actor}${slice.operator.reason ? `: ${slice.operator.reason.slice(0, 40)}` : ''}` : '-',
+            slice.operator
+              ? `${slice.operator.action} by ${slice.operator.actor}${slice.operator.reason ? `: ${slice.operator.reason.slice(0, 40)}` : ''}`
+              : '-',
             whyNotRun(slice) ?? slice.lastError?.slice(0, 60) ?? '',
           ]),
         ]),

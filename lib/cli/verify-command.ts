@@ -36,12 +36,27 @@ export function verifyCommand(source: () => VerifySource, write: (line: string) 
   const time = (value: string): number => parseTimeAgo(value, now);
   return new Command('verify')
     .description('check an installation: every expected occurrence final once, no key committed twice, slices and ledger agree')
-    .addOption(new Option('--since <time>', 'ISO time or a duration ago like 90m, 24h, 7d').argParser(time).default(now - 86_400_000, '24h ago'))
+    .addOption(
+      new Option('--since <time>', 'ISO time or a duration ago like 90m, 24h, 7d').argParser(time).default(now - 86_400_000, '24h ago'),
+    )
     .addOption(new Option('--until <time>', 'ISO time or a duration ago (default: now)').argParser(time).default(undefined, 'now'))
     .option('--job <id>', 'only this job (a deleted one too)')
-    .addOption(new Option('--grace <duration>', 'how long a live slice may wait before it counts as stuck; newer occurrences are not expected yet').argParser(parseDurationFlag).default(AUDIT_DEFAULTS.graceMs, '2m'))
-    .addOption(new Option('--late-after <duration>', 'list starts later than this').argParser(parseDurationFlag).default(AUDIT_DEFAULTS.lateThresholdMs, '1s'))
-    .option('--effects <table[:keyAttribute]>', 'a business table your commits write, stamped with the execution key (default attribute executionKey) and `fence`; repeatable', collectEffect, [])
+    .addOption(
+      new Option('--grace <duration>', 'how long a live slice may wait before it counts as stuck; newer occurrences are not expected yet')
+        .argParser(parseDurationFlag)
+        .default(AUDIT_DEFAULTS.graceMs, '2m'),
+    )
+    .addOption(
+      new Option('--late-after <duration>', 'list starts later than this')
+        .argParser(parseDurationFlag)
+        .default(AUDIT_DEFAULTS.lateThresholdMs, '1s'),
+    )
+    .option(
+      '--effects <table[:keyAttribute]>',
+      'a business table your commits write, stamped with the execution key (default attribute executionKey) and `fence`; repeatable',
+      collectEffect,
+      [],
+    )
     .option('--json', 'print the report as one JSON object (docs/verify.md)')
     .exitOverride(usageExit)
     .action(async (flags: VerifyFlags) => {
@@ -52,7 +67,15 @@ export function verifyCommand(source: () => VerifySource, write: (line: string) 
       const progress = progressReporter();
       let report;
       try {
-        const request = { since: flags.since, until, jobId: flags.job, graceMs: flags.grace, lateThresholdMs: flags.lateAfter, effects: flags.effects, onProgress: progress.update };
+        const request = {
+          since: flags.since,
+          until,
+          jobId: flags.job,
+          graceMs: flags.grace,
+          lateThresholdMs: flags.lateAfter,
+          effects: flags.effects,
+          onProgress: progress.update,
+        };
         report = await verifyInstallation(source(), request);
       } catch (error) {
         if (error instanceof RangeError) return usageError(`--since/--until: ${error.message}`);
@@ -63,7 +86,9 @@ export function verifyCommand(source: () => VerifySource, write: (line: string) 
         progress.stop();
       }
       if (flags.job !== undefined && report.jobs.checked === 0) {
-        return usageError(`--job ${JSON.stringify(flags.job)}: no job, deleted job, slice or ledger record with this id between --since and --until`);
+        return usageError(
+          `--job ${JSON.stringify(flags.job)}: no job, deleted job, slice or ledger record with this id between --since and --until`,
+        );
       }
       let chunks: ChunkAuditReport | undefined;
       try {
@@ -104,7 +129,9 @@ function renderChunkAudit(chunks: ChunkAuditReport | undefined): string[] {
 function collectEffect(value: string, previous: EffectSource[]): EffectSource[] {
   const [table = '', keyAttribute, ...rest] = value.split(':');
   if (!/^[A-Za-z0-9_.-]{3,255}$/.test(table) || rest.length > 0 || keyAttribute === '') {
-    throw new InvalidArgumentError(`${JSON.stringify(value)} is not a table name (3 to 255 of A-Z a-z 0-9 _ . -), optionally followed by :keyAttribute`);
+    throw new InvalidArgumentError(
+      `${JSON.stringify(value)} is not a table name (3 to 255 of A-Z a-z 0-9 _ . -), optionally followed by :keyAttribute`,
+    );
   }
   return [...previous, keyAttribute === undefined ? { table } : { table, keyAttribute }];
 }

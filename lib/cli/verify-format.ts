@@ -11,14 +11,24 @@ export function renderAuditReport(report: AuditReport & Partial<Pick<VerifyRepor
   const lines = [
     `cronfence verify: ${window.since} .. ${window.until} (occurrences expected up to ${window.expectedUntil}; grace ${Math.round(window.graceMs / 1000)} s)`,
     table([
-      ['jobs checked', `${jobs.checked} (${jobs.enabled} enabled, ${jobs.paused} paused, ${jobs.deleted} deleted, ${jobs.unknown} without a job item)`],
+      [
+        'jobs checked',
+        `${jobs.checked} (${jobs.enabled} enabled, ${jobs.paused} paused, ${jobs.deleted} deleted, ${jobs.unknown} without a job item)`,
+      ],
       [
         'expected occurrences',
         `${expected.occurrences}: ${Object.entries(expected.final)
           .map(([status, count]) => `${count} ${status}`)
           .join(', ')}; ${expected.pending} pending, ${expected.stuck} stuck, ${expected.missing} missing`,
       ],
-      ['slices read', `${slices.total} (${Object.entries(slices.byStatus).map(([status, count]) => `${count} ${status}`).join(', ') || 'none'})`],
+      [
+        'slices read',
+        `${slices.total} (${
+          Object.entries(slices.byStatus)
+            .map(([status, count]) => `${count} ${status}`)
+            .join(', ') || 'none'
+        })`,
+      ],
       ['ledger records', report.ledgerRecords],
       ...(report.effects > 0 ? [['business writes (--effects)', report.effects]] : []),
       ['start lag (claims)', lagLine(report)],
@@ -29,24 +39,55 @@ export function renderAuditReport(report: AuditReport & Partial<Pick<VerifyRepor
   if (report.perJob.length > 0) lines.push('', ...section(perJobTable(report), report.perJob.length, 'jobs'));
   if (report.lateSlots.length > 0) {
     lines.push('', 'late starts (start lag of the last claim):');
-    lines.push(...section(table([['execution key', 'lag', 'attempts', 'status'], ...report.lateSlots.slice(0, SHOWN).map((s) => [s.executionKey, `${s.lagMs} ms`, s.attempts, s.status])]), report.lateSlots.length, 'late starts'));
+    lines.push(
+      ...section(
+        table([
+          ['execution key', 'lag', 'attempts', 'status'],
+          ...report.lateSlots.slice(0, SHOWN).map((s) => [s.executionKey, `${s.lagMs} ms`, s.attempts, s.status]),
+        ]),
+        report.lateSlots.length,
+        'late starts',
+      ),
+    );
   }
   if (report.deadMan !== undefined) lines.push('', ...deadManLines(report.deadMan));
-  if (report.missed.length > 0) lines.push('', 'MISSED:', ...section(report.missed.slice(0, SHOWN).map((key) => `  ${key}`).join('\n'), report.missed.length, 'MISSED slices'));
+  if (report.missed.length > 0)
+    lines.push(
+      '',
+      'MISSED:',
+      ...section(
+        report.missed
+          .slice(0, SHOWN)
+          .map((key) => `  ${key}`)
+          .join('\n'),
+        report.missed.length,
+        'MISSED slices',
+      ),
+    );
   for (const note of report.notes) lines.push(`note: ${note}`);
-  if (report.capped.length > 0) lines.push(`note: stopped at ${report.occurrenceCap} occurrences for ${report.capped.join(', ')}: later ones were not checked`);
+  if (report.capped.length > 0)
+    lines.push(`note: stopped at ${report.occurrenceCap} occurrences for ${report.capped.join(', ')}: later ones were not checked`);
   lines.push('');
   if (report.outcome === 'nothing-checked') {
     lines.push(`NOTHING CHECKED (exit 3): ${report.nothingChecked ?? 'no occurrence was expected'}`);
     return lines;
   }
   if (report.violations.length === 0) {
-    lines.push('no violations: every expected occurrence has its slice, every slot ran its definition at an occurrence, every commit its one ledger record');
+    lines.push(
+      'no violations: every expected occurrence has its slice, every slot ran its definition at an occurrence, every commit its one ledger record',
+    );
     return lines;
   }
   const counts = Object.entries(report.violationCounts).filter(([, count]) => count > 0);
   lines.push(`VIOLATIONS: ${counts.map(([kind, count]) => `${count} ${kind}`).join(', ')}`);
-  lines.push(...section(table([['kind', 'execution key', 'detail'], ...report.violations.slice(0, SHOWN * 2).map((v) => [v.kind, v.executionKey, v.detail])]), report.violations.length, 'violations', SHOWN * 2));
+  lines.push(
+    ...section(
+      table([['kind', 'execution key', 'detail'], ...report.violations.slice(0, SHOWN * 2).map((v) => [v.kind, v.executionKey, v.detail])]),
+      report.violations.length,
+      'violations',
+      SHOWN * 2,
+    ),
+  );
   return lines;
 }
 
@@ -57,8 +98,22 @@ function deadManLines(deadMan: VerifyReport['deadMan']): string[] {
   if (deadMan.stale.length === 0) return [head, ...unjudged];
   const rows = deadMan.stale
     .slice(0, SHOWN)
-    .map((job) => [job.jobId, new Date(job.silentSince).toISOString(), job.lastFinalAt === undefined ? 'never' : new Date(job.lastFinalAt).toISOString(), `${Math.round(job.intervalMs / 1000)} s`, new Date(job.deadline).toISOString()]);
-  return [head, ...section(table([['STALE job', 'silent since', 'last final slot', 'interval', 'deadline passed'], ...rows]), deadMan.stale.length, 'stale jobs'), ...unjudged];
+    .map((job) => [
+      job.jobId,
+      new Date(job.silentSince).toISOString(),
+      job.lastFinalAt === undefined ? 'never' : new Date(job.lastFinalAt).toISOString(),
+      `${Math.round(job.intervalMs / 1000)} s`,
+      new Date(job.deadline).toISOString(),
+    ]);
+  return [
+    head,
+    ...section(
+      table([['STALE job', 'silent since', 'last final slot', 'interval', 'deadline passed'], ...rows]),
+      deadMan.stale.length,
+      'stale jobs',
+    ),
+    ...unjudged,
+  ];
 }
 
 function lagLine(report: AuditReport): string {
@@ -71,7 +126,17 @@ function perJobTable(report: AuditReport): string {
   return table([
     ['job', 'state', 'expected from', 'expected', 'slices', 'violations'],
     // Jobs with violations first: with many jobs, those are the rows worth showing.
-    ...[...report.perJob].sort((a, b) => b.violations - a.violations || a.jobId.localeCompare(b.jobId)).slice(0, SHOWN).map((job) => [job.jobId, job.state, job.expectedFrom ?? '-', `${job.expected}${job.capped ? ' (capped)' : ''}`, job.slices, job.violations]),
+    ...[...report.perJob]
+      .sort((a, b) => b.violations - a.violations || a.jobId.localeCompare(b.jobId))
+      .slice(0, SHOWN)
+      .map((job) => [
+        job.jobId,
+        job.state,
+        job.expectedFrom ?? '-',
+        `${job.expected}${job.capped ? ' (capped)' : ''}`,
+        job.slices,
+        job.violations,
+      ]),
   ]);
 }
 

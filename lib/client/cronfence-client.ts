@@ -65,7 +65,15 @@ export class CronfenceClient {
     const scans = new SqsScanQueue(clients.sqs, () => queueUrl(clients.sqs, config.scanQueueName, config.queueUrls.scan));
     this.jobs = dynamoJobRepository(clients.dynamo, config, clock, { random: Math.random, knownHandlers: options.knownHandlers, scans });
     const queue = new SqsWorkQueue(clients.sqs, () => queueUrl(clients.sqs, config.workQueueName, config.queueUrls.work));
-    this.operator = new OperatorActions(clients.dynamo, config, clock, this.jobs, new DynamoSliceStore(clients.dynamo, config, Math.random), queue, Math.random);
+    this.operator = new OperatorActions(
+      clients.dynamo,
+      config,
+      clock,
+      this.jobs,
+      new DynamoSliceStore(clients.dynamo, config, Math.random),
+      queue,
+      Math.random,
+    );
     this.actor = operatorActor(options.actor, options.env);
   }
 
@@ -87,7 +95,19 @@ export class CronfenceClient {
   async updateJob(id: string, changes: Partial<Omit<JobSpecInput, 'id' | 'origin'>>): Promise<StoredJob> {
     const current = await this.jobs.require(id);
     const { schedule, timeZone, dst, handler, enabled, payload, policies, group } = current;
-    const merged = { id, schedule, timeZone, dst, handler, enabled, payload, group, ...changes, policies: { ...policies, ...changes.policies }, origin: 'runtime' };
+    const merged = {
+      id,
+      schedule,
+      timeZone,
+      dst,
+      handler,
+      enabled,
+      payload,
+      group,
+      ...changes,
+      policies: { ...policies, ...changes.policies },
+      origin: 'runtime',
+    };
     return (await this.jobs.put(merged)).job;
   }
 
@@ -116,18 +136,38 @@ export class CronfenceClient {
    * @default requestId a new random id (each call then runs once more)
    * @throws {JobNotFoundError} @throws {InvalidOperatorRequestError}
    */
-  async trigger(id: string, options: { requestId?: string; payload?: Record<string, unknown>; reason?: string } = {}): Promise<TriggerResult> {
-    return this.operator.trigger(id, { actor: this.actor, requestId: options.requestId ?? randomUUID(), payload: options.payload, reason: options.reason });
+  async trigger(
+    id: string,
+    options: { requestId?: string; payload?: Record<string, unknown>; reason?: string } = {},
+  ): Promise<TriggerResult> {
+    return this.operator.trigger(id, {
+      actor: this.actor,
+      requestId: options.requestId ?? randomUUID(),
+      payload: options.payload,
+      reason: options.reason,
+    });
   }
 
   /** Runs each past occurrence in [from, to) that has no slice yet, once. @throws {InvalidOperatorRequestError} naming from, to or rate. */
-  async backfill(id: string, options: { from: Instant; to: Instant; ratePerSecond?: number; reason?: string; onProgress?: (progress: BackfillProgress) => void }): Promise<BackfillResult> {
-    return this.operator.backfill(id, { ...options, actor: this.actor, from: instant('from', options.from), to: instant('to', options.to) });
+  async backfill(
+    id: string,
+    options: { from: Instant; to: Instant; ratePerSecond?: number; reason?: string; onProgress?: (progress: BackfillProgress) => void },
+  ): Promise<BackfillResult> {
+    return this.operator.backfill(id, {
+      ...options,
+      actor: this.actor,
+      from: instant('from', options.from),
+      to: instant('to', options.to),
+    });
   }
 
   /** @throws {InvalidOperatorRequestError} without a reason, or with an end not ahead. */
   async pause(id: string, options: { reason: string; until?: Instant }) {
-    return this.operator.pause(id, { actor: this.actor, reason: options.reason, ...(options.until !== undefined && { until: instant('until', options.until) }) });
+    return this.operator.pause(id, {
+      actor: this.actor,
+      reason: options.reason,
+      ...(options.until !== undefined && { until: instant('until', options.until) }),
+    });
   }
 
   async resume(id: string, options: { reason?: string } = {}) {
@@ -135,7 +175,11 @@ export class CronfenceClient {
   }
 
   async pauseGroup(group: string, options: { reason: string; until?: Instant }) {
-    return this.operator.pauseGroup(group, { actor: this.actor, reason: options.reason, ...(options.until !== undefined && { until: instant('until', options.until) }) });
+    return this.operator.pauseGroup(group, {
+      actor: this.actor,
+      reason: options.reason,
+      ...(options.until !== undefined && { until: instant('until', options.until) }),
+    });
   }
 
   async resumeGroup(group: string, options: { reason?: string } = {}) {

@@ -79,7 +79,9 @@ export function planAdvance(input: AdvancePlanInput): AdvancePlan {
   const catchUpFrom = now - input.catchUpWindowMs;
   const windowEnd = now + input.lookaheadMs;
   const dueFrom = Math.max(input.nextFireAt, catchUpFrom);
-  const missed = pastCatchUpWindow(input.nextFireAt, now, input.catchUpWindowMs) ? missedRange(schedule, input.nextFireAt, catchUpFrom) : undefined;
+  const missed = pastCatchUpWindow(input.nextFireAt, now, input.catchUpWindowMs)
+    ? missedRange(schedule, input.nextFireAt, catchUpFrom)
+    : undefined;
   const { skipped, runFrom: from } = applyMisfire(schedule, input.misfire ?? 'all', dueFrom, now);
   // One more than the limit: the first one left out is where the job resumes.
   const found = occurrencesBetween(schedule, from, windowEnd, input.limit + 1);
@@ -89,7 +91,12 @@ export function planAdvance(input: AdvancePlanInput): AdvancePlan {
 }
 
 /** Where the run starts under the misfire policy, and the range it skips to get there. */
-function applyMisfire(schedule: Schedule, policy: MisfirePolicy, dueFrom: number, now: number): { skipped: SkippedRange | undefined; runFrom: number } {
+function applyMisfire(
+  schedule: Schedule,
+  policy: MisfirePolicy,
+  dueFrom: number,
+  now: number,
+): { skipped: SkippedRange | undefined; runFrom: number } {
   if (policy === 'all') return { skipped: undefined, runFrom: dueFrom };
   const oldest = nextOccurrenceAtOrAfter(schedule, dueFrom);
   if (oldest === undefined || !hasMisfired(oldest, now)) return { skipped: undefined, runFrom: dueFrom };

@@ -53,7 +53,13 @@ export interface ExpectedRequest {
 }
 
 export function checkExpected(jobs: readonly JobRecord[], slices: ReadonlyMap<string, Slice>, request: ExpectedRequest): ExpectedResult {
-  const counts: ExpectedCounts = { occurrences: 0, final: { SUCCEEDED: 0, DEAD: 0, SKIPPED: 0, MISSED: 0 }, pending: 0, stuck: 0, missing: 0 };
+  const counts: ExpectedCounts = {
+    occurrences: 0,
+    final: { SUCCEEDED: 0, DEAD: 0, SKIPPED: 0, MISSED: 0 },
+    pending: 0,
+    stuck: 0,
+    missing: 0,
+  };
   const result: ExpectedResult = { counts, windows: new Map(), capped: [], notes: [], missing: [], setAside: [] };
   const missedRanges = missedRangesByJob(slices);
   for (const job of jobs) {
@@ -70,15 +76,23 @@ export function checkExpected(jobs: readonly JobRecord[], slices: ReadonlyMap<st
     }
     const capped = occurrences.length > request.cap;
     if (capped) result.capped.push(job.id);
-    result.windows.set(job.id, { from, until: Math.max(from, request.expectedUntil), count: Math.min(request.cap, occurrences.length), capped });
+    result.windows.set(job.id, {
+      from,
+      until: Math.max(from, request.expectedUntil),
+      count: Math.min(request.cap, occurrences.length),
+      capped,
+    });
     for (const at of occurrences.slice(0, request.cap)) {
       const key = executionKey(job.id, at);
       const range = recordedRangeAt(missedRanges.get(job.id), job.generation, at);
-      const state: OccurrenceState = range ? { kind: 'final', status: range.status as FinalStatus } : occurrenceState(job, slices.get(key), request.now, request.graceMs);
+      const state: OccurrenceState = range
+        ? { kind: 'final', status: range.status as FinalStatus }
+        : occurrenceState(job, slices.get(key), request.now, request.graceMs);
       counts.occurrences++;
       if (state.kind === 'final') counts.final[state.status]++;
       else counts[state.kind]++;
-      if (state.kind === 'missing') result.missing.push({ kind: 'missing', detail: state.detail, executionKey: key, jobId: job.id, scheduledAt: at });
+      if (state.kind === 'missing')
+        result.missing.push({ kind: 'missing', detail: state.detail, executionKey: key, jobId: job.id, scheduledAt: at });
     }
   }
   return result;
@@ -112,7 +126,8 @@ type OccurrenceState =
  * the per-slice check, once.)
  */
 function occurrenceState(job: StoredJob, slice: Slice | undefined, now: number, graceMs: number): OccurrenceState {
-  if (slice === undefined) return { kind: 'missing', detail: `no slice for this occurrence of ${JSON.stringify(job.schedule)} (${job.timeZone})` };
+  if (slice === undefined)
+    return { kind: 'missing', detail: `no slice for this occurrence of ${JSON.stringify(job.schedule)} (${job.timeZone})` };
   if (slice.status === SliceStatus.Skipped && slice.generation < job.generation) {
     return {
       kind: 'missing',

@@ -38,7 +38,13 @@ export function identityFindings(jobs: readonly JobRecord[], slices: ReadonlyMap
     if (!isTombstone(job) && slice.generation === job.generation) {
       findings.push(...currentGenerationFindings(job, slice));
     } else if (slice.generation > job.generation) {
-      findings.push(at(slice, 'wrong_definition', `ran under generation ${slice.generation}, but the job is at generation ${job.generation}: no such definition was ever stored`));
+      findings.push(
+        at(
+          slice,
+          'wrong_definition',
+          `ran under generation ${slice.generation}, but the job is at generation ${job.generation}: no such definition was ever stored`,
+        ),
+      );
     } else {
       const group = `${slice.jobId}\u0000${slice.generation}`;
       olderGenerations.set(group, [...(olderGenerations.get(group) ?? []), slice]);
@@ -52,7 +58,13 @@ function currentGenerationFindings(job: StoredJob, slice: Slice): Located[] {
   const out: Located[] = [];
   const generation = `generation ${job.generation}`;
   if (slice.handler !== job.handler) {
-    out.push(at(slice, 'wrong_definition', `ran handler ${JSON.stringify(slice.handler)}; the job's ${generation} runs ${JSON.stringify(job.handler)}`));
+    out.push(
+      at(
+        slice,
+        'wrong_definition',
+        `ran handler ${JSON.stringify(slice.handler)}; the job's ${generation} runs ${JSON.stringify(job.handler)}`,
+      ),
+    );
   }
   const trigger = slice.operator?.action === 'trigger';
   if (!trigger && canonicalJson(slice.payload ?? null) !== canonicalJson(job.payload ?? null)) {
@@ -82,13 +94,21 @@ function disagreeingSlots(group: readonly Slice[]): Located[] {
   const definitionOf = (slice: Slice): string =>
     `handler ${JSON.stringify(slice.handler)}${slice.operator?.action === 'trigger' ? '' : ` with payload ${shown(slice.payload)}`}`;
   const handlers = tally(group.map((slice) => slice.handler));
-  const payloads = tally(group.filter((slice) => slice.operator?.action !== 'trigger').map((slice) => canonicalJson(slice.payload ?? null)));
+  const payloads = tally(
+    group.filter((slice) => slice.operator?.action !== 'trigger').map((slice) => canonicalJson(slice.payload ?? null)),
+  );
   const [usualHandler] = handlers;
   const [usualPayload] = payloads;
   if (handlers.length <= 1 && payloads.length <= 1) return [];
-  const usual = group.find((slice) => slice.handler === usualHandler && (slice.operator?.action === 'trigger' || canonicalJson(slice.payload ?? null) === usualPayload));
+  const usual = group.find(
+    (slice) =>
+      slice.handler === usualHandler && (slice.operator?.action === 'trigger' || canonicalJson(slice.payload ?? null) === usualPayload),
+  );
   return group
-    .filter((slice) => slice.handler !== usualHandler || (slice.operator?.action !== 'trigger' && canonicalJson(slice.payload ?? null) !== usualPayload))
+    .filter(
+      (slice) =>
+        slice.handler !== usualHandler || (slice.operator?.action !== 'trigger' && canonicalJson(slice.payload ?? null) !== usualPayload),
+    )
     .map((slice) =>
       at(
         slice,

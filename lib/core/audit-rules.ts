@@ -150,9 +150,15 @@ export function effectFindings(records: readonly LedgerRecord[], effects: readon
   const where = [...new Set(effects.map((effect) => effect.source))].join(', ');
   if (fences.length > 1) return [{ kind: 'double_commit', detail: `business writes from fences ${fences.join(' and ')} in ${where}` }];
   const committed = records.find((record) => record.outcome === 'SUCCEEDED');
-  if (committed === undefined) return [{ kind: 'outcome_mismatch', detail: `business writes of fence ${fences[0]} in ${where} but no SUCCEEDED ledger record` }];
+  if (committed === undefined)
+    return [{ kind: 'outcome_mismatch', detail: `business writes of fence ${fences[0]} in ${where} but no SUCCEEDED ledger record` }];
   if (committed.fence === fences[0]) return [];
-  return [{ kind: 'double_commit', detail: `business writes of fence ${fences[0]} in ${where} but the commit on record is fence ${committed.fence}` }];
+  return [
+    {
+      kind: 'double_commit',
+      detail: `business writes of fence ${fences[0]} in ${where} but the commit on record is fence ${committed.fence}`,
+    },
+  ];
 }
 
 function finalFindings(slice: Slice, outcome: LedgerOutcome, records: readonly LedgerRecord[]): Finding[] {
@@ -165,7 +171,10 @@ function finalFindings(slice: Slice, outcome: LedgerOutcome, records: readonly L
     findings.push({ kind: 'outcome_mismatch', detail: `slice is ${outcome} (fence ${slice.fence}) with no ledger record` });
   }
   if (matching.length > 1) {
-    findings.push({ kind: 'outcome_mismatch', detail: `${matching.length} ${outcome} ledger records: ${matching.map(describeRecord).join('; ')}` });
+    findings.push({
+      kind: 'outcome_mismatch',
+      detail: `${matching.length} ${outcome} ledger records: ${matching.map(describeRecord).join('; ')}`,
+    });
   }
   for (const record of matching) {
     if (record.fence === slice.fence && record.owner === slice.owner) continue;
@@ -198,7 +207,12 @@ export function recordFindings(
   };
   for (const [key, slice] of slices) {
     const records = ledger.get(key) ?? [];
-    at(key, slice.jobId, slice.scheduledAt, [skipFinding(slice), stuckFinding(slice, now, graceMs), ...ledgerFindings(slice, records), ...effectFindings(records, effects.get(key) ?? [])]);
+    at(key, slice.jobId, slice.scheduledAt, [
+      skipFinding(slice),
+      stuckFinding(slice, now, graceMs),
+      ...ledgerFindings(slice, records),
+      ...effectFindings(records, effects.get(key) ?? []),
+    ]);
   }
   for (const [key, records] of ledger) {
     const first = records[0];
@@ -210,7 +224,9 @@ export function recordFindings(
     if (slices.has(key) || ledger.has(key) || parsed === undefined) continue;
     const fences = [...new Set(written.map((effect) => effect.fence))].join(' and ');
     const where = [...new Set(written.map((effect) => effect.source))].join(', ');
-    at(key, parsed.jobId, parsed.scheduledAt, [{ kind: 'outcome_mismatch', detail: `business writes of fence ${fences} in ${where} but no slice and no ledger record` }]);
+    at(key, parsed.jobId, parsed.scheduledAt, [
+      { kind: 'outcome_mismatch', detail: `business writes of fence ${fences} in ${where} but no slice and no ledger record` },
+    ]);
   }
   return out;
 }

@@ -18,7 +18,14 @@
  */
 import { checkExpected, type ExpectedCounts, type JobWindow } from './audit-expected.ts';
 import { identityFindings } from './audit-identity.ts';
-import { recordFindings, VIOLATION_KINDS, type BusinessEffect, type Located, type UnreadableRow, type ViolationKind } from './audit-rules.ts';
+import {
+  recordFindings,
+  VIOLATION_KINDS,
+  type BusinessEffect,
+  type Located,
+  type UnreadableRow,
+  type ViolationKind,
+} from './audit-rules.ts';
 import type { StaleJob } from './dead-man.ts';
 import { isSetAsideNow, type SetAsideJob } from './set-aside.ts';
 import { executionKey, isoSecond } from './execution-key.ts';
@@ -112,7 +119,13 @@ export interface JobAudit {
 }
 
 export interface AuditReport {
-  readonly window: { readonly now: string; readonly since: string; readonly until: string; readonly expectedUntil: string; readonly graceMs: number };
+  readonly window: {
+    readonly now: string;
+    readonly since: string;
+    readonly until: string;
+    readonly expectedUntil: string;
+    readonly graceMs: number;
+  };
   readonly jobs: Record<JobState, number> & { readonly checked: number };
   readonly expected: ExpectedCounts;
   /** Every slice read, by status. */
@@ -134,7 +147,12 @@ export interface AuditReport {
   readonly lateSlots: SlotTiming[];
   readonly lateThresholdMs: number;
   /** Start lag over slices claimed once (a retried slice's startedAt is its last claim). Null when none started. */
-  readonly startLag: { readonly count: number; readonly p50Ms: number | null; readonly p99Ms: number | null; readonly maxMs: number | null };
+  readonly startLag: {
+    readonly count: number;
+    readonly p50Ms: number | null;
+    readonly p99Ms: number | null;
+    readonly maxMs: number | null;
+  };
   readonly outcome: AuditOutcome;
   /** nothing-checked: why no occurrence was expected (a young installation, no active job, a window with none due). */
   readonly nothingChecked?: string;
@@ -179,14 +197,19 @@ export function auditHistory(input: AuditInput): AuditReport {
     capped: expected.capped,
     occurrenceCap: cap,
     notes: expected.notes,
-    violationCounts: Object.fromEntries(VIOLATION_KINDS.map((kind) => [kind, violations.filter((v) => v.kind === kind).length])) as Record<ViolationKind, number>,
+    violationCounts: Object.fromEntries(VIOLATION_KINDS.map((kind) => [kind, violations.filter((v) => v.kind === kind).length])) as Record<
+      ViolationKind,
+      number
+    >,
     violations,
     missed: [...slices].filter(([, slice]) => slice.status === SliceStatus.Missed).map(([key]) => key),
     lateSlots,
     lateThresholdMs,
     startLag,
     outcome,
-    ...(outcome === 'nothing-checked' && { nothingChecked: whyNothingExpected(input.jobs, input.since, expectedUntil, graceMs, slices.size) }),
+    ...(outcome === 'nothing-checked' && {
+      nothingChecked: whyNothingExpected(input.jobs, input.since, expectedUntil, graceMs, slices.size),
+    }),
     exitCode: OUTCOME_EXIT_CODES[outcome],
   };
 }
@@ -218,7 +241,13 @@ function setAsideFindings(jobs: readonly JobRecord[], records: readonly SetAside
 
 function unreadableFinding(row: UnreadableRow, now: number): Located {
   const name = row.table === 'slices' ? row.key : `job ${row.jobId}`;
-  return { kind: 'unreadable_row', executionKey: name, jobId: row.jobId, scheduledAt: row.scheduledAt ?? now, detail: `${row.table} item ${row.key}: ${row.reason}; not checked` };
+  return {
+    kind: 'unreadable_row',
+    executionKey: name,
+    jobId: row.jobId,
+    scheduledAt: row.scheduledAt ?? now,
+    detail: `${row.table} item ${row.key}: ${row.reason}; not checked`,
+  };
 }
 
 /** Why no occurrence was expected: the audit checked no schedule, and says so rather than pass. */
@@ -268,9 +297,14 @@ function timings(slices: readonly Slice[], thresholdMs: number): Pick<AuditRepor
   };
 }
 
-function jobStates(jobs: readonly JobRecord[], slices: Map<string, Slice>, ledger: Map<string, LedgerRecord[]>): Map<string, { state: JobState; generation?: number }> {
+function jobStates(
+  jobs: readonly JobRecord[],
+  slices: Map<string, Slice>,
+  ledger: Map<string, LedgerRecord[]>,
+): Map<string, { state: JobState; generation?: number }> {
   const states = new Map<string, { state: JobState; generation?: number }>();
-  for (const job of jobs) states.set(job.id, { state: isTombstone(job) ? 'deleted' : job.enabled ? 'enabled' : 'paused', generation: job.generation });
+  for (const job of jobs)
+    states.set(job.id, { state: isTombstone(job) ? 'deleted' : job.enabled ? 'enabled' : 'paused', generation: job.generation });
   for (const slice of slices.values()) if (!states.has(slice.jobId)) states.set(slice.jobId, { state: 'unknown' });
   for (const [record] of ledger.values()) if (record && !states.has(record.jobId)) states.set(record.jobId, { state: 'unknown' });
   return states;
@@ -279,7 +313,13 @@ function jobStates(jobs: readonly JobRecord[], slices: Map<string, Slice>, ledge
 function jobCounts(jobs: readonly JobRecord[], slices: Map<string, Slice>, ledger: Map<string, LedgerRecord[]>): AuditReport['jobs'] {
   const states = [...jobStates(jobs, slices, ledger).values()];
   const count = (state: JobState): number => states.filter((entry) => entry.state === state).length;
-  return { checked: states.length, enabled: count('enabled'), paused: count('paused'), deleted: count('deleted'), unknown: count('unknown') };
+  return {
+    checked: states.length,
+    enabled: count('enabled'),
+    paused: count('paused'),
+    deleted: count('deleted'),
+    unknown: count('unknown'),
+  };
 }
 
 function perJob(

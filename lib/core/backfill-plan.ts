@@ -19,13 +19,22 @@ export const MAX_BACKFILL_RATE = 100;
  * @throws {InvalidOperatorRequestError} naming `from`/`to` when the range is empty, in the future, or too long.
  */
 export function planBackfill(job: Pick<StoredJob, 'schedule' | 'timeZone' | 'dst'>, from: number, to: number, now: number): number[] {
-  if (to <= from) throw new InvalidOperatorRequestError('to', new Date(to).toISOString(), `must be after from (${new Date(from).toISOString()})`);
+  if (to <= from)
+    throw new InvalidOperatorRequestError('to', new Date(to).toISOString(), `must be after from (${new Date(from).toISOString()})`);
   if (to > now) {
-    throw new InvalidOperatorRequestError('to', new Date(to).toISOString(), `must not be in the future (now is ${new Date(now).toISOString()}): the scanner runs what is ahead`);
+    throw new InvalidOperatorRequestError(
+      'to',
+      new Date(to).toISOString(),
+      `must not be in the future (now is ${new Date(now).toISOString()}): the scanner runs what is ahead`,
+    );
   }
   const occurrences = occurrencesBetween(scheduleOf(job), from, to, MAX_BACKFILL_OCCURRENCES + 1);
   if (occurrences.length > MAX_BACKFILL_OCCURRENCES) {
-    throw new InvalidOperatorRequestError('from', new Date(from).toISOString(), `the range holds more than ${MAX_BACKFILL_OCCURRENCES} occurrences; backfill it in parts`);
+    throw new InvalidOperatorRequestError(
+      'from',
+      new Date(from).toISOString(),
+      `the range holds more than ${MAX_BACKFILL_OCCURRENCES} occurrences; backfill it in parts`,
+    );
   }
   return occurrences;
 }
@@ -56,8 +65,10 @@ export function parseSlotPayload(value: string | Record<string, unknown>): Recor
       throw new InvalidOperatorRequestError('payload', value, `is not JSON (${(cause as Error).message})`);
     }
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new InvalidOperatorRequestError('payload', value, 'must be a JSON object');
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new InvalidOperatorRequestError('payload', value, 'must be a JSON object');
   const bytes = Buffer.byteLength(JSON.stringify(parsed), 'utf8');
-  if (bytes > MAX_PAYLOAD_BYTES) throw new InvalidOperatorRequestError('payload', `${bytes} bytes`, `must be at most ${MAX_PAYLOAD_BYTES} bytes of JSON`);
+  if (bytes > MAX_PAYLOAD_BYTES)
+    throw new InvalidOperatorRequestError('payload', `${bytes} bytes`, `must be at most ${MAX_PAYLOAD_BYTES} bytes of JSON`);
   return parsed as Record<string, unknown>;
 }

@@ -69,6 +69,7 @@ export function assertRowShape(job: StoredJob): void {
     ['policies', job.policies, 'object'],
   ];
   for (const [field, value, type] of fields) {
-    if (typeof value !== type || value === null) throw new TypeError(`stored ${field} ${JSON.stringify(value) ?? 'missing'} is not a ${type}`);
+    if (typeof value !== type || value === null)
+      throw new TypeError(`stored ${field} ${JSON.stringify(value) ?? 'missing'} is not a ${type}`);
   }
 }

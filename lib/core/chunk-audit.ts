@@ -22,7 +22,15 @@ import { executionKey } from './execution-key.ts';
 import type { Slice } from './slice.ts';
 import { LEASE_EXPIRY_MARGIN_MS, SliceStatus } from './slice.ts';
 
-export const CHUNK_VIOLATION_KINDS = ['chunk-fence-ahead', 'chunk-after-final', 'chunk-after-takeover', 'chunk-without-slice', 'outbox-without-chunk', 'outbox-fence-mismatch', 'outbox-stuck'] as const;
+export const CHUNK_VIOLATION_KINDS = [
+  'chunk-fence-ahead',
+  'chunk-after-final',
+  'chunk-after-takeover',
+  'chunk-without-slice',
+  'outbox-without-chunk',
+  'outbox-fence-mismatch',
+  'outbox-stuck',
+] as const;
 export type ChunkViolationKind = (typeof CHUNK_VIOLATION_KINDS)[number];
 
 export interface ChunkViolation {
@@ -57,21 +65,40 @@ export function auditChunks(input: ChunkAuditInput): ChunkAuditReport {
   for (const record of input.chunks) {
     const slice = sliceOf.get(record.executionKey);
     if (slice === undefined) flag('chunk-without-slice', record.executionKey, `chunk ${record.chunk} has no slice`);
-    else if (record.fence > slice.fence) flag('chunk-fence-ahead', record.executionKey, `chunk ${record.chunk} fence ${record.fence} > slice fence ${slice.fence}`);
+    else if (record.fence > slice.fence)
+      flag('chunk-fence-ahead', record.executionKey, `chunk ${record.chunk} fence ${record.fence} > slice fence ${slice.fence}`);
     else if (isFinal(slice) && slice.finishedAt !== undefined && record.committedAt > slice.finishedAt) {
-      flag('chunk-after-final', record.executionKey, `chunk ${record.chunk} committed ${record.committedAt - slice.finishedAt} ms after the slice became ${slice.status}`);
-    } else if (record.fence < slice.fence && slice.startedAt !== undefined && record.committedAt > slice.startedAt + LEASE_EXPIRY_MARGIN_MS) {
-      flag('chunk-after-takeover', record.executionKey, `chunk ${record.chunk} of fence ${record.fence} committed ${record.committedAt - slice.startedAt} ms after fence ${slice.fence}'s claim`);
+      flag(
+        'chunk-after-final',
+        record.executionKey,
+        `chunk ${record.chunk} committed ${record.committedAt - slice.finishedAt} ms after the slice became ${slice.status}`,
+      );
+    } else if (
+      record.fence < slice.fence &&
+      slice.startedAt !== undefined &&
+      record.committedAt > slice.startedAt + LEASE_EXPIRY_MARGIN_MS
+    ) {
+      flag(
+        'chunk-after-takeover',
+        record.executionKey,
+        `chunk ${record.chunk} of fence ${record.fence} committed ${record.committedAt - slice.startedAt} ms after fence ${slice.fence}'s claim`,
+      );
     }
   }
   const outbox = { pending: 0, delivered: 0, dead: 0 };
   for (const item of input.outbox) {
     outbox[item.status === 'PENDING' ? 'pending' : item.status === 'DELIVERED' ? 'delivered' : 'dead']++;
     const chunk = chunkOf.get(`${item.executionKey}#${item.chunk}`);
-    if (chunk === undefined) flag('outbox-without-chunk', item.executionKey, `request ${item.requestKey} names chunk ${item.chunk}, which has no record`);
-    else if (chunk.fence !== item.fence) flag('outbox-fence-mismatch', item.executionKey, `request ${item.requestKey} fence ${item.fence}, its chunk's ${chunk.fence}`);
+    if (chunk === undefined)
+      flag('outbox-without-chunk', item.executionKey, `request ${item.requestKey} names chunk ${item.chunk}, which has no record`);
+    else if (chunk.fence !== item.fence)
+      flag('outbox-fence-mismatch', item.executionKey, `request ${item.requestKey} fence ${item.fence}, its chunk's ${chunk.fence}`);
     if (item.status === 'PENDING' && (item.dueAt ?? item.createdAt) + input.graceMs < input.now) {
-      flag('outbox-stuck', item.executionKey, `request ${item.requestKey} pending since ${new Date(item.dueAt ?? item.createdAt).toISOString()} (${item.deliveries} deliveries)`);
+      flag(
+        'outbox-stuck',
+        item.executionKey,
+        `request ${item.requestKey} pending since ${new Date(item.dueAt ?? item.createdAt).toISOString()} (${item.deliveries} deliveries)`,
+      );
     }
   }
   return { executions: new Set(input.chunks.map((record) => record.executionKey)).size, chunks: input.chunks.length, outbox, violations };

@@ -86,9 +86,14 @@ export interface ChunkOptions {
 /** The digest of a chunk's input kept on its record: SHA-256 of its JSON with object keys sorted. */
 export function chunkInputDigest(input: unknown): string {
   const json = JSON.stringify(input, (_key, inner: unknown) =>
-    inner && typeof inner === 'object' && !Array.isArray(inner) ? Object.fromEntries(Object.entries(inner as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b))) : inner,
+    inner && typeof inner === 'object' && !Array.isArray(inner)
+      ? Object.fromEntries(Object.entries(inner as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b)))
+      : inner,
   );
-  return createHash('sha256').update(json ?? 'undefined').digest('hex').slice(0, 32);
+  return createHash('sha256')
+    .update(json ?? 'undefined')
+    .digest('hex')
+    .slice(0, 32);
 }
 
 /**
@@ -211,13 +216,15 @@ const REQUEST_KEY = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$/;
 
 /** Why a chunk may not be sent as asked, or undefined when it may. */
 export function chunkProblem(n: number, work: ChunkWork): string | undefined {
-  if (!Number.isInteger(n) || n < 0 || n >= MAX_CHUNKS) return `chunk number must be a whole number from 0 to ${MAX_CHUNKS - 1}, not ${String(n)}`;
+  if (!Number.isInteger(n) || n < 0 || n >= MAX_CHUNKS)
+    return `chunk number must be a whole number from 0 to ${MAX_CHUNKS - 1}, not ${String(n)}`;
   const seen = new Set<string>();
   for (const request of work.outbox ?? []) {
     if (!REQUEST_KEY.test(request.key)) return `outbound request key ${JSON.stringify(request.key)} must match ${REQUEST_KEY.source}`;
     if (seen.has(request.key)) return `outbound request key ${JSON.stringify(request.key)} appears twice in chunk ${n}`;
     seen.add(request.key);
-    if (!/^https?:\/\//.test(request.url)) return `outbound request ${JSON.stringify(request.key)}: url must be http(s), not ${JSON.stringify(request.url)}`;
+    if (!/^https?:\/\//.test(request.url))
+      return `outbound request ${JSON.stringify(request.key)}: url must be http(s), not ${JSON.stringify(request.url)}`;
   }
   return undefined;
 }

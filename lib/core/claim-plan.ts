@@ -50,7 +50,8 @@ export function planClaim(record: JobRecord | undefined, key: SliceKey, generati
  */
 export function notAnOccurrence(job: StoredJob, at: number): string | undefined {
   const slot = `${isoSecond(at)} (${at})`;
-  if (!isActiveAt(job, at)) return `${slot}: job ${JSON.stringify(job.id)} is ${job.pause || job.changeReason === 'paused' ? 'paused' : 'disabled'} in generation ${job.generation}`;
+  if (!isActiveAt(job, at))
+    return `${slot}: job ${JSON.stringify(job.id)} is ${job.pause || job.changeReason === 'paused' ? 'paused' : 'disabled'} in generation ${job.generation}`;
   if (at < job.nextFireAt) return `${slot} is before generation ${job.generation}'s first occurrence (${isoSecond(job.nextFireAt)})`;
   let fires: boolean;
   try {
@@ -63,7 +64,9 @@ export function notAnOccurrence(job: StoredJob, at: number): string | undefined 
 }
 
 /** A claimed first start that must not run late: how it ends, and why (the slice's `skipReason`). */
-export type LateStart = { readonly status: typeof SliceStatus.Missed; readonly reason: 'catchUp' } | { readonly status: typeof SliceStatus.Skipped; readonly reason: 'misfire' };
+export type LateStart =
+  | { readonly status: typeof SliceStatus.Missed; readonly reason: 'catchUp' }
+  | { readonly status: typeof SliceStatus.Skipped; readonly reason: 'misfire' };
 
 /**
  * A scheduled occurrence's first start, claimed at `now` by a claim that
@@ -73,12 +76,20 @@ export type LateStart = { readonly status: typeof SliceStatus.Missed; readonly r
  * (advance-plan.ts `lateClaim`). Undefined: it runs.
  */
 export function lateFirstStart(slice: Slice, job: StoredJob, now: number): LateStart | undefined {
-  const firstStart = slice.claimedFrom === SliceStatus.Enqueued && slice.attempts === 1 && slice.operator === undefined && slice.bufferedAt === undefined;
+  const firstStart =
+    slice.claimedFrom === SliceStatus.Enqueued && slice.attempts === 1 && slice.operator === undefined && slice.bufferedAt === undefined;
   if (!firstStart || job.generation !== slice.generation) return undefined;
   const { catchUpWindowMs, misfire } = slice.policies;
   let verdict: ReturnType<typeof lateClaim>;
   try {
-    verdict = lateClaim({ schedule: scheduleOf(job), scheduledAt: slice.scheduledAt, startAt: startAtOf(slice), now, catchUpWindowMs, misfire });
+    verdict = lateClaim({
+      schedule: scheduleOf(job),
+      scheduledAt: slice.scheduledAt,
+      startAt: startAtOf(slice),
+      now,
+      catchUpWindowMs,
+      misfire,
+    });
   } catch {
     // A stored schedule that no longer parses: this slot was created from it, and runs.
     return undefined;

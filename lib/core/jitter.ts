@@ -17,6 +17,10 @@ export function jitterOffsetMs(jobId: string, jitterMs: number | undefined): num
 }
 
 /** When a slice's run is meant to start: its nominal second plus its job's jitter offset. */
-export function startAtOf(slice: { readonly jobId: string; readonly scheduledAt: number; readonly policies: { readonly jitterMs?: number } }): number {
+export function startAtOf(slice: {
+  readonly jobId: string;
+  readonly scheduledAt: number;
+  readonly policies: { readonly jitterMs?: number };
+}): number {
   return slice.scheduledAt + jitterOffsetMs(slice.jobId, slice.policies.jitterMs);
 }

@@ -63,7 +63,18 @@ function dueSettleOf(previous: JobRecord, shard: number, now: number, reason: Sk
   const due = dueWithoutSlice(previous, now);
   if (due === undefined || due.occurrences.length === 0 || isTombstone(previous)) return undefined;
   const { schedule, timeZone, dst } = previous;
-  return { jobId: previous.id, shard, generation: previous.generation, reason, from: due.from, to: due.to, schedule, timeZone, dst, run: definitionOf(previous) };
+  return {
+    jobId: previous.id,
+    shard,
+    generation: previous.generation,
+    reason,
+    from: due.from,
+    to: due.to,
+    schedule,
+    timeZone,
+    dst,
+    run: definitionOf(previous),
+  };
 }
 
 /** The reason to settle with when the stored state already is the one asked for. */

@@ -45,7 +45,12 @@ export interface LifecycleChange<T extends JobRecord = JobRecord> {
 }
 
 /** The job as `put(spec)` leaves it, or undefined when the stored definition is already `spec`. */
-export function planPut(spec: JobSpec, previous: JobRecord | undefined, now: number, shardCount: number): LifecycleChange<StoredJob> | undefined {
+export function planPut(
+  spec: JobSpec,
+  previous: JobRecord | undefined,
+  now: number,
+  shardCount: number,
+): LifecycleChange<StoredJob> | undefined {
   const existing = isTombstone(previous) ? undefined : previous;
   assertOwner(existing, spec.origin);
   if (existing && sameDefinition(existing, spec) && existing.shard === shardOf(spec.id, shardCount)) return undefined;
@@ -89,9 +94,15 @@ export function planResume(job: StoredJob, now: number, note?: OperatorNote): Li
   if (job.enabled) return undefined;
   const resumed = note === undefined ? {} : { resumed: note };
   if (isActiveAt(job, now)) {
-    return { next: { ...job, version: job.version + 1, updatedAt: now, enabled: true, pause: undefined, ...resumed }, settle: 'superseded' };
+    return {
+      next: { ...job, version: job.version + 1, updatedAt: now, enabled: true, pause: undefined, ...resumed },
+      settle: 'superseded',
+    };
   }
-  return { next: { ...bumped(job, now, 'superseded'), enabled: true, nextFireAt: firstAtOrAfter(job, now), pause: undefined, ...resumed }, settle: 'superseded' };
+  return {
+    next: { ...bumped(job, now, 'superseded'), enabled: true, nextFireAt: firstAtOrAfter(job, now), pause: undefined, ...resumed },
+    settle: 'superseded',
+  };
 }
 
 /** Is the job running at `now`: enabled, or paused with an end that has passed. */
@@ -131,7 +142,11 @@ export function planDelete(job: StoredJob, now: number): LifecycleChange<JobTomb
  * `generation` is final: deleted, unless it was redefined since (a job put
  * again under the same id is a new definition and stays). Undefined: nothing to do.
  */
-export function planDeleteAfterOneTimeRun(record: JobRecord | undefined, generation: number, now: number): LifecycleChange<JobTombstone> | undefined {
+export function planDeleteAfterOneTimeRun(
+  record: JobRecord | undefined,
+  generation: number,
+  now: number,
+): LifecycleChange<JobTombstone> | undefined {
   if (record === undefined || isTombstone(record) || record.generation !== generation) return undefined;
   if (record.policies.afterOneTime !== 'delete') return undefined;
   return planDelete(record, now);

@@ -141,10 +141,15 @@ const policiesSchema = z
   .strict();
 
 const dstSchema = z
-  .object({
-    gap: z.enum(['shift', 'skip'], { error: 'must be "shift" (run at the wall time moved past the gap) or "skip"' }).default(DEFAULT_DST_POLICY.gap),
-    repeat: z.enum(['once', 'twice'], { error: 'must be "once" (the first occurrence) or "twice"' }).default(DEFAULT_DST_POLICY.repeat),
-  }, { error: (issue) => (issue.code === 'invalid_type' ? 'must be an object like {"gap": "shift", "repeat": "once"}' : undefined) })
+  .object(
+    {
+      gap: z
+        .enum(['shift', 'skip'], { error: 'must be "shift" (run at the wall time moved past the gap) or "skip"' })
+        .default(DEFAULT_DST_POLICY.gap),
+      repeat: z.enum(['once', 'twice'], { error: 'must be "once" (the first occurrence) or "twice"' }).default(DEFAULT_DST_POLICY.repeat),
+    },
+    { error: (issue) => (issue.code === 'invalid_type' ? 'must be an object like {"gap": "shift", "repeat": "once"}' : undefined) },
+  )
   .strict();
 
 const jobSchema = z
@@ -191,10 +196,17 @@ export function parseJobSpec(input: unknown, options: ParseJobSpecOptions = {}):
     throw new InvalidJobSpecError(path.join('.') || '(job)', valueAt(input, path), issue?.message ?? 'invalid');
   }
   const { jitter, ...parsedSpec } = parsed.data;
-  const spec: JobSpec = jitter === undefined ? parsedSpec : { ...parsedSpec, policies: { ...parsedSpec.policies, jitterMs: jitterMsOf(jitter, parsedSpec.policies.jitterMs) } };
+  const spec: JobSpec =
+    jitter === undefined
+      ? parsedSpec
+      : { ...parsedSpec, policies: { ...parsedSpec.policies, jitterMs: jitterMsOf(jitter, parsedSpec.policies.jitterMs) } };
   validateSchedule(scheduleOf(spec));
   if (spec.policies.afterOneTime === 'delete' && scheduleKindOf(spec.schedule) !== 'at') {
-    throw new InvalidJobSpecError('policies.afterOneTime', 'delete', `only a one-time at(...) schedule can delete itself; ${JSON.stringify(spec.schedule)} repeats`);
+    throw new InvalidJobSpecError(
+      'policies.afterOneTime',
+      'delete',
+      `only a one-time at(...) schedule can delete itself; ${JSON.stringify(spec.schedule)} repeats`,
+    );
   }
   const { leaseMs, heartbeatMs, backoffBaseMs, backoffMaxMs } = spec.policies;
   if (heartbeatMs * 2 > leaseMs) {
@@ -236,7 +248,11 @@ function assertSendable(spec: JobSpec): void {
     // As JSON, the form the message carries it in: a control character is escaped there, U+FFFF is not.
     const refused = refusedCharacter(JSON.stringify(text));
     if (refused !== undefined) {
-      throw new InvalidJobSpecError(field, showRefused(text), `holds ${codePointName(refused)}, a character SQS refuses in a message (allowed: tab, newline, carriage return, U+0020-U+D7FF, U+E000-U+FFFD, U+10000-U+10FFFF)`);
+      throw new InvalidJobSpecError(
+        field,
+        showRefused(text),
+        `holds ${codePointName(refused)}, a character SQS refuses in a message (allowed: tab, newline, carriage return, U+0020-U+D7FF, U+E000-U+FFFD, U+10000-U+10FFFF)`,
+      );
     }
   }
 }
@@ -256,7 +272,9 @@ function* textsOf(value: unknown, path: string): Generator<[string, string]> {
 
 /** The text with each refused character written as its code point, so the message itself can be printed and sent. */
 function showRefused(text: string): string {
-  return [...text].map((char) => (refusedCharacter(JSON.stringify(char)) === undefined ? char : `<${codePointName(char.codePointAt(0) as number)}>`)).join('');
+  return [...text]
+    .map((char) => (refusedCharacter(JSON.stringify(char)) === undefined ? char : `<${codePointName(char.codePointAt(0) as number)}>`))
+    .join('');
 }
 
 /** `jitter: "90s"` as milliseconds. @throws {InvalidJobSpecError} naming `jitter`. */

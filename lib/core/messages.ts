@@ -28,7 +28,12 @@ export interface WorkOrder extends SliceKey {
 }
 
 export function encodeWorkMessage(order: WorkOrder): string {
-  return JSON.stringify({ v: 1, jobId: order.jobId, scheduledAt: order.scheduledAt, ...(order.generation !== undefined && { generation: order.generation }) });
+  return JSON.stringify({
+    v: 1,
+    jobId: order.jobId,
+    scheduledAt: order.scheduledAt,
+    ...(order.generation !== undefined && { generation: order.generation }),
+  });
 }
 
 /** @throws {MalformedMessageError} */

@@ -78,7 +78,8 @@ export function validateReason(reason: string | undefined, required: boolean): s
     if (required) throw new InvalidOperatorRequestError('reason', reason, 'is required: say why (it is recorded with the actor)');
     return undefined;
   }
-  if (reason.length > MAX_REASON_CHARS) throw new InvalidOperatorRequestError('reason', `${reason.length} characters`, `must be at most ${MAX_REASON_CHARS} characters`);
+  if (reason.length > MAX_REASON_CHARS)
+    throw new InvalidOperatorRequestError('reason', `${reason.length} characters`, `must be at most ${MAX_REASON_CHARS} characters`);
   return reason;
 }
 
@@ -105,7 +106,11 @@ export function parseOperatorInstant(field: string, value: string | number): num
 /** The pause's end must be ahead: a pause that ended before it began is a typo. @throws {InvalidOperatorRequestError} */
 export function validatePauseUntil(until: number | undefined, now: number): number | undefined {
   if (until !== undefined && until <= now) {
-    throw new InvalidOperatorRequestError('until', new Date(until).toISOString(), `must be in the future (now is ${new Date(now).toISOString()})`);
+    throw new InvalidOperatorRequestError(
+      'until',
+      new Date(until).toISOString(),
+      `must be in the future (now is ${new Date(now).toISOString()})`,
+    );
   }
   return until;
 }

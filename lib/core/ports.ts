@@ -41,9 +41,7 @@ export type BusinessWrite =
       } & Omit<ExpressionParts, 'conditionExpression'>;
     };
 
-export type ClaimOutcome =
-  | { readonly won: true; readonly slice: Slice }
-  | { readonly won: false; readonly current: Slice | undefined };
+export type ClaimOutcome = { readonly won: true; readonly slice: Slice } | { readonly won: false; readonly current: Slice | undefined };
 
 /** How a claimed slice that will not run ends. */
 export type NotRunStatus = typeof SliceStatus.Skipped | typeof SliceStatus.Missed;
@@ -222,7 +220,13 @@ export interface JobStore {
    * SETTLE PENDING: the job's pending slices of generations below `generation` → SKIPPED with `reason`
    * (`maySettle`). @returns how many.
    */
-  settlePending(request: { readonly jobId: string; readonly shard: number; readonly generation: number; readonly reason: SkipReason; readonly now: number }): Promise<number>;
+  settlePending(request: {
+    readonly jobId: string;
+    readonly shard: number;
+    readonly generation: number;
+    readonly reason: SkipReason;
+    readonly now: number;
+  }): Promise<number>;
 }
 
 /** What a worker does to a one-time job (`afterOneTime: 'delete'`) once its slot is final. */

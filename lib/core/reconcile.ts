@@ -21,10 +21,15 @@ import { LEASE_EXPIRY_MARGIN_MS, SliceStatus, type Slice } from './slice.ts';
 import { recordStandingAt } from './slice-transitions.ts';
 
 export type ReconcileAction =
-  | { readonly kind: 'enqueue'; readonly scheduledAt: number }
-  | { readonly kind: 'sweep'; readonly scheduledAt: number };
+  { readonly kind: 'enqueue'; readonly scheduledAt: number } | { readonly kind: 'sweep'; readonly scheduledAt: number };
 
-export function reconcileOccurrences(occurrences: readonly number[], generation: number, slices: readonly Slice[], now: number, graceMs: number): ReconcileAction[] {
+export function reconcileOccurrences(
+  occurrences: readonly number[],
+  generation: number,
+  slices: readonly Slice[],
+  now: number,
+  graceMs: number,
+): ReconcileAction[] {
   const recordAt = recordStandingAt(slices, generation);
   const actions: ReconcileAction[] = [];
   for (const scheduledAt of occurrences) {
@@ -37,5 +42,9 @@ export function reconcileOccurrences(occurrences: readonly number[], generation:
 
 /** RUNNING, not followed by the sweep, and not renewed for longer than any live holder could go without. */
 function isAbandoned(slice: Slice, now: number, graceMs: number): boolean {
-  return slice.status === SliceStatus.Running && slice.sweepAt === undefined && (slice.leaseExpiresAt ?? 0) + LEASE_EXPIRY_MARGIN_MS + graceMs < now;
+  return (
+    slice.status === SliceStatus.Running &&
+    slice.sweepAt === undefined &&
+    (slice.leaseExpiresAt ?? 0) + LEASE_EXPIRY_MARGIN_MS + graceMs < now
+  );
 }

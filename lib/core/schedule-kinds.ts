@@ -51,7 +51,12 @@ export function scheduleKindOf(text: string): ScheduleKind {
 
 function parseRate(trimmed: string, text: string, field: string): number {
   const match = RATE.exec(trimmed);
-  if (!match) throw new InvalidJobSpecError(field, text, 'a rate is written rate(N unit), unit one of second, minute, hour, day (e.g. "rate(5 minutes)")');
+  if (!match)
+    throw new InvalidJobSpecError(
+      field,
+      text,
+      'a rate is written rate(N unit), unit one of second, minute, hour, day (e.g. "rate(5 minutes)")',
+    );
   const count = Number(match[1]);
   const unitMs = UNIT_MS[(match[2] as string).toLowerCase()];
   if (unitMs === undefined) {
@@ -59,13 +64,19 @@ function parseRate(trimmed: string, text: string, field: string): number {
   }
   if (count < 1) throw new InvalidJobSpecError(field, text, 'the interval must be at least 1');
   const everyMs = count * unitMs;
-  if (everyMs > MAX_RATE_MS) throw new InvalidJobSpecError(field, text, 'the interval must be at most 366 days (use a cron for rarer schedules)');
+  if (everyMs > MAX_RATE_MS)
+    throw new InvalidJobSpecError(field, text, 'the interval must be at most 366 days (use a cron for rarer schedules)');
   return everyMs;
 }
 
 function parseAt(trimmed: string, text: string, field: string): number {
   const match = AT.exec(trimmed);
-  if (!match) throw new InvalidJobSpecError(field, text, 'a one-time schedule is written at(YYYY-MM-DDTHH:MM:SS), a local time in the job\'s time zone (e.g. "at(2026-12-24T18:00:00)")');
+  if (!match)
+    throw new InvalidJobSpecError(
+      field,
+      text,
+      'a one-time schedule is written at(YYYY-MM-DDTHH:MM:SS), a local time in the job\'s time zone (e.g. "at(2026-12-24T18:00:00)")',
+    );
   const [year, month, day, hour, minute, second] = match.slice(1).map(Number) as [number, number, number, number, number, number];
   const wallMs = Date.UTC(year, month - 1, day, hour, minute, second);
   const back = new Date(wallMs);

@@ -79,7 +79,11 @@ export function validateSchedule(schedule: Schedule, field = 'schedule'): void {
   if (kind.kind === 'rate') return;
   if (kind.kind === 'at') {
     if (atInstant(schedule, kind.wallMs) === undefined) {
-      throw new InvalidJobSpecError(field, schedule.cron, `never fires: that local time does not exist in ${schedule.timeZone} (a DST gap) and dst.gap is "skip"`);
+      throw new InvalidJobSpecError(
+        field,
+        schedule.cron,
+        `never fires: that local time does not exist in ${schedule.timeZone} (a DST gap) and dst.gap is "skip"`,
+      );
     }
     return;
   }
@@ -117,7 +121,7 @@ export function occurrencesBetween(schedule: Schedule, fromMs: number, toMs: num
   const endMs = Math.min(toMs, MAX_INSTANT_MS);
   let chunkMs = FIRST_CHUNK_MS;
   // Chunks are exact because the set does not depend on where a query starts.
-  for (let startMs = fromMs; startMs < endMs && out.length < limit; ) {
+  for (let startMs = fromMs; startMs < endMs && out.length < limit;) {
     const chunkEndMs = Math.min(endMs, startMs + chunkMs);
     const found = occurrencesInChunk(schedule, startMs, chunkEndMs, limit - out.length);
     for (const instant of found) out.push(instant);
@@ -216,4 +220,3 @@ function insertSortedUnique(sorted: number[], value: number): void {
   if (index > 0 && sorted[index - 1] === value) return;
   sorted.splice(index, 0, value);
 }
-

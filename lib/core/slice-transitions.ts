@@ -38,7 +38,11 @@ export function holdsLease<T extends Pick<Slice, 'status' | 'fence'>>(slice: T |
 }
 
 /** FINALIZE (commit or DEAD), the slice item: this claim, by this owner, still running. */
-export function mayFinalize<T extends Pick<Slice, 'status' | 'fence' | 'owner'>>(slice: T | undefined, fence: number, owner: string): slice is T {
+export function mayFinalize<T extends Pick<Slice, 'status' | 'fence' | 'owner'>>(
+  slice: T | undefined,
+  fence: number,
+  owner: string,
+): slice is T {
   return holdsLease(slice, fence) && slice?.owner === owner;
 }
 
@@ -77,7 +81,8 @@ export function finalizeRefusal(
 ): OutcomeOnRecordError | FencedOutError | undefined {
   const refusal = refusedFinalize(ledger, request.fence, request.owner, request.outcome);
   if (refusal === 'own-earlier-try') return undefined;
-  if (refusal === 'other-outcome-on-record' && ledger !== undefined) return new OutcomeOnRecordError(executionKey, ledger.outcome, { cause });
+  if (refusal === 'other-outcome-on-record' && ledger !== undefined)
+    return new OutcomeOnRecordError(executionKey, ledger.outcome, { cause });
   return new FencedOutError(executionKey, request.fence, { cause });
 }
 

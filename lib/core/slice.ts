@@ -24,12 +24,7 @@ export const SliceStatus = {
 } as const;
 export type SliceStatus = (typeof SliceStatus)[keyof typeof SliceStatus];
 
-export const FINAL_STATUSES: readonly SliceStatus[] = [
-  SliceStatus.Succeeded,
-  SliceStatus.Dead,
-  SliceStatus.Skipped,
-  SliceStatus.Missed,
-];
+export const FINAL_STATUSES: readonly SliceStatus[] = [SliceStatus.Succeeded, SliceStatus.Dead, SliceStatus.Skipped, SliceStatus.Missed];
 
 export interface SliceKey {
   readonly jobId: string;
@@ -131,7 +126,12 @@ export function isFinal(status: SliceStatus): boolean {
  *   win again: it is recognised as already won (see `isOwnClaimResent`).
  */
 export function isClaimable(
-  slice: Pick<Slice, 'status' | 'leaseExpiresAt' | 'nextAttemptAt' | 'leaseMessageId' | 'claimToken' | 'leaseReceiveCount' | 'generation' | 'missedUntil'> | undefined,
+  slice:
+    | Pick<
+        Slice,
+        'status' | 'leaseExpiresAt' | 'nextAttemptAt' | 'leaseMessageId' | 'claimToken' | 'leaseReceiveCount' | 'generation' | 'missedUntil'
+      >
+    | undefined,
   now: number,
   messageId?: string,
   claimToken?: string,
@@ -177,7 +177,11 @@ export function isLaterDelivery(slice: Pick<Slice, 'leaseReceiveCount'>, receive
 }
 
 /** A lost claim whose slice shows this very claim request as the winner: its first send landed, the reply was lost. */
-export function isOwnClaimResent(slice: Pick<Slice, 'status' | 'owner' | 'claimToken'> | undefined, owner: string, claimToken: string): boolean {
+export function isOwnClaimResent(
+  slice: Pick<Slice, 'status' | 'owner' | 'claimToken'> | undefined,
+  owner: string,
+  claimToken: string,
+): boolean {
   return slice !== undefined && slice.status === SliceStatus.Running && slice.owner === owner && slice.claimToken === claimToken;
 }
 
@@ -196,20 +200,32 @@ export type LostClaimAction =
  * duplicates (and sweep re-sends) from circulating until the slice is final;
  * the sweep remains the backstop should that message be lost too.
  */
-export function lostClaimAction(slice: Slice | undefined, now: number, messageId?: string, receiveCount?: number, generation?: number): LostClaimAction {
+export function lostClaimAction(
+  slice: Slice | undefined,
+  now: number,
+  messageId?: string,
+  receiveCount?: number,
+  generation?: number,
+): LostClaimAction {
   if (slice === undefined) return { kind: 'drop', reason: 'missing' };
   if (isFinal(slice.status)) return { kind: 'drop', reason: 'final' };
   // Sent for a generation a newer one has replaced on this instant: that generation's own message runs it.
   if (generation !== undefined && (slice.generation ?? 0) > generation) return { kind: 'drop', reason: 'duplicate' };
-  const earlierDeliveryOfHolders = slice.status === SliceStatus.Running && messageId !== undefined && slice.leaseMessageId === messageId && !isLaterDelivery(slice, receiveCount);
+  const earlierDeliveryOfHolders =
+    slice.status === SliceStatus.Running &&
+    messageId !== undefined &&
+    slice.leaseMessageId === messageId &&
+    !isLaterDelivery(slice, receiveCount);
   if (earlierDeliveryOfHolders) return { kind: 'leave' };
   // A newer generation's message is no copy of the message an older generation's run was claimed with: that run,
   // claimed after the change, is about to be skipped, and this message then re-creates the instant. Dropped, the
   // instant waited for the reconciler (a grace and a bucket late); it waits for the run to end instead.
   const newerGeneration = generation !== undefined && (slice.generation ?? 0) < generation;
   const otherCopy = !newerGeneration && messageId !== undefined && slice.leaseMessageId !== undefined && slice.leaseMessageId !== messageId;
-  if (otherCopy && (slice.status === SliceStatus.Running || slice.status === SliceStatus.Failed)) return { kind: 'drop', reason: 'duplicate' };
-  if (slice.status === SliceStatus.Running) return { kind: 'hide', untilMs: Math.max(now, (slice.leaseExpiresAt ?? now) + LEASE_EXPIRY_MARGIN_MS) };
+  if (otherCopy && (slice.status === SliceStatus.Running || slice.status === SliceStatus.Failed))
+    return { kind: 'drop', reason: 'duplicate' };
+  if (slice.status === SliceStatus.Running)
+    return { kind: 'hide', untilMs: Math.max(now, (slice.leaseExpiresAt ?? now) + LEASE_EXPIRY_MARGIN_MS) };
   if (slice.status === SliceStatus.Failed) return { kind: 'hide', untilMs: Math.max(now, slice.nextAttemptAt ?? now) };
   // ENQUEUED yet the claim failed: a racing claimer changed it in between; look again soon.
   return { kind: 'hide', untilMs: now };
@@ -234,10 +250,7 @@ export function afterFailure(attempts: number, policies: Pick<JobPolicies, 'maxA
  * When the sweep should look at a slice again if nothing else has moved it:
  * a live slice whose message was lost is found by this instant.
  */
-export function sweepAtFor(
-  status: SliceStatus,
-  at: { scheduledAt: number; now: number; nextAttemptAt?: number; graceMs: number },
-): number {
+export function sweepAtFor(status: SliceStatus, at: { scheduledAt: number; now: number; nextAttemptAt?: number; graceMs: number }): number {
   switch (status) {
     case SliceStatus.Enqueued:
       return Math.max(at.scheduledAt, at.now) + at.graceMs;

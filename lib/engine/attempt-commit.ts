@@ -19,7 +19,11 @@ import { sleep } from '../core/clock.ts';
 import { AlreadyCommittedError } from '../core/errors.ts';
 import type { BusinessWrite } from '../core/ports.ts';
 
-type CommitState = { readonly kind: 'none' } | { readonly kind: 'pending'; readonly done: Promise<void> } | { readonly kind: 'landed' } | { readonly kind: 'failed'; readonly error: unknown };
+type CommitState =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'pending'; readonly done: Promise<void> }
+  | { readonly kind: 'landed' }
+  | { readonly kind: 'failed'; readonly error: unknown };
 
 export class AttemptCommit {
   private state: CommitState = { kind: 'none' };

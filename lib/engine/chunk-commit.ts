@@ -69,12 +69,17 @@ export class AttemptChunks {
 
   /** The chunk numbers committed so far (by earlier claims and by this one). */
   async committed(): Promise<ReadonlySet<number>> {
-    if (this.options.store === undefined) throw new InvalidChunkError(this.executionKey, 0, 'this worker has no chunk store (wire one into WorkerDeps.chunks)');
+    if (this.options.store === undefined)
+      throw new InvalidChunkError(this.executionKey, 0, 'this worker has no chunk store (wire one into WorkerDeps.chunks)');
     return new Set((await this.loadCheckpoint()).keys());
   }
 
   /** What `ctx.commitChunk(n, work)` does. */
-  async commit(n: number, work: ChunkWork | (() => ChunkWork | Promise<ChunkWork>), options: ChunkOptions = {}): Promise<ChunkCommitOutcome> {
+  async commit(
+    n: number,
+    work: ChunkWork | (() => ChunkWork | Promise<ChunkWork>),
+    options: ChunkOptions = {},
+  ): Promise<ChunkCommitOutcome> {
     const refuse = (reason: string): never => {
       throw new InvalidChunkError(this.executionKey, n, reason);
     };
@@ -111,12 +116,20 @@ export class AttemptChunks {
   private async unnamedCommittedChunk(): Promise<ChunkInputChangedError | undefined> {
     for (const [n, record] of await this.loadCheckpoint()) {
       if (record?.inputDigest === undefined || this.named.has(n)) continue;
-      return new ChunkInputChangedError(this.executionKey, n, `committed by fence ${record.fence} from input ${record.inputDigest}, but this attempt's chunks leave it out: the list changed between attempts`);
+      return new ChunkInputChangedError(
+        this.executionKey,
+        n,
+        `committed by fence ${record.fence} from input ${record.inputDigest}, but this attempt's chunks leave it out: the list changed between attempts`,
+      );
     }
     return undefined;
   }
 
-  private async send(n: number, work: ChunkWork | (() => ChunkWork | Promise<ChunkWork>), digest: string | undefined): Promise<ChunkCommitOutcome> {
+  private async send(
+    n: number,
+    work: ChunkWork | (() => ChunkWork | Promise<ChunkWork>),
+    digest: string | undefined,
+  ): Promise<ChunkCommitOutcome> {
     const checkpoint = await this.loadCheckpoint();
     if (checkpoint.has(n)) {
       const change = chunkInputChange(checkpoint.get(n), digest);
@@ -150,7 +163,9 @@ export class AttemptChunks {
 
   private loadCheckpoint(): Promise<Map<number, ChunkRecord | undefined>> {
     if (this.checkpoint === undefined) {
-      const reading = this.options.store!.committedChunks(this.options.key).then((records) => new Map(records.map((record): [number, ChunkRecord | undefined] => [record.chunk, record])));
+      const reading = this.options
+        .store!.committedChunks(this.options.key)
+        .then((records) => new Map(records.map((record): [number, ChunkRecord | undefined] => [record.chunk, record])));
       this.checkpoint = reading;
       // A failed read is not kept: the next call reads again.
       reading.catch(() => {

@@ -232,7 +232,13 @@ export class JobRepository {
 
   private settle(job: JobRecord, now: number, reason: LifecycleChange['settle']): Promise<number> {
     if (job.generation <= 1) return Promise.resolve(0);
-    return this.ports.jobs.settlePending({ jobId: job.id, shard: shardOf(job.id, this.ports.shardCount), generation: job.generation, reason, now });
+    return this.ports.jobs.settlePending({
+      jobId: job.id,
+      shard: shardOf(job.id, this.ports.shardCount),
+      generation: job.generation,
+      reason,
+      now,
+    });
   }
 
   /**

@@ -23,7 +23,12 @@ export interface KeepHiddenOptions {
   readonly onError?: (error: unknown) => void;
 }
 
-export async function keepHidden<T>(queue: Hideable, receiptHandle: string, options: KeepHiddenOptions, work: () => Promise<T>): Promise<T> {
+export async function keepHidden<T>(
+  queue: Hideable,
+  receiptHandle: string,
+  options: KeepHiddenOptions,
+  work: () => Promise<T>,
+): Promise<T> {
   const stop = new AbortController();
   const beat = (async () => {
     for (;;) {

@@ -150,7 +150,8 @@ export class LeaseKeeper {
       () => {},
     );
     try {
-      while (!timedOut && !this.disarmNow && this.extensions.size > 0 && this.lastHiddenAt === hiddenAt) await Promise.race([...this.extensions, timeUp]);
+      while (!timedOut && !this.disarmNow && this.extensions.size > 0 && this.lastHiddenAt === hiddenAt)
+        await Promise.race([...this.extensions, timeUp]);
     } finally {
       budget.abort();
     }

@@ -19,7 +19,13 @@ import { parseExecutionKey } from '../core/execution-key.ts';
 import type { DeadLetterSink } from '../core/ports.ts';
 
 /** What the dispatcher asks of the network: send one request, say its status code. */
-export type DeliverRequest = (request: { url: string; method: string; headers: Record<string, string>; body: string; signal: AbortSignal }) => Promise<{ status: number }>;
+export type DeliverRequest = (request: {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  body: string;
+  signal: AbortSignal;
+}) => Promise<{ status: number }>;
 
 export interface OutboxDispatcherDeps {
   readonly store: OutboxStore;
@@ -121,7 +127,13 @@ export class OutboxDispatcher {
     let status: number | undefined;
     let error: string;
     try {
-      ({ status } = await this.deliver({ url: item.url, method: item.method, headers, body: item.body, signal: AbortSignal.timeout(this.takeMs) }));
+      ({ status } = await this.deliver({
+        url: item.url,
+        method: item.method,
+        headers,
+        body: item.body,
+        signal: AbortSignal.timeout(this.takeMs),
+      }));
       if (status >= 200 && status < 300) return { kind: 'delivered', now: this.deps.clock.now(), statusCode: status };
       error = `HTTP ${status}`;
     } catch (failure) {
@@ -129,7 +141,8 @@ export class OutboxDispatcher {
     }
     const now = this.deps.clock.now();
     const permanent = status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429;
-    if (permanent || item.deliveries >= (this.deps.maxDeliveries ?? DEFAULT_MAX_DELIVERIES)) return { kind: 'dead', now, error, statusCode: status };
+    if (permanent || item.deliveries >= (this.deps.maxDeliveries ?? DEFAULT_MAX_DELIVERIES))
+      return { kind: 'dead', now, error, statusCode: status };
     const delay = retryDelayMs(item.deliveries, this.deps.backoff ?? { baseMs: 200, maxMs: 30_000 }, this.deps.random);
     return { kind: 'retry', now, error, statusCode: status, dueAt: now + delay };
   }

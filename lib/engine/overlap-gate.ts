@@ -46,21 +46,36 @@ export async function passOverlapGate(deps: OverlapGateDeps, slice: Slice, recei
     if (error instanceof LeaseLostError) return 'keep';
     throw error;
   }
-  throw new CronfenceError(`overlap gate of ${slice.jobId} at ${new Date(slice.scheduledAt).toISOString()}: the lane was taken by another claim ${LANE_TRIES} times in a row`);
+  throw new CronfenceError(
+    `overlap gate of ${slice.jobId} at ${new Date(slice.scheduledAt).toISOString()}: the lane was taken by another claim ${LANE_TRIES} times in a row`,
+  );
 }
 
 /** Reads the lane, its run and (for the buffers) the line ahead of `slice`, and decides. */
-async function judge(deps: OverlapGateDeps, slice: Slice, now: number): Promise<{ lane: OverlapLane | undefined; decision: OverlapDecision }> {
+async function judge(
+  deps: OverlapGateDeps,
+  slice: Slice,
+  now: number,
+): Promise<{ lane: OverlapLane | undefined; decision: OverlapDecision }> {
   const policy = slice.policies.overlap;
   const lane = await deps.overlap.lane(slice.jobId);
   const holdsLane = lane?.runAt === slice.scheduledAt;
   const laneRun = lane && !holdsLane ? await deps.slices.get({ jobId: slice.jobId, scheduledAt: lane.runAt }) : undefined;
-  const aheadInLine = lane && !holdsLane && readsLine(policy) ? await deps.overlap.firstInLine(slice.jobId, lane.runAt, slice.scheduledAt, LINE_READ_LIMIT) : undefined;
+  const aheadInLine =
+    lane && !holdsLane && readsLine(policy)
+      ? await deps.overlap.firstInLine(slice.jobId, lane.runAt, slice.scheduledAt, LINE_READ_LIMIT)
+      : undefined;
   return { lane, decision: decideOverlap(policy, { holdsLane, laneRun, aheadInLine }, now) };
 }
 
 /** @returns `run` when the slice may take the lane and run; otherwise what to do with its message. */
-async function apply(deps: OverlapGateDeps, slice: Slice, receiptHandle: string, decision: OverlapDecision, now: number): Promise<'run' | 'delete' | 'keep'> {
+async function apply(
+  deps: OverlapGateDeps,
+  slice: Slice,
+  receiptHandle: string,
+  decision: OverlapDecision,
+  now: number,
+): Promise<'run' | 'delete' | 'keep'> {
   const emitSkipped = (key: Slice, reason: string): void =>
     deps.events.emit(lifecycleEvent('skipped', key, deps.clock.now(), { fence: key.fence, worker: deps.workerId, reason }));
   switch (decision.kind) {
@@ -76,13 +91,20 @@ async function apply(deps: OverlapGateDeps, slice: Slice, receiptHandle: string,
       // Said once the slice is given back, before the hide: a hide that fails leaves the slice just as buffered (its
       // message returns sooner, to a claim the gate judges again). Emitted after it, a throttled hide left a slice
       // given back without its event, and a drill read the next claim as a takeover of a live holder (2026-12-05).
-      deps.events.emit(lifecycleEvent('buffered', slice, deps.clock.now(), { fence: slice.fence, worker: deps.workerId, retryAt: new Date(decision.untilMs).toISOString() }));
+      deps.events.emit(
+        lifecycleEvent('buffered', slice, deps.clock.now(), {
+          fence: slice.fence,
+          worker: deps.workerId,
+          retryAt: new Date(decision.untilMs).toISOString(),
+        }),
+      );
       await deps.queue.hide(receiptHandle, Math.ceil((decision.untilMs - now) / 1000));
       return 'keep';
     }
     case 'replace': {
       const { victim } = decision;
-      if (await deps.overlap.fenceOut({ key: victim, fence: victim.fence }, now)) emitSkipped({ ...victim, fence: victim.fence + 1 }, 'replaced');
+      if (await deps.overlap.fenceOut({ key: victim, fence: victim.fence }, now))
+        emitSkipped({ ...victim, fence: victim.fence + 1 }, 'replaced');
       return 'run';
     }
   }

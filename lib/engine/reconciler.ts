@@ -46,7 +46,13 @@ export class Reconciler {
    * order, until `stop()`. @returns where it got to (exclusive): the cursor's
    * next `reconciledThrough`.
    */
-  async reconcile(shard: number, from: number, to: number, stop: () => boolean, report: { reconciled: number; errors: number }): Promise<number> {
+  async reconcile(
+    shard: number,
+    from: number,
+    to: number,
+    stop: () => boolean,
+    report: { reconciled: number; errors: number },
+  ): Promise<number> {
     let position = from;
     try {
       while (position < to && !stop()) {
@@ -86,10 +92,15 @@ export class Reconciler {
 
   /** An entry's occurrences, a page of {@link OCCURRENCES_PER_READ} at a time (one Query each). */
   private async reconcileEntry(job: StoredJob, entry: PlacedEntry, bucket: number, now: number): Promise<OutgoingMessage[]> {
-    const { offset, schedule } = planned(job.id, () => ({ offset: jitterOffsetMs(job.id, job.policies.jitterMs), schedule: scheduleOf(job) }));
+    const { offset, schedule } = planned(job.id, () => ({
+      offset: jitterOffsetMs(job.id, job.policies.jitterMs),
+      schedule: scheduleOf(job),
+    }));
     const outgoing: OutgoingMessage[] = [];
-    for (let from = entry.from; ; ) {
-      const occurrences = planned(job.id, () => occurrencesBetween(schedule, from, bucket + WHEEL_BUCKET_MS - offset, OCCURRENCES_PER_READ));
+    for (let from = entry.from; ;) {
+      const occurrences = planned(job.id, () =>
+        occurrencesBetween(schedule, from, bucket + WHEEL_BUCKET_MS - offset, OCCURRENCES_PER_READ),
+      );
       const last = occurrences.at(-1);
       if (last === undefined) return outgoing;
       outgoing.push(...(await this.reconcileOccurrences(job, occurrences, offset, now)));
@@ -98,19 +109,27 @@ export class Reconciler {
     }
   }
 
-  private async reconcileOccurrences(job: StoredJob, occurrences: readonly number[], offset: number, now: number): Promise<OutgoingMessage[]> {
+  private async reconcileOccurrences(
+    job: StoredJob,
+    occurrences: readonly number[],
+    offset: number,
+    now: number,
+  ): Promise<OutgoingMessage[]> {
     const first = occurrences[0] as number;
     const slices = await this.deps.slices.between(job.id, first, (occurrences.at(-1) as number) + 1);
     const actions = reconcileOccurrences(occurrences, job.generation, slices, now, this.deps.sweepGraceMs);
     if (actions.length === 0) return [];
     const sweepAt = now + this.deps.sweepGraceMs;
-    const missing = actions.filter((action) => action.kind === 'enqueue').map(({ scheduledAt }) => ({ jobId: job.id, scheduledAt, sweepAt }));
+    const missing = actions
+      .filter((action) => action.kind === 'enqueue')
+      .map(({ scheduledAt }) => ({ jobId: job.id, scheduledAt, sweepAt }));
     const created = missing.length === 0 ? [] : await this.deps.slices.enqueue(definitionOf(job), missing, now);
     const abandoned: OutgoingMessage[] = [];
     for (const action of actions) {
       if (action.kind !== 'sweep') continue;
       const slice = slices.find((candidate) => candidate.scheduledAt === action.scheduledAt);
-      if (slice && (await this.deps.slices.followAbandoned({ key: slice, fence: slice.fence }, sweepAt))) abandoned.push({ jobId: job.id, scheduledAt: action.scheduledAt });
+      if (slice && (await this.deps.slices.followAbandoned({ key: slice, fence: slice.fence }, sweepAt)))
+        abandoned.push({ jobId: job.id, scheduledAt: action.scheduledAt });
     }
     return [...created.map((key) => ({ ...key, startAt: key.scheduledAt + offset })), ...abandoned];
   }

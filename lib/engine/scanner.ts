@@ -89,7 +89,20 @@ export class Scanner {
   async scanShard(shard: number, options: ScanOptions = {}): Promise<ScanReport> {
     const { wheel, clock } = this.deps;
     const now = clock.now();
-    const report: ScanReport = { shard, buckets: 0, jobsAdvanced: 0, sent: 0, missed: 0, skipped: 0, reconciled: 0, swept: 0, inboxKept: 0, setAside: 0, errors: 0, incomplete: false };
+    const report: ScanReport = {
+      shard,
+      buckets: 0,
+      jobsAdvanced: 0,
+      sent: 0,
+      missed: 0,
+      skipped: 0,
+      reconciled: 0,
+      swept: 0,
+      inboxKept: 0,
+      setAside: 0,
+      errors: 0,
+      incomplete: false,
+    };
     const horizon = scanHorizon(now, this.deps.lookaheadMs);
     // Claimed before any bucket is read: a scan behind this one that places an entry in the range sees it (core/wheel.ts).
     const cursor = (await wheel.claim(shard, horizon)) ?? (await this.seed(shard, now));
@@ -150,7 +163,13 @@ export class Scanner {
    * takes it up, and into `placed`. @returns the inbox entries taken up (the
    * scan removes them last).
    */
-  private async takeUpInbox(shard: number, scannedThrough: number, now: number, report: ScanReport, placed: PlacedEntry[]): Promise<WheelEntry[]> {
+  private async takeUpInbox(
+    shard: number,
+    scannedThrough: number,
+    now: number,
+    report: ScanReport,
+    placed: PlacedEntry[],
+  ): Promise<WheelEntry[]> {
     const inbox = await this.deps.wheel.inbox(shard);
     if (inbox.length === 0) return [];
     const records = await this.currentRecords(inbox);
@@ -168,7 +187,14 @@ export class Scanner {
           const sentBefore = jobMessages.length;
           from = await this.takeUp(job, from, bucket, now, jobMessages, report);
           const firstSent = jobMessages[sentBefore];
-          if (firstSent) placeLate(jobLate, { jobId: job.id, generation: job.generation, from: firstSent.scheduledAt, bucket: lateEntryBucket(bucket, now), sentAt: now });
+          if (firstSent)
+            placeLate(jobLate, {
+              jobId: job.id,
+              generation: job.generation,
+              from: firstSent.scheduledAt,
+              bucket: lateEntryBucket(bucket, now),
+              sentAt: now,
+            });
         }
         if (from < NEVER) next.push({ jobId: job.id, generation: job.generation, from, bucket: bucketOfStart(job, from) });
       } catch (error) {
@@ -219,18 +245,33 @@ export class Scanner {
    * @returns its next occurrence (or NEVER).
    * @throws {UnplannableJobError} when the row cannot be planned or sent (nothing written for it).
    */
-  private async takeUp(job: StoredJob, from: number, bucket: number, now: number, messages: OutgoingMessage[], report: ScanReport): Promise<number> {
+  private async takeUp(
+    job: StoredJob,
+    from: number,
+    bucket: number,
+    now: number,
+    messages: OutgoingMessage[],
+    report: ScanReport,
+  ): Promise<number> {
     const { first, occurrences, next, offset } = planned(job.id, () => planBucket(job, from, bucket, now));
     const [firstOccurrence] = occurrences;
     if (firstOccurrence !== undefined) assertSendable({ jobId: job.id, scheduledAt: firstOccurrence, generation: job.generation });
     if (first) await this.recordRanges(job, first, now, report);
-    for (const scheduledAt of occurrences) messages.push({ jobId: job.id, scheduledAt, startAt: scheduledAt + offset, generation: job.generation });
+    for (const scheduledAt of occurrences)
+      messages.push({ jobId: job.id, scheduledAt, startAt: scheduledAt + offset, generation: job.generation });
     report.jobsAdvanced++;
     return next;
   }
 
   /** A row that cannot be planned or sent is set aside and the scan goes on; any other error stops the scan. */
-  private async setAsideOrThrow(shard: number, job: StoredJob, from: number, error: unknown, now: number, report: ScanReport): Promise<void> {
+  private async setAsideOrThrow(
+    shard: number,
+    job: StoredJob,
+    from: number,
+    error: unknown,
+    now: number,
+    report: ScanReport,
+  ): Promise<void> {
     if (!(error instanceof UnplannableJobError)) throw error;
     await setAside(this.deps, shard, job, from, error, now);
     report.setAside++;
@@ -279,8 +320,14 @@ export class Scanner {
   private async sweep(shard: number, now: number): Promise<number> {
     const stale = await this.deps.slices.findSweepable(shard, now, SWEEP_LIMIT);
     if (stale.length === 0) return 0;
-    await sendDelayed(this.deps.queue, this.deps.clock, stale.map((key) => ({ jobId: key.jobId, scheduledAt: key.scheduledAt })));
-    await mapBounded(stale, JOB_CONCURRENCY, (key: SweepCandidate) => this.deps.slices.deferSweep(key, sweepAgainAt(key, now, this.deps.sweepGraceMs)));
+    await sendDelayed(
+      this.deps.queue,
+      this.deps.clock,
+      stale.map((key) => ({ jobId: key.jobId, scheduledAt: key.scheduledAt })),
+    );
+    await mapBounded(stale, JOB_CONCURRENCY, (key: SweepCandidate) =>
+      this.deps.slices.deferSweep(key, sweepAgainAt(key, now, this.deps.sweepGraceMs)),
+    );
     return stale.length;
   }
 }
@@ -319,4 +366,3 @@ function bucketOfStart(job: StoredJob, scheduledAt: number): number {
     return bucketOf(scheduledAt + jitterOffsetMs(job.id, job.policies.jitterMs));
   });
 }
-

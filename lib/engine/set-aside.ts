@@ -38,8 +38,28 @@ export interface SetAsideDeps {
 }
 
 /** Records the job's generation as set aside on its shard's wheel and emits `set_aside`. */
-export async function setAside(deps: SetAsideDeps, shard: number, job: { id: string; generation: number }, from: number, error: UnplannableJobError, now: number): Promise<void> {
+export async function setAside(
+  deps: SetAsideDeps,
+  shard: number,
+  job: { id: string; generation: number },
+  from: number,
+  error: UnplannableJobError,
+  now: number,
+): Promise<void> {
   const firstNotSent = Number.isSafeInteger(from) && from >= 0 && from < NEVER ? from : now;
-  await deps.wheel.setAside(shard, { jobId: job.id, generation: job.generation, reason: error.reason, from: firstNotSent, at: now, by: deps.scannerId });
-  deps.events.emit(lifecycleEvent('set_aside', { jobId: job.id, scheduledAt: firstNotSent }, now, { fence: 0, worker: deps.scannerId, reason: error.reason }));
+  await deps.wheel.setAside(shard, {
+    jobId: job.id,
+    generation: job.generation,
+    reason: error.reason,
+    from: firstNotSent,
+    at: now,
+    by: deps.scannerId,
+  });
+  deps.events.emit(
+    lifecycleEvent('set_aside', { jobId: job.id, scheduledAt: firstNotSent }, now, {
+      fence: 0,
+      worker: deps.scannerId,
+      reason: error.reason,
+    }),
+  );
 }

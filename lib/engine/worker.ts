@@ -30,7 +30,16 @@ import { isTombstone, type JobRecord, type SkipReason } from '../core/job-record
 import { lateFirstStart, planClaim, type IfMissing, type LateStart } from '../core/claim-plan.ts';
 import { decodeWorkMessage, type WorkOrder } from '../core/messages.ts';
 import type { ChunkCommitOutcome, ChunkStore } from '../core/chunks.ts';
-import type { BusinessWrite, ClaimOutcome, DeadLetterSink, JobReader, OneTimeJobs, OverlapStore, SliceStore, WorkQueue } from '../core/ports.ts';
+import type {
+  BusinessWrite,
+  ClaimOutcome,
+  DeadLetterSink,
+  JobReader,
+  OneTimeJobs,
+  OverlapStore,
+  SliceStore,
+  WorkQueue,
+} from '../core/ports.ts';
 import {
   afterFailure,
   isTakeover,
@@ -146,7 +155,10 @@ export class Worker {
     if (key.scheduledAt - now > EARLY_TOLERANCE_MS) {
       // No scan creates a slice further ahead than its longest lookahead: such a message is bogus unless its slice exists.
       if (key.scheduledAt - now > FARTHEST_SLICE_AHEAD_MS && !(await slices.get(key))) {
-        throw new UnrunnableMessageError(message.body, `no such slice, and ${isoSecond(key.scheduledAt)} is further ahead than any scan creates slices`);
+        throw new UnrunnableMessageError(
+          message.body,
+          `no such slice, and ${isoSecond(key.scheduledAt)} is further ahead than any scan creates slices`,
+        );
       }
       // A slice created more than SQS's 900 s delay ahead (a long lookahead) surfaces early, with its batch: hidden
       // again until its second, in one request per batch, without a claim.
@@ -169,7 +181,11 @@ export class Worker {
     const { claim, superseded, ifMissing, record } = await keepHidden(
       tracked,
       message.receiptHandle,
-      { everyMs: visibilityMs / 2.5, visibilitySeconds: Math.ceil(visibilityMs / 1000), onError: (error) => this.deps.onError?.(error, 'claim heartbeat') },
+      {
+        everyMs: visibilityMs / 2.5,
+        visibilitySeconds: Math.ceil(visibilityMs / 1000),
+        onError: (error) => this.deps.onError?.(error, 'claim heartbeat'),
+      },
       () => this.claimCurrent(order, now, message),
     );
     if (!claim.won) return this.standDown(claim.current, message, order, ifMissing);
@@ -204,13 +220,23 @@ export class Worker {
       const gate = await keepHidden(
         tracked,
         message.receiptHandle,
-        { everyMs: slice.policies.heartbeatMs, visibilitySeconds, onError: (error) => this.deps.onError?.(error, 'overlap gate heartbeat') },
-        () => passOverlapGate({ workerId: id, overlap, slices: store, queue: work, events, clock: time, sweepGraceMs: this.deps.sweepGraceMs ?? 30_000 }, slice, message.receiptHandle),
+        {
+          everyMs: slice.policies.heartbeatMs,
+          visibilitySeconds,
+          onError: (error) => this.deps.onError?.(error, 'overlap gate heartbeat'),
+        },
+        () =>
+          passOverlapGate(
+            { workerId: id, overlap, slices: store, queue: work, events, clock: time, sweepGraceMs: this.deps.sweepGraceMs ?? 30_000 },
+            slice,
+            message.receiptHandle,
+          ),
       );
       if (gate !== 'run') return gate;
     }
     const handler = this.deps.handlers.get(slice.handler);
-    if (!handler) return this.afterError(slice, new Error(`no handler named ${JSON.stringify(slice.handler)} in this worker`), message.receiptHandle);
+    if (!handler)
+      return this.afterError(slice, new Error(`no handler named ${JSON.stringify(slice.handler)} in this worker`), message.receiptHandle);
     return this.execute(slice, handler, message.receiptHandle, { claimedAt: now, hiddenAt, overtakeable });
   }
 
@@ -229,7 +255,8 @@ export class Worker {
   private async claimCurrent(order: WorkOrder, now: number, message: ReceivedMessage): Promise<ClaimedOrder> {
     const { slices, jobs, workerId } = this.deps;
     const key: SliceKey = { jobId: order.jobId, scheduledAt: order.scheduledAt };
-    const claimWith = (run?: SliceDefinition): Promise<ClaimOutcome> => slices.claim(key, workerId, now, message.messageId, message.receiveCount, run);
+    const claimWith = (run?: SliceDefinition): Promise<ClaimOutcome> =>
+      slices.claim(key, workerId, now, message.messageId, message.receiveCount, run);
     if (order.generation === undefined) {
       const claim = await claimWith();
       const ifMissing = { refusal: 'no such slice exists' };
@@ -252,7 +279,11 @@ export class Worker {
    */
   private async skipSuperseded(slice: Slice, superseded: { reason: SkipReason; changedAt: number }): Promise<Disposition> {
     try {
-      await this.deps.slices.skipClaimed({ key: slice, fence: slice.fence }, superseded.reason, Math.max(this.deps.clock.now(), superseded.changedAt));
+      await this.deps.slices.skipClaimed(
+        { key: slice, fence: slice.fence },
+        superseded.reason,
+        Math.max(this.deps.clock.now(), superseded.changedAt),
+      );
     } catch (error) {
       if (error instanceof LeaseLostError) return 'keep';
       throw error;
@@ -278,7 +309,12 @@ export class Worker {
     return 'delete';
   }
 
-  private async standDown(current: Slice | undefined, message: ReceivedMessage, order: WorkOrder, ifMissing: ClaimedOrder['ifMissing']): Promise<Disposition> {
+  private async standDown(
+    current: Slice | undefined,
+    message: ReceivedMessage,
+    order: WorkOrder,
+    ifMissing: ClaimedOrder['ifMissing'],
+  ): Promise<Disposition> {
     const action = lostClaimAction(current, this.deps.clock.now(), message.messageId, message.receiveCount, order.generation);
     if (action.kind === 'drop' && action.reason === 'missing') {
       if (ifMissing === 'drop') return 'delete';
@@ -329,10 +365,15 @@ export class Worker {
       onChunk: (chunk, outcome) => this.deps.onChunk?.(key, slice.fence, chunk, outcome),
     });
     // The final commit goes only after every chunk in flight settled, and not at all if one failed.
-    const commit = new AttemptCommit(executionKey(slice.jobId, slice.scheduledAt), signal, () => abortReason(signal, slice), async (writes) => {
-      await chunks.close();
-      await this.commitOnce(key, slice.fence, writes);
-    });
+    const commit = new AttemptCommit(
+      executionKey(slice.jobId, slice.scheduledAt),
+      signal,
+      () => abortReason(signal, slice),
+      async (writes) => {
+        await chunks.close();
+        await this.commitOnce(key, slice.fence, writes);
+      },
+    );
     const startedAt = { at: 0 };
     try {
       // A claim its message may have outrun: a standby given the message may have claimed since. Start only on a lease
@@ -413,7 +454,9 @@ export class Worker {
     const oneTimeJobs = this.deps.oneTimeJobs;
     if (slice.policies.afterOneTime !== 'delete' || !oneTimeJobs) return;
     try {
-      await this.sendAgainWhileUnsure('deleting a one-time job after its run; sending it again', () => oneTimeJobs.deleteAfterRun(slice.jobId, slice.generation));
+      await this.sendAgainWhileUnsure('deleting a one-time job after its run; sending it again', () =>
+        oneTimeJobs.deleteAfterRun(slice.jobId, slice.generation),
+      );
     } catch (error) {
       this.deps.onError?.(error, 'deleting a one-time job after its run');
     }
@@ -422,9 +465,14 @@ export class Worker {
   private async afterError(slice: Slice, error: unknown, receiptHandle: string): Promise<Disposition> {
     const message = describe(error);
     // A chunk input that changed is met again by every retry: DEAD now, with the reason.
-    if (afterFailure(slice.attempts, slice.policies) === 'dead' || error instanceof ChunkInputChangedError) return this.giveUp(slice, message);
+    if (afterFailure(slice.attempts, slice.policies) === 'dead' || error instanceof ChunkInputChangedError)
+      return this.giveUp(slice, message);
     const now = this.deps.clock.now();
-    const delay = retryDelayMs(slice.attempts, { baseMs: slice.policies.backoffBaseMs, maxMs: slice.policies.backoffMaxMs }, this.deps.random);
+    const delay = retryDelayMs(
+      slice.attempts,
+      { baseMs: slice.policies.backoffBaseMs, maxMs: slice.policies.backoffMaxMs },
+      this.deps.random,
+    );
     const nextAttemptAt = now + delay;
     const sweepAt = sweepAtFor(SliceStatus.Failed, {
       scheduledAt: slice.scheduledAt,
@@ -443,7 +491,12 @@ export class Worker {
     }
     // Said once the failure is on record, before the hide, as the overlap gate's `buffered` is: a hide that fails
     // only brings the retry's message back sooner.
-    this.emit('failed', slice, { fence: slice.fence, attempt: slice.attempts, error: message, retryAt: new Date(nextAttemptAt).toISOString() });
+    this.emit('failed', slice, {
+      fence: slice.fence,
+      attempt: slice.attempts,
+      error: message,
+      retryAt: new Date(nextAttemptAt).toISOString(),
+    });
     await this.deps.queue.hide(receiptHandle, Math.ceil(delay / 1000));
     return 'keep';
   }
@@ -475,7 +528,12 @@ export class Worker {
     return 'delete';
   }
 
-  private context(slice: Slice, signal: AbortSignal, commit: (writes: readonly BusinessWrite[]) => Promise<void>, chunks: AttemptChunks): JobContext {
+  private context(
+    slice: Slice,
+    signal: AbortSignal,
+    commit: (writes: readonly BusinessWrite[]) => Promise<void>,
+    chunks: AttemptChunks,
+  ): JobContext {
     return {
       jobId: slice.jobId,
       scheduledAt: new Date(slice.scheduledAt),

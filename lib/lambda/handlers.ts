@@ -36,7 +36,8 @@ export function createTickHandler(runtime: Runtime, log?: HandlerLog): () => Pro
     try {
       const step = await runtime.deadMan().check(now);
       await runtime.bus.flush();
-      if (step.unjudged.length > 0) log?.error("dead-man's switch could not judge jobs", { jobs: step.unjudged.slice(0, 20), count: step.unjudged.length });
+      if (step.unjudged.length > 0)
+        log?.error("dead-man's switch could not judge jobs", { jobs: step.unjudged.slice(0, 20), count: step.unjudged.length });
       return { shards, staleJobs: step.stale.length };
     } catch (error) {
       log?.error("dead-man's switch failed", { error: String(error) });
@@ -74,7 +75,12 @@ export interface ScannerHandlerOptions {
   readonly onScan?: (report: ScanReport) => void;
 }
 
-export function createScannerHandler(runtime: Runtime, scannerId: string, log: HandlerLog, options: ScannerHandlerOptions = {}): SqsHandler {
+export function createScannerHandler(
+  runtime: Runtime,
+  scannerId: string,
+  log: HandlerLog,
+  options: ScannerHandlerOptions = {},
+): SqsHandler {
   const scanner = runtime.scanner(scannerId);
   const budget = options.scanBudgetMs ?? 20_000;
   return async (event) => {
@@ -118,9 +124,14 @@ function earlyDeletes(runtime: Runtime, queue: 'work' | 'scan', log: HandlerLog)
 
 function batchHooks(runtime: Runtime, queue: 'work' | 'scan', log: HandlerLog, early: BatchDeletes) {
   return {
-    deadLetterRejected: (body: string, reason: string, kind: RejectedMessageKind) => runtime.deadLetters.sendRejected(body, reason, queue, kind),
+    deadLetterRejected: (body: string, reason: string, kind: RejectedMessageKind) =>
+      runtime.deadLetters.sendRejected(body, reason, queue, kind),
     onError: (error: unknown, record: SQSRecord) =>
-      log.error('message failed', { queue, messageId: record.messageId, error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) }),
+      log.error('message failed', {
+        queue,
+        messageId: record.messageId,
+        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+      }),
     settled: (record: SQSRecord, disposition: Disposition) => {
       if (disposition === 'delete') early.delete(record.receiptHandle);
     },

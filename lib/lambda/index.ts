@@ -5,7 +5,14 @@
  */
 export { createJobsWorker, createOutboxDispatcher, createScanner, createTick } from './entries.ts';
 export { EngineMetrics, lambdaMetrics, type LambdaMetrics, type MeteredRuntimeOptions } from './emf-metrics.ts';
-export { InvalidJobsModuleError, jobsFromModule, tableDefinition, type JobsModule, type JobsModuleExports, type LocalTable } from './jobs-module.ts';
+export {
+  InvalidJobsModuleError,
+  jobsFromModule,
+  tableDefinition,
+  type JobsModule,
+  type JobsModuleExports,
+  type LocalTable,
+} from './jobs-module.ts';
 export {
   createScannerHandler,
   createTickHandler,

@@ -56,22 +56,40 @@ export function jobsFromModule(exports: JobsModuleExports | HandlerRegistry, sou
   const namespace = withDefaultObject(exports);
   const registry = isRegistryLike(namespace.registry) ? copyRegistry(namespace.registry, source) : handlersOf(namespace, source);
   if (registry.names().length === 0) {
-    throw new InvalidJobsModuleError(source, 'exports no handlers: export the results of defineJob(...), or a HandlerRegistry as `registry`');
+    throw new InvalidJobsModuleError(
+      source,
+      'exports no handlers: export the results of defineJob(...), or a HandlerRegistry as `registry`',
+    );
   }
   return { registry, schedules: schedulesOf(namespace.schedules, source), tables: tablesOf(namespace.tables, source) };
 }
 
 /** The key definition a LocalTable names. */
 export function tableDefinition(table: LocalTable): TableDefinition {
-  return { logicalName: table.name, partitionKey: keyOf(table.partitionKey), ...(table.sortKey && { sortKey: keyOf(table.sortKey) }), globalSecondaryIndexes: [] };
+  return {
+    logicalName: table.name,
+    partitionKey: keyOf(table.partitionKey),
+    ...(table.sortKey && { sortKey: keyOf(table.sortKey) }),
+    globalSecondaryIndexes: [],
+  };
 }
 
 function isHandlerLike(value: unknown): value is JobHandler {
-  return typeof value === 'object' && value !== null && typeof (value as JobHandler).name === 'string' && typeof (value as JobHandler).run === 'function';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as JobHandler).name === 'string' &&
+    typeof (value as JobHandler).run === 'function'
+  );
 }
 
 function isRegistryLike(value: unknown): value is Pick<HandlerRegistry, 'get' | 'names'> {
-  return typeof value === 'object' && value !== null && typeof (value as HandlerRegistry).get === 'function' && typeof (value as HandlerRegistry).names === 'function';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as HandlerRegistry).get === 'function' &&
+    typeof (value as HandlerRegistry).names === 'function'
+  );
 }
 
 /** A CommonJS module seen through `import()` has its exports object as `default` too. */
@@ -83,7 +101,8 @@ function withDefaultObject(exports: JobsModuleExports): JobsModuleExports {
 
 function copyRegistry(registry: Pick<HandlerRegistry, 'get' | 'names'>, source: string): HandlerRegistry {
   const handlers = registry.names().map((name) => registry.get(name));
-  if (!handlers.every(isHandlerLike)) throw new InvalidJobsModuleError(source, '`registry` returns something other than defineJob handlers');
+  if (!handlers.every(isHandlerLike))
+    throw new InvalidJobsModuleError(source, '`registry` returns something other than defineJob handlers');
   return new HandlerRegistry(handlers);
 }
 
@@ -112,13 +131,19 @@ function tablesOf(value: unknown, source: string): LocalTable[] {
     const t = (typeof table === 'object' && table !== null ? table : {}) as Record<string, unknown>;
     for (const field of ['name', 'env'] as const) {
       if (typeof t[field] !== 'string' || !/^[A-Za-z0-9_.-]+$/.test(t[field])) {
-        throw new InvalidJobsModuleError(source, `tables[${index}].${field} must be a name of letters, digits, "_", "." or "-", got ${JSON.stringify(t[field])}`);
+        throw new InvalidJobsModuleError(
+          source,
+          `tables[${index}].${field} must be a name of letters, digits, "_", "." or "-", got ${JSON.stringify(t[field])}`,
+        );
       }
     }
     for (const field of ['partitionKey', 'sortKey'] as const) {
       if (field === 'sortKey' && t[field] === undefined) continue;
       if (!isKey(t[field])) {
-        throw new InvalidJobsModuleError(source, `tables[${index}].${field} must be an attribute name or { name, type: "S" | "N" }, got ${JSON.stringify(t[field])}`);
+        throw new InvalidJobsModuleError(
+          source,
+          `tables[${index}].${field} must be an attribute name or { name, type: "S" | "N" }, got ${JSON.stringify(t[field])}`,
+        );
       }
     }
     return t as unknown as LocalTable;

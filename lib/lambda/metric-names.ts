@@ -42,12 +42,24 @@ export const ENGINE_METRICS = {
   skipped: metric('SlicesSkipped', 'Count', 'slices skipped (`skipped` events)'),
   missed: metric('SlicesMissed', 'Count', 'occurrences older than their catch-up window, recorded MISSED (the `count` of `missed` events)'),
   startLag: metric('StartLag', 'Milliseconds', 'handler start minus the scheduled time, per started attempt (`started` events)'),
-  takeovers: metric('Takeovers', 'Count', 'claims that took a slice over from a holder whose lease lapsed (`claimed` events with `takeover`)'),
+  takeovers: metric(
+    'Takeovers',
+    'Count',
+    'claims that took a slice over from a holder whose lease lapsed (`claimed` events with `takeover`)',
+  ),
   fencedOut: metric('FencedOut', 'Count', 'writes of a worker that lost its lease, refused by the fence (`fenced_out` events)'),
   commitLatency: metric('CommitLatency', 'Milliseconds', 'duration of each commit transaction a worker sends, whatever its outcome'),
-  setAside: metric('JobsSetAside', 'Count', 'jobs a scan set aside because their stored row cannot be planned or sent (`set_aside` events)'),
+  setAside: metric(
+    'JobsSetAside',
+    'Count',
+    'jobs a scan set aside because their stored row cannot be planned or sent (`set_aside` events)',
+  ),
   staleJobs: metric('StaleJobs', 'Count', "jobs the dead-man's switch found silent: no final slot within k intervals (`stale` events)"),
-  throttles: metric('ThrottledAwsRequests', 'Count', 'AWS requests (DynamoDB, SQS, EventBridge) refused as throttled, each try counted, retried ones too'),
+  throttles: metric(
+    'ThrottledAwsRequests',
+    'Count',
+    'AWS requests (DynamoDB, SQS, EventBridge) refused as throttled, each try counted, retried ones too',
+  ),
 } as const satisfies Record<string, EngineMetric>;
 
 export type EngineMetricKey = keyof typeof ENGINE_METRICS;

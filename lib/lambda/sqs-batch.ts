@@ -34,14 +34,22 @@ export async function handleSqsBatch(
   };
 }
 
-async function dispositionOf(record: SQSRecord, processRecord: (record: SQSRecord) => Promise<Disposition>, hooks: BatchHooks): Promise<Disposition> {
+async function dispositionOf(
+  record: SQSRecord,
+  processRecord: (record: SQSRecord) => Promise<Disposition>,
+  hooks: BatchHooks,
+): Promise<Disposition> {
   try {
     return await processRecord(record);
   } catch (error) {
     if (error instanceof MalformedMessageError || error instanceof UnrunnableMessageError) {
       hooks.onError(error, record);
       try {
-        await hooks.deadLetterRejected(record.body, error.reason, error instanceof MalformedMessageError ? 'malformed-message' : 'unrunnable-message');
+        await hooks.deadLetterRejected(
+          record.body,
+          error.reason,
+          error instanceof MalformedMessageError ? 'malformed-message' : 'unrunnable-message',
+        );
         return 'delete';
       } catch (sendError) {
         hooks.onError(sendError, record);

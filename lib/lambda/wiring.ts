@@ -107,7 +107,9 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     eventSource: lambdaEventSource(clients.sqs, { work: workQueueUrl, scan: scanQueueUrl }),
   });
   const scanQueue = new SqsScanQueue(clients.sqs, scanQueueUrl);
-  const deadLetters = new SqsDeadLetterSink(clients.sqs, () => queueUrl(clients.sqs, config.deadLetterQueueName, config.queueUrls.deadLetter));
+  const deadLetters = new SqsDeadLetterSink(clients.sqs, () =>
+    queueUrl(clients.sqs, config.deadLetterQueueName, config.queueUrls.deadLetter),
+  );
   return {
     config,
     clients,
@@ -127,7 +129,16 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     // A change asks for a scan of its shard: its next occurrence is not late by a tick.
     jobs: (knownHandlers) => dynamoJobRepository(clients.dynamo, config, clock, { random, knownHandlers, scans: scanQueue }),
     deadMan: () => new DeadManWatch(clients.dynamo, config, { events }),
-    operator: () => new OperatorActions(clients.dynamo, config, clock, dynamoJobRepository(clients.dynamo, config, clock, { random, scans: scanQueue }), slices, workQueue, random),
+    operator: () =>
+      new OperatorActions(
+        clients.dynamo,
+        config,
+        clock,
+        dynamoJobRepository(clients.dynamo, config, clock, { random, scans: scanQueue }),
+        slices,
+        workQueue,
+        random,
+      ),
     worker: (workerId, handlers) =>
       new Worker({
         workerId,

@@ -26,7 +26,8 @@ export async function startDevOutbox(runtime: Runtime, options: { readonly withB
     deadLetters: runtime.deadLetters,
     // Two lanes: the emulator serves DynamoDB one request at a time, and the workers need it too.
     concurrency: 2,
-    onResult: (_item, result) => void (counts[result.kind === 'delivered' ? 'delivered' : result.kind === 'retry' ? 'retried' : 'dead'] += 1),
+    onResult: (_item, result) =>
+      void (counts[result.kind === 'delivered' ? 'delivered' : result.kind === 'retry' ? 'retried' : 'dead'] += 1),
   });
   const running = dispatcher.run(stopping.signal, 500, 100);
   return {

@@ -130,7 +130,9 @@ function printSummary(summary: DevSummary, write: (line: string) => void): void 
   const executions = summary.events.committed ?? 0;
   write('');
   write(`ran ${Math.round((summary.endedAt - summary.startedAt) / 1000)} s; events: ${JSON.stringify(summary.events)}`);
-  write(`start lag: p50 ${ms(summary.startLag.p50)}, p99 ${ms(summary.startLag.p99)}, max ${ms(summary.startLag.max)} over ${summary.startLag.count} starts`);
+  write(
+    `start lag: p50 ${ms(summary.startLag.p50)}, p99 ${ms(summary.startLag.p99)}, max ${ms(summary.startLag.max)} over ${summary.startLag.count} starts`,
+  );
   if (summary.jobsError) write(`jobs and ledger not read: ${summary.jobsError}`);
   write(
     table([

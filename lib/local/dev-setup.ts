@@ -53,7 +53,11 @@ async function createBusinessTable(runtime: Runtime, name: string, table: TableD
  * `bankUrl`, the settlements wire their payouts there through the outbox.
  */
 export async function registerExampleJobs(runtime: Runtime, options: { readonly bankUrl?: string } = {}): Promise<StoredJob[]> {
-  const specs = EXAMPLE_JOBS.map((spec) => (options.bankUrl !== undefined && spec.handler === merchantSettlement.name ? { ...spec, payload: { ...spec.payload, bankUrl: options.bankUrl } } : spec));
+  const specs = EXAMPLE_JOBS.map((spec) =>
+    options.bankUrl !== undefined && spec.handler === merchantSettlement.name
+      ? { ...spec, payload: { ...spec.payload, bankUrl: options.bankUrl } }
+      : spec,
+  );
   return putAll(runtime, specs, registry.names());
 }
 
@@ -63,7 +67,8 @@ export async function registerExampleJobs(runtime: Runtime, options: { readonly 
  * schedule (a monthly job every few seconds, its payload and policies kept).
  */
 export async function registerModuleJobs(runtime: Runtime, jobs: JobsModuleDescription, schedule?: string): Promise<StoredJob[]> {
-  const declared = jobs.schedules.length > 0 ? jobs.schedules : jobs.handlers.map((handler) => ({ id: handler, schedule: DEFAULT_DEV_SCHEDULE, handler }));
+  const declared =
+    jobs.schedules.length > 0 ? jobs.schedules : jobs.handlers.map((handler) => ({ id: handler, schedule: DEFAULT_DEV_SCHEDULE, handler }));
   const specs = schedule === undefined ? declared : declared.map((spec) => ({ ...spec, schedule }));
   return putAll(runtime, specs, jobs.handlers);
 }

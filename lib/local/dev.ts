@@ -66,7 +66,16 @@ export async function runDev(options: DevOptions): Promise<DevSummary> {
     try {
       const env = jobs ? await prepareModuleEnvironment(runtime, jobs) : await prepareDevEnvironment(runtime).then(() => ({}));
       mkdirSync(options.stateDir, { recursive: true });
-      writeFileSync(statePath, JSON.stringify({ endpoint: endpoint.endpoint, endpointEnv: endpoint.endpointEnv, pid: process.pid, prefix: runtime.config.prefix, jobsModule: jobs?.path }));
+      writeFileSync(
+        statePath,
+        JSON.stringify({
+          endpoint: endpoint.endpoint,
+          endpointEnv: endpoint.endpointEnv,
+          pid: process.pid,
+          prefix: runtime.config.prefix,
+          jobsModule: jobs?.path,
+        }),
+      );
       fleet = new ReplicaFleet({
         logFile: path.join(options.stateDir, 'replicas.log'),
         onEvent: (event) => report.onEvent(event),
@@ -99,12 +108,22 @@ async function startReplicas(fleet: ReplicaFleet, options: DevOptions, report: D
 }
 
 /** Registers the jobs once the replicas are up (so no occurrence falls due while they boot), then ticks until the end. */
-async function run(runtime: Runtime, jobs: JobsModuleDescription | undefined, options: DevOptions, report: DevReport, stop: StopSignal, bankUrl?: string): Promise<void> {
+async function run(
+  runtime: Runtime,
+  jobs: JobsModuleDescription | undefined,
+  options: DevOptions,
+  report: DevReport,
+  stop: StopSignal,
+  bankUrl?: string,
+): Promise<void> {
   const registered = jobs ? await registerModuleJobs(runtime, jobs, options.schedule) : await registerExampleJobs(runtime, { bankUrl });
   if (bankUrl) report.say(`the settlements wire their payouts through the outbox to a local mock bank at ${bankUrl}`);
   report.say(`registered ${registered.map((job) => `${job.id} (${job.schedule}, ${job.timeZone})`).join(', ')}`);
   report.outcomesFollow(registered.map((job) => job.id));
-  const onTick = createTickHandler(runtime, { info: () => {}, error: (message, details) => report.say(`${message} ${JSON.stringify(details)}`) });
+  const onTick = createTickHandler(runtime, {
+    info: () => {},
+    error: (message, details) => report.say(`${message} ${JSON.stringify(details)}`),
+  });
   await onTick();
   const ticker = setInterval(() => void onTick().catch(() => {}), options.tickSeconds * 1000);
   try {

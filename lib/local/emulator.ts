@@ -166,7 +166,9 @@ export function emulatorProfile(value: string | undefined): EmulatorProfile {
   if (value === undefined || value === '') return 'moto';
   const profile = EMULATOR_PROFILES.find((name) => name === value);
   if (!profile) {
-    throw new EmulatorProfileError(`CRONFENCE_EMULATOR=${value} is not a profile; use one of ${EMULATOR_PROFILES.join(', ')} (or unset it for moto)`);
+    throw new EmulatorProfileError(
+      `CRONFENCE_EMULATOR=${value} is not a profile; use one of ${EMULATOR_PROFILES.join(', ')} (or unset it for moto)`,
+    );
   }
   return profile;
 }
@@ -179,7 +181,9 @@ const ENV_DEFAULTS = {
 
 function endpointVariables(): Record<string, string> {
   return Object.fromEntries(
-    Object.entries(process.env).filter((entry): entry is [string, string] => entry[0].startsWith('AWS_ENDPOINT_URL') && entry[1] !== undefined && entry[1] !== ''),
+    Object.entries(process.env).filter(
+      (entry): entry is [string, string] => entry[0].startsWith('AWS_ENDPOINT_URL') && entry[1] !== undefined && entry[1] !== '',
+    ),
   );
 }
 
@@ -191,7 +195,10 @@ function endpointVariables(): Record<string, string> {
  * process SQS's requests (a holder's visibility extensions among them) shared
  * that core with DynamoDB's, which a drill can saturate on a slow machine.
  */
-async function startProfile(profile: EmulatorProfile, opts: EmulatorOptions): Promise<{ env: Record<string, string>; stops: (() => Promise<void>)[] }> {
+async function startProfile(
+  profile: EmulatorProfile,
+  opts: EmulatorOptions,
+): Promise<{ env: Record<string, string>; stops: (() => Promise<void>)[] }> {
   // Started side by side (LocalStack takes a few seconds); a failure of one stops the other.
   const ownDynamo = process.env.AWS_ENDPOINT_URL_DYNAMODB;
   const startQueuesAndEvents = profile === 'moto' ? startEmulator : startLocalStack;

@@ -33,7 +33,14 @@ export function formatStale(event: LifecycleEvent): string {
 export function table(rows: readonly (readonly (string | number)[])[]): string {
   const widths: number[] = [];
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, String(cell).length)));
-  return rows.map((row) => row.map((cell, i) => String(cell).padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((row) =>
+      row
+        .map((cell, i) => String(cell).padEnd(widths[i] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 export function ms(value: number): string {

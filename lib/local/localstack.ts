@@ -103,7 +103,12 @@ async function probeHealth(endpoint: string, signal: AbortSignal): Promise<void>
 
 async function waitForLocalStack(endpoint: string, deadline: number, exited: () => string | undefined): Promise<void> {
   await waitUntilAnswering(`LocalStack at ${endpoint} (/_localstack/health)`, deadline, exited, (signal) => probeHealth(endpoint, signal));
-  const sqs = new SQSClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' }, maxAttempts: 1 });
+  const sqs = new SQSClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    maxAttempts: 1,
+  });
   try {
     await waitUntilAnswering(`LocalStack at ${endpoint} (SQS ListQueues)`, deadline, exited, async (abortSignal) => {
       await sqs.send(new ListQueuesCommand({ MaxResults: 1 }), { abortSignal });

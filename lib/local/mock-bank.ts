@@ -76,7 +76,12 @@ export class MockBank {
       return this.answer(response, 200, { wireId: earlier.wireId, replayed: true });
     }
     if (this.random() < (this.options.unavailableRate ?? 0)) return this.answer(response, 503, { error: 'try again' }, true);
-    const wire: BookedWire = { idempotencyKey: key, body: Buffer.concat(chunks).toString('utf8'), fence: header(request, 'x-cronfence-fence'), wireId: `w${this.booked.size + 1}` };
+    const wire: BookedWire = {
+      idempotencyKey: key,
+      body: Buffer.concat(chunks).toString('utf8'),
+      fence: header(request, 'x-cronfence-fence'),
+      wireId: `w${this.booked.size + 1}`,
+    };
     this.booked.set(key, wire);
     if (this.random() < (this.options.dropAfterBookingRate ?? 0)) {
       request.socket.destroy();

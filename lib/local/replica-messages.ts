@@ -27,7 +27,14 @@ export type ReplicaMessage =
   /** A worker renewed a lease (the chaos drill checks renewals against fences), and whether that renewal disarmed the fast takeover. */
   | { readonly kind: 'renewed'; readonly executionKey: string; readonly fence: number; readonly at: number; readonly disarmed?: true }
   /** A worker's chunked commit (`ctx.commitChunk`): committed, skipped as an earlier claim's, or refused by the fence. */
-  | { readonly kind: 'chunk'; readonly executionKey: string; readonly fence: number; readonly chunk: number; readonly outcome: 'committed' | 'already-committed' | 'refused'; readonly at: number }
+  | {
+      readonly kind: 'chunk';
+      readonly executionKey: string;
+      readonly fence: number;
+      readonly chunk: number;
+      readonly outcome: 'committed' | 'already-committed' | 'refused';
+      readonly at: number;
+    }
   /** Its request meter: on the parent's request, and once more (`final`) as it exits. */
   | { readonly kind: 'meter'; readonly snapshot: MeterSnapshot; readonly final: boolean };
 

@@ -97,7 +97,10 @@ async function runReplica(entry: string, setup: ReplicaSetup): Promise<never> {
   const handler =
     role === 'worker'
       ? createWorkerHandler(runtime, id, plan.handlers, log)
-      : createScannerHandler(runtime, id, log, { scanBudgetMs: runtime.config.scanBudgetMs, onScan: (report) => toParent({ kind: 'scan', report, at: runtime.clock.now() }) });
+      : createScannerHandler(runtime, id, log, {
+          scanBudgetMs: runtime.config.scanBudgetMs,
+          onScan: (report) => toParent({ kind: 'scan', report, at: runtime.clock.now() }),
+        });
   const poller = new SqsPoller({
     sqs: runtime.clients.sqs,
     queueUrl: await url(),
@@ -111,7 +114,11 @@ async function runReplica(entry: string, setup: ReplicaSetup): Promise<never> {
     clock: runtime.clock,
   });
   toParent({ kind: 'ready', role, id });
-  return runUntilStopped(poller, () => runtime.bus.flush(), () => ({ kind: 'meter', snapshot: meter.snapshot(), final: true }));
+  return runUntilStopped(
+    poller,
+    () => runtime.bus.flush(),
+    () => ({ kind: 'meter', snapshot: meter.snapshot(), final: true }),
+  );
 }
 
 /** `<entry> worker|scanner <id> [--jobs <module>]`; exits 2 with the usage line otherwise. */

@@ -139,7 +139,13 @@ export class RequestMeter {
   }
 
   /** Exposed for tests: account one request as the middleware would. */
-  record(service: string, operation: string, input: Record<string, unknown>, output: Record<string, unknown> | undefined, error: Record<string, unknown> | undefined): void {
+  record(
+    service: string,
+    operation: string,
+    input: Record<string, unknown>,
+    output: Record<string, unknown> | undefined,
+    error: Record<string, unknown> | undefined,
+  ): void {
     const d = this.data;
     const name = `${service}.${operation}`;
     d.requests[name] = (d.requests[name] ?? 0) + 1;
@@ -167,7 +173,12 @@ export class RequestMeter {
     else d.kinds.other++;
   }
 
-  private recordDynamo(operation: string, input: Record<string, unknown>, output: Record<string, unknown> | undefined, error: Record<string, unknown> | undefined): void {
+  private recordDynamo(
+    operation: string,
+    input: Record<string, unknown>,
+    output: Record<string, unknown> | undefined,
+    error: Record<string, unknown> | undefined,
+  ): void {
     switch (operation) {
       case 'GetItem': {
         const item = output?.Item as Item | undefined;
@@ -222,10 +233,13 @@ export class RequestMeter {
       }
       case 'BatchWriteItem': {
         this.data.kinds.dynamoWrite++;
-        for (const [table, requests] of Object.entries((input.RequestItems as Record<string, Record<string, { Item?: Item; Key?: Item }>[]>) ?? {})) {
+        for (const [table, requests] of Object.entries(
+          (input.RequestItems as Record<string, Record<string, { Item?: Item; Key?: Item }>[]>) ?? {},
+        )) {
           for (const request of requests) {
             if (request.PutRequest) this.write('dynamoWrite', 'Put', { TableName: table, Item: request.PutRequest.Item }, undefined, false);
-            else if (request.DeleteRequest) this.write('dynamoWrite', 'Delete', { TableName: table, Key: request.DeleteRequest.Key }, undefined, false);
+            else if (request.DeleteRequest)
+              this.write('dynamoWrite', 'Delete', { TableName: table, Key: request.DeleteRequest.Key }, undefined, false);
           }
         }
         return;
@@ -241,7 +255,13 @@ export class RequestMeter {
     this.data.readUnits[kind] += readRequestUnits(bytes, consistency);
   }
 
-  private write(kind: RequestKind, action: WriteAction, body: Record<string, unknown>, returned: Item | undefined, transactional: boolean): void {
+  private write(
+    kind: RequestKind,
+    action: WriteAction,
+    body: Record<string, unknown>,
+    returned: Item | undefined,
+    transactional: boolean,
+  ): void {
     const tableName = String(body.TableName);
     const table = this.tables.get(tableName);
     const d = this.data;
@@ -270,7 +290,11 @@ export class RequestMeter {
     for (const index of table.indexes) {
       // Known from the item last seen; otherwise setting an index's partition key brings it in (a resume), else assume it was there.
       const wasIndexed = membership ? membership.includes(index.indexName) : !change.set.includes(index.keyAttributes[0] ?? '');
-      const projected = returned ? projectedBytes(returned, index, table.keys) : index.projected === undefined ? after : SMALL_PROJECTION_BYTES;
+      const projected = returned
+        ? projectedBytes(returned, index, table.keys)
+        : index.projected === undefined
+          ? after
+          : SMALL_PROJECTION_BYTES;
       this.addIndex(table, index, indexWritesForUpdate(change, index, projected, wasIndexed));
     }
     if (!returned && membership) {
@@ -301,7 +325,10 @@ export class RequestMeter {
     }
     const key = cacheKey(tableName, keyOf(item, table));
     this.sizes.set(key, itemBytes(item));
-    this.indexed.set(key, table.indexes.filter((index) => index.keyAttributes.every((name) => item[name] !== undefined)).map((index) => index.indexName));
+    this.indexed.set(
+      key,
+      table.indexes.filter((index) => index.keyAttributes.every((name) => item[name] !== undefined)).map((index) => index.indexName),
+    );
   }
 
   private knownSize(body: Record<string, unknown>): number {
@@ -325,7 +352,8 @@ function shape(table: TableDefinition): TableShape {
     indexes: table.globalSecondaryIndexes.map((index) => ({
       indexName: index.indexName,
       keyAttributes: [index.partitionKey.name, ...(index.sortKey ? [index.sortKey.name] : [])],
-      projected: index.projection.type === 'ALL' ? undefined : index.projection.type === 'KEYS_ONLY' ? [] : [...index.projection.nonKeyAttributes],
+      projected:
+        index.projection.type === 'ALL' ? undefined : index.projection.type === 'KEYS_ONLY' ? [] : [...index.projection.nonKeyAttributes],
     })),
   };
 }
@@ -343,7 +371,17 @@ function zeroKinds(): Record<RequestKind, number> {
   return Object.fromEntries(REQUEST_KINDS.map((kind) => [kind, 0])) as Record<RequestKind, number>;
 }
 
-export function emptySnapshot(): MeterSnapshot & { requests: Record<string, number>; indexWriteUnits: Record<string, number>; transactItems: number; itemsRead: number; itemsWritten: number; sqsMessagesSent: number; sqsMessagesReceived: number; eventEntries: number; maxRssBytes: number } {
+export function emptySnapshot(): MeterSnapshot & {
+  requests: Record<string, number>;
+  indexWriteUnits: Record<string, number>;
+  transactItems: number;
+  itemsRead: number;
+  itemsWritten: number;
+  sqsMessagesSent: number;
+  sqsMessagesReceived: number;
+  eventEntries: number;
+  maxRssBytes: number;
+} {
   return {
     requests: {},
     kinds: zeroKinds(),

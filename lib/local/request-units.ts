@@ -34,7 +34,9 @@ export function attributeValueBytes(value: AttributeValue): number {
   if (value.NS !== undefined) return value.NS.reduce((sum, n) => sum + numberBytes(n), 0);
   if (value.BS !== undefined) return value.BS.reduce((sum, b) => sum + b.byteLength, 0);
   if (value.M !== undefined) {
-    return 3 + Object.entries(value.M).reduce((sum, [name, inner]) => sum + Buffer.byteLength(name, 'utf8') + attributeValueBytes(inner) + 1, 0);
+    return (
+      3 + Object.entries(value.M).reduce((sum, [name, inner]) => sum + Buffer.byteLength(name, 'utf8') + attributeValueBytes(inner) + 1, 0)
+    );
   }
   if (value.L !== undefined) return 3 + value.L.reduce((sum, inner) => sum + attributeValueBytes(inner) + 1, 0);
   return 0;

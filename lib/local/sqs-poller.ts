@@ -48,7 +48,13 @@ export class SqsPoller {
   private readonly records: PolledRecords;
 
   constructor(private readonly options: PollerOptions) {
-    this.records = options.records ?? new PolledRecords(options.sqs, async () => options.queueUrl, (error) => options.onError?.(error));
+    this.records =
+      options.records ??
+      new PolledRecords(
+        options.sqs,
+        async () => options.queueUrl,
+        (error) => options.onError?.(error),
+      );
   }
 
   /**
@@ -85,7 +91,9 @@ export class SqsPoller {
         continue;
       }
       if (messages.length === 0) continue;
-      const batch = this.invoke(messages, hiddenSince(sentAt.value, clock.now(), waitTimeSeconds)).finally(() => this.inFlight.delete(batch));
+      const batch = this.invoke(messages, hiddenSince(sentAt.value, clock.now(), waitTimeSeconds)).finally(() =>
+        this.inFlight.delete(batch),
+      );
       this.inFlight.add(batch);
     }
     await Promise.allSettled([...this.inFlight]);
@@ -102,7 +110,9 @@ export class SqsPoller {
     try {
       let failed: Set<string>;
       try {
-        const response = await this.options.handler({ Records: messages.map((message) => toRecord(message, this.options.queueUrl)) } satisfies SQSEvent);
+        const response = await this.options.handler({
+          Records: messages.map((message) => toRecord(message, this.options.queueUrl)),
+        } satisfies SQSEvent);
         failed = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
       } catch (error) {
         // A thrown handler fails the whole batch, as in Lambda (records it settled as done are deleted already).

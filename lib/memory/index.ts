@@ -21,7 +21,13 @@ import { MemoryTables, type MemoryTablesOptions } from './memory-tables.ts';
 export { InMemoryChunkStore } from './memory-chunk-store.ts';
 export { InMemoryJobStore } from './memory-jobs.ts';
 export { InMemoryOutboxStore } from './memory-outbox-store.ts';
-export { InMemoryDeadLetterSink, InMemoryWorkQueue, type QueuedMessage, type ReceivedWorkMessage, type RejectedMessage } from './memory-queue.ts';
+export {
+  InMemoryDeadLetterSink,
+  InMemoryWorkQueue,
+  type QueuedMessage,
+  type ReceivedWorkMessage,
+  type RejectedMessage,
+} from './memory-queue.ts';
 export { InMemoryOverlapStore } from './memory-overlap-store.ts';
 export { InMemoryJobReader } from './memory-job-reader.ts';
 export { InMemoryWheelStore } from './memory-wheel-store.ts';
@@ -59,6 +65,14 @@ export function createMemoryInstallation(options: MemoryTablesOptions & { readon
     workQueue: new InMemoryWorkQueue(options.clock),
     deadLetters: new InMemoryDeadLetterSink(),
     jobs: (knownHandlers) =>
-      new JobRepository({ jobs: new InMemoryJobStore(tables), reader: jobReader, slices, wheel, clock: options.clock, shardCount: tables.shardCount, knownHandlers }),
+      new JobRepository({
+        jobs: new InMemoryJobStore(tables),
+        reader: jobReader,
+        slices,
+        wheel,
+        clock: options.clock,
+        shardCount: tables.shardCount,
+        knownHandlers,
+      }),
   };
 }

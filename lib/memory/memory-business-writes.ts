@@ -24,7 +24,8 @@ function planOne(tables: MemoryTables, executionKey: string, write: BusinessWrit
   if ('put' in write) {
     const { tableName, item, conditionExpression } = write.put;
     const table = tableOf(tables, tableName);
-    if (conditionExpression !== undefined) refuse(`the in-memory store does not evaluate conditionExpression ${JSON.stringify(conditionExpression)}`);
+    if (conditionExpression !== undefined)
+      refuse(`the in-memory store does not evaluate conditionExpression ${JSON.stringify(conditionExpression)}`);
     const id = keyOf(tables, executionKey, tableName, item, index);
     const copy = structuredClone(item);
     return () => table.set(id, copy);
@@ -32,7 +33,8 @@ function planOne(tables: MemoryTables, executionKey: string, write: BusinessWrit
   if ('delete' in write) {
     const { tableName, key, conditionExpression } = write.delete;
     const table = tableOf(tables, tableName);
-    if (conditionExpression !== undefined) refuse(`the in-memory store does not evaluate conditionExpression ${JSON.stringify(conditionExpression)}`);
+    if (conditionExpression !== undefined)
+      refuse(`the in-memory store does not evaluate conditionExpression ${JSON.stringify(conditionExpression)}`);
     const id = keyOf(tables, executionKey, tableName, key, index);
     return () => table.delete(id);
   }
@@ -50,7 +52,11 @@ function keyOf(tables: MemoryTables, executionKey: string, tableName: string, it
   const names = tables.businessKeys[tableName] ?? [];
   const missing = names.find((name) => item[name] === undefined);
   if (missing !== undefined) {
-    throw new CommitRejectedError(executionKey, 'ValidationException', `write #${index} to ${tableName}: missing key attribute ${JSON.stringify(missing)}`);
+    throw new CommitRejectedError(
+      executionKey,
+      'ValidationException',
+      `write #${index} to ${tableName}: missing key attribute ${JSON.stringify(missing)}`,
+    );
   }
   return JSON.stringify(names.map((name) => item[name]));
 }

@@ -21,6 +21,8 @@ export class InMemoryJobReader implements JobReader {
   }
 
   async recordsOfShard(shard: number): Promise<JobRecord[]> {
-    return [...this.tables.jobs.values()].filter((record) => 'shard' in record && record.shard === shard).map((record) => structuredClone(record));
+    return [...this.tables.jobs.values()]
+      .filter((record) => 'shard' in record && record.shard === shard)
+      .map((record) => structuredClone(record));
   }
 }

@@ -20,7 +20,9 @@ export class InMemoryJobStore implements JobStore {
   }
 
   async slicesOf(jobId: string, fromMs: number, toMs = Infinity): Promise<Slice[]> {
-    const rows = [...this.tables.slices.values()].filter((row) => row.jobId === jobId && row.scheduledAt >= fromMs && row.scheduledAt < toMs);
+    const rows = [...this.tables.slices.values()].filter(
+      (row) => row.jobId === jobId && row.scheduledAt >= fromMs && row.scheduledAt < toMs,
+    );
     return rows.sort((a, b) => a.scheduledAt - b.scheduledAt).map(toSlice);
   }
 

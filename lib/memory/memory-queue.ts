@@ -108,7 +108,11 @@ export class InMemoryWorkQueue implements WorkQueue {
 
   /** Every message still on the queue (visible, in flight or delayed), with the slice it names; for assertions. */
   messages(): (Readonly<QueuedMessage> & { readonly key: SliceKey })[] {
-    return this.queued.map((message) => ({ ...message, receiptHandles: new Set(message.receiptHandles), key: decodeWorkMessage(message.body) }));
+    return this.queued.map((message) => ({
+      ...message,
+      receiptHandles: new Set(message.receiptHandles),
+      key: decodeWorkMessage(message.body),
+    }));
   }
 
   /** How many messages were ever sent. */

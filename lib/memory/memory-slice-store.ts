@@ -40,12 +40,20 @@ export class InMemorySliceStore implements SliceStore {
    * created from the given (stored) definition, or re-created over an older
    * generation's SKIPPED one, or the existing slice claimed.
    */
-  async claim(key: SliceKey, owner: string, now: number, messageId?: string, receiveCount?: number, run?: SliceDefinition): Promise<ClaimOutcome> {
+  async claim(
+    key: SliceKey,
+    owner: string,
+    now: number,
+    messageId?: string,
+    receiveCount?: number,
+    run?: SliceDefinition,
+  ): Promise<ClaimOutcome> {
     const token = randomUUID();
     const id = sliceId(key);
     const existing = this.tables.slices.get(id);
     // One call is one request here, so a resent request (isOwnClaimResent) cannot occur.
-    if (!isClaimable(existing, now, messageId, token, receiveCount, run?.generation)) return { won: false, current: existing && toSlice(existing) };
+    if (!isClaimable(existing, now, messageId, token, receiveCount, run?.generation))
+      return { won: false, current: existing && toSlice(existing) };
     const fresh = existing === undefined || (run !== undefined && isRecreatable(existing, run.generation));
     const row: SliceRow = fresh && run ? this.createdRow(key, run, now, existing) : (existing as SliceRow);
     row.claimedFrom = existing === undefined || fresh ? SliceStatus.Enqueued : row.status;
@@ -86,7 +94,10 @@ export class InMemorySliceStore implements SliceStore {
   }
 
   /** FAIL: `holdsLease`; effect FAILED with the retry's time, the lease dropped. */
-  async recordFailure({ key, fence }: FencedClaim, failure: { now: number; error: string; nextAttemptAt: number; sweepAt: number }): Promise<void> {
+  async recordFailure(
+    { key, fence }: FencedClaim,
+    failure: { now: number; error: string; nextAttemptAt: number; sweepAt: number },
+  ): Promise<void> {
     const row = this.row(key);
     if (!holdsLease(row, fence)) throw new LeaseLostError(executionKey(key.jobId, key.scheduledAt), fence);
     row.status = SliceStatus.Failed;
@@ -124,7 +135,9 @@ export class InMemorySliceStore implements SliceStore {
   }
 
   async between(jobId: string, fromMs: number, toMs: number): Promise<Slice[]> {
-    const rows = [...this.tables.slices.values()].filter((row) => row.jobId === jobId && row.scheduledAt >= fromMs && row.scheduledAt < toMs);
+    const rows = [...this.tables.slices.values()].filter(
+      (row) => row.jobId === jobId && row.scheduledAt >= fromMs && row.scheduledAt < toMs,
+    );
     return rows.sort((a, b) => a.scheduledAt - b.scheduledAt).map(toSlice);
   }
 
@@ -134,7 +147,11 @@ export class InMemorySliceStore implements SliceStore {
     for (const slice of slices) {
       const previous = this.row(slice);
       if (!mayCreateSlice(previous, run.generation)) continue;
-      this.tables.slices.set(sliceId(slice), { ...this.createdRow(slice, run, now, previous), sweepShard: run.shard, sweepAt: slice.sweepAt });
+      this.tables.slices.set(sliceId(slice), {
+        ...this.createdRow(slice, run, now, previous),
+        sweepShard: run.shard,
+        sweepAt: slice.sweepAt,
+      });
       created.push({ jobId: slice.jobId, scheduledAt: slice.scheduledAt });
     }
     return created;
@@ -167,7 +184,13 @@ export class InMemorySliceStore implements SliceStore {
       const key = { jobId, scheduledAt };
       const previous = this.row(key);
       if (!mayCreateSlice(previous, run.generation)) continue;
-      this.tables.slices.set(sliceId(key), { ...this.createdRow(key, run, now, previous), status: SliceStatus.Skipped, skipReason: reason, finishedAt: now, expiresAt: this.tables.expiresAtSeconds(now) });
+      this.tables.slices.set(sliceId(key), {
+        ...this.createdRow(key, run, now, previous),
+        status: SliceStatus.Skipped,
+        skipReason: reason,
+        finishedAt: now,
+        expiresAt: this.tables.expiresAtSeconds(now),
+      });
       written++;
     }
     return written;

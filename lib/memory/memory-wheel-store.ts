@@ -25,18 +25,27 @@ export class InMemoryWheelStore implements WheelStore {
     const partition = this.tables.wheelShard(shard);
     const current = partition.cursor;
     partition.cursor = current
-      ? { scannedThrough: Math.max(current.scannedThrough, cursor.scannedThrough), reconciledThrough: Math.max(current.reconciledThrough, cursor.reconciledThrough) }
+      ? {
+          scannedThrough: Math.max(current.scannedThrough, cursor.scannedThrough),
+          reconciledThrough: Math.max(current.reconciledThrough, cursor.reconciledThrough),
+        }
       : { ...cursor };
     return shardCursor(partition) as ShardCursor;
   }
 
   async nextBucket(shard: number, fromMs: number, toMs: number): Promise<number | undefined> {
-    const buckets = this.tables.wheelShard(shard).entries.map((entry) => entry.bucket).filter((bucket) => bucket >= fromMs && bucket < toMs);
+    const buckets = this.tables
+      .wheelShard(shard)
+      .entries.map((entry) => entry.bucket)
+      .filter((bucket) => bucket >= fromMs && bucket < toMs);
     return buckets.length === 0 ? undefined : Math.min(...buckets);
   }
 
   async entriesAt(shard: number, bucket: number): Promise<PlacedEntry[]> {
-    return this.tables.wheelShard(shard).entries.filter((entry) => entry.bucket === bucket).map((entry) => ({ ...entry }));
+    return this.tables
+      .wheelShard(shard)
+      .entries.filter((entry) => entry.bucket === bucket)
+      .map((entry) => ({ ...entry }));
   }
 
   async place(shard: number, entries: readonly PlacedEntry[]): Promise<void> {

@@ -20,7 +20,14 @@ import type { JobSpecInput } from '../core/job-spec.ts';
 import { OUTBOX_SHARDS, type OutboxItem } from '../core/chunks.ts';
 import { sleep } from '../core/clock.ts';
 import { OutboxDispatcher, type DeliverRequest } from '../engine/outbox-dispatcher.ts';
-import { runSlice, runSliceWithTakeover, type RunSliceOptions, type SliceRun, type TakeoverOptions, type TakeoverRun } from './run-slice.ts';
+import {
+  runSlice,
+  runSliceWithTakeover,
+  type RunSliceOptions,
+  type SliceRun,
+  type TakeoverOptions,
+  type TakeoverRun,
+} from './run-slice.ts';
 
 export interface CronfenceTestOptions {
   /** Your jobs module (`import * as jobs from '../src/cron-jobs'`), or a HandlerRegistry. */
@@ -93,7 +100,9 @@ export class CronfenceTest {
     const items: Record<string, unknown>[] = [];
     let startKey: Record<string, AttributeValue> | undefined;
     do {
-      const page = await this.clients.dynamo.send(new ScanCommand({ TableName: tableName, ConsistentRead: true, ExclusiveStartKey: startKey }));
+      const page = await this.clients.dynamo.send(
+        new ScanCommand({ TableName: tableName, ConsistentRead: true, ExclusiveStartKey: startKey }),
+      );
       items.push(...(page.Items ?? []).map((item) => unmarshall(item)));
       startKey = page.LastEvaluatedKey;
     } while (startKey);
@@ -125,11 +134,20 @@ export class CronfenceTest {
    * execution's requests is pending (or `timeoutMs` passed).
    * @returns every outbound request of the execution, as recorded after delivery (DELIVERED, or DEAD).
    */
-  async deliverOutbox(executionKey: string, options: { readonly timeoutMs?: number; readonly deliver?: DeliverRequest } = {}): Promise<OutboxItem[]> {
+  async deliverOutbox(
+    executionKey: string,
+    options: { readonly timeoutMs?: number; readonly deliver?: DeliverRequest } = {},
+  ): Promise<OutboxItem[]> {
     // runSlice's workers run on the slice's clock (a monthly job's next occurrence may be weeks ahead), and the
     // requests they recorded are due by it: the dispatcher's clock runs at least as far ahead as the latest of them.
     const clock = { aheadMs: 0, now: () => Date.now() + clock.aheadMs };
-    const dispatcher = new OutboxDispatcher({ store: this.runtime.outbox, clock, backoff: { baseMs: 50, maxMs: 500 }, deliver: options.deliver, deadLetters: this.runtime.deadLetters });
+    const dispatcher = new OutboxDispatcher({
+      store: this.runtime.outbox,
+      clock,
+      backoff: { baseMs: 50, maxMs: 500 },
+      deliver: options.deliver,
+      deadLetters: this.runtime.deadLetters,
+    });
     const deadline = Date.now() + (options.timeoutMs ?? 120_000);
     for (;;) {
       const items = await this.runtime.outbox.list(executionKey);

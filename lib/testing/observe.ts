@@ -18,9 +18,7 @@ export interface CommitRecord {
 
 /** How one handler call ended. */
 export type HandlerEnd = { readonly worker: string; readonly fence: number } & (
-  | { readonly kind: 'returned' }
-  | { readonly kind: 'threw'; readonly error: unknown }
-  | { readonly kind: 'running' }
+  { readonly kind: 'returned' } | { readonly kind: 'threw'; readonly error: unknown } | { readonly kind: 'running' }
 );
 
 /** A handler call of `worker`, with its end to come. */

@@ -96,7 +96,11 @@ export async function runSlice(context: RunContext, job: string | JobSpecInput, 
   return { ...(await report(observer, events, WORKER, key)), ...(await outcomeOf(context.runtime, observer, events, key)) };
 }
 
-export async function runSliceWithTakeover(context: RunContext, job: string | JobSpecInput, options: TakeoverOptions): Promise<TakeoverRun> {
+export async function runSliceWithTakeover(
+  context: RunContext,
+  job: string | JobSpecInput,
+  options: TakeoverOptions,
+): Promise<TakeoverRun> {
   const { key, policies } = await createSlice(context, job, options);
   const at = options.at ?? 'commit';
   const observer = new RunObserver();
@@ -110,7 +114,8 @@ export async function runSliceWithTakeover(context: RunContext, job: string | Jo
   // A number: the takeover starts that long after the first handler started.
   const trigger: EventSink = {
     emit: (event) => {
-      if (typeof at === 'number' && event.type === 'started' && event.worker === WORKER) timer = setTimeout(() => void takeOver().catch(() => {}), at);
+      if (typeof at === 'number' && event.type === 'started' && event.worker === WORKER)
+        timer = setTimeout(() => void takeOver().catch(() => {}), at);
     },
   };
   // 'commit': the first worker's commit waits at this gate until the standby has run the slice.
@@ -126,7 +131,11 @@ export async function runSliceWithTakeover(context: RunContext, job: string | Jo
   };
 }
 
-async function createSlice(context: RunContext, job: string | JobSpecInput, options: RunSliceOptions): Promise<{ key: SliceKey; policies: JobPolicies }> {
+async function createSlice(
+  context: RunContext,
+  job: string | JobSpecInput,
+  options: RunSliceOptions,
+): Promise<{ key: SliceKey; policies: JobPolicies }> {
   const spec = { ...jobSpec(context.jobs, job), ...(options.payload && { payload: options.payload }) };
   const merged = options.policies ? { ...spec, policies: { ...spec.policies, ...options.policies } } : spec;
   const { job: stored } = await context.runtime.jobs(context.jobs.registry.names()).put(merged);
@@ -134,7 +143,11 @@ async function createSlice(context: RunContext, job: string | JobSpecInput, opti
   const key = { jobId: stored.id, scheduledAt };
   const created = await context.runtime.slices.enqueue(definitionOf(stored), [{ ...key, sweepAt: scheduledAt + 30_000 }], Date.now());
   if (created.length !== 1) {
-    throw new InvalidJobSpecError('scheduledAt', new Date(scheduledAt).toISOString(), `a slice of ${stored.id} at this instant exists already in this test installation`);
+    throw new InvalidJobSpecError(
+      'scheduledAt',
+      new Date(scheduledAt).toISOString(),
+      `a slice of ${stored.id} at this instant exists already in this test installation`,
+    );
   }
   return { key, policies: stored.policies };
 }
@@ -145,7 +158,11 @@ function jobSpec(jobs: JobsModule, job: string | JobSpecInput): JobSpecInput {
   if (declared) return declared;
   if (jobs.registry.get(job)) return { id: job, schedule: '* * * * *', handler: job };
   const known = [...jobs.schedules.map((candidate) => candidate.id), ...jobs.registry.names()];
-  throw new InvalidJobSpecError('job', job, `is neither a job in the module's schedules nor a handler it exports (known: ${[...new Set(known)].join(', ')})`);
+  throw new InvalidJobSpecError(
+    'job',
+    job,
+    `is neither a job in the module's schedules nor a handler it exports (known: ${[...new Set(known)].join(', ')})`,
+  );
 }
 
 function wholeSecond(value: Date | string | number): number {
@@ -154,7 +171,14 @@ function wholeSecond(value: Date | string | number): number {
   return Math.floor(ms / 1000) * 1000;
 }
 
-function workerFor(context: RunContext, observer: RunObserver, sinks: EventSink[], id: string, offsetMs: number, gate?: () => Promise<void>) {
+function workerFor(
+  context: RunContext,
+  observer: RunObserver,
+  sinks: EventSink[],
+  id: string,
+  offsetMs: number,
+  gate?: () => Promise<void>,
+) {
   const runtime = createRuntime({
     env: context.env,
     clients: context.runtime.clients,
@@ -166,7 +190,11 @@ function workerFor(context: RunContext, observer: RunObserver, sinks: EventSink[
 }
 
 async function processAndSettle(runtime: Runtime, { runtime: own, worker }: ReturnType<typeof workerFor>, message: Message): Promise<void> {
-  const disposition = await worker.process({ body: message.Body ?? '', receiptHandle: message.ReceiptHandle ?? '', messageId: message.MessageId });
+  const disposition = await worker.process({
+    body: message.Body ?? '',
+    receiptHandle: message.ReceiptHandle ?? '',
+    messageId: message.MessageId,
+  });
   if (disposition === 'delete') await deleteMessage(runtime, message);
   await own.bus.flush();
 }

@@ -21,7 +21,12 @@ export async function sendAndReceive(runtime: Runtime, key: SliceKey): Promise<M
   const deadline = Date.now() + RECEIVE_TIMEOUT_MS;
   while (Date.now() < deadline) {
     const { Messages = [] } = await sqs.send(
-      new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, MessageSystemAttributeNames: ['ApproximateReceiveCount'] }),
+      new ReceiveMessageCommand({
+        QueueUrl: url,
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: 1,
+        MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+      }),
       { requestTimeout: longPollRequestTimeoutMs(1) },
     );
     let mine: Message | undefined;
@@ -32,7 +37,9 @@ export async function sendAndReceive(runtime: Runtime, key: SliceKey): Promise<M
     }
     if (mine) return mine;
   }
-  throw new Error(`the work message of ${key.jobId} at ${new Date(key.scheduledAt).toISOString()} did not arrive within ${RECEIVE_TIMEOUT_MS} ms`);
+  throw new Error(
+    `the work message of ${key.jobId} at ${new Date(key.scheduledAt).toISOString()} did not arrive within ${RECEIVE_TIMEOUT_MS} ms`,
+  );
 }
 
 export async function deleteMessage(runtime: Runtime, message: Message): Promise<void> {
@@ -45,6 +52,8 @@ async function putBack(runtime: Runtime, url: string, message: Message, key: Sli
   if (!slice || isFinal(slice.status)) {
     await runtime.clients.sqs.send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: message.ReceiptHandle }));
   } else {
-    await runtime.clients.sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: url, ReceiptHandle: message.ReceiptHandle, VisibilityTimeout: 0 }));
+    await runtime.clients.sqs.send(
+      new ChangeMessageVisibilityCommand({ QueueUrl: url, ReceiptHandle: message.ReceiptHandle, VisibilityTimeout: 0 }),
+    );
   }
 }

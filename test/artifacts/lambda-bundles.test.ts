@@ -30,7 +30,13 @@ import { JOB_RESOURCE_TYPE } from '../../lib/cdk/scheduled-job.ts';
 import { PAYOUTS_TABLE } from '../../examples/jobs/examples.ts';
 import { resourcesOfType, type CfnTemplate } from '../support/cfn-template.ts';
 import { deniedCalls, unusedGrants, type Role } from '../support/iam-proof.ts';
-import { ProviderFramework, CREATE_FAILED_PHYSICAL_ID_MARKER, scheduledEvent, SqsEventSourceMapping, type CustomResourceResponse } from '../support/lambda-events.ts';
+import {
+  ProviderFramework,
+  CREATE_FAILED_PHYSICAL_ID_MARKER,
+  scheduledEvent,
+  SqsEventSourceMapping,
+  type CustomResourceResponse,
+} from '../support/lambda-events.ts';
 import type { RecordedCall, RecordingProxy } from '../support/recording-proxy.ts';
 import type { LambdaSandbox } from '../support/lambda-sandbox.ts';
 import { logicalIdOf } from '../cdk/synth.ts';
@@ -59,7 +65,8 @@ const NOT_EXERCISED: Record<string, string> = {
   'scanner sqs:GetQueueUrl Cron/ScanQueue': 'SqsEventSource: granted with the consume actions',
   'worker sqs:GetQueueAttributes Cron/WorkQueue': 'SqsEventSource: the Lambda service reads the queue attributes',
   'worker sqs:GetQueueUrl Cron/WorkQueue': 'SqsEventSource: granted with the consume actions',
-  'provider framework lambda:GetFunction Cron/JobsResource': 'the framework waits for the onEvent function to be active; the rig plays the framework',
+  'provider framework lambda:GetFunction Cron/JobsResource':
+    'the framework waits for the onEvent function to be active; the rig plays the framework',
   'provider framework lambda:InvokeFunction Cron/JobsResource:*': 'the framework’s grant of a qualified (version) ARN',
   // What ctx.commit may write to a table given to grantCommit (BUSINESS_WRITE_ACTIONS); the settlement only puts.
   'worker dynamodb:UpdateItem Payouts': 'ctx.commit update writes (grantCommit)',
@@ -112,7 +119,12 @@ const fn = (label: string): DeployedFunction => {
 };
 
 function jobResources(template: CfnTemplate): Map<string, Record<string, unknown>> {
-  return new Map(resourcesOfType(template, JOB_RESOURCE_TYPE).map(([id, resource]) => [id, deployment.resolver.resolve(resource.Properties) as Record<string, unknown>]));
+  return new Map(
+    resourcesOfType(template, JOB_RESOURCE_TYPE).map(([id, resource]) => [
+      id,
+      deployment.resolver.resolve(resource.Properties) as Record<string, unknown>,
+    ]),
+  );
 }
 
 beforeAll(async () => {
@@ -129,11 +141,15 @@ beforeAll(async () => {
   }
   const jobsResource = fn('jobs resource').environment();
   const onEventArn = `arn:aws:lambda:us-east-1:123456789012:function:${fn('jobs resource').spec.name}`;
-  framework = new ProviderFramework(`arn:aws:lambda:us-east-1:123456789012:function:${prefix}-provider-framework`, `arn:aws:cloudformation:us-east-1:123456789012:stack/${STACK_NAME}/${randomUUID()}`, (event) => {
-    // The framework's own call, made with its role.
-    calls.push({ fn: 'provider framework', caller: 'code', target: 'AWSLambda.Invoke', body: { FunctionName: onEventArn }, status: 200 });
-    return jobsResource.invoke(event);
-  });
+  framework = new ProviderFramework(
+    `arn:aws:lambda:us-east-1:123456789012:function:${prefix}-provider-framework`,
+    `arn:aws:cloudformation:us-east-1:123456789012:stack/${STACK_NAME}/${randomUUID()}`,
+    (event) => {
+      // The framework's own call, made with its role.
+      calls.push({ fn: 'provider framework', caller: 'code', target: 'AWSLambda.Invoke', body: { FunctionName: onEventArn }, status: 200 });
+      return jobsResource.invoke(event);
+    },
+  );
 }, 180_000);
 
 afterAll(async () => {
@@ -154,21 +170,33 @@ async function slicesOf(jobId: string): Promise<Slice[]> {
 
 async function send(request: Parameters<ProviderFramework['send']>[0]): Promise<CustomResourceResponse> {
   const response = await framework.send(request);
-  if (response.Status === 'SUCCESS' && request.requestType !== 'Delete') deployed.set(request.logicalId, { physicalId: response.PhysicalResourceId, properties: request.properties });
+  if (response.Status === 'SUCCESS' && request.requestType !== 'Delete')
+    deployed.set(request.logicalId, { physicalId: response.PhysicalResourceId, properties: request.properties });
   if (response.Status === 'SUCCESS' && request.requestType === 'Delete') deployed.delete(request.logicalId);
   return response;
 }
 
 const mapping = (label: string, queue: 'scanQueue' | 'workQueue', sandbox: LambdaSandbox): Promise<SqsEventSourceMapping> =>
-  eventSourceMapping({ template: first.template, deployment, calls, proxies: mappingProxies }, first.stack.scheduler[queue], fn(label), sandbox);
+  eventSourceMapping(
+    { template: first.template, deployment, calls, proxies: mappingProxies },
+    first.stack.scheduler[queue],
+    fn(label),
+    sandbox,
+  );
 
 describe('the synthesized bundles, invoked as Lambda invokes them', () => {
   it('creates the stack’s jobs through the provider framework; a job a runtime client owns fails its Create, and the rollback leaves it alone', async () => {
     await repository().put({ id: 'claimed-at-runtime', schedule: '0 4 * * *', handler: 'every-minute', origin: 'runtime' });
     const resources = jobResources(first.template);
-    expect([...resources.values()].map((properties) => JSON.parse(String(properties.Job)).id).sort()).toEqual(
-      ['claimed-at-runtime', 'exclusive-probe', 'five-second-probe', 'merchant-settlement', 'minutely-probe', 'settle-and-wire', 'settle-to-lost-table'],
-    );
+    expect([...resources.values()].map((properties) => JSON.parse(String(properties.Job)).id).sort()).toEqual([
+      'claimed-at-runtime',
+      'exclusive-probe',
+      'five-second-probe',
+      'merchant-settlement',
+      'minutely-probe',
+      'settle-and-wire',
+      'settle-to-lost-table',
+    ]);
     for (const [logicalId, properties] of resources) {
       const jobId = JSON.parse(String(properties.Job)).id as string;
       const response = await send({ requestType: 'Create', logicalId, resourceType: JOB_RESOURCE_TYPE, properties });
@@ -176,22 +204,39 @@ describe('the synthesized bundles, invoked as Lambda invokes them', () => {
         expect(response).toMatchObject({ Status: 'FAILED', PhysicalResourceId: CREATE_FAILED_PHYSICAL_ID_MARKER });
         expect(response.Reason).toMatch(/claimed-at-runtime/);
         // CloudFormation's rollback deletes the failed resource: the framework answers without calling onEvent.
-        const rollback = await framework.send({ requestType: 'Delete', logicalId, resourceType: JOB_RESOURCE_TYPE, properties, physicalId: response.PhysicalResourceId });
+        const rollback = await framework.send({
+          requestType: 'Delete',
+          logicalId,
+          resourceType: JOB_RESOURCE_TYPE,
+          properties,
+          physicalId: response.PhysicalResourceId,
+        });
         expect(rollback).toMatchObject({ Status: 'SUCCESS', invoked: false });
         expect((await repository().get(jobId))?.schedule).toBe('0 4 * * *');
         continue;
       }
-      expect(response, response.Reason).toMatchObject({ Status: 'SUCCESS', PhysicalResourceId: jobId, Data: { JobId: jobId, Created: 'true' } });
+      expect(response, response.Reason).toMatchObject({
+        Status: 'SUCCESS',
+        PhysicalResourceId: jobId,
+        Data: { JobId: jobId, Created: 'true' },
+      });
       expect((await repository().get(jobId))?.origin).toBe('cdk');
-
     }
   }, 60_000);
 
   it('tick → scan → work: SUCCEEDED, the settlement’s payouts, a DEAD slice dead-lettered, poison messages dead-lettered', async () => {
     // A job the application creates at run time (cronfence/client): once, in 10 s, then deleted by the worker that ran it.
     const onceAt = new Date(Math.ceil((Date.now() + 10_000) / 1000) * 1000).toISOString().slice(0, 19);
-    await client().createJob({ id: 'one-time', schedule: `at(${onceAt})`, timeZone: 'UTC', handler: 'every-minute', policies: { afterOneTime: 'delete' } });
-    const tick = await fn('tick').environment().invoke<{ shards: number }>(scheduledEvent(`arn:aws:events:us-east-1:123456789012:rule/${prefix}-tick`));
+    await client().createJob({
+      id: 'one-time',
+      schedule: `at(${onceAt})`,
+      timeZone: 'UTC',
+      handler: 'every-minute',
+      policies: { afterOneTime: 'delete' },
+    });
+    const tick = await fn('tick')
+      .environment()
+      .invoke<{ shards: number }>(scheduledEvent(`arn:aws:events:us-east-1:123456789012:rule/${prefix}-tick`));
     expect(tick.shards).toBe(4);
     const scanUrl = deployment.physical.get(logicalIdOf(first.stack.scheduler.scanQueue))!.ref;
     const workUrl = deployment.physical.get(logicalIdOf(first.stack.scheduler.workQueue))!.ref;
@@ -201,14 +246,19 @@ describe('the synthesized bundles, invoked as Lambda invokes them', () => {
 
     scanner = await mapping('scanner', 'scanQueue', fn('scanner').environment());
     firstScanAt = Date.now();
-    for (let idle = 0; idle < 2; ) idle = (await scanner.pollOnce(1)) === 0 ? idle + 1 : 0;
+    for (let idle = 0; idle < 2;) idle = (await scanner.pollOnce(1)) === 0 ? idle + 1 : 0;
     // The tick's four, the one the client's createJob asked for (its shard, at once), the forged one.
     expect(scanner.outcomes.reduce((sum, outcome) => sum + outcome.received, 0)).toBe(6);
-    expect(scanner.outcomes.every((outcome) => outcome.received === 1 && !outcome.error), JSON.stringify(scanner.outcomes)).toBe(true);
+    expect(
+      scanner.outcomes.every((outcome) => outcome.received === 1 && !outcome.error),
+      JSON.stringify(scanner.outcomes),
+    ).toBe(true);
 
     const workers = await Promise.all([0, 1].map(() => mapping('worker', 'workQueue', fn('worker').environment())));
     const done = async (): Promise<boolean> => {
-      const [probe, exclusive, settled, lost] = await Promise.all(['five-second-probe', 'exclusive-probe', 'settle-and-wire', 'settle-to-lost-table'].map(slicesOf));
+      const [probe, exclusive, settled, lost] = await Promise.all(
+        ['five-second-probe', 'exclusive-probe', 'settle-and-wire', 'settle-to-lost-table'].map(slicesOf),
+      );
       return (
         probe!.some((slice) => slice.status === SliceStatus.Succeeded) &&
         exclusive!.some((slice) => slice.status === SliceStatus.Succeeded) &&
@@ -232,18 +282,29 @@ describe('the synthesized bundles, invoked as Lambda invokes them', () => {
     const states = async (): Promise<string> =>
       JSON.stringify(
         await Promise.all(
-          ['five-second-probe', 'exclusive-probe', 'settle-and-wire', 'settle-to-lost-table', 'one-time'].map(async (job) => [job, (await slicesOf(job)).map((slice) => slice.status), await repository().get(job).then((stored) => stored?.generation)]),
+          ['five-second-probe', 'exclusive-probe', 'settle-and-wire', 'settle-to-lost-table', 'one-time'].map(async (job) => [
+            job,
+            (await slicesOf(job)).map((slice) => slice.status),
+            await repository()
+              .get(job)
+              .then((stored) => stored?.generation),
+          ]),
         ),
       );
     expect(finished, `${await states()}\n${JSON.stringify(outcomes)}\n${fn('worker').sandboxes[0]!.log()}`).toBe(true);
-    expect(outcomes.filter((outcome) => outcome.error), fn('worker').sandboxes[0]!.log()).toEqual([]);
+    expect(
+      outcomes.filter((outcome) => outcome.error),
+      fn('worker').sandboxes[0]!.log(),
+    ).toEqual([]);
     // The lost table's first attempt failed and its message stayed (a batch item failure), the rest of its batch went.
     expect(outcomes.some((outcome) => outcome.kept > 0)).toBe(true);
     expect(Math.max(...outcomes.map((outcome) => outcome.received))).toBeLessThanOrEqual(10);
 
     const settled = (await slicesOf('settle-and-wire')).find((slice) => slice.status === SliceStatus.Succeeded)!;
     const key = `settle-and-wire:${new Date(settled.scheduledAt).toISOString().replace(/\.\d{3}Z$/, 'Z')}`;
-    const summary = await clients.dynamo.send(new GetItemCommand({ TableName: deployment.tables.Payouts, Key: { payoutId: { S: key } }, ConsistentRead: true }));
+    const summary = await clients.dynamo.send(
+      new GetItemCommand({ TableName: deployment.tables.Payouts, Key: { payoutId: { S: key } }, ConsistentRead: true }),
+    );
     expect(summary.Item && unmarshall(summary.Item), key).toMatchObject({ merchants: 80, chunks: 2 });
     expect((await slicesOf('one-time')).map((slice) => slice.status)).toEqual([SliceStatus.Succeeded]);
     const lost = (await slicesOf('settle-to-lost-table')).find((slice) => slice.status === SliceStatus.Dead)!;
@@ -256,7 +317,9 @@ describe('the synthesized bundles, invoked as Lambda invokes them', () => {
   }, 150_000);
 
   it('the outbox dispatcher delivers the settlement’s wires, each with its idempotency key', async () => {
-    const pass = await fn('outbox').environment().invoke<{ delivered: number; dead: number }>(scheduledEvent(`arn:aws:events:us-east-1:123456789012:rule/${prefix}-outbox`));
+    const pass = await fn('outbox')
+      .environment()
+      .invoke<{ delivered: number; dead: number }>(scheduledEvent(`arn:aws:events:us-east-1:123456789012:rule/${prefix}-outbox`));
     expect(pass.delivered).toBeGreaterThanOrEqual(80);
     expect(pass.dead).toBe(0);
     expect(new Set(wires.map((wire) => wire.key)).size).toBe(wires.length);
@@ -267,10 +330,14 @@ describe('the synthesized bundles, invoked as Lambda invokes them', () => {
     // This environment's clock alone is moved 6 minutes on: the jobs have been silent since, more than twice the
     // minutely job's interval (the switch runs a bounded step at every tick; one step covers these few jobs).
     const offset = 6 * 60_000;
-    const tick = await fn('tick').environment({ clockOffsetMs: offset }).invoke<{ shards: number; staleJobs?: number }>(scheduledEvent(`arn:aws:events:us-east-1:123456789012:rule/${prefix}-tick`));
+    const tick = await fn('tick')
+      .environment({ clockOffsetMs: offset })
+      .invoke<{ shards: number; staleJobs?: number }>(scheduledEvent(`arn:aws:events:us-east-1:123456789012:rule/${prefix}-tick`));
     expect(tick.shards).toBe(4);
     expect(tick.staleJobs).toBeGreaterThanOrEqual(1);
-    const stale = calls.filter((call) => call.fn === 'tick' && call.target === 'AWSEvents.PutEvents' && JSON.stringify(call.body).includes('stale'));
+    const stale = calls.filter(
+      (call) => call.fn === 'tick' && call.target === 'AWSEvents.PutEvents' && JSON.stringify(call.body).includes('stale'),
+    );
     expect(stale.length, fn('tick').sandboxes.at(-1)!.log(20)).toBeGreaterThanOrEqual(1);
 
     // Once the first scan's buckets are a sweep grace (30 s) old, a scan reads their slices again (the reconciler).
@@ -278,14 +345,22 @@ describe('the synthesized bundles, invoked as Lambda invokes them', () => {
     // loaded machine can come seconds after the first scan: the tick queues the shards' scans again until one reconciles.
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, firstScanAt + deployment.config.sweepGraceMs + 6000 - Date.now())));
     const before = scanner.outcomes.length;
-    for (let idle = 0; idle < 2; ) idle = (await scanner.pollOnce(1)) === 0 ? idle + 1 : 0;
+    for (let idle = 0; idle < 2;) idle = (await scanner.pollOnce(1)) === 0 ? idle + 1 : 0;
     expect(scanner.outcomes.slice(before).reduce((sum, outcome) => sum + outcome.received, 0)).toBe(4);
     const reconciled = (): unknown[] =>
-      calls.filter((call) => call.fn === 'scanner' && call.target.endsWith('.Query') && call.body.TableName === deployment.config.slicesTable && !call.body.IndexName);
+      calls.filter(
+        (call) =>
+          call.fn === 'scanner' &&
+          call.target.endsWith('.Query') &&
+          call.body.TableName === deployment.config.slicesTable &&
+          !call.body.IndexName,
+      );
     for (let round = 0; round < 6 && reconciled().length === 0; round++) {
       await new Promise((resolve) => setTimeout(resolve, 3000));
-      await fn('tick').environment().invoke(scheduledEvent(`arn:aws:events:us-east-1:123456789012:rule/${prefix}-tick`));
-      for (let idle = 0; idle < 2; ) idle = (await scanner.pollOnce(1)) === 0 ? idle + 1 : 0;
+      await fn('tick')
+        .environment()
+        .invoke(scheduledEvent(`arn:aws:events:us-east-1:123456789012:rule/${prefix}-tick`));
+      for (let idle = 0; idle < 2;) idle = (await scanner.pollOnce(1)) === 0 ? idle + 1 : 0;
     }
     expect(reconciled().length).toBeGreaterThanOrEqual(1);
   }, 150_000);
@@ -300,20 +375,40 @@ describe('the synthesized bundles, invoked as Lambda invokes them', () => {
         const current = deployed.get(logicalId);
         if (!current) continue; // the runtime-owned job: its Create failed before
         if (JSON.stringify(current.properties) === JSON.stringify(properties)) continue;
-        const response = await send({ requestType: 'Update', logicalId, resourceType: JOB_RESOURCE_TYPE, properties, oldProperties: current.properties, physicalId: current.physicalId });
+        const response = await send({
+          requestType: 'Update',
+          logicalId,
+          resourceType: JOB_RESOURCE_TYPE,
+          properties,
+          oldProperties: current.properties,
+          physicalId: current.physicalId,
+        });
         expect(response, response.Reason).toMatchObject({ Status: 'SUCCESS', PhysicalResourceId: current.physicalId });
       }
-      expect(framework.requests.filter((request) => request.requestType === 'Update').map((request) => JSON.parse(String(request.properties.Job)).id)).toEqual(['settle-and-wire']);
+      expect(
+        framework.requests
+          .filter((request) => request.requestType === 'Update')
+          .map((request) => JSON.parse(String(request.properties.Job)).id),
+      ).toEqual(['settle-and-wire']);
       const updated = await repository().require('settle-and-wire');
       expect(updated.payload).toMatchObject({ merchants: 40 });
       expect(updated.generation).toBe(2);
       // The first generation's slice waiting on the queue will not run.
-      expect((await slicesOf('settle-and-wire')).find((slice) => slice.scheduledAt === triggered.key.scheduledAt)).toMatchObject({ status: SliceStatus.Skipped, skipReason: 'superseded' });
+      expect((await slicesOf('settle-and-wire')).find((slice) => slice.scheduledAt === triggered.key.scheduledAt)).toMatchObject({
+        status: SliceStatus.Skipped,
+        skipReason: 'superseded',
+      });
 
       // CloudFormation's cleanup: resources no longer in the template are deleted.
       for (const [logicalId, current] of [...deployed]) {
         if (next.has(logicalId)) continue;
-        const response = await send({ requestType: 'Delete', logicalId, resourceType: JOB_RESOURCE_TYPE, properties: current.properties, physicalId: current.physicalId });
+        const response = await send({
+          requestType: 'Delete',
+          logicalId,
+          resourceType: JOB_RESOURCE_TYPE,
+          properties: current.properties,
+          physicalId: current.physicalId,
+        });
         expect(response, response.Reason).toMatchObject({ Status: 'SUCCESS', PhysicalResourceId: current.physicalId });
       }
       expect(await repository().get('settle-to-lost-table')).toBeUndefined();
@@ -321,7 +416,13 @@ describe('the synthesized bundles, invoked as Lambda invokes them', () => {
 
       // `cdk destroy`: every resource deleted.
       for (const [logicalId, current] of [...deployed]) {
-        const response = await send({ requestType: 'Delete', logicalId, resourceType: JOB_RESOURCE_TYPE, properties: current.properties, physicalId: current.physicalId });
+        const response = await send({
+          requestType: 'Delete',
+          logicalId,
+          resourceType: JOB_RESOURCE_TYPE,
+          properties: current.properties,
+          physicalId: current.physicalId,
+        });
         expect(response, response.Reason).toMatchObject({ Status: 'SUCCESS', PhysicalResourceId: current.physicalId });
       }
       expect((await repository().list()).map((job) => job.id)).toEqual(['claimed-at-runtime']);

@@ -26,7 +26,16 @@ import { ProviderFramework } from '../support/lambda-events.ts';
 import { ROOT, writeReadmeFiles } from '../support/readme-app.ts';
 import type { RecordedCall, RecordingProxy } from '../support/recording-proxy.ts';
 import { logicalIdOf } from '../cdk/synth.ts';
-import { arnLabel, deploy, DeployedFunction, eventSourceMapping, functionsOf, rolesOf, upstreamEndpoints, type Deployment } from './stack-rig.ts';
+import {
+  arnLabel,
+  deploy,
+  DeployedFunction,
+  eventSourceMapping,
+  functionsOf,
+  rolesOf,
+  upstreamEndpoints,
+  type Deployment,
+} from './stack-rig.ts';
 
 /** What `ctx.commit` may write to the team's table (grantCommit) beyond the README handler's put. */
 const NOT_EXERCISED: Record<string, string> = {
@@ -59,23 +68,38 @@ function againstSources(file: string, text: string): string {
     .replace(/__dirname/g, JSON.stringify(path.dirname(path.join(dir, file))));
 }
 
-
 beforeAll(async () => {
   expect(writeReadmeFiles(dir, againstSources)).toEqual(['lib/my-app-stack.ts', 'src/cron-jobs.ts']);
   writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'my-app', version: '0.1.0', private: true }));
-  writeFileSync(path.join(dir, 'package-lock.json'), JSON.stringify({ name: 'my-app', version: '0.1.0', lockfileVersion: 3, requires: true, packages: {} }));
-  const { MyAppStack } = (await import(path.join(dir, 'lib', 'my-app-stack.ts'))) as { MyAppStack: new (scope: Construct, id: string) => Stack };
+  writeFileSync(
+    path.join(dir, 'package-lock.json'),
+    JSON.stringify({ name: 'my-app', version: '0.1.0', lockfileVersion: 3, requires: true, packages: {} }),
+  );
+  const { MyAppStack } = (await import(path.join(dir, 'lib', 'my-app-stack.ts'))) as {
+    MyAppStack: new (scope: Construct, id: string) => Stack;
+  };
   const app = new App({ outdir: path.join(dir, 'cdk.out'), builtinCloudFormationValidation: false });
   const stack = new MyAppStack(app, 'MyAppStack');
   app.synth();
   template = JSON.parse(readFileSync(path.join(dir, 'cdk.out', 'MyAppStack.template.json'), 'utf8')) as CfnTemplate;
   scheduler = stack.node.findChild('Cron') as CronScheduler;
   deployment = await deploy(clients, scheduler, prefix, [
-    { construct: stack.node.findChild('Reports'), definition: { logicalName: 'reports', partitionKey: { name: 'reportId', type: 'S' }, globalSecondaryIndexes: [] } },
+    {
+      construct: stack.node.findChild('Reports'),
+      definition: { logicalName: 'reports', partitionKey: { name: 'reportId', type: 'S' }, globalSecondaryIndexes: [] },
+    },
   ]);
   for (const label of ['worker', 'jobs resource', 'provider framework']) {
     const logicalId = logicalIdOf(functionsOf(scheduler)[label]!);
-    functions.set(label, await DeployedFunction.start(label, lambdaFunction(template, deployment.resolver, path.join(dir, 'cdk.out'), logicalId), upstreamEndpoints(), calls));
+    functions.set(
+      label,
+      await DeployedFunction.start(
+        label,
+        lambdaFunction(template, deployment.resolver, path.join(dir, 'cdk.out'), logicalId),
+        upstreamEndpoints(),
+        calls,
+      ),
+    );
   }
 }, 180_000);
 
@@ -91,10 +115,20 @@ const fn = (label: string): DeployedFunction => functions.get(label)!;
 describe("the README's consumer app, synthesized and run from its bundles", () => {
   it('creates its job, and the generated worker commits the row into the team’s table with the role the template gives it', async () => {
     const jobsResource = fn('jobs resource').environment();
-    const framework = new ProviderFramework(`arn:aws:lambda:us-east-1:123456789012:function:${prefix}-provider-framework`, 'arn:aws:cloudformation:us-east-1:123456789012:stack/MyAppStack/1', (event) => {
-      calls.push({ fn: 'provider framework', caller: 'code', target: 'AWSLambda.Invoke', body: { FunctionName: `arn:aws:lambda:us-east-1:123456789012:function:${fn('jobs resource').spec.name}` }, status: 200 });
-      return jobsResource.invoke(event);
-    });
+    const framework = new ProviderFramework(
+      `arn:aws:lambda:us-east-1:123456789012:function:${prefix}-provider-framework`,
+      'arn:aws:cloudformation:us-east-1:123456789012:stack/MyAppStack/1',
+      (event) => {
+        calls.push({
+          fn: 'provider framework',
+          caller: 'code',
+          target: 'AWSLambda.Invoke',
+          body: { FunctionName: `arn:aws:lambda:us-east-1:123456789012:function:${fn('jobs resource').spec.name}` },
+          status: 200,
+        });
+        return jobsResource.invoke(event);
+      },
+    );
     const jobs = resourcesOfType(template, JOB_RESOURCE_TYPE);
     expect(jobs).toHaveLength(1);
     const [logicalId, resource] = jobs[0]!;
@@ -113,10 +147,14 @@ describe("the README's consumer app, synthesized and run from its bundles", () =
     let status: string | undefined;
     while (status !== SliceStatus.Succeeded && Date.now() < deadline) {
       await mapping.pollOnce(1);
-      status = (await client.listRuns('nightly-report', { since: Date.now() - 3_600_000 })).find((each) => each.slice.scheduledAt === run.key.scheduledAt)?.slice.status;
+      status = (await client.listRuns('nightly-report', { since: Date.now() - 3_600_000 })).find(
+        (each) => each.slice.scheduledAt === run.key.scheduledAt,
+      )?.slice.status;
     }
     expect(status, worker.log()).toBe(SliceStatus.Succeeded);
-    const row = await clients.dynamo.send(new GetItemCommand({ TableName: deployment.tables.Reports, Key: { reportId: { S: run.executionKey } }, ConsistentRead: true }));
+    const row = await clients.dynamo.send(
+      new GetItemCommand({ TableName: deployment.tables.Reports, Key: { reportId: { S: run.executionKey } }, ConsistentRead: true }),
+    );
     expect(row.Item && unmarshall(row.Item)).toMatchObject({ reportId: run.executionKey });
   }, 90_000);
 

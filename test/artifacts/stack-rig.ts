@@ -92,7 +92,11 @@ export interface Synthesized {
 /** @param bundle false: the template alone (the stack's next version, whose bundles are the same). */
 export function synthesize(jobs: RigJobs, bundle: boolean): Synthesized {
   const cdkOut = mkdtempSync(path.join(tmpdir(), 'cronfence-artifacts-'));
-  const app = new App({ outdir: cdkOut, builtinCloudFormationValidation: false, ...(!bundle && { context: { 'aws:cdk:bundling-stacks': [] } }) });
+  const app = new App({
+    outdir: cdkOut,
+    builtinCloudFormationValidation: false,
+    ...(!bundle && { context: { 'aws:cdk:bundling-stacks': [] } }),
+  });
   const stack = buildStack(app, jobs);
   app.synth();
   const template = JSON.parse(readFileSync(path.join(cdkOut, `${STACK_NAME}.template.json`), 'utf8')) as CfnTemplate;
@@ -129,9 +133,18 @@ export interface BusinessTable {
 }
 
 /** Creates the stack's resources on the emulator and maps the template's logical ids to them. */
-export async function deploy(clients: AwsClients, s: CronScheduler, prefix: string, business: readonly BusinessTable[]): Promise<Deployment> {
+export async function deploy(
+  clients: AwsClients,
+  s: CronScheduler,
+  prefix: string,
+  business: readonly BusinessTable[],
+): Promise<Deployment> {
   // What the stack's functions run with (the shard count above all: a client with another puts jobs on shards no scan reads).
-  const config = loadConfig({ CRONFENCE_PREFIX: prefix, CRONFENCE_WORK_QUEUE_VISIBILITY_MS: String(s.config.workQueueVisibilityMs), CRONFENCE_SHARDS: String(s.config.shardCount) });
+  const config = loadConfig({
+    CRONFENCE_PREFIX: prefix,
+    CRONFENCE_WORK_QUEUE_VISIBILITY_MS: String(s.config.workQueueVisibilityMs),
+    CRONFENCE_SHARDS: String(s.config.shardCount),
+  });
   const created = await bootstrap(clients, config);
   const tables: Record<string, string> = {};
   for (const table of business) {
@@ -186,7 +199,12 @@ export class DeployedFunction {
     private readonly proxy: RecordingProxy,
   ) {}
 
-  static async start(label: string, spec: LambdaFunctionSpec, upstream: { dynamo: string; other: string }, calls: RecordedCall[]): Promise<DeployedFunction> {
+  static async start(
+    label: string,
+    spec: LambdaFunctionSpec,
+    upstream: { dynamo: string; other: string },
+    calls: RecordedCall[],
+  ): Promise<DeployedFunction> {
     return new DeployedFunction(label, spec, await startRecordingProxy(label, 'code', upstream, calls));
   }
 
@@ -204,9 +222,18 @@ export class DeployedFunction {
 }
 
 /** The SQS client an event source mapping polls with: the function's role, recorded as the mapping's calls. */
-export async function eventSourceClient(label: string, upstream: { dynamo: string; other: string }, calls: RecordedCall[]): Promise<{ sqs: SQSClient; proxy: RecordingProxy }> {
+export async function eventSourceClient(
+  label: string,
+  upstream: { dynamo: string; other: string },
+  calls: RecordedCall[],
+): Promise<{ sqs: SQSClient; proxy: RecordingProxy }> {
   const proxy = await startRecordingProxy(label, 'event source mapping', upstream, calls);
-  const sqs = new SQSClient({ region: 'us-east-1', endpoint: proxy.endpoint, credentials: { accessKeyId: 'test', secretAccessKey: 'test' }, useQueueUrlAsEndpoint: false });
+  const sqs = new SQSClient({
+    region: 'us-east-1',
+    endpoint: proxy.endpoint,
+    credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    useQueueUrlAsEndpoint: false,
+  });
   return { sqs, proxy };
 }
 
@@ -222,29 +249,46 @@ export function upstreamEndpoints(): { dynamo: string; other: string } {
  * as it must be set for the handlers' partial failures to keep only the failed records.
  */
 export async function eventSourceMapping(
-  run: { readonly template: CfnTemplate; readonly deployment: Deployment; readonly calls: RecordedCall[]; readonly proxies: RecordingProxy[] },
+  run: {
+    readonly template: CfnTemplate;
+    readonly deployment: Deployment;
+    readonly calls: RecordedCall[];
+    readonly proxies: RecordingProxy[];
+  },
   queue: sqs.IQueue,
   target: DeployedFunction,
   sandbox: LambdaSandbox,
 ): Promise<SqsEventSourceMapping> {
   const queueId = logicalIdOf(queue);
-  const found = resourcesOfType(run.template, 'AWS::Lambda::EventSourceMapping').find(([, each]) => JSON.stringify(each.Properties?.EventSourceArn).includes(queueId));
+  const found = resourcesOfType(run.template, 'AWS::Lambda::EventSourceMapping').find(([, each]) =>
+    JSON.stringify(each.Properties?.EventSourceArn).includes(queueId),
+  );
   if (!found) throw new Error(`template: no event source mapping reads ${queueId}`);
   const [id, resource] = found;
   const properties = resource.Properties as { BatchSize: number; FunctionResponseTypes?: string[]; FunctionName: unknown };
-  if (JSON.stringify(properties.FunctionResponseTypes) !== '["ReportBatchItemFailures"]') throw new Error(`template: ${id} does not report batch item failures`);
+  if (JSON.stringify(properties.FunctionResponseTypes) !== '["ReportBatchItemFailures"]')
+    throw new Error(`template: ${id} does not report batch item failures`);
   const reads = run.deployment.resolver.string(properties.FunctionName);
   if (reads !== target.spec.name) throw new Error(`template: ${id} invokes ${reads}, not ${target.spec.name}`);
   const { sqs: client, proxy } = await eventSourceClient(target.label, upstreamEndpoints(), run.calls);
   run.proxies.push(proxy);
   const physical = run.deployment.physical.get(queueId)!;
-  return new SqsEventSourceMapping(client, { url: physical.ref, arn: physical.attributes.Arn! }, properties.BatchSize, (event) => sandbox.invoke(event));
+  return new SqsEventSourceMapping(client, { url: physical.ref, arn: physical.attributes.Arn! }, properties.BatchSize, (event) =>
+    sandbox.invoke(event),
+  );
 }
 
 /** Each function's role as the template writes it, by the function's label. */
-export function rolesOf(functions: ReadonlyMap<string, DeployedFunction>, template: CfnTemplate, deployment: Deployment): Map<string, Role> {
+export function rolesOf(
+  functions: ReadonlyMap<string, DeployedFunction>,
+  template: CfnTemplate,
+  deployment: Deployment,
+): Map<string, Role> {
   return new Map(
-    [...functions].map(([label, each]) => [label, { fn: label, roleId: each.spec.roleId, statements: roleStatements(template, deployment.resolver, each.spec.roleId) }]),
+    [...functions].map(([label, each]) => [
+      label,
+      { fn: label, roleId: each.spec.roleId, statements: roleStatements(template, deployment.resolver, each.spec.roleId) },
+    ]),
   );
 }
 
@@ -261,4 +305,3 @@ export function arnLabel(deployment: Deployment): (arn: string) => string {
 export function functionSpec(synthesized: Synthesized, deployment: Deployment, fn: lambda.Function): LambdaFunctionSpec {
   return lambdaFunction(synthesized.template, deployment.resolver, synthesized.cdkOut, logicalIdOf(fn));
 }
-

@@ -20,7 +20,13 @@ describe('npm run bench -- --quick', () => {
   it('writes a complete, self-consistent report and a chart', { timeout: 300_000 }, async () => {
     awsEndpoint(); // fails loudly without the emulator
     const outDir = mkdtempSync(path.join(tmpdir(), 'cronfence-bench-'));
-    const report = await runBench({ quick: true, sizes: QUICK_SIZES, outDir, prefix: `t${randomUUID().slice(0, 8)}`, onProgress: () => {} });
+    const report = await runBench({
+      quick: true,
+      sizes: QUICK_SIZES,
+      outDir,
+      prefix: `t${randomUUID().slice(0, 8)}`,
+      onProgress: () => {},
+    });
 
     const onDisk = JSON.parse(readFileSync(path.join(outDir, 'report.json'), 'utf8')) as BenchReport;
     expect(onDisk.perExecution).toEqual(report.perExecution);
@@ -53,7 +59,10 @@ describe('npm run bench -- --quick', () => {
     const w = report.perExecutionWithBusinessWrite;
     expect(w.transactWriteRequests).toBeGreaterThan(p.transactWriteRequests);
     expect(w.writeRequestUnits).toBeGreaterThan(p.writeRequestUnits);
-    expect(p.dynamoWriteRequests).toBeCloseTo(report.perExecutionByRole.scanner.dynamoWriteRequests + report.perExecutionByRole.worker.dynamoWriteRequests, 2);
+    expect(p.dynamoWriteRequests).toBeCloseTo(
+      report.perExecutionByRole.scanner.dynamoWriteRequests + report.perExecutionByRole.worker.dynamoWriteRequests,
+      2,
+    );
 
     // Settlement: 1,200 payouts, every wire accepted once; units per payout as test/integration/settlement-cost.test.ts pins them.
     const st = report.settlement;

@@ -22,7 +22,12 @@ function invalid(run: () => unknown): InvalidJobSpecError {
 describe('addJob', () => {
   it('writes the validated job, with defaults filled in, as the custom resource payload', () => {
     const { template } = synthScheduler({ shardCount: 3, alarms: { enabled: false } }, (scheduler) =>
-      scheduler.addJob('payroll', { schedule: '0 9 * * 1-5', timeZone: 'Europe/Berlin', handler: 'every-minute', payload: { run: 'weekly' } }),
+      scheduler.addJob('payroll', {
+        schedule: '0 9 * * 1-5',
+        timeZone: 'Europe/Berlin',
+        handler: 'every-minute',
+        payload: { run: 'weekly' },
+      }),
     );
     const resources = Object.values(resourcesOf(template, JOB_RESOURCE_TYPE));
     expect(resources).toHaveLength(1);
@@ -45,7 +50,12 @@ describe('addJob', () => {
 
   it('passes the DST policy of a job through to the custom resource, and refuses a bad one at synth', () => {
     const { template } = synthScheduler({ alarms: { enabled: false } }, (s) =>
-      s.addJob('nightly', { schedule: '30 2 * * *', timeZone: 'America/New_York', dst: { gap: 'skip', repeat: 'twice' }, handler: 'every-minute' }),
+      s.addJob('nightly', {
+        schedule: '30 2 * * *',
+        timeZone: 'America/New_York',
+        dst: { gap: 'skip', repeat: 'twice' },
+        handler: 'every-minute',
+      }),
     );
     const properties = Object.values(resourcesOf(template, JOB_RESOURCE_TYPE))[0]?.Properties as { Job: string };
     expect(JSON.parse(properties.Job).dst).toEqual({ gap: 'skip', repeat: 'twice' });
@@ -56,10 +66,13 @@ describe('addJob', () => {
   });
 
   it('applies the scheduler lease and heartbeat unless the job sets its own', () => {
-    const { scheduler } = synthScheduler({ lease: Duration.seconds(8), heartbeat: Duration.seconds(2), alarms: { enabled: false } }, (s) => {
-      s.addJob('a', { schedule: '* * * * *', handler: 'every-minute' });
-      s.addJob('b', { schedule: '* * * * *', handler: 'every-minute', policies: { leaseMs: 10_000 } });
-    });
+    const { scheduler } = synthScheduler(
+      { lease: Duration.seconds(8), heartbeat: Duration.seconds(2), alarms: { enabled: false } },
+      (s) => {
+        s.addJob('a', { schedule: '* * * * *', handler: 'every-minute' });
+        s.addJob('b', { schedule: '* * * * *', handler: 'every-minute', policies: { leaseMs: 10_000 } });
+      },
+    );
     expect(scheduler.declaredJobs.get('a')?.spec.policies).toMatchObject({ leaseMs: 8000, heartbeatMs: 2000 });
     expect(scheduler.declaredJobs.get('b')?.spec.policies).toMatchObject({ leaseMs: 10_000, heartbeatMs: 2000 });
   });
@@ -73,14 +86,21 @@ describe('addJob', () => {
   });
 
   it('throws at synth for a bad time zone, an unknown handler and a timeout the worker cannot hold', () => {
-    expect(invalid(() => synthScheduler({}, (s) => s.addJob('tz', { schedule: '* * * * *', timeZone: 'Mars/Olympus', handler: 'every-minute' }))).field).toBe('timeZone');
+    expect(
+      invalid(() => synthScheduler({}, (s) => s.addJob('tz', { schedule: '* * * * *', timeZone: 'Mars/Olympus', handler: 'every-minute' })))
+        .field,
+    ).toBe('timeZone');
     const unknown = invalid(() => synthScheduler({}, (s) => s.addJob('h', { schedule: '* * * * *', handler: 'no-such-handler' })));
     expect([unknown.field, unknown.value]).toEqual(['handler', 'no-such-handler']);
     const slow = invalid(() =>
-      synthScheduler({ workerTimeout: Duration.minutes(1) }, (s) => s.addJob('slow', { schedule: '* * * * *', handler: 'every-minute', policies: { timeoutMs: 55_000 } })),
+      synthScheduler({ workerTimeout: Duration.minutes(1) }, (s) =>
+        s.addJob('slow', { schedule: '* * * * *', handler: 'every-minute', policies: { timeoutMs: 55_000 } }),
+      ),
     );
     expect([slow.field, slow.value]).toEqual(['policies.timeoutMs', 55_000]);
-    expect(() => synthScheduler({}, (s) => [1, 2].forEach(() => s.addJob('twice', { schedule: '* * * * *', handler: 'every-minute' })))).toThrow(/added twice/);
+    expect(() =>
+      synthScheduler({}, (s) => [1, 2].forEach(() => s.addJob('twice', { schedule: '* * * * *', handler: 'every-minute' }))),
+    ).toThrow(/added twice/);
   });
 
   it('accepts a defineJob handler object, and any handler name with a custom worker entry and no registry', () => {
@@ -91,7 +111,9 @@ describe('addJob', () => {
     expect(scheduler.knownHandlers).toBeUndefined();
     expect(scheduler.declaredJobs.get('report')?.spec.handler).toBe('custom-report');
     expect(() =>
-      synthScheduler({ workerEntry: EXAMPLE_WORKER.workerEntry, handlers: ['other'] }, (s) => s.addJob('report', { schedule: '0 2 * * *', handler: custom })),
+      synthScheduler({ workerEntry: EXAMPLE_WORKER.workerEntry, handlers: ['other'] }, (s) =>
+        s.addJob('report', { schedule: '0 2 * * *', handler: custom }),
+      ),
     ).toThrow(InvalidJobSpecError);
   });
 

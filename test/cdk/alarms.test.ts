@@ -72,7 +72,9 @@ describe('alarms', () => {
     for (const fn of [scheduler.tickFunction, scheduler.scannerFunction, scheduler.workerFunction]) {
       template.hasResourceProperties('AWS::Lambda::Function', {
         FunctionName: Match.absent(),
-        Environment: { Variables: Match.objectLike({ POWERTOOLS_METRICS_NAMESPACE: 'Cronfence', POWERTOOLS_SERVICE_NAME: 'Alarmed/Cron' }) },
+        Environment: {
+          Variables: Match.objectLike({ POWERTOOLS_METRICS_NAMESPACE: 'Cronfence', POWERTOOLS_SERVICE_NAME: 'Alarmed/Cron' }),
+        },
         Description: Match.stringLikeRegexp(`^cronfence ${fn.node.id.toLowerCase()}`),
       });
     }

@@ -18,7 +18,9 @@ function dashboardBody(template: Template): { widgets: Widget[] } {
   const dashboards = Object.values(resourcesOf(template, 'AWS::CloudWatch::Dashboard'));
   expect(dashboards).toHaveLength(1);
   const body = dashboards[0]?.Properties?.DashboardBody as { 'Fn::Join': [string, unknown[]] };
-  const text = body['Fn::Join'][1].map((part) => (typeof part === 'string' ? part : `<${JSON.stringify(part).replace(/"/g, "'")}>`)).join('');
+  const text = body['Fn::Join'][1]
+    .map((part) => (typeof part === 'string' ? part : `<${JSON.stringify(part).replace(/"/g, "'")}>`))
+    .join('');
   return JSON.parse(text) as { widgets: Widget[] };
 }
 
@@ -59,7 +61,9 @@ describe('dashboard', () => {
     expect(new Set(engineRows.map((row) => row.name))).toEqual(ENGINE_NAMES);
     for (const row of engineRows) expect(row.dimensions).toEqual([SERVICE_DIMENSION, 'Test/Cron']);
     // No other namespace claims an engine metric name (a typo would land in a namespace of its own).
-    const namespaces = new Set(widgets.flatMap((widget) => rows(widget)).flatMap((row) => (row.namespace === undefined ? [] : [row.namespace])));
+    const namespaces = new Set(
+      widgets.flatMap((widget) => rows(widget)).flatMap((row) => (row.namespace === undefined ? [] : [row.namespace])),
+    );
     expect([...namespaces].sort()).toEqual(['AWS/DynamoDB', 'AWS/Lambda', 'AWS/SQS', DEFAULT_METRICS_NAMESPACE]);
   });
 
@@ -67,7 +71,9 @@ describe('dashboard', () => {
     const outcomes = byTitle('Slices per outcome');
     expect(outcomes?.properties.stacked).toBe(true);
     expect(rows(outcomes).map((row) => [row.name, row.options.stat])).toEqual(
-      [ENGINE_METRICS.succeeded, ENGINE_METRICS.failed, ENGINE_METRICS.dead, ENGINE_METRICS.skipped, ENGINE_METRICS.missed].map((metric) => [metric.name, 'Sum']),
+      [ENGINE_METRICS.succeeded, ENGINE_METRICS.failed, ENGINE_METRICS.dead, ENGINE_METRICS.skipped, ENGINE_METRICS.missed].map(
+        (metric) => [metric.name, 'Sum'],
+      ),
     );
     for (const [title, metric] of [
       ['Start lag (ms)', ENGINE_METRICS.startLag],
@@ -78,7 +84,10 @@ describe('dashboard', () => {
         [metric.name, 'p99'],
       ]);
     }
-    expect(rows(byTitle('Failover takeovers and fenced-out writes')).map((row) => row.name)).toEqual([ENGINE_METRICS.takeovers.name, ENGINE_METRICS.fencedOut.name]);
+    expect(rows(byTitle('Failover takeovers and fenced-out writes')).map((row) => row.name)).toEqual([
+      ENGINE_METRICS.takeovers.name,
+      ENGINE_METRICS.fencedOut.name,
+    ]);
     expect(rows(byTitle('Missed occurrences')).map((row) => row.name)).toEqual([ENGINE_METRICS.missed.name]);
   });
 
@@ -94,9 +103,16 @@ describe('dashboard', () => {
     expect(tableTerms.every((row) => row.name === 'ThrottledRequests')).toBe(true);
     for (const table of [scheduler.jobsTable, scheduler.wheelTable, scheduler.slicesTable]) {
       const terms = tableTerms.filter((row) => row.dimensions.join(' ').includes(logicalIdOf(table)));
-      expect(terms.map((row) => row.dimensions[row.dimensions.indexOf('Operation') + 1]).sort()).toEqual(
-        ['BatchGetItem', 'BatchWriteItem', 'DeleteItem', 'GetItem', 'PutItem', 'Query', 'TransactWriteItems', 'UpdateItem'],
-      );
+      expect(terms.map((row) => row.dimensions[row.dimensions.indexOf('Operation') + 1]).sort()).toEqual([
+        'BatchGetItem',
+        'BatchWriteItem',
+        'DeleteItem',
+        'GetItem',
+        'PutItem',
+        'Query',
+        'TransactWriteItems',
+        'UpdateItem',
+      ]);
     }
     expect(throttles.filter((row) => typeof row.options.expression === 'string')).toHaveLength(3);
 
@@ -115,16 +131,22 @@ describe('dashboard', () => {
   });
 
   it('follows the metrics namespace and service given, and the functions are told the same', () => {
-    const { template: custom } = synthScheduler({ metrics: { namespace: 'Shop/Cron', service: 'payments' }, dashboard: { dashboardName: 'shop-cron' } });
+    const { template: custom } = synthScheduler({
+      metrics: { namespace: 'Shop/Cron', service: 'payments' },
+      dashboard: { dashboardName: 'shop-cron' },
+    });
     custom.hasResourceProperties('AWS::CloudWatch::Dashboard', { DashboardName: 'shop-cron' });
-    const engineRows = dashboardBody(custom).widgets.flatMap((widget) => rows(widget)).filter((row) => row.namespace === 'Shop/Cron');
+    const engineRows = dashboardBody(custom)
+      .widgets.flatMap((widget) => rows(widget))
+      .filter((row) => row.namespace === 'Shop/Cron');
     expect(new Set(engineRows.map((row) => row.name))).toEqual(ENGINE_NAMES);
     for (const row of engineRows) expect(row.dimensions).toEqual([SERVICE_DIMENSION, 'payments']);
     const variables = Object.values(resourcesOf(custom, 'AWS::Lambda::Function'))
       .filter((fn) => /^cronfence (tick|scanner|worker)/.test(String(fn.Properties?.Description)))
       .map((fn) => (fn.Properties?.Environment as { Variables: Record<string, string> }).Variables);
     expect(variables).toHaveLength(3);
-    for (const env of variables) expect(env).toMatchObject({ POWERTOOLS_METRICS_NAMESPACE: 'Shop/Cron', POWERTOOLS_SERVICE_NAME: 'payments' });
+    for (const env of variables)
+      expect(env).toMatchObject({ POWERTOOLS_METRICS_NAMESPACE: 'Shop/Cron', POWERTOOLS_SERVICE_NAME: 'payments' });
   });
 
   it('dashboard: false creates none (the alarms stay)', () => {

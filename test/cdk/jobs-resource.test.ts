@@ -16,18 +16,25 @@ let local: TestInstallation;
 let repository: RepositoryFactory;
 beforeAll(async () => {
   local = await createTestInstallation();
-  repository = (known) => dynamoJobRepository(local.runtime.clients.dynamo, local.runtime.config, systemClock, { random: Math.random, knownHandlers: known });
+  repository = (known) =>
+    dynamoJobRepository(local.runtime.clients.dynamo, local.runtime.config, systemClock, { random: Math.random, knownHandlers: known });
 });
 afterAll(() => local?.destroy());
 
 /** The properties the construct synthesizes for one addJob call. */
 function synthesizedProperties(schedule: string, id = 'nightly'): Record<string, unknown> {
-  const { template } = synthScheduler({ alarms: { enabled: false } }, (s) => s.addJob(id, { schedule, timeZone: 'Asia/Kolkata', handler: 'every-minute' }));
+  const { template } = synthScheduler({ alarms: { enabled: false } }, (s) =>
+    s.addJob(id, { schedule, timeZone: 'Asia/Kolkata', handler: 'every-minute' }),
+  );
   const [resource] = Object.values(resourcesOf(template, JOB_RESOURCE_TYPE));
   return { ServiceToken: 'arn:aws:lambda:us-east-1:000000000000:function:provider', ...(resource?.Properties ?? {}) };
 }
 
-function request(type: 'Create' | 'Update' | 'Delete', properties: Record<string, unknown>, physicalId?: string): CloudFormationCustomResourceEvent {
+function request(
+  type: 'Create' | 'Update' | 'Delete',
+  properties: Record<string, unknown>,
+  physicalId?: string,
+): CloudFormationCustomResourceEvent {
   const base = {
     ServiceToken: String(properties.ServiceToken),
     ResponseURL: 'https://example.invalid/response',
@@ -38,7 +45,13 @@ function request(type: 'Create' | 'Update' | 'Delete', properties: Record<string
     ResourceProperties: properties as { ServiceToken: string },
   };
   if (type === 'Create') return { ...base, RequestType: 'Create' };
-  if (type === 'Update') return { ...base, RequestType: 'Update', PhysicalResourceId: physicalId ?? 'nightly', OldResourceProperties: { ServiceToken: base.ServiceToken } };
+  if (type === 'Update')
+    return {
+      ...base,
+      RequestType: 'Update',
+      PhysicalResourceId: physicalId ?? 'nightly',
+      OldResourceProperties: { ServiceToken: base.ServiceToken },
+    };
   return { ...base, RequestType: 'Delete', PhysicalResourceId: physicalId ?? 'nightly' };
 }
 
@@ -77,7 +90,12 @@ describe('jobs custom resource', () => {
   it('treats a delete of a job that is gone, or of a table that is gone, as done', async () => {
     await expect(onJobEvent(request('Delete', {}, 'never-existed'), repository)).resolves.toEqual({ PhysicalResourceId: 'never-existed' });
     const gone: RepositoryFactory = (known) =>
-      dynamoJobRepository(local.runtime.clients.dynamo, { ...local.runtime.config, jobsTable: `${local.prefix}-no-such-table` }, systemClock, { random: Math.random, knownHandlers: known });
+      dynamoJobRepository(
+        local.runtime.clients.dynamo,
+        { ...local.runtime.config, jobsTable: `${local.prefix}-no-such-table` },
+        systemClock,
+        { random: Math.random, knownHandlers: known },
+      );
     await expect(onJobEvent(request('Delete', {}, 'nightly'), gone)).resolves.toEqual({ PhysicalResourceId: 'nightly' });
   });
 });

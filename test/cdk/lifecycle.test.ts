@@ -19,7 +19,11 @@ function retained(resources: Resources): string[] {
 describe('the stack survives cdk destroy then cdk deploy', () => {
   it('no retained resource of the repo app, the defaults, or an alarmed scheduler has a name a redeploy repeats', () => {
     const alarmed = new Stack(testApp(), 'Alarmed');
-    new CronScheduler(alarmed, 'Cron', { ...EXAMPLE_WORKER, alarms: { topic: new sns.Topic(alarmed, 'Pager') }, dashboard: { dashboardName: 'cron' } });
+    new CronScheduler(alarmed, 'Cron', {
+      ...EXAMPLE_WORKER,
+      alarms: { topic: new sns.Topic(alarmed, 'Pager') },
+      dashboard: { dashboardName: 'cron' },
+    });
     for (const template of [
       Template.fromStack(new SettlementStack(testApp(), 'Example')),
       synthScheduler().template,
@@ -49,15 +53,26 @@ describe('the stack survives cdk destroy then cdk deploy', () => {
     const group = template.toJSON().Resources[logicalIdOf(scheduler.alarms!.lifecycleLog)];
     expect(group.DeletionPolicy).toBe('Retain');
     expect(group.Properties.LogGroupName).toEqual({
-      'Fn::Join': ['', [expect.stringMatching(/^\/aws\/events\/cronfence\/Test-Cron-Alarms-[0-9A-F]{8}-$/), { 'Fn::Select': [2, { 'Fn::Split': ['/', { Ref: 'AWS::StackId' }] }] }]],
+      'Fn::Join': [
+        '',
+        [
+          expect.stringMatching(/^\/aws\/events\/cronfence\/Test-Cron-Alarms-[0-9A-F]{8}-$/),
+          { 'Fn::Select': [2, { 'Fn::Split': ['/', { Ref: 'AWS::StackId' }] }] },
+        ],
+      ],
     });
   });
 
   it('leaves exactly the tables and the log groups behind by default (docs/cdk.md, "Lifecycle")', () => {
     const { template } = synthScheduler();
     // Four tables; five functions' log groups (tick, scanner, worker, outbox; the jobs resource's exists once a job is added) + the audit group.
-    expect(retained(template.toJSON().Resources)).toEqual([...Array(4).fill('AWS::DynamoDB::Table'), ...Array(5).fill('AWS::Logs::LogGroup')]);
-    const withJob = synthScheduler({}, (scheduler) => scheduler.addJob('probe', { schedule: '* * * * *', handler: 'every-minute' })).template;
+    expect(retained(template.toJSON().Resources)).toEqual([
+      ...Array(4).fill('AWS::DynamoDB::Table'),
+      ...Array(5).fill('AWS::Logs::LogGroup'),
+    ]);
+    const withJob = synthScheduler({}, (scheduler) =>
+      scheduler.addJob('probe', { schedule: '* * * * *', handler: 'every-minute' }),
+    ).template;
     expect(retained(withJob.toJSON().Resources).filter((type) => type === 'AWS::Logs::LogGroup')).toHaveLength(6);
   });
 });
@@ -76,7 +91,9 @@ describe('deletion protection and what is retained (props)', () => {
       expect(table.Properties?.DeletionProtectionEnabled).toBe(false);
     }
     expect(() => synthScheduler({ removalPolicy: RemovalPolicy.DESTROY, deletionProtection: true })).toThrow(InvalidSchedulerPropError);
-    expect(() => synthScheduler({ removalPolicy: RemovalPolicy.DESTROY, deletionProtection: true })).toThrow(/invalid deletionProtection true: .*removalPolicy DESTROY/);
+    expect(() => synthScheduler({ removalPolicy: RemovalPolicy.DESTROY, deletionProtection: true })).toThrow(
+      /invalid deletionProtection true: .*removalPolicy DESTROY/,
+    );
   });
 
   it('turns deletion protection off when asked, the tables still retained', () => {

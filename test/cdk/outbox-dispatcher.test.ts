@@ -14,28 +14,43 @@ describe('CronScheduler outbox dispatcher', () => {
     const fn = scheduler.outboxFunction;
     expect(fn).toBeDefined();
     const id = logicalIdOf(fn!);
-    const properties = resourcesOf(template, 'AWS::Lambda::Function')[id]?.Properties as { Timeout: number; Description: string; Environment: { Variables: Record<string, unknown> } };
+    const properties = resourcesOf(template, 'AWS::Lambda::Function')[id]?.Properties as {
+      Timeout: number;
+      Description: string;
+      Environment: { Variables: Record<string, unknown> };
+    };
     expect(properties.Timeout).toBe(60);
     expect(properties.Description).toMatch(/outbox/);
     expect(properties.Environment.Variables.CRONFENCE_CHUNKS_TABLE).toEqual({ Ref: logicalIdOf(scheduler.chunksTable) });
     expect(properties.Environment.Variables.CRONFENCE_DEAD_LETTER_QUEUE_URL).toEqual({ Ref: logicalIdOf(scheduler.deadLetterQueue) });
 
-    const rule = resourcesOf(template, 'AWS::Events::Rule')[logicalIdOf(scheduler.outboxRule!)]?.Properties as { ScheduleExpression: string; Targets: { Arn: unknown; RetryPolicy?: { MaximumRetryAttempts: number } }[] };
+    const rule = resourcesOf(template, 'AWS::Events::Rule')[logicalIdOf(scheduler.outboxRule!)]?.Properties as {
+      ScheduleExpression: string;
+      Targets: { Arn: unknown; RetryPolicy?: { MaximumRetryAttempts: number } }[];
+    };
     expect(rule.ScheduleExpression).toBe('rate(1 minute)');
     expect(rule.Targets).toHaveLength(1);
     expect(rule.Targets[0]?.Arn).toEqual({ 'Fn::GetAtt': [id, 'Arn'] });
     expect(rule.Targets[0]?.RetryPolicy?.MaximumRetryAttempts).toBe(2);
     // EventBridge may invoke it.
-    const permissions = Object.values(resourcesOf(template, 'AWS::Lambda::Permission')).map((p) => p.Properties as { FunctionName: unknown; Principal: string });
-    expect(permissions).toContainEqual(expect.objectContaining({ FunctionName: { 'Fn::GetAtt': [id, 'Arn'] }, Principal: 'events.amazonaws.com' }));
+    const permissions = Object.values(resourcesOf(template, 'AWS::Lambda::Permission')).map(
+      (p) => p.Properties as { FunctionName: unknown; Principal: string },
+    );
+    expect(permissions).toContainEqual(
+      expect.objectContaining({ FunctionName: { 'Fn::GetAtt': [id, 'Arn'] }, Principal: 'events.amazonaws.com' }),
+    );
   });
 
   it('has no outbox Lambda or rule with outboxDispatcher: false', () => {
     const without = synthScheduler({ outboxDispatcher: false });
     expect(without.scheduler.outboxFunction).toBeUndefined();
     expect(without.scheduler.outboxRule).toBeUndefined();
-    const descriptions = Object.values(resourcesOf(without.template, 'AWS::Lambda::Function')).map((fn) => String(fn.Properties?.Description));
+    const descriptions = Object.values(resourcesOf(without.template, 'AWS::Lambda::Function')).map((fn) =>
+      String(fn.Properties?.Description),
+    );
     expect(descriptions.some((text) => text.includes('outbox'))).toBe(false);
-    expect(Object.keys(resourcesOf(without.template, 'AWS::Lambda::Function'))).toHaveLength(Object.keys(resourcesOf(template, 'AWS::Lambda::Function')).length - 1);
+    expect(Object.keys(resourcesOf(without.template, 'AWS::Lambda::Function'))).toHaveLength(
+      Object.keys(resourcesOf(template, 'AWS::Lambda::Function')).length - 1,
+    );
   });
 });

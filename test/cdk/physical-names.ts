@@ -10,7 +10,14 @@
 import type { Template } from 'aws-cdk-lib/assertions';
 
 const RETAINING = new Set(['Retain', 'RetainExceptOnCreate']);
-const KEPT_PSEUDO_PARAMETERS = new Set(['AWS::StackName', 'AWS::Region', 'AWS::AccountId', 'AWS::Partition', 'AWS::URLSuffix', 'AWS::NoValue']);
+const KEPT_PSEUDO_PARAMETERS = new Set([
+  'AWS::StackName',
+  'AWS::Region',
+  'AWS::AccountId',
+  'AWS::Partition',
+  'AWS::URLSuffix',
+  'AWS::NoValue',
+]);
 
 export interface RepeatedName {
   readonly logicalId: string;
@@ -39,7 +46,8 @@ export function repeats(value: unknown): boolean {
   const [[intrinsic, argument]] = Object.entries(value) as [[string, unknown]];
   if (intrinsic === 'Ref') return KEPT_PSEUDO_PARAMETERS.has(String(argument));
   if (intrinsic === 'Fn::GetAtt' || intrinsic === 'Fn::ImportValue') return false;
-  if (intrinsic === 'Fn::Sub') return typeof argument === 'string' ? !/\$\{(?!AWS::(StackName|Region|AccountId|Partition|URLSuffix)\})[^}]+\}/.test(argument) : false;
+  if (intrinsic === 'Fn::Sub')
+    return typeof argument === 'string' ? !/\$\{(?!AWS::(StackName|Region|AccountId|Partition|URLSuffix)\})[^}]+\}/.test(argument) : false;
   // Fn::Join, Fn::Select, Fn::Split, Fn::If ...: repeats when everything it is built from does.
   return repeats(argument);
 }

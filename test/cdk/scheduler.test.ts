@@ -11,9 +11,12 @@ const { template, scheduler } = synthScheduler();
 
 describe('CronScheduler worker', () => {
   it('has no default jobs: without `jobs` or `workerEntry` the synth fails, naming `jobs`', () => {
-    const synth = (props: ConstructorParameters<typeof CronScheduler>[2]) => () => new CronScheduler(new Stack(testApp(), 'NoJobs'), 'Cron', props);
+    const synth = (props: ConstructorParameters<typeof CronScheduler>[2]) => () =>
+      new CronScheduler(new Stack(testApp(), 'NoJobs'), 'Cron', props);
     expect(synth({})).toThrow(InvalidSchedulerPropError);
-    expect(synth({ shardCount: 4 })).toThrow(/invalid jobs .*CronScheduler NoJobs\/Cron needs the jobs its worker runs: give `jobs` \(the path of your jobs module\) or `workerEntry`/);
+    expect(synth({ shardCount: 4 })).toThrow(
+      /invalid jobs .*CronScheduler NoJobs\/Cron needs the jobs its worker runs: give `jobs` \(the path of your jobs module\) or `workerEntry`/,
+    );
     // `handlers` alone names the jobs but runs none.
     expect(synth({ handlers: EXAMPLE_WORKER.handlers })).toThrow(/invalid jobs/);
     expect(synth({ workerEntry: EXAMPLE_WORKER.workerEntry })).not.toThrow();
@@ -64,7 +67,6 @@ describe('CronScheduler tables', () => {
     expect(slices.TimeToLiveSpecification).toEqual({ AttributeName: 'expiresAt', Enabled: true });
   });
 
-
   it('builds the chunks table keyed by execution key and item, with the sparse outbox index and TTL', () => {
     const chunks = template.toJSON().Resources[logicalIdOf(scheduler.chunksTable)].Properties;
     expect(chunks.KeySchema).toEqual([
@@ -72,7 +74,14 @@ describe('CronScheduler tables', () => {
       { AttributeName: 'item', KeyType: 'RANGE' },
     ]);
     expect(chunks.GlobalSecondaryIndexes).toMatchObject([
-      { IndexName: 'outbox', KeySchema: [{ AttributeName: 'outboxShard', KeyType: 'HASH' }, { AttributeName: 'dueAt', KeyType: 'RANGE' }], Projection: { ProjectionType: 'ALL' } },
+      {
+        IndexName: 'outbox',
+        KeySchema: [
+          { AttributeName: 'outboxShard', KeyType: 'HASH' },
+          { AttributeName: 'dueAt', KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'ALL' },
+      },
     ]);
     expect(chunks.TimeToLiveSpecification).toEqual({ AttributeName: 'expiresAt', Enabled: true });
   });
@@ -92,7 +101,13 @@ describe('CronScheduler tables', () => {
   it('uses a customer key, no PITR and DESTROY when asked', () => {
     const stack = new Stack(testApp(), 'Keyed');
     const key = new kms.Key(stack, 'Key');
-    new CronScheduler(stack, 'Cron', { ...EXAMPLE_WORKER, encryptionKey: key, pointInTimeRecovery: false, removalPolicy: RemovalPolicy.DESTROY, alarms: { enabled: false } });
+    new CronScheduler(stack, 'Cron', {
+      ...EXAMPLE_WORKER,
+      encryptionKey: key,
+      pointInTimeRecovery: false,
+      removalPolicy: RemovalPolicy.DESTROY,
+      alarms: { enabled: false },
+    });
     const keyedTemplate = Template.fromStack(stack);
     const keyed = Object.values(resourcesOf(keyedTemplate, 'AWS::DynamoDB::Table'));
     for (const table of keyed) {
@@ -107,7 +122,11 @@ describe('CronScheduler tables', () => {
 
   it('pre-warms every table and its indexes when asked (warmThroughput), and none by default', () => {
     const stack = new Stack(testApp(), 'Warm');
-    new CronScheduler(stack, 'Cron', { ...EXAMPLE_WORKER, warmThroughput: { writeUnitsPerSecond: 40_000, readUnitsPerSecond: 12_000 }, alarms: { enabled: false } });
+    new CronScheduler(stack, 'Cron', {
+      ...EXAMPLE_WORKER,
+      warmThroughput: { writeUnitsPerSecond: 40_000, readUnitsPerSecond: 12_000 },
+      alarms: { enabled: false },
+    });
     const warm = Object.values(resourcesOf(Template.fromStack(stack), 'AWS::DynamoDB::Table'));
     expect(warm).toHaveLength(4);
     for (const table of warm) {
@@ -116,7 +135,8 @@ describe('CronScheduler tables', () => {
         expect(index.WarmThroughput).toEqual({ WriteUnitsPerSecond: 40_000, ReadUnitsPerSecond: 12_000 });
       }
     }
-    for (const table of Object.values(resourcesOf(template, 'AWS::DynamoDB::Table'))) expect(table.Properties?.WarmThroughput).toBeUndefined();
+    for (const table of Object.values(resourcesOf(template, 'AWS::DynamoDB::Table')))
+      expect(table.Properties?.WarmThroughput).toBeUndefined();
   });
 });
 
@@ -125,8 +145,14 @@ describe('CronScheduler queues and event sources', () => {
   const dlq = logicalIdOf(scheduler.deadLetterQueue);
 
   it('redrives the work and scan queues to the dead-letter queue with the schema maxReceiveCount', () => {
-    expect(queues[logicalIdOf(scheduler.workQueue)]?.Properties?.RedrivePolicy).toEqual({ deadLetterTargetArn: { 'Fn::GetAtt': [dlq, 'Arn'] }, maxReceiveCount: 50 });
-    expect(queues[logicalIdOf(scheduler.scanQueue)]?.Properties?.RedrivePolicy).toEqual({ deadLetterTargetArn: { 'Fn::GetAtt': [dlq, 'Arn'] }, maxReceiveCount: 20 });
+    expect(queues[logicalIdOf(scheduler.workQueue)]?.Properties?.RedrivePolicy).toEqual({
+      deadLetterTargetArn: { 'Fn::GetAtt': [dlq, 'Arn'] },
+      maxReceiveCount: 50,
+    });
+    expect(queues[logicalIdOf(scheduler.scanQueue)]?.Properties?.RedrivePolicy).toEqual({
+      deadLetterTargetArn: { 'Fn::GetAtt': [dlq, 'Arn'] },
+      maxReceiveCount: 20,
+    });
     expect(queues[dlq]?.Properties?.RedrivePolicy).toBeUndefined();
     expect(queues[dlq]?.Properties?.MessageRetentionPeriod).toBe(14 * 86_400);
   });
@@ -150,7 +176,11 @@ describe('CronScheduler queues and event sources', () => {
   });
 
   it('maps the worker and scanner with ReportBatchItemFailures and the batch props', () => {
-    const custom = synthScheduler({ workerBatch: { batchSize: 5, maxConcurrency: 20 }, scannerBatch: { maxConcurrency: 4 }, alarms: { enabled: false } });
+    const custom = synthScheduler({
+      workerBatch: { batchSize: 5, maxConcurrency: 20 },
+      scannerBatch: { maxConcurrency: 4 },
+      alarms: { enabled: false },
+    });
     custom.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       FunctionName: { Ref: logicalIdOf(custom.scheduler.workerFunction) },
       EventSourceArn: { 'Fn::GetAtt': [logicalIdOf(custom.scheduler.workQueue), 'Arn'] },
@@ -169,7 +199,10 @@ describe('CronScheduler queues and event sources', () => {
 
   it('raises the work queue visibility with a longer worker timeout', () => {
     const slow = synthScheduler({ workerTimeout: Duration.minutes(10), alarms: { enabled: false } });
-    slow.template.hasResourceProperties('AWS::SQS::Queue', { VisibilityTimeout: 600, RedrivePolicy: Match.objectLike({ maxReceiveCount: 50 }) });
+    slow.template.hasResourceProperties('AWS::SQS::Queue', {
+      VisibilityTimeout: 600,
+      RedrivePolicy: Match.objectLike({ maxReceiveCount: 50 }),
+    });
   });
 });
 
@@ -216,13 +249,17 @@ describe('CronScheduler tick and functions', () => {
     expect(() => synthScheduler({ shardCount: 0 })).toThrow(/CRONFENCE_SHARDS "0"/);
     expect(() => synthScheduler({ lookahead: Duration.seconds(30) })).toThrow(/lookahead/);
     expect(() => synthScheduler({ lookahead: Duration.minutes(61) })).toThrow(InvalidJobSpecError);
-    expect(() => synthScheduler({ lookahead: Duration.minutes(61) })).toThrow(/invalid lookahead "1 hour 1 minute": must be at most 1 hour/);
+    expect(() => synthScheduler({ lookahead: Duration.minutes(61) })).toThrow(
+      /invalid lookahead "1 hour 1 minute": must be at most 1 hour/,
+    );
   });
 
-  it('takes a lookahead past SQS\'s 15-minute delay, up to an hour, and raises the oldest-message alarm above it', () => {
+  it("takes a lookahead past SQS's 15-minute delay, up to an hour, and raises the oldest-message alarm above it", () => {
     const long = synthScheduler({ lookahead: Duration.minutes(30) });
     const lookaheads = Object.values(resourcesOf(long.template, 'AWS::Lambda::Function'))
-      .map((r) => (r.Properties as { Environment?: { Variables?: Record<string, unknown> } }).Environment?.Variables?.CRONFENCE_LOOKAHEAD_MS)
+      .map(
+        (r) => (r.Properties as { Environment?: { Variables?: Record<string, unknown> } }).Environment?.Variables?.CRONFENCE_LOOKAHEAD_MS,
+      )
       .filter((value) => value !== undefined);
     expect(lookaheads.length).toBeGreaterThan(0);
     expect(new Set(lookaheads)).toEqual(new Set(['1800000']));

@@ -11,7 +11,16 @@ import type { Duration } from 'aws-cdk-lib';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHUNKS_TABLE, DEAD_LETTER_QUEUE, JOBS_TABLE, SCAN_QUEUE, SLICES_TABLE, WORK_QUEUE, type QueueDefinition, type TableDefinition } from '../../lib/aws/schema.ts';
+import {
+  CHUNKS_TABLE,
+  DEAD_LETTER_QUEUE,
+  JOBS_TABLE,
+  SCAN_QUEUE,
+  SLICES_TABLE,
+  WORK_QUEUE,
+  type QueueDefinition,
+  type TableDefinition,
+} from '../../lib/aws/schema.ts';
 import { effectiveVisibilitySeconds } from '../../lib/cdk/schema-resources.ts';
 import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
 import { logicalIdOf, synthScheduler } from './synth.ts';
@@ -36,10 +45,15 @@ const tables: Array<[string, TableDefinition, () => Table]> = [
   ['chunks', CHUNKS_TABLE, () => scheduler.chunksTable],
 ];
 
-const byName = <T extends { AttributeName?: string }>(items: readonly T[]) => [...items].sort((a, b) => String(a.AttributeName).localeCompare(String(b.AttributeName)));
+const byName = <T extends { AttributeName?: string }>(items: readonly T[]) =>
+  [...items].sort((a, b) => String(a.AttributeName).localeCompare(String(b.AttributeName)));
 
 /** A GSI as both sides can state it: name, key schema, projection. */
-function normalIndex(index: { IndexName?: string; KeySchema?: unknown; Projection?: { ProjectionType?: string; NonKeyAttributes?: string[] } }) {
+function normalIndex(index: {
+  IndexName?: string;
+  KeySchema?: unknown;
+  Projection?: { ProjectionType?: string; NonKeyAttributes?: string[] };
+}) {
   return {
     IndexName: index.IndexName,
     KeySchema: index.KeySchema,
@@ -85,23 +99,30 @@ describe('schema parity: emulator bootstrap vs synthesized template', () => {
     ['scan', SCAN_QUEUE, () => scheduler.scanQueue, () => local.resources.queueUrls.scan, scheduler.scannerFunction.timeout],
   ];
 
-  it.each(queues)('queue %s has the same retention, long poll and redrive maxReceiveCount', async (_name, definition, queue, url, consumerTimeout) => {
-    const attributes = (await local.runtime.clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: url(), AttributeNames: ['All'] }))).Attributes ?? {};
-    const synthesized = cloud(queue());
-    expect(synthesized.MessageRetentionPeriod).toBe(Number(attributes.MessageRetentionPeriod));
-    expect(synthesized.ReceiveMessageWaitTimeSeconds).toBe(Number(attributes.ReceiveMessageWaitTimeSeconds));
+  it.each(queues)(
+    'queue %s has the same retention, long poll and redrive maxReceiveCount',
+    async (_name, definition, queue, url, consumerTimeout) => {
+      const attributes =
+        (await local.runtime.clients.sqs.send(new GetQueueAttributesCommand({ QueueUrl: url(), AttributeNames: ['All'] }))).Attributes ??
+        {};
+      const synthesized = cloud(queue());
+      expect(synthesized.MessageRetentionPeriod).toBe(Number(attributes.MessageRetentionPeriod));
+      expect(synthesized.ReceiveMessageWaitTimeSeconds).toBe(Number(attributes.ReceiveMessageWaitTimeSeconds));
 
-    const localRedrive = attributes.RedrivePolicy ? (JSON.parse(attributes.RedrivePolicy) as { maxReceiveCount: number | string; deadLetterTargetArn: string }) : undefined;
-    const cloudRedrive = synthesized.RedrivePolicy as { maxReceiveCount: number; deadLetterTargetArn: unknown } | undefined;
-    expect(cloudRedrive?.maxReceiveCount).toBe(localRedrive === undefined ? undefined : Number(localRedrive.maxReceiveCount));
-    expect(cloudRedrive?.maxReceiveCount).toBe(definition.maxReceiveCount);
-    if (localRedrive) {
-      expect(localRedrive.deadLetterTargetArn.endsWith(`:${local.env.CRONFENCE_PREFIX}-${DEAD_LETTER_QUEUE.logicalName}`)).toBe(true);
-      expect(cloudRedrive?.deadLetterTargetArn).toEqual({ 'Fn::GetAtt': [logicalIdOf(scheduler.deadLetterQueue), 'Arn'] });
-    }
+      const localRedrive = attributes.RedrivePolicy
+        ? (JSON.parse(attributes.RedrivePolicy) as { maxReceiveCount: number | string; deadLetterTargetArn: string })
+        : undefined;
+      const cloudRedrive = synthesized.RedrivePolicy as { maxReceiveCount: number; deadLetterTargetArn: unknown } | undefined;
+      expect(cloudRedrive?.maxReceiveCount).toBe(localRedrive === undefined ? undefined : Number(localRedrive.maxReceiveCount));
+      expect(cloudRedrive?.maxReceiveCount).toBe(definition.maxReceiveCount);
+      if (localRedrive) {
+        expect(localRedrive.deadLetterTargetArn.endsWith(`:${local.env.CRONFENCE_PREFIX}-${DEAD_LETTER_QUEUE.logicalName}`)).toBe(true);
+        expect(cloudRedrive?.deadLetterTargetArn).toEqual({ 'Fn::GetAtt': [logicalIdOf(scheduler.deadLetterQueue), 'Arn'] });
+      }
 
-    // The intended difference: Lambda needs visibility >= function timeout; the emulator keeps the schema's failover timer.
-    expect(Number(attributes.VisibilityTimeout)).toBe(definition.visibilityTimeoutSeconds);
-    expect(synthesized.VisibilityTimeout).toBe(effectiveVisibilitySeconds(definition, consumerTimeout));
-  });
+      // The intended difference: Lambda needs visibility >= function timeout; the emulator keeps the schema's failover timer.
+      expect(Number(attributes.VisibilityTimeout)).toBe(definition.visibilityTimeoutSeconds);
+      expect(synthesized.VisibilityTimeout).toBe(effectiveVisibilitySeconds(definition, consumerTimeout));
+    },
+  );
 });

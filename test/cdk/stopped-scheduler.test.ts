@@ -16,7 +16,10 @@ import { logicalIdOf, resourcesOf, synthScheduler, testApp, EXAMPLE_WORKER } fro
 
 const { template, scheduler } = synthScheduler();
 type Alarm = Record<string, unknown>;
-const alarms = Object.entries(resourcesOf(template, 'AWS::CloudWatch::Alarm')).map(([id, alarm]) => ({ id, ...(alarm.Properties as Alarm) }));
+const alarms = Object.entries(resourcesOf(template, 'AWS::CloudWatch::Alarm')).map(([id, alarm]) => ({
+  id,
+  ...(alarm.Properties as Alarm),
+}));
 const alarmNamed = (name: string): Alarm => {
   const found = alarms.filter((alarm) => alarm.id.startsWith(`CronAlarms${name}`));
   expect(found).toHaveLength(1);
@@ -63,7 +66,10 @@ describe('the alarms that catch a stopped scheduler', () => {
   });
 
   it('alarms on tick and scanner errors in two minutes out of three, missing data fine', () => {
-    for (const [name, fn] of [['TickErrors', scheduler.tickFunction], ['ScannerErrors', scheduler.scannerFunction]] as const) {
+    for (const [name, fn] of [
+      ['TickErrors', scheduler.tickFunction],
+      ['ScannerErrors', scheduler.scannerFunction],
+    ] as const) {
       expect(alarmNamed(name)).toMatchObject({
         Namespace: 'AWS/Lambda',
         MetricName: 'Errors',
@@ -81,9 +87,16 @@ describe('the alarms that catch a stopped scheduler', () => {
 
   it('takes the stopped time as alarms.stoppedAfter, in whole minutes from 2 to 60, naming the prop otherwise', () => {
     const slow = synthScheduler({ alarms: { stoppedAfter: Duration.minutes(10) } });
-    slow.template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'Invocations', Namespace: 'AWS/Lambda', EvaluationPeriods: 10, DatapointsToAlarm: 10 });
+    slow.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'Invocations',
+      Namespace: 'AWS/Lambda',
+      EvaluationPeriods: 10,
+      DatapointsToAlarm: 10,
+    });
     expect(() => synthScheduler({ alarms: { stoppedAfter: Duration.seconds(90) } })).toThrow(InvalidSchedulerPropError);
-    expect(() => synthScheduler({ alarms: { stoppedAfter: Duration.seconds(90) } })).toThrow(/invalid alarms.stoppedAfter "1 minute 30 seconds": must be whole minutes from 2 to 60/);
+    expect(() => synthScheduler({ alarms: { stoppedAfter: Duration.seconds(90) } })).toThrow(
+      /invalid alarms.stoppedAfter "1 minute 30 seconds": must be whole minutes from 2 to 60/,
+    );
     expect(() => synthScheduler({ alarms: { stoppedAfter: Duration.minutes(1) } })).toThrow(/alarms.stoppedAfter/);
   });
 });
@@ -123,36 +136,58 @@ describe('the clock keeps its capacity', () => {
       FunctionName: { Ref: logicalIdOf(scheduler.scannerFunction) },
       ScalingConfig: { MaximumConcurrency: 8 },
     });
-    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', { FunctionName: { Ref: logicalIdOf(scheduler.workerFunction) }, ScalingConfig: Match.absent() });
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: logicalIdOf(scheduler.workerFunction) },
+      ScalingConfig: Match.absent(),
+    });
   });
 
   it('reserves at least 2 for the scanner (a mapping cannot go lower), and takes the props, or false for none', () => {
     const one = synthScheduler({ shardCount: 1 });
-    expect((one.template.toJSON().Resources[logicalIdOf(one.scheduler.scannerFunction)].Properties as Record<string, unknown>).ReservedConcurrentExecutions).toBe(2);
+    expect(
+      (one.template.toJSON().Resources[logicalIdOf(one.scheduler.scannerFunction)].Properties as Record<string, unknown>)
+        .ReservedConcurrentExecutions,
+    ).toBe(2);
     const custom = synthScheduler({ tickReservedConcurrency: 3, scannerReservedConcurrency: 20, scannerBatch: { maxConcurrency: 10 } });
     const props = (id: string) => custom.template.toJSON().Resources[id].Properties as Record<string, unknown>;
     expect(props(logicalIdOf(custom.scheduler.tickFunction)).ReservedConcurrentExecutions).toBe(3);
     expect(props(logicalIdOf(custom.scheduler.scannerFunction)).ReservedConcurrentExecutions).toBe(20);
-    custom.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', { FunctionName: { Ref: logicalIdOf(custom.scheduler.scannerFunction) }, ScalingConfig: { MaximumConcurrency: 10 } });
+    custom.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: logicalIdOf(custom.scheduler.scannerFunction) },
+      ScalingConfig: { MaximumConcurrency: 10 },
+    });
     const none = synthScheduler({ tickReservedConcurrency: false, scannerReservedConcurrency: false });
     for (const f of [none.scheduler.tickFunction, none.scheduler.scannerFunction]) {
-      expect((none.template.toJSON().Resources[logicalIdOf(f)].Properties as Record<string, unknown>).ReservedConcurrentExecutions).toBeUndefined();
+      expect(
+        (none.template.toJSON().Resources[logicalIdOf(f)].Properties as Record<string, unknown>).ReservedConcurrentExecutions,
+      ).toBeUndefined();
     }
-    none.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', { FunctionName: { Ref: logicalIdOf(none.scheduler.scannerFunction) }, ScalingConfig: Match.absent() });
+    none.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: logicalIdOf(none.scheduler.scannerFunction) },
+      ScalingConfig: Match.absent(),
+    });
   });
 
   it('refuses reservations the clock cannot run on, naming the prop and value', () => {
-    expect(() => synthScheduler({ scannerReservedConcurrency: 1 })).toThrow(/invalid scannerReservedConcurrency 1: must be a whole number from 2 to 1000/);
-    expect(() => synthScheduler({ tickReservedConcurrency: 0 })).toThrow(/invalid tickReservedConcurrency 0: must be a whole number from 1 to 1000/);
+    expect(() => synthScheduler({ scannerReservedConcurrency: 1 })).toThrow(
+      /invalid scannerReservedConcurrency 1: must be a whole number from 2 to 1000/,
+    );
+    expect(() => synthScheduler({ tickReservedConcurrency: 0 })).toThrow(
+      /invalid tickReservedConcurrency 0: must be a whole number from 1 to 1000/,
+    );
     expect(() => synthScheduler({ scannerReservedConcurrency: 4, scannerBatch: { maxConcurrency: 5 } })).toThrow(InvalidSchedulerPropError);
-    expect(() => synthScheduler({ scannerReservedConcurrency: 4, scannerBatch: { maxConcurrency: 5 } })).toThrow(/invalid scannerBatch.maxConcurrency 5: must be at most scannerReservedConcurrency \(4\)/);
+    expect(() => synthScheduler({ scannerReservedConcurrency: 4, scannerBatch: { maxConcurrency: 5 } })).toThrow(
+      /invalid scannerBatch.maxConcurrency 5: must be at most scannerReservedConcurrency \(4\)/,
+    );
   });
 });
 
 describe('the scanner timeout against the scan budget', () => {
   it('refuses a scanner timeout under the 20 s budget plus 10 s, naming the prop and value', () => {
     expect(() => synthScheduler({ scannerTimeout: Duration.seconds(25) })).toThrow(InvalidSchedulerPropError);
-    expect(() => synthScheduler({ scannerTimeout: Duration.seconds(25) })).toThrow(/invalid scannerTimeout "25 seconds": must be at least 30 seconds: a scan runs for up to its 20 seconds budget/);
+    expect(() => synthScheduler({ scannerTimeout: Duration.seconds(25) })).toThrow(
+      /invalid scannerTimeout "25 seconds": must be at least 30 seconds: a scan runs for up to its 20 seconds budget/,
+    );
   });
 
   it('takes 30 s and up', () => {

@@ -13,7 +13,10 @@ import type { CronSchedulerProps } from '../../lib/cdk/props.ts';
 import { registry } from '../../examples/jobs/index.ts';
 
 /** The example jobs' worker (examples/jobs), for the tests whose scheduler's jobs do not matter: the construct has no default. */
-export const EXAMPLE_WORKER = { workerEntry: fileURLToPath(new URL('../../examples/jobs/worker.ts', import.meta.url)), handlers: registry } as const satisfies CronSchedulerProps;
+export const EXAMPLE_WORKER = {
+  workerEntry: fileURLToPath(new URL('../../examples/jobs/worker.ts', import.meta.url)),
+  handlers: registry,
+} as const satisfies CronSchedulerProps;
 
 /** `props`, with the example jobs' worker unless they name jobs or a worker entry of their own. */
 export function withExampleWorker(props: CronSchedulerProps = {}): CronSchedulerProps {
@@ -30,14 +33,20 @@ export interface SynthesizedScheduler {
   readonly template: Template;
 }
 
-export function synthScheduler(props: CronSchedulerProps = {}, configure?: (scheduler: CronScheduler, stack: Stack) => void): SynthesizedScheduler {
+export function synthScheduler(
+  props: CronSchedulerProps = {},
+  configure?: (scheduler: CronScheduler, stack: Stack) => void,
+): SynthesizedScheduler {
   const stack = new Stack(testApp(), 'Test');
   const scheduler = new CronScheduler(stack, 'Cron', withExampleWorker(props));
   configure?.(scheduler, stack);
   return { stack, scheduler, template: Template.fromStack(stack) };
 }
 
-export type Resources = Record<string, { Type: string; Properties?: Record<string, unknown>; DeletionPolicy?: string; UpdateReplacePolicy?: string }>;
+export type Resources = Record<
+  string,
+  { Type: string; Properties?: Record<string, unknown>; DeletionPolicy?: string; UpdateReplacePolicy?: string }
+>;
 
 export function resourcesOf(template: Template, type: string): Resources {
   return template.findResources(type) as Resources;

@@ -66,7 +66,10 @@ describe('cdk-nag (AwsSolutions) on the repository app', () => {
   it('the wildcard it accepts is the provider framework invoking the jobs-resource function, nothing else', () => {
     const wildcards = nag.suppressed.filter((finding) => finding.rule === 'AwsSolutions-IAM5');
     expect(wildcards.map((finding) => [finding.path, finding.finding])).toEqual([
-      [expect.stringMatching(/\/Cron\/JobsProvider\/framework-onEvent\/ServiceRole\/DefaultPolicy\/Resource$/), expect.stringMatching(/^Resource::<CronJobsResource[0-9A-F]{8}\.Arn>:\*$/)],
+      [
+        expect.stringMatching(/\/Cron\/JobsProvider\/framework-onEvent\/ServiceRole\/DefaultPolicy\/Resource$/),
+        expect.stringMatching(/^Resource::<CronJobsResource[0-9A-F]{8}\.Arn>:\*$/),
+      ],
     ]);
   });
 });

@@ -22,11 +22,17 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { expectFaultsInjectedAndInvariantsHeld, expectInvariantsHeld, expectSettlementHeld, printFailover, runCiDrill, violationsBesidesFailoverGoal } from '../support/ci-drill.ts';
+import {
+  expectFaultsInjectedAndInvariantsHeld,
+  expectInvariantsHeld,
+  expectSettlementHeld,
+  printFailover,
+  runCiDrill,
+  violationsBesidesFailoverGoal,
+} from '../support/ci-drill.ts';
 import { runDrill } from '../../tools/chaos/drill.ts';
 import { awsEndpoint } from '../support/aws-endpoint.ts';
 import { verifyDrillInstallation } from '../support/verify-drill.ts';
-
 
 /**
  * The failover bound these CI drills assert: twice the 5 s goal. It catches a takeover that falls back to the
@@ -43,35 +49,43 @@ const SETTLEMENT_DRILL_JOBS = 10;
 const UNFENCED_REPLICA = fileURLToPath(new URL('../support/unfenced-replica.ts', import.meta.url));
 
 describe('chaos drill', () => {
-  it('holds every invariant under kills, pauses, scanner kills, duplicates, delays, drops, skew, lost commit replies, slow handlers, lifecycle changes, late duplicates, throttling and hung requests', { timeout: 480_000 }, async () => {
-    awsEndpoint();
-    const report = await runCiDrill('cronfence-chaos-');
-    printFailover('drill', report, MOTO_FAILOVER_BOUND_MS);
-    expectFaultsInjectedAndInvariantsHeld(report);
-    expect(report.failover.maxMs).toBeLessThan(MOTO_FAILOVER_BOUND_MS);
-    const others = violationsBesidesFailoverGoal(report);
-    expect(others, others.join('; ')).toEqual([]);
-    // The product's own audit agrees: `cronfence verify` on the drill's installation finds nothing.
-    const audit = await verifyDrillInstallation(report);
-    expect(audit.violations).toEqual([]);
-    expect(audit.exitCode).toBe(0);
-  });
+  it(
+    'holds every invariant under kills, pauses, scanner kills, duplicates, delays, drops, skew, lost commit replies, slow handlers, lifecycle changes, late duplicates, throttling and hung requests',
+    { timeout: 480_000 },
+    async () => {
+      awsEndpoint();
+      const report = await runCiDrill('cronfence-chaos-');
+      printFailover('drill', report, MOTO_FAILOVER_BOUND_MS);
+      expectFaultsInjectedAndInvariantsHeld(report);
+      expect(report.failover.maxMs).toBeLessThan(MOTO_FAILOVER_BOUND_MS);
+      const others = violationsBesidesFailoverGoal(report);
+      expect(others, others.join('; ')).toEqual([]);
+      // The product's own audit agrees: `cronfence verify` on the drill's installation finds nothing.
+      const audit = await verifyDrillInstallation(report);
+      expect(audit.violations).toEqual([]);
+      expect(audit.exitCode).toBe(0);
+    },
+  );
 
-  it('pays each of 1,200 merchants once per occurrence, its workers killed and paused mid-batch, beside a few jobs under every fault', { timeout: 480_000 }, async () => {
-    awsEndpoint();
-    const report = await runCiDrill('cronfence-chaos-settlement-', { settlement: true, jobs: SETTLEMENT_DRILL_JOBS });
-    printFailover('settlement drill', report, MOTO_FAILOVER_BOUND_MS);
-    expectInvariantsHeld(report);
-    expectSettlementHeld(report);
-    expect(report.faults.kill + report.faults.pause).toBeGreaterThan(0);
-    expect(report.failover.maxMs).toBeLessThan(MOTO_FAILOVER_BOUND_MS);
-    expect(report.settlement?.failover.maxMs ?? 0).toBeLessThan(MOTO_FAILOVER_BOUND_MS);
-    const others = violationsBesidesFailoverGoal(report);
-    expect(others, others.join('; ')).toEqual([]);
-    const audit = await verifyDrillInstallation(report);
-    expect(audit.violations).toEqual([]);
-    expect(audit.exitCode).toBe(0);
-  });
+  it(
+    'pays each of 1,200 merchants once per occurrence, its workers killed and paused mid-batch, beside a few jobs under every fault',
+    { timeout: 480_000 },
+    async () => {
+      awsEndpoint();
+      const report = await runCiDrill('cronfence-chaos-settlement-', { settlement: true, jobs: SETTLEMENT_DRILL_JOBS });
+      printFailover('settlement drill', report, MOTO_FAILOVER_BOUND_MS);
+      expectInvariantsHeld(report);
+      expectSettlementHeld(report);
+      expect(report.faults.kill + report.faults.pause).toBeGreaterThan(0);
+      expect(report.failover.maxMs).toBeLessThan(MOTO_FAILOVER_BOUND_MS);
+      expect(report.settlement?.failover.maxMs ?? 0).toBeLessThan(MOTO_FAILOVER_BOUND_MS);
+      const others = violationsBesidesFailoverGoal(report);
+      expect(others, others.join('; ')).toEqual([]);
+      const audit = await verifyDrillInstallation(report);
+      expect(audit.violations).toEqual([]);
+      expect(audit.exitCode).toBe(0);
+    },
+  );
 
   it('catches a broken engine: without fence conditions on renewals and commits, zombies commit', { timeout: 300_000 }, async () => {
     awsEndpoint();

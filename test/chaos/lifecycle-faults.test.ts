@@ -54,7 +54,12 @@ describe('lifecycle fault', () => {
       const recorded = book.current(spec.id);
       expect(recorded).toMatchObject({ kind, at: stored?.updatedAt, generation: stored?.generation });
       if (stored && !isTombstone(stored)) {
-        expect(recorded?.definition).toEqual({ schedule: stored.schedule, timeZone: stored.timeZone, dst: stored.dst, enabled: stored.enabled });
+        expect(recorded?.definition).toEqual({
+          schedule: stored.schedule,
+          timeZone: stored.timeZone,
+          dst: stored.dst,
+          enabled: stored.enabled,
+        });
       } else {
         expect(recorded?.definition).toBeUndefined();
       }

@@ -22,29 +22,44 @@ beforeAll(async () => {
 afterAll(() => installation.destroy());
 
 describe('poison fault', () => {
-  it.each(POISON_KINDS)('writes a bad %s under the job, and a put of its good definition repairs it with a new generation', async (kind) => {
-    const { runtime } = installation;
-    const spec = { id: `poison-${kind}`, schedule: '*/5 * * * * *', timeZone: 'UTC', handler: 'chaos-fast', payload: { rev: 0 } };
-    const book = new JobHistoryBook();
-    book.record('create', (await runtime.jobs().put(spec)).job);
-    const readRecord = (jobId: string) => readJobRecord(runtime, jobId);
-    const injector = new PoisonInjector(
-      { writeBadRow: badRowWriter(runtime), repository: runtime.jobs(), readRecord, specOf: () => spec, book, now: () => runtime.clock.now() },
-      [spec.id],
-    );
+  it.each(POISON_KINDS)(
+    'writes a bad %s under the job, and a put of its good definition repairs it with a new generation',
+    async (kind) => {
+      const { runtime } = installation;
+      const spec = { id: `poison-${kind}`, schedule: '*/5 * * * * *', timeZone: 'UTC', handler: 'chaos-fast', payload: { rev: 0 } };
+      const book = new JobHistoryBook();
+      book.record('create', (await runtime.jobs().put(spec)).job);
+      const readRecord = (jobId: string) => readJobRecord(runtime, jobId);
+      const injector = new PoisonInjector(
+        {
+          writeBadRow: badRowWriter(runtime),
+          repository: runtime.jobs(),
+          readRecord,
+          specOf: () => spec,
+          book,
+          now: () => runtime.clock.now(),
+        },
+        [spec.id],
+      );
 
-    expect(await injector.poison(kind, 0)).toBe(spec.id);
-    const bad = (await readRecord(spec.id)) as unknown as Record<string, unknown>;
-    expect(bad[BAD_VALUES[kind].attribute]).toBe(BAD_VALUES[kind].value);
-    expect(bad.generation).toBe(1);
-    expect(book.current(spec.id)?.kind).toBe('poison');
+      expect(await injector.poison(kind, 0)).toBe(spec.id);
+      const bad = (await readRecord(spec.id)) as unknown as Record<string, unknown>;
+      expect(bad[BAD_VALUES[kind].attribute]).toBe(BAD_VALUES[kind].value);
+      expect(bad.generation).toBe(1);
+      expect(book.current(spec.id)?.kind).toBe('poison');
 
-    expect(await injector.repair(spec.id)).toBe(true);
-    const repaired = await readRecord(spec.id);
-    if (!repaired || isTombstone(repaired)) throw new Error('the repair left no job');
-    expect(repaired).toMatchObject({ generation: 2, schedule: spec.schedule, timeZone: 'UTC', enabled: true });
-    expect(book.current(spec.id)).toMatchObject({ kind: 'repair', generation: 2, at: repaired.updatedAt, definition: { schedule: spec.schedule, enabled: true } });
-  });
+      expect(await injector.repair(spec.id)).toBe(true);
+      const repaired = await readRecord(spec.id);
+      if (!repaired || isTombstone(repaired)) throw new Error('the repair left no job');
+      expect(repaired).toMatchObject({ generation: 2, schedule: spec.schedule, timeZone: 'UTC', enabled: true });
+      expect(book.current(spec.id)).toMatchObject({
+        kind: 'repair',
+        generation: 2,
+        at: repaired.updatedAt,
+        definition: { schedule: spec.schedule, enabled: true },
+      });
+    },
+  );
 
   it('writes nothing under a job that changed generation since the drill recorded it', async () => {
     const { runtime } = installation;

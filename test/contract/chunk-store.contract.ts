@@ -5,7 +5,13 @@
  * once per delivery. Run on the in-memory stores and on DynamoDB (emulator).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chunkInputDigest, MAX_ITEMS_PER_CHUNK, OUTBOX_SHARDS, type ChunkCommitRequest, type OutboundRequest } from '../../lib/core/chunks.ts';
+import {
+  chunkInputDigest,
+  MAX_ITEMS_PER_CHUNK,
+  OUTBOX_SHARDS,
+  type ChunkCommitRequest,
+  type OutboundRequest,
+} from '../../lib/core/chunks.ts';
 import { BusinessConditionFailedError, FencedOutError, TooManyWritesError } from '../../lib/core/errors.ts';
 import { executionKey } from '../../lib/core/execution-key.ts';
 import type { BusinessWrite } from '../../lib/core/ports.ts';
@@ -23,11 +29,26 @@ export function chunkStoreContract(label: string, factory: ContractFactory): voi
 
     const put = (id: string): BusinessWrite => ({ put: { tableName: store.businessTable, item: { id, amount: 100 } } });
     const wire = (key: string): OutboundRequest => ({ key, url: 'http://bank.invalid/wires', body: JSON.stringify({ merchant: key }) });
-    const chunk = (key: SliceKey, n: number, fence: number, owner: string, now: number, ids: string[], wires: string[] = []): ChunkCommitRequest => ({
-      key, fence, owner, now, chunk: n, writes: ids.map(put), outbox: wires.map(wire),
+    const chunk = (
+      key: SliceKey,
+      n: number,
+      fence: number,
+      owner: string,
+      now: number,
+      ids: string[],
+      wires: string[] = [],
+    ): ChunkCommitRequest => ({
+      key,
+      fence,
+      owner,
+      now,
+      chunk: n,
+      writes: ids.map(put),
+      outbox: wires.map(wire),
     });
     /** Due requests of the shard `id`'s execution lands on. */
-    const dueOf = (s: ContractInstallation, now: number, limit: number) => Promise.all(Array.from({ length: OUTBOX_SHARDS }, (_, shard) => s.outbox.findDue(shard, now, limit))).then((shards) => shards.flat());
+    const dueOf = (s: ContractInstallation, now: number, limit: number) =>
+      Promise.all(Array.from({ length: OUTBOX_SHARDS }, (_, shard) => s.outbox.findDue(shard, now, limit))).then((shards) => shards.flat());
     /** The holder's lease ran out and worker-b claimed: fence 2. */
     async function takenOver(key: SliceKey, t: number): Promise<void> {
       const claim = await store.slices.claim(key, 'worker-b', t + FAST_POLICIES.leaseMs + LEASE_EXPIRY_MARGIN_MS + 1);
@@ -40,9 +61,21 @@ export function chunkStoreContract(label: string, factory: ContractFactory): voi
       const id = `${key.jobId}-p0`;
       expect(await store.chunks.commitChunk(chunk(key, 0, 1, 'worker-a', t + 10, [id], [`${key.jobId}-m0`]))).toBe('committed');
       expect(await store.businessItem(id)).toMatchObject({ id, amount: 100 });
-      expect(await store.chunks.committedChunks(key)).toEqual([{ executionKey: executionKey(key.jobId, key.scheduledAt), chunk: 0, fence: 1, owner: 'worker-a', committedAt: t + 10, items: 2 }]);
+      expect(await store.chunks.committedChunks(key)).toEqual([
+        { executionKey: executionKey(key.jobId, key.scheduledAt), chunk: 0, fence: 1, owner: 'worker-a', committedAt: t + 10, items: 2 },
+      ]);
       const outbox = await store.outbox.list(executionKey(key.jobId, key.scheduledAt));
-      expect(outbox).toMatchObject([{ requestKey: `${key.jobId}-m0`, idempotencyKey: `${executionKey(key.jobId, key.scheduledAt)}#${key.jobId}-m0`, fence: 1, chunk: 0, status: 'PENDING', deliveries: 0, dueAt: t + 10 }]);
+      expect(outbox).toMatchObject([
+        {
+          requestKey: `${key.jobId}-m0`,
+          idempotencyKey: `${executionKey(key.jobId, key.scheduledAt)}#${key.jobId}-m0`,
+          fence: 1,
+          chunk: 0,
+          status: 'PENDING',
+          deliveries: 0,
+          dueAt: t + 10,
+        },
+      ]);
     });
 
     it('the same chunk sent again by the same claim is its own earlier try: committed, nothing doubled', async () => {
@@ -79,7 +112,9 @@ export function chunkStoreContract(label: string, factory: ContractFactory): voi
       const t = space.instant();
       const { key } = await claimed(store, space.jobId('zombie'), t);
       await takenOver(key, t);
-      await expect(store.chunks.commitChunk(chunk(key, 1, 1, 'worker-a', t + 9000, [`${key.jobId}-late`], [`${key.jobId}-w`]))).rejects.toBeInstanceOf(FencedOutError);
+      await expect(
+        store.chunks.commitChunk(chunk(key, 1, 1, 'worker-a', t + 9000, [`${key.jobId}-late`], [`${key.jobId}-w`])),
+      ).rejects.toBeInstanceOf(FencedOutError);
       expect(await store.businessItem(`${key.jobId}-late`)).toBeUndefined();
       expect(await store.chunks.committedChunks(key)).toEqual([]);
       expect(await store.outbox.list(executionKey(key.jobId, key.scheduledAt))).toEqual([]);
@@ -90,7 +125,9 @@ export function chunkStoreContract(label: string, factory: ContractFactory): voi
       const t = space.instant();
       const { key } = await claimed(store, space.jobId('final'), t);
       await store.slices.commit({ key, fence: 1, owner: 'worker-a' }, t + 10, []);
-      await expect(store.chunks.commitChunk(chunk(key, 0, 1, 'worker-a', t + 20, [`${key.jobId}-after`]))).rejects.toBeInstanceOf(FencedOutError);
+      await expect(store.chunks.commitChunk(chunk(key, 0, 1, 'worker-a', t + 20, [`${key.jobId}-after`]))).rejects.toBeInstanceOf(
+        FencedOutError,
+      );
       expect(await store.businessItem(`${key.jobId}-after`)).toBeUndefined();
     });
 
@@ -109,7 +146,19 @@ export function chunkStoreContract(label: string, factory: ContractFactory): voi
       const t = space.instant();
       const { key } = await claimed(store, space.jobId('too-many'), t);
       const ids = Array.from({ length: 50 }, (_, i) => `${key.jobId}-${i}`);
-      await expect(store.chunks.commitChunk(chunk(key, 0, 1, 'worker-a', t, ids, ids.map((id) => `w${id}`)))).rejects.toBeInstanceOf(TooManyWritesError);
+      await expect(
+        store.chunks.commitChunk(
+          chunk(
+            key,
+            0,
+            1,
+            'worker-a',
+            t,
+            ids,
+            ids.map((id) => `w${id}`),
+          ),
+        ),
+      ).rejects.toBeInstanceOf(TooManyWritesError);
       expect(await store.chunks.committedChunks(key)).toEqual([]);
     });
 
@@ -132,7 +181,9 @@ export function chunkStoreContract(label: string, factory: ContractFactory): voi
       await store.outbox.record(taken, { kind: 'delivered', now: t + 400, statusCode: 200 });
       expect(await store.outbox.list(id)).toMatchObject([{ status: 'PENDING', deliveries: 2 }]);
       await store.outbox.record(retaken!, { kind: 'delivered', now: t + 500, statusCode: 201 });
-      expect(await store.outbox.list(id)).toMatchObject([{ status: 'DELIVERED', deliveries: 2, deliveredAt: t + 500, lastStatusCode: 201 }]);
+      expect(await store.outbox.list(id)).toMatchObject([
+        { status: 'DELIVERED', deliveries: 2, deliveredAt: t + 500, lastStatusCode: 201 },
+      ]);
       expect((await dueOf(store, t + 100_000, 10_000)).filter((item) => item.executionKey === id)).toEqual([]);
     });
 

@@ -45,7 +45,10 @@ export interface ContractInstallation {
 export type ContractFactory = () => Promise<ContractInstallation>;
 
 export const memoryFactory: ContractFactory = async () => {
-  const memory = createMemoryInstallation({ clock: new ManualClock(Date.parse('2030-01-01T00:00:00Z')), businessTables: { payouts: ['id'] } });
+  const memory = createMemoryInstallation({
+    clock: new ManualClock(Date.parse('2030-01-01T00:00:00Z')),
+    businessTables: { payouts: ['id'] },
+  });
   const jobs = memory.jobs();
   return {
     slices: memory.slices,
@@ -144,7 +147,13 @@ export async function enqueued(
 }
 
 /** One ENQUEUED slice claimed by `owner` at `now`. */
-export async function claimed(store: ContractInstallation, jobId: string, at: number, owner = 'worker-a', messageId = 'message-a'): Promise<{ key: SliceKey; slice: Slice }> {
+export async function claimed(
+  store: ContractInstallation,
+  jobId: string,
+  at: number,
+  owner = 'worker-a',
+  messageId = 'message-a',
+): Promise<{ key: SliceKey; slice: Slice }> {
   const { keys } = await enqueued(store, jobId, [at], at);
   const key = keys[0]!;
   const claim = await store.slices.claim(key, owner, at, messageId);
@@ -167,10 +176,18 @@ export async function createdByClaim(
 }
 
 /** Live slices of `jobId` the sweep index holds with sweepAt ≤ now, each with the status its item has now (the index does not project it). */
-export async function sweepableOf(store: ContractInstallation, jobId: string, now: number): Promise<{ scheduledAt: number; sweepAt: number; status: string }[]> {
+export async function sweepableOf(
+  store: ContractInstallation,
+  jobId: string,
+  now: number,
+): Promise<{ scheduledAt: number; sweepAt: number; status: string }[]> {
   const found = (await store.slices.findSweepable(store.shard, now, 10_000)).filter((candidate) => candidate.jobId === jobId);
   const withStatus = await Promise.all(
-    found.map(async ({ scheduledAt, sweepAt }) => ({ scheduledAt, sweepAt, status: (await store.slices.get({ jobId, scheduledAt }))?.status ?? 'gone' })),
+    found.map(async ({ scheduledAt, sweepAt }) => ({
+      scheduledAt,
+      sweepAt,
+      status: (await store.slices.get({ jobId, scheduledAt }))?.status ?? 'gone',
+    })),
   );
   return withStatus.sort((a, b) => a.scheduledAt - b.scheduledAt);
 }

@@ -7,7 +7,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LeaseLostError } from '../../lib/core/errors.ts';
-import { CaseSpace, claimed, createdByClaim, enqueued, jobSpec, sweepableOf, type ContractFactory, type ContractInstallation } from './contract-fixture.ts';
+import {
+  CaseSpace,
+  claimed,
+  createdByClaim,
+  enqueued,
+  jobSpec,
+  sweepableOf,
+  type ContractFactory,
+  type ContractInstallation,
+} from './contract-fixture.ts';
 
 export function overlapStoreContract(label: string, factory: ContractFactory): void {
   describe(`OverlapStore contract: ${label}`, () => {
@@ -45,9 +54,13 @@ export function overlapStoreContract(label: string, factory: ContractFactory): v
         return claim.slice.fence;
       };
       await store.slices.commit({ key: done!, fence: await won(done), owner: 'worker-a' }, t + 200, []);
-      await store.slices.recordFailure({ key: failed!, fence: await won(failed) }, { now: t + 200, error: 'boom', nextAttemptAt: t + 60_000, sweepAt: t + 90_000 });
+      await store.slices.recordFailure(
+        { key: failed!, fence: await won(failed) },
+        { now: t + 200, error: 'boom', nextAttemptAt: t + 60_000, sweepAt: t + 90_000 },
+      );
       await won(running);
-      const at = async (after: number, before: number, limit = 10): Promise<number | undefined> => (await store.overlap.firstInLine(id, after, before, limit))?.scheduledAt;
+      const at = async (after: number, before: number, limit = 10): Promise<number | undefined> =>
+        (await store.overlap.firstInLine(id, after, before, limit))?.scheduledAt;
       // SUCCEEDED and FAILED (its turn taken) are not in line; ENQUEUED is.
       expect(await at(t - 1, t + 5000)).toBe(t + 2000);
       // Both bounds exclusive; RUNNING is in line.
@@ -63,13 +76,21 @@ export function overlapStoreContract(label: string, factory: ContractFactory): v
       const id = space.jobId('overlap-defer');
       const { key, slice } = await claimed(store, id, t);
       await store.overlap.deferClaimed({ key, fence: slice.fence }, t + 100, t + 9000);
-      expect(await store.slices.get(key)).toMatchObject({ status: 'ENQUEUED', attempts: 0, bufferedAt: t + 100, fence: slice.fence, owner: undefined });
+      expect(await store.slices.get(key)).toMatchObject({
+        status: 'ENQUEUED',
+        attempts: 0,
+        bufferedAt: t + 100,
+        fence: slice.fence,
+        owner: undefined,
+      });
       expect(await sweepableOf(store, id, t + 9000)).toEqual([{ scheduledAt: t, sweepAt: t + 9000, status: 'ENQUEUED' }]);
       const again = await store.slices.claim(key, 'worker-b', t + 5000, 'message-b');
       expect(again.won && again.slice).toMatchObject({ fence: slice.fence + 1, attempts: 1, owner: 'worker-b' });
       await store.overlap.deferClaimed({ key, fence: slice.fence + 1 }, t + 5100, t + 12_000);
       expect((await store.slices.get(key))?.bufferedAt).toBe(t + 100);
-      await expect(store.overlap.deferClaimed({ key, fence: slice.fence + 1 }, t + 5200, t + 12_000)).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(store.overlap.deferClaimed({ key, fence: slice.fence + 1 }, t + 5200, t + 12_000)).rejects.toBeInstanceOf(
+        LeaseLostError,
+      );
     });
 
     it('deferClaimed puts a slice its claim created (no sweep index entry until then) into the sweep index', async () => {

@@ -52,16 +52,27 @@ export function sliceLifecycleContract(label: string, factory: ContractFactory):
     afterAll(() => store?.destroy());
     const at = (jobId: string, scheduledAt: number, sweepAt = scheduledAt + 30_000): NewSlice => ({ jobId, scheduledAt, sweepAt });
     /** A job and the definitions of its generation and of the one after it (a change the store need not know of). */
-    async function generations(name: string, payload?: Record<string, unknown>): Promise<{ job: StoredJob; id: string; older: SliceDefinition; newer: SliceDefinition }> {
+    async function generations(
+      name: string,
+      payload?: Record<string, unknown>,
+    ): Promise<{ job: StoredJob; id: string; older: SliceDefinition; newer: SliceDefinition }> {
       const job = await store.putJob(jobSpec(space.jobId(name), payload));
       const older = definitionOf(job);
-      return { job, id: job.id, older, newer: { ...older, generation: older.generation + 1, payload: { generation: older.generation + 1 } } };
+      return {
+        job,
+        id: job.id,
+        older,
+        newer: { ...older, generation: older.generation + 1, payload: { generation: older.generation + 1 } },
+      };
     }
     /** A slice of `run`'s generation at `key` that ran and failed: FAILED on fence 1 with its error, retry and last lease. */
     async function failedRun(key: SliceKey, run: SliceDefinition, now: number): Promise<void> {
       const claim = await store.slices.claim(key, 'worker-a', now, 'message-a', 3, run);
       if (!claim.won) throw new Error(`claim lost: ${JSON.stringify(claim)}`);
-      await store.slices.recordFailure({ key, fence: 1 }, { now: now + 10, error: 'boom', nextAttemptAt: now + 1000, sweepAt: now + 31_000 });
+      await store.slices.recordFailure(
+        { key, fence: 1 },
+        { now: now + 10, error: 'boom', nextAttemptAt: now + 1000, sweepAt: now + 31_000 },
+      );
     }
     /** A slice of `run`'s generation at `key` that ran to SUCCEEDED on fence 1. */
     async function succeededRun(key: SliceKey, run: SliceDefinition, now: number): Promise<void> {
@@ -74,12 +85,27 @@ export function sliceLifecycleContract(label: string, factory: ContractFactory):
       it('creates ENQUEUED slices of the generation, each in the sweep index from its own sweep time, and returns their keys', async () => {
         const t = space.instant();
         const job = await store.putJob(jobSpec(space.jobId('enqueue'), { v: 1 }));
-        const created = await store.slices.enqueue(definitionOf(job), [at(job.id, t, t + 10_000), at(job.id, t + 1000, t + 20_000)], t - 500);
-        expect(created).toEqual([{ jobId: job.id, scheduledAt: t }, { jobId: job.id, scheduledAt: t + 1000 }]);
+        const created = await store.slices.enqueue(
+          definitionOf(job),
+          [at(job.id, t, t + 10_000), at(job.id, t + 1000, t + 20_000)],
+          t - 500,
+        );
+        expect(created).toEqual([
+          { jobId: job.id, scheduledAt: t },
+          { jobId: job.id, scheduledAt: t + 1000 },
+        ]);
         const stored = await store.slices.get({ jobId: job.id, scheduledAt: t });
         expect(stored).toMatchObject({
-          status: 'ENQUEUED', fence: 0, attempts: 0, generation: job.generation, handler: 'h', policies: job.policies, payload: { v: 1 },
-          shard: job.shard, createdAt: t - 500, sweepAt: t + 10_000,
+          status: 'ENQUEUED',
+          fence: 0,
+          attempts: 0,
+          generation: job.generation,
+          handler: 'h',
+          policies: job.policies,
+          payload: { v: 1 },
+          shard: job.shard,
+          createdAt: t - 500,
+          sweepAt: t + 10_000,
         });
         for (const gone of LAST_RUN_FIELDS) expect(stored?.[gone], gone).toBeUndefined();
         expect(await sweepableOf(store, job.id, t + 9999)).toEqual([]);
@@ -96,7 +122,11 @@ export function sliceLifecycleContract(label: string, factory: ContractFactory):
         await succeededRun(key(2000), older, t);
         await store.slices.recordRange(id, older, { from: t + 3000, to: t + 5000, count: 2 }, t);
 
-        const created = await store.slices.enqueue(newer, [0, 1000, 2000, 3000, 6000].map((offset) => at(id, t + offset)), t + 100);
+        const created = await store.slices.enqueue(
+          newer,
+          [0, 1000, 2000, 3000, 6000].map((offset) => at(id, t + offset)),
+          t + 100,
+        );
         expect(created).toEqual([key(6000)]);
         expect(await store.slices.get(key(0))).toMatchObject({ status: 'ENQUEUED', generation: newer.generation, createdAt: t - 1000 });
         expect(await store.slices.get(key(1000))).toMatchObject({ status: 'RUNNING', generation: older.generation, fence: 1 });
@@ -116,12 +146,27 @@ export function sliceLifecycleContract(label: string, factory: ContractFactory):
         await store.slices.skipClaimed({ key: key(2000), fence: 1 }, 'overlap', t + 10);
         await store.slices.recordRange(id, older, { from: t + 3000, to: t + 9000, count: 6, reason: 'misfire' }, t);
 
-        const created = await store.slices.enqueue(newer, [0, 1000, 2000, 3000].map((offset) => at(id, t + offset, t + 50_000)), t + 100);
+        const created = await store.slices.enqueue(
+          newer,
+          [0, 1000, 2000, 3000].map((offset) => at(id, t + offset, t + 50_000)),
+          t + 100,
+        );
         expect(created).toEqual([key(0), key(1000), key(2000), key(3000)]);
-        for (const [offset, fence] of [[0, 0], [1000, 1], [2000, 1], [3000, 0]] as const) {
+        for (const [offset, fence] of [
+          [0, 0],
+          [1000, 1],
+          [2000, 1],
+          [3000, 0],
+        ] as const) {
           const stored = await store.slices.get(key(offset));
           expect(stored, `+${offset}`).toMatchObject({
-            status: 'ENQUEUED', generation: newer.generation, fence, attempts: 0, payload: newer.payload, createdAt: t + 100, sweepAt: t + 50_000,
+            status: 'ENQUEUED',
+            generation: newer.generation,
+            fence,
+            attempts: 0,
+            payload: newer.payload,
+            createdAt: t + 100,
+            sweepAt: t + 50_000,
           });
           for (const gone of LAST_RUN_FIELDS) expect(stored?.[gone], `+${offset} ${gone}`).toBeUndefined();
         }
@@ -138,7 +183,8 @@ export function sliceLifecycleContract(label: string, factory: ContractFactory):
           store.slices.enqueue(definitionOf(job), [at(job.id, t, t + 20_000)], t - 200),
         ]);
         expect(outcomes.flat()).toEqual([{ jobId: job.id, scheduledAt: t }]);
-        const winner = outcomes[0]!.length === 1 ? { createdAt: t - 100, sweepAt: t + 10_000 } : { createdAt: t - 200, sweepAt: t + 20_000 };
+        const winner =
+          outcomes[0]!.length === 1 ? { createdAt: t - 100, sweepAt: t + 10_000 } : { createdAt: t - 200, sweepAt: t + 20_000 };
         expect(await store.slices.get({ jobId: job.id, scheduledAt: t })).toMatchObject({ status: 'ENQUEUED', fence: 0, ...winner });
       });
     });
@@ -151,8 +197,16 @@ export function sliceLifecycleContract(label: string, factory: ContractFactory):
         expect(await store.slices.recordRange(job.id, definitionOf(job), missed, t)).toBe('written');
         const stored = await store.slices.get({ jobId: job.id, scheduledAt: missed.from });
         expect(stored).toMatchObject({
-          status: 'MISSED', missedUntil: missed.to, missedCount: 540, generation: job.generation, handler: 'h', shard: job.shard,
-          finishedAt: t, createdAt: t, fence: 0, attempts: 0,
+          status: 'MISSED',
+          missedUntil: missed.to,
+          missedCount: 540,
+          generation: job.generation,
+          handler: 'h',
+          shard: job.shard,
+          finishedAt: t,
+          createdAt: t,
+          fence: 0,
+          attempts: 0,
         });
         for (const gone of ['payload', 'skipReason', 'sweepAt', 'owner'] as const) expect(stored?.[gone], gone).toBeUndefined();
         expect(await store.slices.get({ jobId: job.id, scheduledAt: missed.from + 1000 })).toBeUndefined();
@@ -167,7 +221,13 @@ export function sliceLifecycleContract(label: string, factory: ContractFactory):
         const job = await store.putJob(jobSpec(space.jobId('range-misfire')));
         await store.slices.recordRange(job.id, definitionOf(job), { from: t - 30_000, to: t - 1000, count: 29, reason: 'misfire' }, t);
         expect(await store.slices.get({ jobId: job.id, scheduledAt: t - 30_000 })).toMatchObject({
-          status: 'SKIPPED', skipReason: 'misfire', missedUntil: t - 1000, missedCount: 29, generation: job.generation, finishedAt: t, fence: 0,
+          status: 'SKIPPED',
+          skipReason: 'misfire',
+          missedUntil: t - 1000,
+          missedCount: 29,
+          generation: job.generation,
+          finishedAt: t,
+          fence: 0,
         });
         expect(await sweepableOf(store, job.id, Number.MAX_SAFE_INTEGER)).toEqual([]);
       });
@@ -190,8 +250,15 @@ export function sliceLifecycleContract(label: string, factory: ContractFactory):
         expect(await store.slices.get(key(1000))).toMatchObject({ status: 'SUCCEEDED', generation: older.generation });
         expect(await store.slices.get(key(2000))).toMatchObject({ status: 'ENQUEUED', generation: newer.generation });
         const overFailed = await store.slices.get(key(3000));
-        expect(overFailed).toMatchObject({ status: 'MISSED', generation: newer.generation, fence: 1, missedUntil: t + 3500, finishedAt: t + 5000 });
-        for (const gone of ['owner', 'lastError', 'nextAttemptAt', 'leaseMessageId', 'leaseReceiveCount', 'sweepAt'] as const) expect(overFailed?.[gone], gone).toBeUndefined();
+        expect(overFailed).toMatchObject({
+          status: 'MISSED',
+          generation: newer.generation,
+          fence: 1,
+          missedUntil: t + 3500,
+          finishedAt: t + 5000,
+        });
+        for (const gone of ['owner', 'lastError', 'nextAttemptAt', 'leaseMessageId', 'leaseReceiveCount', 'sweepAt'] as const)
+          expect(overFailed?.[gone], gone).toBeUndefined();
       });
     });
 
@@ -210,10 +277,24 @@ export function sliceLifecycleContract(label: string, factory: ContractFactory):
         const instants = [0, 1000, 2000, 3000, 4000, 5000].map((offset) => t + offset);
         expect(await store.slices.settleAbsent(id, ended, instants, 'deleted', t + 100)).toBe(2);
         const none = await store.slices.get(key(0));
-        expect(none).toMatchObject({ status: 'SKIPPED', skipReason: 'deleted', generation: ended.generation, fence: 0, attempts: 0, finishedAt: t + 100, createdAt: t + 100 });
+        expect(none).toMatchObject({
+          status: 'SKIPPED',
+          skipReason: 'deleted',
+          generation: ended.generation,
+          fence: 0,
+          attempts: 0,
+          finishedAt: t + 100,
+          createdAt: t + 100,
+        });
         expect(none?.sweepAt).toBeUndefined();
         const overPending = await store.slices.get(key(1000));
-        expect(overPending).toMatchObject({ status: 'SKIPPED', skipReason: 'deleted', generation: ended.generation, fence: 0, finishedAt: t + 100 });
+        expect(overPending).toMatchObject({
+          status: 'SKIPPED',
+          skipReason: 'deleted',
+          generation: ended.generation,
+          fence: 0,
+          finishedAt: t + 100,
+        });
         expect(overPending?.sweepAt).toBeUndefined();
         expect(await store.slices.get(key(2000))).toMatchObject({ status: 'RUNNING', generation: ancient.generation });
         expect(await store.slices.get(key(3000))).toMatchObject({ status: 'ENQUEUED', generation: ended.generation });
@@ -223,7 +304,10 @@ export function sliceLifecycleContract(label: string, factory: ContractFactory):
         expect((await sweepableOf(store, id, Number.MAX_SAFE_INTEGER)).map((found) => found.scheduledAt)).toEqual([t + 3000]);
 
         // Settled first: the ended generation's message that arrives later does not run it.
-        expect(await store.slices.claim(key(0), 'worker-c', t + 200, 'message-c', 1, ended)).toMatchObject({ won: false, current: { status: 'SKIPPED' } });
+        expect(await store.slices.claim(key(0), 'worker-c', t + 200, 'message-c', 1, ended)).toMatchObject({
+          won: false,
+          current: { status: 'SKIPPED' },
+        });
         expect(await store.slices.settleAbsent(id, ended, instants, 'deleted', t + 300)).toBe(0);
         expect(await store.slices.get(key(0))).toMatchObject({ finishedAt: t + 100 });
       });
@@ -242,9 +326,17 @@ export function sliceLifecycleContract(label: string, factory: ContractFactory):
         await store.slices.enqueue(definitionOf(other), [at(other.id, t + 1000)], t);
 
         const found = await store.slices.between(job.id, t, t + 2000);
-        expect(found.map((slice) => [slice.scheduledAt, slice.status])).toEqual([[t, 'ENQUEUED'], [t + 1000, 'RUNNING']]);
+        expect(found.map((slice) => [slice.scheduledAt, slice.status])).toEqual([
+          [t, 'ENQUEUED'],
+          [t + 1000, 'RUNNING'],
+        ]);
         expect(found[1]).toEqual(await store.slices.get({ jobId: job.id, scheduledAt: t + 1000 }));
-        expect((await store.slices.between(job.id, t - 60_000, t + 2001)).map((slice) => slice.scheduledAt)).toEqual([t - 60_000, t, t + 1000, t + 2000]);
+        expect((await store.slices.between(job.id, t - 60_000, t + 2001)).map((slice) => slice.scheduledAt)).toEqual([
+          t - 60_000,
+          t,
+          t + 1000,
+          t + 2000,
+        ]);
         expect(await store.slices.between(job.id, t + 1, t + 1000)).toEqual([]);
         expect(await store.slices.between(job.id, t, t)).toEqual([]);
         expect(await store.slices.between(job.id, t + 3000, t + 86_400_000)).toEqual([]);
@@ -277,7 +369,10 @@ export function sliceLifecycleContract(label: string, factory: ContractFactory):
         expect((await store.slices.get(keys[0]!))?.sweepAt).toBe(t + 30_000);
 
         const { key: failed } = await createdByClaim(store, job, t + 1000, 'worker-a', 'message-f');
-        await store.slices.recordFailure({ key: failed, fence: 1 }, { now: t + 1100, error: 'boom', nextAttemptAt: t + 2000, sweepAt: t + 32_000 });
+        await store.slices.recordFailure(
+          { key: failed, fence: 1 },
+          { now: t + 1100, error: 'boom', nextAttemptAt: t + 2000, sweepAt: t + 32_000 },
+        );
         expect(await store.slices.followAbandoned({ key: failed, fence: 1 }, t + 50_000)).toBe(false);
         expect((await store.slices.get(failed))?.sweepAt).toBe(t + 32_000);
 
@@ -317,7 +412,10 @@ export function sliceLifecycleContract(label: string, factory: ContractFactory):
         ];
         await store.slices.deferSweep(read0, t + 50_000);
         await store.slices.claim(keys[1]!, 'worker-a', t + 2000, 'message-a');
-        await store.slices.recordFailure({ key: keys[1]!, fence: 1 }, { now: t + 2100, error: 'boom', nextAttemptAt: t + 3000, sweepAt: t + 33_000 });
+        await store.slices.recordFailure(
+          { key: keys[1]!, fence: 1 },
+          { now: t + 2100, error: 'boom', nextAttemptAt: t + 3000, sweepAt: t + 33_000 },
+        );
         await store.slices.deferSweep(read1, t + 50_000);
         await store.slices.claim(keys[2]!, 'worker-a', t + 2000, 'message-b');
         await store.slices.commit({ key: keys[2]!, fence: 1, owner: 'worker-a' }, t + 2001, []);
@@ -341,7 +439,12 @@ export function sliceLifecycleContract(label: string, factory: ContractFactory):
         const paused = await store.pauseJob(id);
         expect(paused).toMatchObject({ enabled: false, generation: job.generation + 1 });
         expect(await store.storedJob(id)).toMatchObject({ enabled: false, generation: job.generation + 1 });
-        expect(await store.slices.get(pending)).toMatchObject({ status: 'SKIPPED', skipReason: 'paused', generation: job.generation, finishedAt: expect.any(Number) });
+        expect(await store.slices.get(pending)).toMatchObject({
+          status: 'SKIPPED',
+          skipReason: 'paused',
+          generation: job.generation,
+          finishedAt: expect.any(Number),
+        });
         expect(await store.slices.get(running)).toMatchObject({ status: 'RUNNING', generation: job.generation });
         expect((await sweepableOf(store, id, t + 86_400_000)).map((found) => found.scheduledAt)).toEqual([t]);
       });
@@ -351,27 +454,63 @@ export function sliceLifecycleContract(label: string, factory: ContractFactory):
         const id = space.jobId('generations');
         const { job: first, keys } = await enqueued(store, id, [t, t + 1000, t + 2000, t + 3000], t - 60_000);
         const [pending, succeeded, failed, running] = keys as [SliceKey, SliceKey, SliceKey, SliceKey];
-        for (const key of [succeeded, failed, running]) expect((await store.slices.claim(key, 'worker-a', t, `m-${key.scheduledAt}`)).won).toBe(true);
+        for (const key of [succeeded, failed, running])
+          expect((await store.slices.claim(key, 'worker-a', t, `m-${key.scheduledAt}`)).won).toBe(true);
         await store.slices.commit({ key: succeeded, fence: 1, owner: 'worker-a' }, t + 10, []);
-        await store.slices.recordFailure({ key: failed, fence: 1 }, { now: t + 10, error: 'boom', nextAttemptAt: t + 5000, sweepAt: t + 35_000 });
+        await store.slices.recordFailure(
+          { key: failed, fence: 1 },
+          { now: t + 10, error: 'boom', nextAttemptAt: t + 5000, sweepAt: t + 35_000 },
+        );
 
         const second = await store.putJob(jobSpec(id, { v: 2 }));
         expect(second.generation).toBe(first.generation + 1);
-        expect(await store.slices.get(pending)).toMatchObject({ status: 'SKIPPED', skipReason: 'superseded', generation: first.generation, fence: 0 });
-        expect(await store.slices.get(failed)).toMatchObject({ status: 'SKIPPED', skipReason: 'superseded', generation: first.generation, fence: 1 });
+        expect(await store.slices.get(pending)).toMatchObject({
+          status: 'SKIPPED',
+          skipReason: 'superseded',
+          generation: first.generation,
+          fence: 0,
+        });
+        expect(await store.slices.get(failed)).toMatchObject({
+          status: 'SKIPPED',
+          skipReason: 'superseded',
+          generation: first.generation,
+          fence: 1,
+        });
         expect(await store.slices.get(running)).toMatchObject({ status: 'RUNNING', owner: 'worker-a' });
         // The settled ones left the sweep index; the run's claim kept its slice's sweep time.
-        expect(await sweepableOf(store, id, t + 86_400_000)).toEqual([expect.objectContaining({ scheduledAt: t + 3000, status: 'RUNNING' })]);
+        expect(await sweepableOf(store, id, t + 86_400_000)).toEqual([
+          expect.objectContaining({ scheduledAt: t + 3000, status: 'RUNNING' }),
+        ]);
 
         const run = definitionOf(second);
         const outcomes = await Promise.all(keys.map((key) => store.slices.claim(key, 'worker-b', t + 20, `m2-${key.scheduledAt}`, 1, run)));
         expect(outcomes.map((outcome) => outcome.won)).toEqual([true, false, true, false]);
         const recreated = await store.slices.get(failed);
-        expect(recreated).toMatchObject({ status: 'RUNNING', generation: second.generation, fence: 2, attempts: 1, owner: 'worker-b', payload: { v: 2 }, createdAt: t + 20 });
-        for (const gone of ['skipReason', 'lastError', 'nextAttemptAt', 'finishedAt', 'sweepAt'] as const) expect(recreated?.[gone], gone).toBeUndefined();
-        expect(await store.slices.get(pending)).toMatchObject({ status: 'RUNNING', generation: second.generation, fence: 1, attempts: 1, payload: { v: 2 } });
+        expect(recreated).toMatchObject({
+          status: 'RUNNING',
+          generation: second.generation,
+          fence: 2,
+          attempts: 1,
+          owner: 'worker-b',
+          payload: { v: 2 },
+          createdAt: t + 20,
+        });
+        for (const gone of ['skipReason', 'lastError', 'nextAttemptAt', 'finishedAt', 'sweepAt'] as const)
+          expect(recreated?.[gone], gone).toBeUndefined();
+        expect(await store.slices.get(pending)).toMatchObject({
+          status: 'RUNNING',
+          generation: second.generation,
+          fence: 1,
+          attempts: 1,
+          payload: { v: 2 },
+        });
         expect(await store.slices.get(succeeded)).toMatchObject({ status: 'SUCCEEDED', generation: first.generation, fence: 1 });
-        expect(await store.slices.get(running)).toMatchObject({ status: 'RUNNING', generation: first.generation, owner: 'worker-a', fence: 1 });
+        expect(await store.slices.get(running)).toMatchObject({
+          status: 'RUNNING',
+          generation: first.generation,
+          owner: 'worker-a',
+          fence: 1,
+        });
 
         // Putting the same definition again settles again (a crash may have cut the first settle short), never the current generation's.
         const leftOver = { jobId: id, scheduledAt: t + 4000 };
@@ -379,7 +518,11 @@ export function sliceLifecycleContract(label: string, factory: ContractFactory):
         expect(await store.slices.enqueue(definitionOf(first), [at(id, t + 4000)], t + 30)).toEqual([leftOver]);
         expect(await store.slices.enqueue(run, [at(id, t + 5000)], t + 30)).toEqual([current]);
         expect((await store.putJob(jobSpec(id, { v: 2 }))).generation).toBe(second.generation);
-        expect(await store.slices.get(leftOver)).toMatchObject({ status: 'SKIPPED', skipReason: 'superseded', generation: first.generation });
+        expect(await store.slices.get(leftOver)).toMatchObject({
+          status: 'SKIPPED',
+          skipReason: 'superseded',
+          generation: first.generation,
+        });
         expect(await store.slices.get(current)).toMatchObject({ status: 'ENQUEUED', generation: second.generation });
         expect(await store.slices.get(pending)).toMatchObject({ status: 'RUNNING', generation: second.generation });
       });

@@ -42,7 +42,13 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
         const claim = await store.slices.claim(keys[0]!, 'worker-a', t + 250, 'message-a');
         expect(claim.won).toBe(true);
         expect(await store.slices.get(keys[0]!)).toMatchObject({
-          status: 'RUNNING', fence: 1, attempts: 1, owner: 'worker-a', leaseExpiresAt: t + 250 + LEASE, leaseMessageId: 'message-a', startedAt: t + 250,
+          status: 'RUNNING',
+          fence: 1,
+          attempts: 1,
+          owner: 'worker-a',
+          leaseExpiresAt: t + 250 + LEASE,
+          leaseMessageId: 'message-a',
+          startedAt: t + 250,
           claimedFrom: 'ENQUEUED',
         });
         expect(claim.won && claim.slice.claimedFrom).toBe('ENQUEUED');
@@ -60,7 +66,15 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
         const due = await store.slices.claim(key, 'worker-b', t + 2000, 'message-a');
         expect(due.won).toBe(true);
         const stored = await store.slices.get(key);
-        expect(stored).toMatchObject({ status: 'RUNNING', fence: 2, attempts: 2, owner: 'worker-b', lastError: 'boom', leaseExpiresAt: t + 2000 + LEASE, claimedFrom: 'FAILED' });
+        expect(stored).toMatchObject({
+          status: 'RUNNING',
+          fence: 2,
+          attempts: 2,
+          owner: 'worker-b',
+          lastError: 'boom',
+          leaseExpiresAt: t + 2000 + LEASE,
+          claimedFrom: 'FAILED',
+        });
         expect(due.won && isTakeover(due.slice)).toBe(false);
         expect(stored?.nextAttemptAt).toBeUndefined();
       });
@@ -74,7 +88,13 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
         const past = await store.slices.claim(key, 'worker-b', expiry + LEASE_EXPIRY_MARGIN_MS + 1, 'message-b');
         expect(past.won).toBe(true);
         expect(past.won && isTakeover(past.slice)).toBe(true);
-        expect(await store.slices.get(key)).toMatchObject({ owner: 'worker-b', fence: 2, attempts: 2, leaseMessageId: 'message-b', claimedFrom: 'RUNNING' });
+        expect(await store.slices.get(key)).toMatchObject({
+          owner: 'worker-b',
+          fence: 2,
+          attempts: 2,
+          leaseMessageId: 'message-b',
+          claimedFrom: 'RUNNING',
+        });
       });
 
       it('an expired lease admits a claim with no message id past the margin, and drops the old message id', async () => {
@@ -100,7 +120,10 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
         const t = space.instant();
         const { key } = await claimed(store, space.jobId('duplicate'), t, 'worker-a', 'message-a');
         const duplicate = await store.slices.claim(key, 'worker-b', t + 1000, 'message-b');
-        expect(duplicate).toMatchObject({ won: false, current: { status: 'RUNNING', owner: 'worker-a', fence: 1, leaseMessageId: 'message-a' } });
+        expect(duplicate).toMatchObject({
+          won: false,
+          current: { status: 'RUNNING', owner: 'worker-a', fence: 1, leaseMessageId: 'message-a' },
+        });
         expect((await store.slices.get(key))?.fence).toBe(1);
       });
 
@@ -125,9 +148,18 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
       });
     });
 
-    describe('the claim that creates the slice (a message carrying its generation\'s definition)', () => {
+    describe("the claim that creates the slice (a message carrying its generation's definition)", () => {
       /** What an older generation's last run leaves on an instant that a slice created again must not carry. */
-      const LAST_RUN_FIELDS = ['skipReason', 'lastError', 'nextAttemptAt', 'finishedAt', 'bufferedAt', 'sweepAt', 'missedUntil', 'missedCount'] as const;
+      const LAST_RUN_FIELDS = [
+        'skipReason',
+        'lastError',
+        'nextAttemptAt',
+        'finishedAt',
+        'bufferedAt',
+        'sweepAt',
+        'missedUntil',
+        'missedCount',
+      ] as const;
       const lostTo = (outcome: { won: boolean; current?: Slice }) => (outcome.won ? undefined : outcome.current);
 
       it('creates a RUNNING slice with the definition where there is none: claimed from ENQUEUED, fence 1, attempts 1, out of the sweep index', async () => {
@@ -138,9 +170,21 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
         expect(claim.won).toBe(true);
         const stored = await store.slices.get(key);
         expect(stored).toMatchObject({
-          status: 'RUNNING', claimedFrom: 'ENQUEUED', fence: 1, attempts: 1, owner: 'worker-a', leaseExpiresAt: t + 250 + LEASE,
-          leaseMessageId: 'message-a', leaseReceiveCount: 1, startedAt: t + 250, createdAt: t + 250,
-          generation: job.generation, handler: 'h', policies: job.policies, payload: { v: 1 }, shard: job.shard,
+          status: 'RUNNING',
+          claimedFrom: 'ENQUEUED',
+          fence: 1,
+          attempts: 1,
+          owner: 'worker-a',
+          leaseExpiresAt: t + 250 + LEASE,
+          leaseMessageId: 'message-a',
+          leaseReceiveCount: 1,
+          startedAt: t + 250,
+          createdAt: t + 250,
+          generation: job.generation,
+          handler: 'h',
+          policies: job.policies,
+          payload: { v: 1 },
+          shard: job.shard,
         });
         expect(claim.won && claim.slice).toEqual(stored);
         expect(claim.won && isTakeover(claim.slice)).toBe(false);
@@ -154,11 +198,14 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
         const t = space.instant();
         const job = await store.putJob(jobSpec(space.jobId('create-race')));
         const key = { jobId: job.id, scheduledAt: t };
-        const outcomes = await Promise.all(Array.from({ length: 8 }, (_, i) => store.slices.claim(key, `w${i}`, t, `m${i}`, 1, definitionOf(job))));
+        const outcomes = await Promise.all(
+          Array.from({ length: 8 }, (_, i) => store.slices.claim(key, `w${i}`, t, `m${i}`, 1, definitionOf(job))),
+        );
         const winners = outcomes.flatMap((outcome) => (outcome.won ? [outcome.slice] : []));
         expect(winners).toHaveLength(1);
         expect(winners[0]).toMatchObject({ fence: 1, attempts: 1, claimedFrom: 'ENQUEUED' });
-        for (const outcome of outcomes) if (!outcome.won) expect(outcome.current).toMatchObject({ status: 'RUNNING', owner: winners[0]!.owner, fence: 1 });
+        for (const outcome of outcomes)
+          if (!outcome.won) expect(outcome.current).toMatchObject({ status: 'RUNNING', owner: winners[0]!.owner, fence: 1 });
         expect(await store.slices.get(key)).toMatchObject({ owner: winners[0]!.owner, fence: 1, attempts: 1 });
       });
 
@@ -167,12 +214,22 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
         const job = await store.putJob(jobSpec(space.jobId('create-existing'), { v: 1 }));
         const key = { jobId: job.id, scheduledAt: t };
         // An operator's slot of this generation with its own payload; the scanner's message for the same instant carries the job's.
-        expect(await store.slices.enqueue({ ...definitionOf(job), payload: { slot: 'own' } }, [{ ...key, sweepAt: t + 30_000 }], t - 60_000)).toEqual([key]);
+        expect(
+          await store.slices.enqueue({ ...definitionOf(job), payload: { slot: 'own' } }, [{ ...key, sweepAt: t + 30_000 }], t - 60_000),
+        ).toEqual([key]);
         const claim = await store.slices.claim(key, 'worker-a', t, 'message-a', 1, definitionOf(job));
         expect(claim.won).toBe(true);
         expect(await store.slices.get(key)).toMatchObject({
-          status: 'RUNNING', claimedFrom: 'ENQUEUED', fence: 1, attempts: 1, owner: 'worker-a', leaseExpiresAt: t + LEASE,
-          createdAt: t - 60_000, sweepAt: t + 30_000, generation: job.generation, payload: { slot: 'own' },
+          status: 'RUNNING',
+          claimedFrom: 'ENQUEUED',
+          fence: 1,
+          attempts: 1,
+          owner: 'worker-a',
+          leaseExpiresAt: t + LEASE,
+          createdAt: t - 60_000,
+          sweepAt: t + 30_000,
+          generation: job.generation,
+          payload: { slot: 'own' },
         });
         const duplicate = await store.slices.claim(key, 'worker-b', t + 10, 'message-b', 1, definitionOf(job));
         expect(lostTo(duplicate)).toMatchObject({ owner: 'worker-a', fence: 1 });
@@ -190,14 +247,29 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
         await store.slices.recordFailure({ key, fence: 1 }, { now: t + 100, error: 'boom', nextAttemptAt: t + 5000, sweepAt: t + 35_000 });
         // The change settles the retry that had not started yet.
         const second = await store.putJob(jobSpec(id));
-        expect(await store.slices.get(key)).toMatchObject({ status: 'SKIPPED', skipReason: 'superseded', generation: first.generation, fence: 1, lastError: 'boom' });
+        expect(await store.slices.get(key)).toMatchObject({
+          status: 'SKIPPED',
+          skipReason: 'superseded',
+          generation: first.generation,
+          fence: 1,
+          lastError: 'boom',
+        });
 
         const claim = await store.slices.claim(key, 'worker-b', t + 200, 'message-b', 2, definitionOf(second));
         expect(claim.won).toBe(true);
         const stored = await store.slices.get(key);
         expect(stored).toMatchObject({
-          status: 'RUNNING', claimedFrom: 'ENQUEUED', generation: second.generation, fence: 2, attempts: 1, owner: 'worker-b',
-          leaseMessageId: 'message-b', leaseReceiveCount: 2, leaseExpiresAt: t + 200 + LEASE, startedAt: t + 200, createdAt: t + 200,
+          status: 'RUNNING',
+          claimedFrom: 'ENQUEUED',
+          generation: second.generation,
+          fence: 2,
+          attempts: 1,
+          owner: 'worker-b',
+          leaseMessageId: 'message-b',
+          leaseReceiveCount: 2,
+          leaseExpiresAt: t + 200 + LEASE,
+          startedAt: t + 200,
+          createdAt: t + 200,
         });
         // The new generation has no payload: the old one's is not left behind either.
         for (const gone of [...LAST_RUN_FIELDS, 'payload'] as const) expect(stored?.[gone], gone).toBeUndefined();
@@ -212,11 +284,14 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
         const newer = { ...older, generation: older.generation + 1 };
         expect(await store.slices.settleAbsent(job.id, older, [t], 'paused', t)).toBe(1);
         const key = { jobId: job.id, scheduledAt: t };
-        const outcomes = await Promise.all(Array.from({ length: 6 }, (_, i) => store.slices.claim(key, `w${i}`, t + 10, `m${i}`, 1, newer)));
+        const outcomes = await Promise.all(
+          Array.from({ length: 6 }, (_, i) => store.slices.claim(key, `w${i}`, t + 10, `m${i}`, 1, newer)),
+        );
         const winners = outcomes.flatMap((outcome) => (outcome.won ? [outcome.slice] : []));
         expect(winners).toHaveLength(1);
         expect(winners[0]).toMatchObject({ status: 'RUNNING', generation: newer.generation, fence: 1, attempts: 1 });
-        for (const outcome of outcomes) if (!outcome.won) expect(outcome.current).toMatchObject({ status: 'RUNNING', owner: winners[0]!.owner });
+        for (const outcome of outcomes)
+          if (!outcome.won) expect(outcome.current).toMatchObject({ status: 'RUNNING', owner: winners[0]!.owner });
       });
 
       it("a newer generation's message re-creates neither a range record, nor a run, nor an older generation's slice that has not been settled", async () => {
@@ -235,14 +310,24 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
         const now = t + 60_000;
 
         const range = await store.slices.claim({ jobId: id, scheduledAt: t }, 'worker-b', now, 'message-b', 1, newer);
-        expect(lostTo(range)).toMatchObject({ status: 'SKIPPED', skipReason: 'misfire', missedUntil: t + 10_000, generation: older.generation, fence: 0 });
+        expect(lostTo(range)).toMatchObject({
+          status: 'SKIPPED',
+          skipReason: 'misfire',
+          missedUntil: t + 10_000,
+          generation: older.generation,
+          fence: 0,
+        });
         const done = await store.slices.claim(succeeded, 'worker-b', now, 'message-b', 1, newer);
         expect(lostTo(done)).toMatchObject({ status: 'SUCCEEDED', generation: older.generation, fence: 1 });
         const run = await store.slices.claim(running, 'worker-b', now, 'message-b', 1, newer);
         expect(lostTo(run)).toMatchObject({ status: 'RUNNING', owner: 'worker-a', generation: older.generation, fence: 1 });
         const unsettled = await store.slices.claim(pending, 'worker-b', now, 'message-b', 1, newer);
         expect(lostTo(unsettled)).toMatchObject({ status: 'ENQUEUED', generation: older.generation, fence: 0 });
-        expect(await store.slices.get({ jobId: id, scheduledAt: t })).toMatchObject({ status: 'SKIPPED', missedUntil: t + 10_000, fence: 0 });
+        expect(await store.slices.get({ jobId: id, scheduledAt: t })).toMatchObject({
+          status: 'SKIPPED',
+          missedUntil: t + 10_000,
+          fence: 0,
+        });
         expect(await store.slices.get(running)).toMatchObject({ status: 'RUNNING', owner: 'worker-a', fence: 1 });
         expect(await store.slices.get(pending)).toMatchObject({ status: 'ENQUEUED', fence: 0, attempts: 0 });
       });
@@ -258,12 +343,20 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
         await store.slices.settleAbsent(id, newer, [at(1000).scheduledAt], 'superseded', t);
         const failed = await store.slices.claim(at(2000), 'worker-a', t, 'message-a', 1, newer);
         expect(failed.won).toBe(true);
-        await store.slices.recordFailure({ key: at(2000), fence: 1 }, { now: t + 10, error: 'boom', nextAttemptAt: t + 1000, sweepAt: t + 31_000 });
+        await store.slices.recordFailure(
+          { key: at(2000), fence: 1 },
+          { now: t + 10, error: 'boom', nextAttemptAt: t + 1000, sweepAt: t + 31_000 },
+        );
         expect((await store.slices.claim(at(3000), 'worker-a', t, 'message-a', 1, newer)).won).toBe(true);
         // Every one of them would be claimable by a message of its own generation now (retry due, lease long over).
         const now = t + 60_000;
 
-        for (const [offset, status] of [[0, 'ENQUEUED'], [1000, 'SKIPPED'], [2000, 'FAILED'], [3000, 'RUNNING']] as const) {
+        for (const [offset, status] of [
+          [0, 'ENQUEUED'],
+          [1000, 'SKIPPED'],
+          [2000, 'FAILED'],
+          [3000, 'RUNNING'],
+        ] as const) {
           const outcome = await store.slices.claim(at(offset), 'worker-b', now, 'message-old', 1, older);
           expect(lostTo(outcome), status).toMatchObject({ status, generation: newer.generation });
           expect((await store.slices.get(at(offset)))?.owner, status).not.toBe('worker-b');
@@ -290,7 +383,9 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
         await expect(store.slices.renew({ key, fence: 2 }, t + 1100, LEASE)).rejects.toBeInstanceOf(LeaseLostError);
         await store.slices.recordFailure({ key, fence: 1 }, { now: t + 1200, error: 'x', nextAttemptAt: t + 5000, sweepAt: t + 40_000 });
         await expect(store.slices.renew({ key, fence: 1 }, t + 1300, LEASE)).rejects.toBeInstanceOf(LeaseLostError);
-        await expect(store.slices.renew({ key: { ...key, scheduledAt: t + 7000 }, fence: 1 }, t, LEASE)).rejects.toBeInstanceOf(LeaseLostError);
+        await expect(store.slices.renew({ key: { ...key, scheduledAt: t + 7000 }, fence: 1 }, t, LEASE)).rejects.toBeInstanceOf(
+          LeaseLostError,
+        );
         expect((await store.slices.get(key))?.leaseExpiresAt).toBeUndefined();
       });
 
@@ -312,7 +407,8 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
         await store.slices.skipClaimed({ key, fence: slice.fence }, 'overlap', t + 10);
         const stored = await store.slices.get(key);
         expect(stored).toMatchObject({ status: 'SKIPPED', skipReason: 'overlap', fence: slice.fence, finishedAt: t + 10 });
-        for (const gone of ['owner', 'leaseExpiresAt', 'leaseMessageId', 'leaseReceiveCount', 'sweepAt'] as const) expect(stored?.[gone], gone).toBeUndefined();
+        for (const gone of ['owner', 'leaseExpiresAt', 'leaseMessageId', 'leaseReceiveCount', 'sweepAt'] as const)
+          expect(stored?.[gone], gone).toBeUndefined();
         expect(await sweepableOf(store, id, Number.MAX_SAFE_INTEGER)).toEqual([]);
         await expect(store.slices.skipClaimed({ key, fence: slice.fence }, 'overlap', t + 20)).rejects.toBeInstanceOf(LeaseLostError);
         expect(await store.slices.get(key)).toMatchObject({ finishedAt: t + 10 });
@@ -327,7 +423,9 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
         expect(stored).toMatchObject({ status: 'MISSED', skipReason: 'catchUp', fence: slice.fence, finishedAt: t + 10 });
         for (const gone of ['owner', 'leaseExpiresAt', 'sweepAt'] as const) expect(stored?.[gone], gone).toBeUndefined();
         expect(await sweepableOf(store, id, Number.MAX_SAFE_INTEGER)).toEqual([]);
-        await expect(store.slices.skipClaimed({ key, fence: slice.fence }, 'catchUp', t + 20, 'MISSED')).rejects.toBeInstanceOf(LeaseLostError);
+        await expect(store.slices.skipClaimed({ key, fence: slice.fence }, 'catchUp', t + 20, 'MISSED')).rejects.toBeInstanceOf(
+          LeaseLostError,
+        );
       });
 
       it('skips a run its claim created (the job moved on since the message was sent); not a FAILED slice, nor a missing one', async () => {
@@ -335,13 +433,23 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
         const job = await store.putJob(jobSpec(space.jobId('skip-created')));
         const { key } = await createdByClaim(store, job, t, 'worker-a', 'message-a');
         await store.slices.skipClaimed({ key, fence: 1 }, 'superseded', t + 10);
-        expect(await store.slices.get(key)).toMatchObject({ status: 'SKIPPED', skipReason: 'superseded', fence: 1, generation: job.generation });
+        expect(await store.slices.get(key)).toMatchObject({
+          status: 'SKIPPED',
+          skipReason: 'superseded',
+          fence: 1,
+          generation: job.generation,
+        });
 
         const { key: failed } = await createdByClaim(store, job, t + 1000, 'worker-a', 'message-b');
-        await store.slices.recordFailure({ key: failed, fence: 1 }, { now: t + 1100, error: 'boom', nextAttemptAt: t + 3000, sweepAt: t + 33_000 });
+        await store.slices.recordFailure(
+          { key: failed, fence: 1 },
+          { now: t + 1100, error: 'boom', nextAttemptAt: t + 3000, sweepAt: t + 33_000 },
+        );
         await expect(store.slices.skipClaimed({ key: failed, fence: 1 }, 'superseded', t + 1200)).rejects.toBeInstanceOf(LeaseLostError);
         expect(await store.slices.get(failed)).toMatchObject({ status: 'FAILED' });
-        await expect(store.slices.skipClaimed({ key: { jobId: job.id, scheduledAt: t + 2000 }, fence: 1 }, 'superseded', t)).rejects.toBeInstanceOf(LeaseLostError);
+        await expect(
+          store.slices.skipClaimed({ key: { jobId: job.id, scheduledAt: t + 2000 }, fence: 1 }, 'superseded', t),
+        ).rejects.toBeInstanceOf(LeaseLostError);
         expect(await store.slices.get({ jobId: job.id, scheduledAt: t + 2000 })).toBeUndefined();
       });
     });
@@ -354,7 +462,12 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
         const { key } = await claimed(store, space.jobId('commit'), t);
         await store.slices.commit({ key, fence: 1, owner: 'worker-a' }, t + 500, [payout(`${key.jobId}-row`)]);
         expect(await store.slices.get(key)).toMatchObject({ status: 'SUCCEEDED', fence: 1, finishedAt: t + 500 });
-        expect(await store.slices.getLedger(key)).toMatchObject({ fence: 1, owner: 'worker-a', outcome: 'SUCCEEDED', committedAt: t + 500 });
+        expect(await store.slices.getLedger(key)).toMatchObject({
+          fence: 1,
+          owner: 'worker-a',
+          outcome: 'SUCCEEDED',
+          committedAt: t + 500,
+        });
         expect(await store.businessItem(`${key.jobId}-row`)).toEqual({ id: `${key.jobId}-row`, amount: 7 });
         expect(await sweepableOf(store, key.jobId, t + 86_400_000)).toEqual([]);
       });
@@ -362,9 +475,13 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
       it('a stale fence, or the right fence with another owner, is FencedOutError and writes nothing', async () => {
         const t = space.instant();
         const { key } = await claimed(store, space.jobId('commit-stale'), t, 'worker-a', 'message-a');
-        await expect(store.slices.commit({ key, fence: 1, owner: 'worker-z' }, t + 10, [payout(`${key.jobId}-z`)])).rejects.toBeInstanceOf(FencedOutError);
+        await expect(store.slices.commit({ key, fence: 1, owner: 'worker-z' }, t + 10, [payout(`${key.jobId}-z`)])).rejects.toBeInstanceOf(
+          FencedOutError,
+        );
         expect((await store.slices.claim(key, 'worker-b', t + 20, 'message-a')).won).toBe(true);
-        await expect(store.slices.commit({ key, fence: 1, owner: 'worker-a' }, t + 30, [payout(`${key.jobId}-a`)])).rejects.toBeInstanceOf(FencedOutError);
+        await expect(store.slices.commit({ key, fence: 1, owner: 'worker-a' }, t + 30, [payout(`${key.jobId}-a`)])).rejects.toBeInstanceOf(
+          FencedOutError,
+        );
         expect(await store.slices.getLedger(key)).toBeUndefined();
         expect(await store.businessItem(`${key.jobId}-a`)).toBeUndefined();
         expect(await store.businessItem(`${key.jobId}-z`)).toBeUndefined();
@@ -376,14 +493,21 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
         const { key } = await claimed(store, space.jobId('commit-again'), t);
         await store.slices.commit({ key, fence: 1, owner: 'worker-a' }, t + 100, []);
         await expect(store.slices.commit({ key, fence: 1, owner: 'worker-a' }, t + 900, [])).resolves.toBeUndefined();
-        expect(await store.slices.getLedger(key)).toMatchObject({ fence: 1, owner: 'worker-a', outcome: 'SUCCEEDED', committedAt: t + 100 });
+        expect(await store.slices.getLedger(key)).toMatchObject({
+          fence: 1,
+          owner: 'worker-a',
+          outcome: 'SUCCEEDED',
+          committedAt: t + 100,
+        });
       });
 
       it('a DEAD on record is never reported committed, nor a commit on record as DEAD', async () => {
         const t = space.instant();
         const { key: dead } = await claimed(store, space.jobId('dead-then-commit'), t);
         await store.slices.recordDead({ key: dead, fence: 1, owner: 'worker-a' }, t + 100, 'gave up');
-        const commitAfterDead = await store.slices.commit({ key: dead, fence: 1, owner: 'worker-a' }, t + 200, []).catch((error: unknown) => error);
+        const commitAfterDead = await store.slices
+          .commit({ key: dead, fence: 1, owner: 'worker-a' }, t + 200, [])
+          .catch((error: unknown) => error);
         expect(commitAfterDead).toBeInstanceOf(OutcomeOnRecordError);
         expect((commitAfterDead as OutcomeOnRecordError).recorded).toBe('DEAD');
         await expect(store.slices.recordDead({ key: dead, fence: 1, owner: 'worker-a' }, t + 300, 'gave up')).resolves.toBeUndefined();
@@ -392,7 +516,9 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
 
         const { key: done } = await claimed(store, space.jobId('commit-then-dead'), t);
         await store.slices.commit({ key: done, fence: 1, owner: 'worker-a' }, t + 100, []);
-        const deadAfterCommit = await store.slices.recordDead({ key: done, fence: 1, owner: 'worker-a' }, t + 200, 'timeout').catch((error: unknown) => error);
+        const deadAfterCommit = await store.slices
+          .recordDead({ key: done, fence: 1, owner: 'worker-a' }, t + 200, 'timeout')
+          .catch((error: unknown) => error);
         expect(deadAfterCommit).toBeInstanceOf(OutcomeOnRecordError);
         expect((deadAfterCommit as OutcomeOnRecordError).recorded).toBe('SUCCEEDED');
         expect(await store.slices.get(done)).toMatchObject({ status: 'SUCCEEDED' });
@@ -424,12 +550,12 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
         expect(stored?.lastError).toHaveLength(MAX_ERROR_CHARS);
         expect(stored?.leaseExpiresAt).toBeUndefined();
         expect(await sweepableOf(store, key.jobId, t + 31_300)).toEqual([{ scheduledAt: t, sweepAt: t + 31_300, status: 'FAILED' }]);
-        await expect(store.slices.recordFailure({ key, fence: 1 }, { now: t + 400, error: 'again', nextAttemptAt: t + 2000, sweepAt: t + 32_000 })).rejects.toBeInstanceOf(
-          LeaseLostError,
-        );
-        await expect(store.slices.recordFailure({ key, fence: 0 }, { now: t + 400, error: 'stale', nextAttemptAt: t + 2000, sweepAt: t + 32_000 })).rejects.toBeInstanceOf(
-          LeaseLostError,
-        );
+        await expect(
+          store.slices.recordFailure({ key, fence: 1 }, { now: t + 400, error: 'again', nextAttemptAt: t + 2000, sweepAt: t + 32_000 }),
+        ).rejects.toBeInstanceOf(LeaseLostError);
+        await expect(
+          store.slices.recordFailure({ key, fence: 0 }, { now: t + 400, error: 'stale', nextAttemptAt: t + 2000, sweepAt: t + 32_000 }),
+        ).rejects.toBeInstanceOf(LeaseLostError);
       });
 
       it('a failure of a run its claim created puts it into the sweep index at the sweep time given', async () => {

@@ -37,7 +37,11 @@ export function wheelStoreContract(label: string, factory: ContractFactory): voi
         // A shard's first scan claims before it has moved the cursor.
         expect(await store.wheel.claim(shard, t + 20_000)).toBeUndefined();
         expect(await store.wheel.readCursor(shard)).toBeUndefined();
-        expect(await store.wheel.moveCursor(shard, { scannedThrough: t, reconciledThrough: t })).toEqual({ scannedThrough: t, reconciledThrough: t, claimedThrough: t + 20_000 });
+        expect(await store.wheel.moveCursor(shard, { scannedThrough: t, reconciledThrough: t })).toEqual({
+          scannedThrough: t,
+          reconciledThrough: t,
+          claimedThrough: t + 20_000,
+        });
         // A scan behind (a smaller horizon) leaves the claim where it is and reads it.
         expect(await store.wheel.claim(shard, t + 15_000)).toEqual({ scannedThrough: t, reconciledThrough: t, claimedThrough: t + 20_000 });
         expect(await store.wheel.claim(shard, t + 25_000)).toEqual({ scannedThrough: t, reconciledThrough: t, claimedThrough: t + 25_000 });
@@ -47,7 +51,11 @@ export function wheelStoreContract(label: string, factory: ContractFactory): voi
           claimedThrough: t + 25_000,
         });
         // Racing claims leave the largest.
-        await Promise.all([store.wheel.claim(shard, t + 40_000), store.wheel.claim(shard, t + 30_000), store.wheel.claim(shard, t + 35_000)]);
+        await Promise.all([
+          store.wheel.claim(shard, t + 40_000),
+          store.wheel.claim(shard, t + 30_000),
+          store.wheel.claim(shard, t + 35_000),
+        ]);
         expect(await store.wheel.readCursor(shard)).toMatchObject({ claimedThrough: t + 40_000 });
       });
 
@@ -59,7 +67,10 @@ export function wheelStoreContract(label: string, factory: ContractFactory): voi
         await store.wheel.moveCursor(shard, { scannedThrough: t - 10_000, reconciledThrough: t + 5000 });
         expect(await store.wheel.readCursor(shard)).toMatchObject({ scannedThrough: t, reconciledThrough: t + 5000 });
         // The write returns the cursor as it stands, not as it was given.
-        expect(await store.wheel.moveCursor(shard, { scannedThrough: t - 20_000, reconciledThrough: t - 20_000 })).toMatchObject({ scannedThrough: t, reconciledThrough: t + 5000 });
+        expect(await store.wheel.moveCursor(shard, { scannedThrough: t - 20_000, reconciledThrough: t - 20_000 })).toMatchObject({
+          scannedThrough: t,
+          reconciledThrough: t + 5000,
+        });
         expect(await store.wheel.readCursor(shard)).toMatchObject({ scannedThrough: t, reconciledThrough: t + 5000 });
         await store.wheel.moveCursor(shard, { scannedThrough: t + 15_000, reconciledThrough: t + 10_000 });
         expect(await store.wheel.readCursor(shard)).toMatchObject({ scannedThrough: t + 15_000, reconciledThrough: t + 10_000 });
@@ -85,7 +96,14 @@ export function wheelStoreContract(label: string, factory: ContractFactory): voi
         await store.wheel.putInbox(shard, { jobId: 'inboxed', generation: 1, from: b(0) });
         await store.wheel.moveCursor(shard, { scannedThrough: b(0), reconciledThrough: b(0) });
         expect(await store.wheel.nextBucket(shard, 0, Number.MAX_SAFE_INTEGER)).toBeUndefined();
-        await store.wheel.place(shard, [{ jobId: 'a', generation: 1, from: b(2), bucket: b(2) }, { jobId: 'b', generation: 1, from: b(5) + 1000, bucket: b(5) }], t);
+        await store.wheel.place(
+          shard,
+          [
+            { jobId: 'a', generation: 1, from: b(2), bucket: b(2) },
+            { jobId: 'b', generation: 1, from: b(5) + 1000, bucket: b(5) },
+          ],
+          t,
+        );
         await store.wheel.place(space.wheelShard(), [{ jobId: 'elsewhere', generation: 1, from: b(1), bucket: b(1) }], t);
         expect(await store.wheel.nextBucket(shard, 0, Number.MAX_SAFE_INTEGER)).toBe(b(2));
         expect(await store.wheel.nextBucket(shard, b(0), b(2))).toBeUndefined();
@@ -109,7 +127,12 @@ export function wheelStoreContract(label: string, factory: ContractFactory): voi
           from: bucket + (i % 5) * 1000,
           bucket,
         }));
-        const neighbour: PlacedEntry = { jobId: 'next-bucket', generation: 1, from: bucket + WHEEL_BUCKET_MS, bucket: bucket + WHEEL_BUCKET_MS };
+        const neighbour: PlacedEntry = {
+          jobId: 'next-bucket',
+          generation: 1,
+          from: bucket + WHEEL_BUCKET_MS,
+          bucket: bucket + WHEEL_BUCKET_MS,
+        };
         await store.wheel.place(shard, [...many, neighbour], t);
         await store.wheel.place(space.wheelShard(), [{ ...many[0]!, jobId: 'other-shard' }], t);
         await store.wheel.putInbox(shard, { jobId: 'inboxed', generation: 1, from: bucket });
@@ -179,12 +202,22 @@ export function wheelStoreContract(label: string, factory: ContractFactory): voi
       it('keeps one record per job, replaced by a newer generation, never by an older one; apart from the inbox and the buckets', async () => {
         const shard = space.wheelShard();
         const t = space.instant();
-        const record = (jobId: string, generation: number, reason: string) => ({ jobId, generation, reason, from: t, at: t + 1, by: 'scanner-a' });
+        const record = (jobId: string, generation: number, reason: string) => ({
+          jobId,
+          generation,
+          reason,
+          from: t,
+          at: t + 1,
+          by: 'scanner-a',
+        });
         expect(await store.wheel.setAsideJobs(shard)).toEqual([]);
         await store.wheel.setAside(shard, record('a', 2, 'invalid schedule "x"'));
         await store.wheel.setAside(shard, record('b', 1, 'holds U+FFFF'));
         await store.wheel.setAside(shard, record('a', 1, 'an older scan'));
-        expect((await store.wheel.setAsideJobs(shard)).sort(byJob)).toEqual([record('a', 2, 'invalid schedule "x"'), record('b', 1, 'holds U+FFFF')]);
+        expect((await store.wheel.setAsideJobs(shard)).sort(byJob)).toEqual([
+          record('a', 2, 'invalid schedule "x"'),
+          record('b', 1, 'holds U+FFFF'),
+        ]);
         await store.wheel.setAside(shard, record('a', 3, 'invalid timeZone'));
         expect((await store.wheel.setAsideJobs(shard)).find((found) => found.jobId === 'a')).toEqual(record('a', 3, 'invalid timeZone'));
         expect(await store.wheel.setAsideJobs(space.wheelShard())).toEqual([]);
@@ -210,9 +243,18 @@ export function wheelStoreContract(label: string, factory: ContractFactory): voi
         expect((await store.jobReader.recordsOfShard(job.shard + 1)).filter((record) => record.id === id)).toEqual([]);
 
         const paused = await store.pauseJob(id);
-        expect(await store.jobReader.record(id)).toMatchObject({ enabled: false, generation: job.generation + 1, version: job.version + 1 });
+        expect(await store.jobReader.record(id)).toMatchObject({
+          enabled: false,
+          generation: job.generation + 1,
+          version: job.version + 1,
+        });
         expect(await store.deleteJob(id)).toBe(true);
-        expect(await store.jobReader.record(id)).toMatchObject({ id, deleted: true, generation: paused.generation + 1, changeReason: 'deleted' });
+        expect(await store.jobReader.record(id)).toMatchObject({
+          id,
+          deleted: true,
+          generation: paused.generation + 1,
+          changeReason: 'deleted',
+        });
         expect(await store.storedJob(id)).toBeUndefined();
         expect((await store.jobReader.records([id], true)).get(id)).toMatchObject({ deleted: true });
       });

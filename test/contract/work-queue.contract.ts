@@ -71,7 +71,8 @@ export function workQueueContract(label: string, factory: () => Promise<QueueCon
       await fixture.queue.send([{ jobId, scheduledAt: Date.parse('2030-01-01T00:00:00Z'), delaySeconds }]);
       return jobId;
     };
-    const receiveOwn = async (jobId: string, visibilitySeconds: number) => (await fixture.receive(visibilitySeconds)).filter((message) => message.jobId === jobId);
+    const receiveOwn = async (jobId: string, visibilitySeconds: number) =>
+      (await fixture.receive(visibilitySeconds)).filter((message) => message.jobId === jobId);
 
     it('a delayed message surfaces after its delay, not before', async () => {
       const jobId = await sendOne(2);

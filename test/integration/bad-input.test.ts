@@ -220,7 +220,9 @@ describe('malformed work messages', () => {
     const handler = createWorkerHandler(installation.runtime, 'w-unrunnable', new HandlerRegistry([]), log);
     const missing = JSON.stringify({ v: 1, jobId: 'never-created', scheduledAt: wholeSecond() });
     const farAhead = JSON.stringify({ v: 1, jobId: 'never-created', scheduledAt: wholeSecond(30 * 86_400_000) });
-    const response = await handler({ Records: [record('unrunnable-missing', 'fake-1', missing), record('unrunnable-far', 'fake-2', farAhead)] });
+    const response = await handler({
+      Records: [record('unrunnable-missing', 'fake-1', missing), record('unrunnable-far', 'fake-2', farAhead)],
+    });
     expect(response.batchItemFailures).toEqual([]);
     const seen: Record<string, unknown>[] = [];
     await eventually(async () => {
@@ -231,6 +233,8 @@ describe('malformed work messages', () => {
     }, 15_000);
     const unrunnable = seen.filter((body) => body.kind === 'unrunnable-message');
     expect(unrunnable.find((body) => body.body === missing)?.reason).toBe('no such slice exists');
-    expect(unrunnable.find((body) => body.body === farAhead)?.reason).toMatch(/no such slice, and .* is further ahead than any scan creates slices/);
+    expect(unrunnable.find((body) => body.body === farAhead)?.reason).toMatch(
+      /no such slice, and .* is further ahead than any scan creates slices/,
+    );
   });
 });

@@ -50,7 +50,11 @@ describe('claim', () => {
 describe('lease and fence', () => {
   it('a standby cannot take a live lease, takes an expired one with a higher fence, and the stale worker can neither renew nor commit', async () => {
     const { slices } = installation.runtime;
-    const { key } = await enqueuedSlice(installation, { id: 'takeover', policies: { leaseMs: 4000, heartbeatMs: 1000 } }, wholeSecond(60_000));
+    const { key } = await enqueuedSlice(
+      installation,
+      { id: 'takeover', policies: { leaseMs: 4000, heartbeatMs: 1000 } },
+      wholeSecond(60_000),
+    );
     const t0 = Date.now();
     const first = await slices.claim(key, 'worker-a', t0);
     expect(first.won && first.slice.fence).toBe(1);
@@ -138,19 +142,25 @@ describe('sweep deferral', () => {
     const [candidate] = (await slices.findSweepable(job.shard, Date.now(), 200)).filter((found) => found.jobId === 'defer-race');
     expect(candidate).toBeDefined();
     const sweepAtOf = async () =>
-      Number((await clients.dynamo.send(new GetItemCommand({ TableName: config.slicesTable, Key: sliceKeyItem(key), ConsistentRead: true }))).Item?.sweepAt?.N);
+      Number(
+        (await clients.dynamo.send(new GetItemCommand({ TableName: config.slicesTable, Key: sliceKeyItem(key), ConsistentRead: true })))
+          .Item?.sweepAt?.N,
+      );
     const claim = await slices.claim(key, 'w1', Date.now());
     expect(claim.won).toBe(true);
     expect(await sweepAtOf()).toBe(candidate!.sweepAt);
     const failedSweepAt = Date.now() + 90_000;
-    await slices.recordFailure({ key, fence: 1 }, { now: Date.now(), error: 'boom', nextAttemptAt: Date.now() + 60_000, sweepAt: failedSweepAt });
+    await slices.recordFailure(
+      { key, fence: 1 },
+      { now: Date.now(), error: 'boom', nextAttemptAt: Date.now() + 60_000, sweepAt: failedSweepAt },
+    );
     await slices.deferSweep(candidate!, Date.now() + 5000);
     expect(await sweepAtOf()).toBe(failedSweepAt);
   });
 });
 
-describe('deliveries of the holder\'s message', () => {
-  it('only a later delivery of the holder\'s message admits a standby; an earlier delivery\'s claim, resent, does not', async () => {
+describe("deliveries of the holder's message", () => {
+  it("only a later delivery of the holder's message admits a standby; an earlier delivery's claim, resent, does not", async () => {
     const { slices } = installation.runtime;
     const { key } = await enqueuedSlice(installation, { id: 'later-delivery' }, wholeSecond(60_000));
     const t0 = Date.now();
@@ -174,7 +184,11 @@ describe('deliveries of the holder\'s message', () => {
     await slices.renew({ key, fence: 1 }, t0 + 1000, 4000, true);
     const early = await slices.claim(key, 'worker-b', t0 + 3000, 'message-1', 2);
     expect(early.won).toBe(false);
-    if (!early.won) expect(lostClaimAction(early.current, t0 + 3000, 'message-1', 2)).toEqual({ kind: 'hide', untilMs: t0 + 5000 + LEASE_EXPIRY_MARGIN_MS });
+    if (!early.won)
+      expect(lostClaimAction(early.current, t0 + 3000, 'message-1', 2)).toEqual({
+        kind: 'hide',
+        untilMs: t0 + 5000 + LEASE_EXPIRY_MARGIN_MS,
+      });
     expect((await slices.claim(key, 'worker-b', t0 + 5001 + LEASE_EXPIRY_MARGIN_MS, 'message-1', 3)).won).toBe(true);
   });
 });

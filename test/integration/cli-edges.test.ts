@@ -63,9 +63,15 @@ describe('cronfence CLI edges (against the emulator)', () => {
     const { job } = await installation.runtime.jobs().put({ id: 'cli-many', schedule: '* * * * * *', handler: 'every-minute' });
     const from = Math.ceil(Date.now() / 1000) * 1000 + 3_600_000;
     // About 150 KB of JSON lines, more than a pipe's 64 KiB buffer: the command is still writing when head has gone.
-    const slices = Array.from({ length: 200 }, (_, i) => ({ jobId: job.id, scheduledAt: from + i * 1000, sweepAt: from + i * 1000 + 30_000 }));
+    const slices = Array.from({ length: 200 }, (_, i) => ({
+      jobId: job.id,
+      scheduledAt: from + i * 1000,
+      sweepAt: from + i * 1000 + 30_000,
+    }));
     expect(await installation.runtime.slices.enqueue(definitionOf(job), slices, Date.now())).toHaveLength(200);
-    const piped = await shell(`${NODE} bin/cronfence.mjs runs cli-many --since 1m --json | head -1; echo "cronfence exit \${PIPESTATUS[0]}" >&2`);
+    const piped = await shell(
+      `${NODE} bin/cronfence.mjs runs cli-many --since 1m --json | head -1; echo "cronfence exit \${PIPESTATUS[0]}" >&2`,
+    );
     expect(JSON.parse(piped.stdout.trim())).toMatchObject({ jobId: 'cli-many', status: 'ENQUEUED' });
     expect(piped.stderr.trim()).toBe('cronfence exit 0');
   });
@@ -73,7 +79,10 @@ describe('cronfence CLI edges (against the emulator)', () => {
   it('pause and resume say when the job already was as asked, and change nothing', async () => {
     await installation.runtime.jobs().put({ id: 'cli-pause', schedule: '0 3 * * *', handler: 'every-minute' });
     const notPaused = await cli('jobs resume cli-pause --actor carol');
-    expect([notPaused.code, notPaused.stdout]).toEqual([0, expect.stringMatching(/^cli-pause was not paused; nothing changed \(next \S+T03:00:00Z\)\n$/)]);
+    expect([notPaused.code, notPaused.stdout]).toEqual([
+      0,
+      expect.stringMatching(/^cli-pause was not paused; nothing changed \(next \S+T03:00:00Z\)\n$/),
+    ]);
     const paused = await cli('jobs pause cli-pause --reason "incident 42" --actor carol');
     expect(paused.stdout).toMatch(/^paused cli-pause until `cronfence jobs resume`, by carol: incident 42; 0 pending slices skipped\n$/);
     const again = await cli('jobs pause cli-pause --reason "incident 42" --actor carol');
@@ -85,10 +94,14 @@ describe('cronfence CLI edges (against the emulator)', () => {
 
   it('jobs add --catch-up and --payload @file; jobs get shows it readably, --json as stored', async () => {
     const payloadFile = path.join(dir, 'payload.json');
-    writeFileSync(payloadFile, JSON.stringify({ merchants: 3, memo: "it's \"quoted\"" }));
+    writeFileSync(payloadFile, JSON.stringify({ merchants: 3, memo: 'it\'s "quoted"' }));
     const added = await cli(`jobs add cli-added -s "*/10 * * * *" --handler every-minute --catch-up 2h --payload @${payloadFile}`);
     expect(added.code).toBe(0);
-    const stored = JSON.parse((await cli('jobs get cli-added --json')).stdout) as { payload: unknown; policies: { catchUpWindowMs: number }; createdAt: number };
+    const stored = JSON.parse((await cli('jobs get cli-added --json')).stdout) as {
+      payload: unknown;
+      policies: { catchUpWindowMs: number };
+      createdAt: number;
+    };
     expect(stored).toMatchObject({ payload: { merchants: 3, memo: 'it\'s "quoted"' }, policies: { catchUpWindowMs: 7_200_000 } });
     const shown = await cli('jobs get cli-added');
     expect(shown.stdout).toMatch(/^catch-up window\s+2h$/m);

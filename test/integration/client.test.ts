@@ -6,7 +6,14 @@
  */
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClient, InvalidJobSpecError, JobExistsError, JobNotFoundError, JobOwnershipError, type CronfenceClient } from '../../lib/client/index.ts';
+import {
+  createClient,
+  InvalidJobSpecError,
+  JobExistsError,
+  JobNotFoundError,
+  JobOwnershipError,
+  type CronfenceClient,
+} from '../../lib/client/index.ts';
 import { onJobEvent } from '../../lib/lambda/jobs-resource.ts';
 import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
 
@@ -14,7 +21,11 @@ let installation: TestInstallation;
 let client: CronfenceClient;
 beforeAll(async () => {
   installation = await createTestInstallation();
-  client = createClient({ env: { ...installation.env, CRONFENCE_ACTOR: 'billing-service' }, clients: installation.runtime.clients, knownHandlers: ['settle'] });
+  client = createClient({
+    env: { ...installation.env, CRONFENCE_ACTOR: 'billing-service' },
+    clients: installation.runtime.clients,
+    knownHandlers: ['settle'],
+  });
 });
 afterAll(() => {
   client?.close();
@@ -25,9 +36,17 @@ const HOURLY = '0 * * * *';
 
 describe('cronfence/client', () => {
   it('creates a runtime job per tenant, validated as the CLI validates', async () => {
-    const job = await client.createJob({ id: 'settle-tenant-1', schedule: HOURLY, handler: 'settle', payload: { tenant: 1 }, group: 'tenants' });
+    const job = await client.createJob({
+      id: 'settle-tenant-1',
+      schedule: HOURLY,
+      handler: 'settle',
+      payload: { tenant: 1 },
+      group: 'tenants',
+    });
     expect(job).toMatchObject({ origin: 'runtime', group: 'tenants', version: 1 });
-    expect(await client.createJob({ id: 'settle-tenant-1', schedule: HOURLY, handler: 'settle', payload: { tenant: 1 }, group: 'tenants' })).toMatchObject({ version: 1 });
+    expect(
+      await client.createJob({ id: 'settle-tenant-1', schedule: HOURLY, handler: 'settle', payload: { tenant: 1 }, group: 'tenants' }),
+    ).toMatchObject({ version: 1 });
     await expect(client.createJob({ id: 'settle-tenant-1', schedule: '*/5 * * * *', handler: 'settle' })).rejects.toThrow(JobExistsError);
     await expect(client.createJob({ id: 'bad', schedule: '61 * * * *', handler: 'settle' })).rejects.toThrow(InvalidJobSpecError);
     await expect(client.createJob({ id: 'bad', schedule: HOURLY, handler: 'nope' })).rejects.toThrow('invalid handler "nope"');
@@ -59,7 +78,9 @@ describe('cronfence/client', () => {
     const triggered = await client.trigger('settle-tenant-3', { requestId: 'order-991', payload: { tenant: 3 }, reason: 'month end' });
     expect(await client.trigger('settle-tenant-3', { requestId: 'order-991' })).toMatchObject({ created: false, key: triggered.key });
     const runs = await client.listRuns('settle-tenant-3');
-    expect(runs.map((run) => [run.executionKey, run.slice.status, run.slice.operator?.actor])).toEqual([[triggered.executionKey, 'ENQUEUED', 'billing-service']]);
+    expect(runs.map((run) => [run.executionKey, run.slice.status, run.slice.operator?.actor])).toEqual([
+      [triggered.executionKey, 'ENQUEUED', 'billing-service'],
+    ]);
     await expect(client.listRuns('no-such-job')).rejects.toThrow(JobNotFoundError);
 
     const until = new Date(Date.now() + 3 * 3_600_000);
@@ -69,6 +90,9 @@ describe('cronfence/client', () => {
     expect(updated).toMatchObject({ enabled: false, pause: { reason: 'tenant offboarding', until: until.getTime() } });
     expect(updated.nextFireAt).toBeGreaterThanOrEqual(until.getTime());
     await expect(client.pause('settle-tenant-3', { reason: 'x', until: 'tomorrow' })).rejects.toThrow('invalid until "tomorrow"');
-    expect((await client.resume('settle-tenant-3', { reason: 'back' })).job).toMatchObject({ enabled: true, resumed: { actor: 'billing-service', reason: 'back' } });
+    expect((await client.resume('settle-tenant-3', { reason: 'back' })).job).toMatchObject({
+      enabled: true,
+      resumed: { actor: 'billing-service', reason: 'back' },
+    });
   });
 });

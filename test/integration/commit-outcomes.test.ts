@@ -30,9 +30,7 @@ afterAll(() => installation?.destroy());
 const FAST: Partial<JobPolicies> = { leaseMs: 2000, heartbeatMs: 500, backoffBaseMs: 200, backoffMaxMs: 400 };
 
 /** The real store, with its commit replaced by `commit(inner)`. */
-function withCommit(
-  commit: (inner: SliceStore, args: Parameters<SliceStore['commit']>) => Promise<void>,
-): SliceStore {
+function withCommit(commit: (inner: SliceStore, args: Parameters<SliceStore['commit']>) => Promise<void>): SliceStore {
   const inner = installation.runtime.slices;
   return Object.assign(Object.create(inner) as SliceStore, {
     commit: (...args: Parameters<SliceStore['commit']>) => commit(inner, args),
@@ -88,7 +86,9 @@ describe('commit outcomes', () => {
 
   it('a handler that catches a failed commit fails its attempt; it never becomes an empty SUCCEEDED', async () => {
     const { key, disposition, types, errors } = await runSlice('swallowed-commit', async (ctx) => {
-      const guarded: BusinessWrite = { put: { tableName: payouts, item: { id: 'swallowed', amount: 1 }, conditionExpression: 'attribute_exists(id)' } };
+      const guarded: BusinessWrite = {
+        put: { tableName: payouts, item: { id: 'swallowed', amount: 1 }, conditionExpression: 'attribute_exists(id)' },
+      };
       await ctx.commit([guarded]).catch(() => {});
     });
     expect(disposition).toBe('keep');
@@ -162,7 +162,7 @@ describe('commit outcomes', () => {
     expect(errors[0]).toMatch(/CommitRejectedError.*ValidationException/);
   });
 
-  it('a commit to a missing table of your own names that table, not cronfence\'s', async () => {
+  it("a commit to a missing table of your own names that table, not cronfence's", async () => {
     const { errors } = await runSlice('missing-user-table', async (ctx) =>
       ctx.commit([{ put: { tableName: 'no-such-business-table', item: { id: 'x' } } }]),
     );
@@ -170,5 +170,4 @@ describe('commit outcomes', () => {
     expect(errors[0]).toContain('one of your own tables');
     expect(errors[0]).not.toContain(installation.runtime.config.slicesTable);
   });
-
 });

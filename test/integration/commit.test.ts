@@ -41,7 +41,9 @@ describe('commit', () => {
 
     const { key } = await enqueuedSlice(installation, { id: 'commit-conflict' }, wholeSecond(60_000));
     await slices.claim(key, 'w2', Date.now());
-    const error = await slices.commit({ key, fence: 1, owner: 'w2' }, Date.now(), [payout('p-new', 5), payout('p-taken', 7)]).catch((e: unknown) => e);
+    const error = await slices
+      .commit({ key, fence: 1, owner: 'w2' }, Date.now(), [payout('p-new', 5), payout('p-taken', 7)])
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(BusinessConditionFailedError);
     expect((error as BusinessConditionFailedError).writeIndex).toBe(1);
     expect(await slices.getLedger(key)).toBeUndefined();
@@ -52,11 +54,17 @@ describe('commit', () => {
 
   it('a fenced-out worker writes neither its business row nor a ledger record', async () => {
     const { slices } = installation.runtime;
-    const { key } = await enqueuedSlice(installation, { id: 'commit-zombie', policies: { leaseMs: 2000, heartbeatMs: 500 } }, wholeSecond(60_000));
+    const { key } = await enqueuedSlice(
+      installation,
+      { id: 'commit-zombie', policies: { leaseMs: 2000, heartbeatMs: 500 } },
+      wholeSecond(60_000),
+    );
     const t0 = Date.now();
     await slices.claim(key, 'zombie', t0);
     await slices.claim(key, 'standby', t0 + 2001 + LEASE_EXPIRY_MARGIN_MS);
-    await expect(slices.commit({ key, fence: 1, owner: 'zombie' }, t0 + 2100, [payout('p-zombie', 9)])).rejects.toBeInstanceOf(FencedOutError);
+    await expect(slices.commit({ key, fence: 1, owner: 'zombie' }, t0 + 2100, [payout('p-zombie', 9)])).rejects.toBeInstanceOf(
+      FencedOutError,
+    );
     expect(await businessRow(installation, payouts, 'p-zombie')).toBeUndefined();
     expect(await slices.getLedger(key)).toBeUndefined();
     await slices.commit({ key, fence: 2, owner: 'standby' }, t0 + 2200, [payout('p-standby', 9)]);

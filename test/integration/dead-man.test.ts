@@ -32,7 +32,10 @@ describe("dead-man's switch", () => {
   it('verify on an installation younger than the grace says it checked nothing (exit 3), not pass', async () => {
     const { runtime } = installation;
     const { job } = await runtime.jobs(['tick']).put({ id: 'young', schedule: EVERY_2S, handler: 'tick' });
-    const report = await verifyInstallation({ dynamo: runtime.clients.dynamo, config: runtime.config, clock: { now: () => job.updatedAt + 60_000 } }, { since: job.updatedAt - 3_600_000 });
+    const report = await verifyInstallation(
+      { dynamo: runtime.clients.dynamo, config: runtime.config, clock: { now: () => job.updatedAt + 60_000 } },
+      { since: job.updatedAt - 3_600_000 },
+    );
     expect(report.expected.occurrences).toBe(0);
     expect(report.outcome).toBe('nothing-checked');
     expect(report.exitCode).toBe(3);
@@ -49,11 +52,23 @@ describe("dead-man's switch", () => {
     const handlers = new HandlerRegistry([defineJob('tick', async () => {})]);
     // What the worker logged, in the failure's message: a CI run (2026-12-03, LocalStack profile) saw no slice final in 15 s, and nothing said why.
     const logged: string[] = [];
-    const log = { info: () => {}, error: (message: string, fields?: Record<string, unknown>) => logged.push(`${message} ${JSON.stringify(fields ?? {})}`) };
-    const poller = new SqsPoller({ sqs: runtime.clients.sqs, queueUrl: installation.resources.queueUrls.work, handler: createWorkerHandler(runtime, 'w1', handlers, log), waitTimeSeconds: 1, onError: (error) => logged.push(`poll failed ${String(error)}`) });
+    const log = {
+      info: () => {},
+      error: (message: string, fields?: Record<string, unknown>) => logged.push(`${message} ${JSON.stringify(fields ?? {})}`),
+    };
+    const poller = new SqsPoller({
+      sqs: runtime.clients.sqs,
+      queueUrl: installation.resources.queueUrls.work,
+      handler: createWorkerHandler(runtime, 'w1', handlers, log),
+      waitTimeSeconds: 1,
+      onError: (error) => logged.push(`poll failed ${String(error)}`),
+    });
     const polling = poller.run();
     try {
-      await eventually(async () => ((await jobs.slicesOf('running', 0)).some((slice) => slice.status === SliceStatus.Succeeded) ? true : undefined), 15_000).catch((error: unknown) => {
+      await eventually(
+        async () => ((await jobs.slicesOf('running', 0)).some((slice) => slice.status === SliceStatus.Succeeded) ? true : undefined),
+        15_000,
+      ).catch((error: unknown) => {
         throw new Error(`${String(error)}; the worker logged: ${logged.slice(0, 5).join(' | ') || 'nothing'}`, { cause: error });
       });
     } finally {
@@ -69,7 +84,8 @@ describe("dead-man's switch", () => {
     const putOnBus: { DetailType?: string; Detail?: string }[] = [];
     runtime.clients.events.middlewareStack.add(
       (next, context) => async (args) => {
-        if (context.commandName === 'PutEventsCommand') putOnBus.push(...((args.input as { Entries?: { DetailType?: string; Detail?: string }[] }).Entries ?? []));
+        if (context.commandName === 'PutEventsCommand')
+          putOnBus.push(...((args.input as { Entries?: { DetailType?: string; Detail?: string }[] }).Entries ?? []));
         return next(args);
       },
       { step: 'initialize', name: 'recordPutEvents' },
@@ -86,7 +102,9 @@ describe("dead-man's switch", () => {
     expect(events.map((event) => [event.jobId, event.worker, event.intervalMs])).toEqual([['silent', 'dead-man', 2000]]);
     expect(events[0]?.silentSince).toBe(new Date(silent.updatedAt).toISOString());
     await runtime.bus.flush();
-    const stale = putOnBus.filter((entry) => entry.DetailType === 'stale').map((entry) => JSON.parse(entry.Detail ?? '{}') as { jobId: string });
+    const stale = putOnBus
+      .filter((entry) => entry.DetailType === 'stale')
+      .map((entry) => JSON.parse(entry.Detail ?? '{}') as { jobId: string });
     expect(stale.map((detail) => detail.jobId)).toEqual(['silent']);
 
     const verified = await verifyInstallation(
@@ -107,13 +125,36 @@ describe("dead-man's switch", () => {
     const at = Date.parse('2026-12-01T10:00:00Z');
     // Five per-minute jobs made an hour before `now`: "fresh-*" have their last minutes final, "quiet" has nothing.
     const base = (id: string): StoredJob => ({
-      id, schedule: '0 * * * * *', timeZone: 'UTC', dst: { gap: 'shift', repeat: 'once' }, handler: 'tick', enabled: true, policies: DEFAULT_POLICIES,
-      shard: 0, nextFireAt: at - 3_600_000, version: 1, generation: 1, createdAt: at - 3_600_000, updatedAt: at - 3_600_000,
+      id,
+      schedule: '0 * * * * *',
+      timeZone: 'UTC',
+      dst: { gap: 'shift', repeat: 'once' },
+      handler: 'tick',
+      enabled: true,
+      policies: DEFAULT_POLICIES,
+      shard: 0,
+      nextFireAt: at - 3_600_000,
+      version: 1,
+      generation: 1,
+      createdAt: at - 3_600_000,
+      updatedAt: at - 3_600_000,
     });
     const ids = ['fresh-1', 'fresh-2', 'fresh-3', 'fresh-4', 'quiet'];
     for (const id of ids) await dynamo.send(new PutItemCommand({ TableName: jobsTable, Item: jobItem(base(id)) }));
     for (const id of ids.filter((each) => each.startsWith('fresh'))) {
-      const slice: Slice = { jobId: id, scheduledAt: at - 60_000, status: SliceStatus.Succeeded, fence: 1, owner: 'w', attempts: 1, handler: 'tick', policies: DEFAULT_POLICIES, shard: 0, generation: 1, createdAt: at - 60_000 };
+      const slice: Slice = {
+        jobId: id,
+        scheduledAt: at - 60_000,
+        status: SliceStatus.Succeeded,
+        fence: 1,
+        owner: 'w',
+        attempts: 1,
+        handler: 'tick',
+        policies: DEFAULT_POLICIES,
+        shard: 0,
+        generation: 1,
+        createdAt: at - 60_000,
+      };
       await dynamo.send(new PutItemCommand({ TableName: slicesTable, Item: toItem({ ...slice }) }));
     }
     // A row a manual edit broke: no policies, so it cannot be judged; and one whose schedule no longer parses.
@@ -148,12 +189,20 @@ describe("dead-man's switch", () => {
   it('the tick handler (what the Lambda and `cronfence dev` run each minute) emits the stale events, and a bad row does not stop it', async () => {
     const { runtime } = installation;
     const logged: string[] = [];
-    const onTick = createTickHandler({ ...runtime, clock: { now: () => Date.parse('2026-12-01T10:00:00Z') } }, { info: () => {}, error: (message, details) => logged.push(`${message} ${JSON.stringify(details)}`) });
+    const onTick = createTickHandler(
+      { ...runtime, clock: { now: () => Date.parse('2026-12-01T10:00:00Z') } },
+      { info: () => {}, error: (message, details) => logged.push(`${message} ${JSON.stringify(details)}`) },
+    );
     const before = installation.events.ofType('stale').length;
     // Two ticks go round the whole table at least once, wherever the cursor stood.
     const results = [await onTick(), await onTick()];
     expect(results.some((result) => (result.staleJobs ?? 0) > 0)).toBe(true);
-    expect(installation.events.ofType('stale').slice(before).map((event) => event.jobId)).toContain('quiet');
+    expect(
+      installation.events
+        .ofType('stale')
+        .slice(before)
+        .map((event) => event.jobId),
+    ).toContain('quiet');
     expect(logged.some((line) => line.startsWith("dead-man's switch could not judge jobs") && line.includes('garbled'))).toBe(true);
   });
 });

@@ -30,18 +30,33 @@ describe('duplicate delivery', () => {
       }),
     ]);
     const { runtime } = installation;
-    const { key } = await enqueuedSlice(installation, { id: 'dup', handler: 'pay', policies: { leaseMs: 2000, heartbeatMs: 500 } }, wholeSecond(2000), ['pay']);
+    const { key } = await enqueuedSlice(
+      installation,
+      { id: 'dup', handler: 'pay', policies: { leaseMs: 2000, heartbeatMs: 500 } },
+      wholeSecond(2000),
+      ['pay'],
+    );
     const copies = [0, 1, 2].map(() => ({ ...key, delaySeconds: 1 }));
     await runtime.workQueue.send(copies);
 
     const pollers = ['w1', 'w2', 'w3'].map(
-      (id) => new SqsPoller({ sqs: runtime.clients.sqs, queueUrl: installation.resources.queueUrls.work, handler: createWorkerHandler(runtime, id, handlers, silent), waitTimeSeconds: 1 }),
+      (id) =>
+        new SqsPoller({
+          sqs: runtime.clients.sqs,
+          queueUrl: installation.resources.queueUrls.work,
+          handler: createWorkerHandler(runtime, id, handlers, silent),
+          waitTimeSeconds: 1,
+        }),
     );
     const running = pollers.map((poller) => poller.run());
     try {
       await eventually(() => (installation.events.ofType('committed').length > 0 ? true : undefined));
       // The losers' copies come back when the winner's lease would have ended, and are dropped then.
-      await eventually(async () => ((await installation.depth(installation.resources.queueUrls.work)) === 0 ? true : undefined), 30_000, 250);
+      await eventually(
+        async () => ((await installation.depth(installation.resources.queueUrls.work)) === 0 ? true : undefined),
+        30_000,
+        250,
+      );
     } finally {
       pollers.forEach((poller) => poller.stop());
       await Promise.all(running);

@@ -15,7 +15,9 @@ describe('the emulator processes', () => {
   let installation: TestInstallation;
   beforeAll(async () => {
     if (!inject('emulatorSlots')) {
-      throw new Error('this file checks the emulators the test run starts itself: run it with AWS_ENDPOINT_URL and AWS_ENDPOINT_URL_DYNAMODB unset');
+      throw new Error(
+        'this file checks the emulators the test run starts itself: run it with AWS_ENDPOINT_URL and AWS_ENDPOINT_URL_DYNAMODB unset',
+      );
     }
     installation = await createTestInstallation();
   });
@@ -31,14 +33,22 @@ describe('the emulator processes', () => {
     const described = await runtime.clients.dynamo.send(new DescribeTableCommand({ TableName: resources.tables.slices }));
     expect(described.Table?.TableName).toBe(resources.tables.slices);
     if (process.env.CRONFENCE_EMULATOR === 'localstack') {
-      const health = (await (await fetch(`${process.env.AWS_ENDPOINT_URL}/_localstack/health`)).json()) as { services: Record<string, string> };
+      const health = (await (await fetch(`${process.env.AWS_ENDPOINT_URL}/_localstack/health`)).json()) as {
+        services: Record<string, string>;
+      };
       expect(health.services.sqs).toBe('running');
       return;
     }
     // On the moto profile the other process is a moto too, which would answer DynamoDB: it has none of the tables.
-    const other = new DynamoDBClient({ endpoint: process.env.AWS_ENDPOINT_URL, region: 'us-east-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+    const other = new DynamoDBClient({
+      endpoint: process.env.AWS_ENDPOINT_URL,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+    });
     try {
-      await expect(other.send(new DescribeTableCommand({ TableName: resources.tables.slices }))).rejects.toBeInstanceOf(ResourceNotFoundException);
+      await expect(other.send(new DescribeTableCommand({ TableName: resources.tables.slices }))).rejects.toBeInstanceOf(
+        ResourceNotFoundException,
+      );
     } finally {
       other.destroy();
     }

@@ -78,7 +78,12 @@ print(json.dumps({"checked": checked, "wrong": wrong[:5], "partition": len(keys)
 
 describe('the emulator’s range queries', () => {
   it('reads only the sort key range a Query asks for, and answers exactly as before', { timeout: 60_000 }, () => {
-    const result = JSON.parse(runInPatchedMoto(SCRIPT)) as { checked: number; wrong: unknown[]; partition: number; mostComparesPerQuery: number };
+    const result = JSON.parse(runInPatchedMoto(SCRIPT)) as {
+      checked: number;
+      wrong: unknown[];
+      partition: number;
+      mostComparesPerQuery: number;
+    };
     expect(result.checked).toBe(168);
     expect(result.wrong).toEqual([]);
     // A range of a few dozen keys out of about 8,000: stock moto tests every one.

@@ -61,10 +61,13 @@ describe('the emulator’s SQS receive', () => {
     expect(result.received).toBeGreaterThan(result.messages * 0.9);
   });
 
-  it('checks each message against the queue’s retention without building the queue’s attributes, and still keeps back an expired one', { timeout: 60_000 }, () => {
-    // Stock moto built every attribute of the queue (three of them passes over its messages) three times per message a
-    // receive handed out: 899 ms per receive of 10 with 1,000 messages queued, the emulator's busiest SQS path in a burst.
-    const script = `
+  it(
+    'checks each message against the queue’s retention without building the queue’s attributes, and still keeps back an expired one',
+    { timeout: 60_000 },
+    () => {
+      // Stock moto built every attribute of the queue (three of them passes over its messages) three times per message a
+      // receive handed out: 899 ms per receive of 10 with 1,000 messages queued, the emulator's busiest SQS path in a burst.
+      const script = `
 import json, sys
 from moto.sqs.models import Queue, sqs_backends
 
@@ -86,7 +89,8 @@ got += [message.body for message in backend.receive_message("retention", 10, 0, 
 got += [message.body for message in backend.receive_message("retention", 10, 0, 30)]
 print(json.dumps({"builds": builds, "received": len(got), "expiredReceived": "expired" in got}))
 `;
-    const out = runInPatchedMoto(script);
-    expect(JSON.parse(out)).toEqual({ builds: 0, received: 20, expiredReceived: false });
-  });
+      const out = runInPatchedMoto(script);
+      expect(JSON.parse(out)).toEqual({ builds: 0, received: 20, expiredReceived: false });
+    },
+  );
 });

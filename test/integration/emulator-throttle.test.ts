@@ -41,6 +41,10 @@ describe('the emulator’s DynamoDB turn', () => {
     const out = execFileSync(python, ['-c', SCRIPT, path.join(repoRoot, 'scripts', 'emulator')], { encoding: 'utf8' });
     const [served, refused] = JSON.parse(out) as { status: string; errorType?: string; body: { __type?: string } }[];
     expect(served).toMatchObject({ status: '200 OK', body: {} });
-    expect(refused).toMatchObject({ status: '400 Bad Request', errorType: 'ThrottlingException', body: { __type: 'com.amazonaws.dynamodb.v20120810#ThrottlingException' } });
+    expect(refused).toMatchObject({
+      status: '400 Bad Request',
+      errorType: 'ThrottlingException',
+      body: { __type: 'com.amazonaws.dynamodb.v20120810#ThrottlingException' },
+    });
   });
 });

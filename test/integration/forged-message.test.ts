@@ -33,16 +33,24 @@ describe('a forged work message on the real queue', () => {
       defineJob('pay', async (ctx) => void runs.push(`pay ${JSON.stringify(ctx.payload)}`)),
       defineJob('drain', async (ctx) => void runs.push(`drain ${JSON.stringify(ctx.payload)}`)),
     ]);
-    const { job } = await runtime.jobs(['pay', 'drain']).put({ id: 'forged-pay', schedule: '*/10 * * * * *', handler: 'pay', payload: { amount: 100 } });
+    const { job } = await runtime
+      .jobs(['pay', 'drain'])
+      .put({ id: 'forged-pay', schedule: '*/10 * * * * *', handler: 'pay', payload: { amount: 100 } });
     const occurrence = Math.ceil((Math.max(Date.now(), job.nextFireAt) + 1000) / 10_000) * 10_000;
     const notAnOccurrence = occurrence + 3000;
     const queueUrl = installation.resources.queueUrls.work;
-    const forged = (scheduledAt: number): string => JSON.stringify({ v: 1, jobId: job.id, scheduledAt, run: { ...definitionOf(job), handler: 'drain', payload: { amount: 1_000_000 } } });
+    const forged = (scheduledAt: number): string =>
+      JSON.stringify({ v: 1, jobId: job.id, scheduledAt, run: { ...definitionOf(job), handler: 'drain', payload: { amount: 1_000_000 } } });
     for (const body of [forged(occurrence), forged(notAnOccurrence)]) {
       await runtime.clients.sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body, DelaySeconds: 0 }));
     }
 
-    const poller = new SqsPoller({ sqs: runtime.clients.sqs, queueUrl, handler: createWorkerHandler(runtime, 'w1', handlers, silent), waitTimeSeconds: 1 });
+    const poller = new SqsPoller({
+      sqs: runtime.clients.sqs,
+      queueUrl,
+      handler: createWorkerHandler(runtime, 'w1', handlers, silent),
+      waitTimeSeconds: 1,
+    });
     const running = poller.run();
     try {
       await eventually(() => (installation.events.ofType('committed').some((event) => event.jobId === job.id) ? true : undefined), 30_000);
@@ -55,18 +63,27 @@ describe('a forged work message on the real queue', () => {
     }
 
     expect(runs).toEqual(['pay {"amount":100}']);
-    expect(await runtime.slices.get({ jobId: job.id, scheduledAt: occurrence })).toMatchObject({ status: SliceStatus.Succeeded, handler: 'pay', payload: { amount: 100 }, fence: 1, attempts: 1 });
+    expect(await runtime.slices.get({ jobId: job.id, scheduledAt: occurrence })).toMatchObject({
+      status: SliceStatus.Succeeded,
+      handler: 'pay',
+      payload: { amount: 100 },
+      fence: 1,
+      attempts: 1,
+    });
     expect(await runtime.slices.get({ jobId: job.id, scheduledAt: notAnOccurrence })).toBeUndefined();
     const rejected: Record<string, unknown>[] = [];
     await eventually(async () => {
-      for (const message of await installation.receive(installation.resources.queueUrls.deadLetter, 10, 60)) rejected.push(JSON.parse(message.Body ?? 'null') as Record<string, unknown>);
+      for (const message of await installation.receive(installation.resources.queueUrls.deadLetter, 10, 60))
+        rejected.push(JSON.parse(message.Body ?? 'null') as Record<string, unknown>);
       return rejected.length > 0 ? true : undefined;
     }, 15_000);
     expect(rejected).toEqual([
       expect.objectContaining({
         kind: 'unrunnable-message',
         body: forged(notAnOccurrence),
-        reason: expect.stringMatching(/is not an occurrence of generation 1 \(schedule "\*\/10 \* \* \* \* \*" in UTC\), and no slot is on record there$/),
+        reason: expect.stringMatching(
+          /is not an occurrence of generation 1 \(schedule "\*\/10 \* \* \* \* \*" in UTC\), and no slot is on record there$/,
+        ),
       }),
     ]);
   });

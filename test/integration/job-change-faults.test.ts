@@ -33,7 +33,9 @@ afterAll(() => installation?.destroy());
 async function failThenRetry<T>(match: RequestMatch, call: (repository: JobRepository) => Promise<T>): Promise<T> {
   const faults = refuseFirst(match);
   try {
-    await expect(call(dynamoJobRepository(faults.clients.dynamo, installation.runtime.config, clock, { random: Math.random }))).rejects.toThrow(/refused \(test\)/);
+    await expect(
+      call(dynamoJobRepository(faults.clients.dynamo, installation.runtime.config, clock, { random: Math.random })),
+    ).rejects.toThrow(/refused \(test\)/);
     expect(faults.refused()).toBe(1);
   } finally {
     faults.destroy();
@@ -44,8 +46,14 @@ async function failThenRetry<T>(match: RequestMatch, call: (repository: JobRepos
 describe('a job change with one request refused between its writes, then retried', () => {
   it('put of a new job: the job is in its shard inbox after the retry', async () => {
     clock.set(T0);
-    const { job } = await failThenRetry(writesTo(installation.runtime.config.wheelTable), (jobs) => jobs.put({ id: 'new-job', schedule: EVERY_5S, handler: 'h' }));
-    expect(await installation.runtime.wheel.inbox(0)).toContainEqual({ jobId: 'new-job', generation: job.generation, from: job.nextFireAt });
+    const { job } = await failThenRetry(writesTo(installation.runtime.config.wheelTable), (jobs) =>
+      jobs.put({ id: 'new-job', schedule: EVERY_5S, handler: 'h' }),
+    );
+    expect(await installation.runtime.wheel.inbox(0)).toContainEqual({
+      jobId: 'new-job',
+      generation: job.generation,
+      from: job.nextFireAt,
+    });
   });
 
   it('resume: the resumed generation is in its shard inbox after the retry', async () => {
@@ -55,7 +63,11 @@ describe('a job change with one request refused between its writes, then retried
     clock.set(T0 + 20_000);
     const { job } = await failThenRetry(writesTo(installation.runtime.config.wheelTable), (repository) => repository.resume('resumed-job'));
     expect(job).toMatchObject({ enabled: true });
-    expect(await installation.runtime.wheel.inbox(0)).toContainEqual({ jobId: 'resumed-job', generation: job.generation, from: job.nextFireAt });
+    expect(await installation.runtime.wheel.inbox(0)).toContainEqual({
+      jobId: 'resumed-job',
+      generation: job.generation,
+      from: job.nextFireAt,
+    });
   });
 
   const CHANGES: [string, string, string, (jobs: JobRepository) => Promise<unknown>][] = [
@@ -73,17 +85,28 @@ describe('a job change with one request refused between its writes, then retried
     const due = occurrencesBetween({ cron: EVERY_5S, timeZone: 'UTC' }, T0, T0 + 60_000, 100);
     expect(due).toHaveLength(12);
     const slices = await installation.runtime.jobs().slicesOf(id, T0);
-    expect(slices.map((slice) => [slice.scheduledAt, slice.status, slice.skipReason])).toEqual(due.map((at) => [at, SliceStatus.Skipped, reason]));
+    expect(slices.map((slice) => [slice.scheduledAt, slice.status, slice.skipReason])).toEqual(
+      due.map((at) => [at, SliceStatus.Skipped, reason]),
+    );
   });
 });
 
 describe('a job change that meets another transaction', () => {
   it('a put whose transaction is cancelled by a conflict (a scan removing the inbox entry then) is read and written again', async () => {
     clock.set(T0);
-    const conflict = () => new TransactionCanceledException({ message: 'Transaction cancelled (test)', $metadata: {}, CancellationReasons: [{ Code: 'None' }, { Code: 'TransactionConflict' }] });
+    const conflict = () =>
+      new TransactionCanceledException({
+        message: 'Transaction cancelled (test)',
+        $metadata: {},
+        CancellationReasons: [{ Code: 'None' }, { Code: 'TransactionConflict' }],
+      });
     const faults = refuseFirst((command) => command === 'TransactWriteItemsCommand', conflict);
     try {
-      const { job } = await dynamoJobRepository(faults.clients.dynamo, installation.runtime.config, clock, { random: Math.random }).put({ id: 'conflicted-job', schedule: EVERY_5S, handler: 'h' });
+      const { job } = await dynamoJobRepository(faults.clients.dynamo, installation.runtime.config, clock, { random: Math.random }).put({
+        id: 'conflicted-job',
+        schedule: EVERY_5S,
+        handler: 'h',
+      });
       expect(faults.refused()).toBe(1);
       expect(job).toMatchObject({ version: 1, generation: 1 });
       expect(await installation.runtime.wheel.inbox(0)).toContainEqual({ jobId: 'conflicted-job', generation: 1, from: job.nextFireAt });

@@ -85,14 +85,18 @@ interface Run {
 async function deliver(messages: readonly WorkMessage[]): Promise<Run[]> {
   clock.set(Math.max(clock.now(), ...instants(messages)));
   const runs: Run[] = [];
-  const handlers = new HandlerRegistry([defineJob('test-handler', async (ctx) => void runs.push({ at: ctx.scheduledAt.getTime(), payload: ctx.payload }))]);
+  const handlers = new HandlerRegistry([
+    defineJob('test-handler', async (ctx) => void runs.push({ at: ctx.scheduledAt.getTime(), payload: ctx.payload })),
+  ]);
   const dispositions = await processInOrder(runtime.worker('w1', handlers), messages);
   expect(dispositions.filter((disposition) => disposition !== 'delete')).toEqual([]);
   return runs;
 }
 
 /** A repository whose first reply to a matching UpdateItem is lost after it landed: the SDK sends it again. */
-function losingFirstReply(matches: (input: { UpdateExpression?: string; ExpressionAttributeValues?: Record<string, unknown> }) => boolean): {
+function losingFirstReply(
+  matches: (input: { UpdateExpression?: string; ExpressionAttributeValues?: Record<string, unknown> }) => boolean,
+): {
   repository: JobRepository;
   dropped: () => number;
   destroy: () => void;
@@ -109,7 +113,11 @@ function losingFirstReply(matches: (input: { UpdateExpression?: string; Expressi
     },
     { step: 'finalizeRequest', priority: 'low', name: 'dropFirstReply' },
   );
-  return { repository: dynamoJobRepository(clients.dynamo, runtime.config, clock, { random: Math.random }), dropped: () => dropped, destroy: () => destroyAwsClients(clients) };
+  return {
+    repository: dynamoJobRepository(clients.dynamo, runtime.config, clock, { random: Math.random }),
+    dropped: () => dropped,
+    destroy: () => destroyAwsClients(clients),
+  };
 }
 
 describe('job lifecycle', () => {
@@ -124,7 +132,8 @@ describe('job lifecycle', () => {
         if (context.commandName === 'TransactWriteItemsCommand') puts++;
         const output = await next(args);
         // The resend meets the landed item's condition (attribute_not_exists) and never gets here.
-        if (context.commandName === 'TransactWriteItemsCommand' && dropped++ === 0) throw Object.assign(new Error('reply lost (test)'), { name: 'TimeoutError', $metadata: {} });
+        if (context.commandName === 'TransactWriteItemsCommand' && dropped++ === 0)
+          throw Object.assign(new Error('reply lost (test)'), { name: 'TimeoutError', $metadata: {} });
         return output;
       },
       { step: 'finalizeRequest', priority: 'low', name: 'dropFirstPutReply' },
@@ -146,7 +155,11 @@ describe('job lifecycle', () => {
   it('a delete whose skip of a pending slice landed unanswered, sent again by the SDK, still counts that slice (seen in CI: 23 of 24)', async () => {
     const { job } = await jobs.put(spec('lost-skip-reply'));
     // Pending: slices waiting in the sweep index (the reconciler's, an operator's).
-    const pending = [1, 2, 3].map((i) => ({ jobId: job.id, scheduledAt: job.nextFireAt + i * 5000, sweepAt: job.nextFireAt + i * 5000 + 30_000 }));
+    const pending = [1, 2, 3].map((i) => ({
+      jobId: job.id,
+      scheduledAt: job.nextFireAt + i * 5000,
+      sweepAt: job.nextFireAt + i * 5000 + 30_000,
+    }));
     expect(await runtime.slices.enqueue(definitionOf(job), pending, clock.now())).toHaveLength(3);
     // The first skip lands, then its reply is lost as a timeout the SDK retries; the resend meets its own skip.
     const losing = losingFirstReply((input) => input.UpdateExpression?.includes(':skipped') === true);
@@ -154,7 +167,9 @@ describe('job lifecycle', () => {
       const { skipped } = await losing.repository.delete('lost-skip-reply');
       expect(losing.dropped()).toBeGreaterThan(1);
       expect(skipped).toBe(3);
-      expect((await slicesOf('lost-skip-reply')).map((slice) => [slice.status, slice.skipReason])).toEqual(Array(3).fill([SliceStatus.Skipped, 'deleted']));
+      expect((await slicesOf('lost-skip-reply')).map((slice) => [slice.status, slice.skipReason])).toEqual(
+        Array(3).fill([SliceStatus.Skipped, 'deleted']),
+      );
     } finally {
       losing.destroy();
     }
@@ -172,7 +187,9 @@ describe('job lifecycle', () => {
       const { skipped } = await losing.repository.pause('lost-settle-reply');
       expect(losing.dropped()).toBeGreaterThan(1);
       expect(skipped).toBe(3);
-      expect((await slicesOf('lost-settle-reply')).map((slice) => [slice.scheduledAt, slice.status, slice.skipReason])).toEqual(due.map((at) => [at, SliceStatus.Skipped, 'paused']));
+      expect((await slicesOf('lost-settle-reply')).map((slice) => [slice.scheduledAt, slice.status, slice.skipReason])).toEqual(
+        due.map((at) => [at, SliceStatus.Skipped, 'paused']),
+      );
     } finally {
       losing.destroy();
     }
@@ -241,7 +258,8 @@ describe('job lifecycle', () => {
     const runs = await deliver([...before.slice(whilePaused.length), ...after]);
     expect(runs.map((run) => run.at)).toEqual(instants(after));
     for (const slice of await slicesOf('pause-reenable')) {
-      if (slice.scheduledAt < reenabled.nextFireAt) expect(slice).toMatchObject({ status: SliceStatus.Skipped, skipReason: 'paused', generation: first.generation });
+      if (slice.scheduledAt < reenabled.nextFireAt)
+        expect(slice).toMatchObject({ status: SliceStatus.Skipped, skipReason: 'paused', generation: first.generation });
       else expect(slice).toMatchObject({ status: SliceStatus.Succeeded, generation: reenabled.generation });
     }
   });
@@ -256,7 +274,9 @@ describe('job lifecycle', () => {
     expect(deleted).toBe(true);
     // The overdue occurrences, their messages still on their way, are recorded SKIPPED "deleted".
     expect(skipped).toBe(due.length);
-    expect((await slicesOf('delete-readd')).map((slice) => [slice.scheduledAt, slice.status, slice.skipReason])).toEqual(due.map((at) => [at, SliceStatus.Skipped, 'deleted']));
+    expect((await slicesOf('delete-readd')).map((slice) => [slice.scheduledAt, slice.status, slice.skipReason])).toEqual(
+      due.map((at) => [at, SliceStatus.Skipped, 'deleted']),
+    );
     expect(await jobs.get('delete-readd')).toBeUndefined();
     expect((await jobs.list()).map((job) => job.id)).not.toContain('delete-readd');
     await expect(jobs.pause('delete-readd')).rejects.toBeInstanceOf(JobNotFoundError);
@@ -273,7 +293,8 @@ describe('job lifecycle', () => {
     const runs = await deliver([...before.slice(whileDeleted.length), ...fresh]);
     expect(runs).toEqual(instants(fresh).map((at) => ({ at, payload: { v: 2 } })));
     for (const slice of await slicesOf('delete-readd')) {
-      if (slice.scheduledAt < job.nextFireAt) expect(slice).toMatchObject({ status: SliceStatus.Skipped, skipReason: 'deleted', generation: first.generation });
+      if (slice.scheduledAt < job.nextFireAt)
+        expect(slice).toMatchObject({ status: SliceStatus.Skipped, skipReason: 'deleted', generation: first.generation });
       else expect(slice).toMatchObject({ status: SliceStatus.Succeeded, generation: job.generation, payload: { v: 2 } });
     }
   });
@@ -323,7 +344,8 @@ describe('job lifecycle', () => {
     // The old messages claimed first: each instant is skipped for them, then re-created and run with the new payload.
     const runs = await deliver([...first, ...second]);
     expect(runs).toEqual(instants(second).map((at) => ({ at, payload: { v: 2 } })));
-    for (const slice of await slicesOf('repayload')) expect(slice).toMatchObject({ status: SliceStatus.Succeeded, payload: { v: 2 }, generation: job.generation });
+    for (const slice of await slicesOf('repayload'))
+      expect(slice).toMatchObject({ status: SliceStatus.Succeeded, payload: { v: 2 }, generation: job.generation });
   });
 
   it('storing the definition a job already has changes nothing', async () => {
@@ -351,7 +373,10 @@ describe('job lifecycle', () => {
     const retryKey = { jobId: job.id, scheduledAt: retrying };
     const claim = await slices.claim(retryKey, 'w1', Date.now());
     expect(claim.won).toBe(true);
-    await slices.recordFailure({ key: retryKey, fence: 1 }, { now: Date.now(), error: 'boom', nextAttemptAt: Date.now() + 60_000, sweepAt: Date.now() + 90_000 });
+    await slices.recordFailure(
+      { key: retryKey, fence: 1 },
+      { now: Date.now(), error: 'boom', nextAttemptAt: Date.now() + 60_000, sweepAt: Date.now() + 90_000 },
+    );
 
     const { skipped } = await jobs.pause('settle-overdue');
     expect(skipped).toBe(2);

@@ -52,32 +52,43 @@ beforeAll(async () => {
 afterAll(() => installation?.destroy());
 
 describe('claims behind a Lambda event source', () => {
-  it("a batch's claims set their messages' visibility in one request, and an abandoned claim's message is back within the job's", { timeout: 60_000 }, async () => {
-    const due = wholeSecond(-1000);
-    const keys = [];
-    for (let index = 0; index < BATCH; index++) keys.push((await enqueuedSlice(installation, { id: `lambda-batch-${index}`, handler: 'noop' }, due, ['noop'])).key);
-    const { workQueue } = installation.runtime;
-    await workQueue.send(keys.map((key) => ({ ...key, delaySeconds: 0 })));
-    const url = installation.resources.queueUrls.work;
-    const received = [];
-    while (received.length < BATCH) received.push(...(await installation.receive(url, BATCH - received.length, LAMBDA_QUEUE_VISIBILITY_MS / 1000)));
+  it(
+    "a batch's claims set their messages' visibility in one request, and an abandoned claim's message is back within the job's",
+    { timeout: 60_000 },
+    async () => {
+      const due = wholeSecond(-1000);
+      const keys = [];
+      for (let index = 0; index < BATCH; index++)
+        keys.push((await enqueuedSlice(installation, { id: `lambda-batch-${index}`, handler: 'noop' }, due, ['noop'])).key);
+      const { workQueue } = installation.runtime;
+      await workQueue.send(keys.map((key) => ({ ...key, delaySeconds: 0 })));
+      const url = installation.resources.queueUrls.work;
+      const received = [];
+      while (received.length < BATCH)
+        received.push(...(await installation.receive(url, BATCH - received.length, LAMBDA_QUEUE_VISIBILITY_MS / 1000)));
 
-    const worker = installation.runtime.worker('lambda-worker', new HandlerRegistry([defineJob('noop', async () => {})]));
-    visibilityRequests.length = 0;
-    claimsToSpread = BATCH;
-    // The way the worker handler runs a batch: every record at once.
-    const dispositions = await Promise.all(received.map((message) => worker.process({ body: message.Body!, receiptHandle: message.ReceiptHandle!, messageId: message.MessageId })));
-    expect(dispositions).toEqual(Array(BATCH).fill('delete'));
-    expect(visibilityRequests.every((request) => request.command === 'ChangeMessageVisibilityBatchCommand')).toBe(true);
-    expect(visibilityRequests.reduce((sum, request) => sum + request.entries, 0)).toBe(BATCH);
-    // A fixed 50 ms window sent these as four requests.
-    expect(visibilityRequests.length).toBeLessThanOrEqual(2);
+      const worker = installation.runtime.worker('lambda-worker', new HandlerRegistry([defineJob('noop', async () => {})]));
+      visibilityRequests.length = 0;
+      claimsToSpread = BATCH;
+      // The way the worker handler runs a batch: every record at once.
+      const dispositions = await Promise.all(
+        received.map((message) =>
+          worker.process({ body: message.Body!, receiptHandle: message.ReceiptHandle!, messageId: message.MessageId }),
+        ),
+      );
+      expect(dispositions).toEqual(Array(BATCH).fill('delete'));
+      expect(visibilityRequests.every((request) => request.command === 'ChangeMessageVisibilityBatchCommand')).toBe(true);
+      expect(visibilityRequests.reduce((sum, request) => sum + request.entries, 0)).toBe(BATCH);
+      // A fixed 50 ms window sent these as four requests.
+      expect(visibilityRequests.length).toBeLessThanOrEqual(2);
 
-    // Deleted but for one, as if its worker had stopped after the claim: it is back after the job's 3 s.
-    const [abandoned, ...done] = received;
-    for (const message of done) await installation.runtime.clients.sqs.send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: message.ReceiptHandle }));
-    await sleep(4000);
-    const back = await installation.receive(url, BATCH, 30);
-    expect(back.map((message) => message.MessageId)).toEqual([abandoned!.MessageId]);
-  });
+      // Deleted but for one, as if its worker had stopped after the claim: it is back after the job's 3 s.
+      const [abandoned, ...done] = received;
+      for (const message of done)
+        await installation.runtime.clients.sqs.send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: message.ReceiptHandle }));
+      await sleep(4000);
+      const back = await installation.receive(url, BATCH, 30);
+      expect(back.map((message) => message.MessageId)).toEqual([abandoned!.MessageId]);
+    },
+  );
 });

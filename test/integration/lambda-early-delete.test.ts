@@ -26,7 +26,8 @@ beforeAll(async () => {
   installation = await createTestInstallation({ env: { CRONFENCE_WORK_QUEUE_VISIBILITY_MS: String(LAMBDA_QUEUE_VISIBILITY_MS) } });
   installation.runtime.clients.sqs.middlewareStack.add(
     (next, context) => async (args) => {
-      if (context.commandName === 'DeleteMessageBatchCommand') deleteRequests.push((args.input as { Entries?: unknown[] }).Entries?.length ?? 0);
+      if (context.commandName === 'DeleteMessageBatchCommand')
+        deleteRequests.push((args.input as { Entries?: unknown[] }).Entries?.length ?? 0);
       return next(args);
     },
     { step: 'initialize', name: 'recordDeletes' },
@@ -69,7 +70,9 @@ describe('a record done early in a slow Lambda batch', () => {
     const handler = createWorkerHandler(installation.runtime, 'lambda-worker', handlers, silent);
     deleteRequests.length = 0;
     let done = false;
-    const invocation = handler({ Records: received.map((message) => lambdaRecord(message, 'arn:aws:sqs:us-east-1:000000000000:work')) }).finally(() => (done = true));
+    const invocation = handler({
+      Records: received.map((message) => lambdaRecord(message, 'arn:aws:sqs:us-east-1:000000000000:work')),
+    }).finally(() => (done = true));
 
     // Another invocation of the same function, polling while the batch runs.
     const receivedAgain: string[] = [];
@@ -89,7 +92,10 @@ describe('a record done early in a slow Lambda batch', () => {
 
     // The event source then deletes the records not reported as failures: both, the fast one again, which is no error.
     const esmDelete = await installation.runtime.clients.sqs.send(
-      new DeleteMessageBatchCommand({ QueueUrl: url, Entries: received.map((message, index) => ({ Id: String(index), ReceiptHandle: message.ReceiptHandle! })) }),
+      new DeleteMessageBatchCommand({
+        QueueUrl: url,
+        Entries: received.map((message, index) => ({ Id: String(index), ReceiptHandle: message.ReceiptHandle! })),
+      }),
     );
     expect(esmDelete.Failed ?? []).toEqual([]);
     await sleep(4000);

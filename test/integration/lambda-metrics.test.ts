@@ -30,7 +30,10 @@ afterAll(() => {
 });
 
 /** Sends a work message for a slice due a second ago, receives it, and hands it to `handler` as an SQS event; returns the EMF lines written. */
-async function invokeWithOneSlice(handler: (event: SQSEvent) => Promise<unknown>, jobId: string): Promise<{ emf: Record<string, unknown>[]; key: SliceKey }> {
+async function invokeWithOneSlice(
+  handler: (event: SQSEvent) => Promise<unknown>,
+  jobId: string,
+): Promise<{ emf: Record<string, unknown>[]; key: SliceKey }> {
   const { key } = await enqueuedSlice(installation, { id: jobId, handler: 'metered' }, wholeSecond(-1000), ['metered']);
   await installation.runtime.workQueue.send([{ ...key, delaySeconds: 0 }]);
   const [message] = await installation.receiveSome(installation.resources.queueUrls.work, 1);

@@ -36,7 +36,11 @@ async function queueCounts(): Promise<{ visible: number; hidden: number; delayed
       AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
     }),
   );
-  return { visible: Number(a.ApproximateNumberOfMessages), hidden: Number(a.ApproximateNumberOfMessagesNotVisible), delayed: Number(a.ApproximateNumberOfMessagesDelayed) };
+  return {
+    visible: Number(a.ApproximateNumberOfMessages),
+    hidden: Number(a.ApproximateNumberOfMessagesNotVisible),
+    delayed: Number(a.ApproximateNumberOfMessagesDelayed),
+  };
 }
 
 describe('a lookahead longer than one SQS delay', () => {
@@ -81,6 +85,12 @@ describe('a lookahead longer than one SQS delay', () => {
     clock.set(due);
     expect(await worker.process(message)).toBe('delete');
     expect(runs).toBe(1);
-    expect(await runtime.slices.get(key)).toMatchObject({ status: SliceStatus.Succeeded, fence: 1, attempts: 1, claimedFrom: SliceStatus.Enqueued, generation: job.generation });
+    expect(await runtime.slices.get(key)).toMatchObject({
+      status: SliceStatus.Succeeded,
+      fence: 1,
+      attempts: 1,
+      claimedFrom: SliceStatus.Enqueued,
+      generation: job.generation,
+    });
   });
 });

@@ -34,7 +34,13 @@ const alice = { actor: 'alice', reason: 'test' };
 async function withWorkers(handlers: HandlerRegistry, done: () => Promise<boolean>): Promise<void> {
   const { runtime } = installation;
   const pollers = ['w1', 'w2'].map(
-    (id) => new SqsPoller({ sqs: runtime.clients.sqs, queueUrl: installation.resources.queueUrls.work, handler: createWorkerHandler(runtime, id, handlers, silent), waitTimeSeconds: 1 }),
+    (id) =>
+      new SqsPoller({
+        sqs: runtime.clients.sqs,
+        queueUrl: installation.resources.queueUrls.work,
+        handler: createWorkerHandler(runtime, id, handlers, silent),
+        waitTimeSeconds: 1,
+      }),
   );
   const running = pollers.map((poller) => poller.run());
   try {
@@ -58,21 +64,36 @@ describe('jobs trigger', () => {
     expect(first.created).toBe(true);
     expect(first.key.scheduledAt % 1000).not.toBe(0);
     expect(first.executionKey).toBe(executionKey('trig', first.key.scheduledAt));
-    expect(retries.map((retry) => [retry.created, retry.key.scheduledAt])).toEqual([[false, first.key.scheduledAt], [false, first.key.scheduledAt]]);
+    expect(retries.map((retry) => [retry.created, retry.key.scheduledAt])).toEqual([
+      [false, first.key.scheduledAt],
+      [false, first.key.scheduledAt],
+    ]);
     expect(other.key.scheduledAt).not.toBe(first.key.scheduledAt);
 
     const payloads: unknown[] = [];
-    const handlers = new HandlerRegistry([defineJob('pay', async (ctx) => void payloads.push({ key: ctx.executionKey, amount: ctx.payload?.amount }))]);
-    await withWorkers(handlers, async () => (await runtime.jobs().slicesOf('trig', 0)).every((slice) => slice.status === SliceStatus.Succeeded));
+    const handlers = new HandlerRegistry([
+      defineJob('pay', async (ctx) => void payloads.push({ key: ctx.executionKey, amount: ctx.payload?.amount })),
+    ]);
+    await withWorkers(handlers, async () =>
+      (await runtime.jobs().slicesOf('trig', 0)).every((slice) => slice.status === SliceStatus.Succeeded),
+    );
 
     expect(payloads).toHaveLength(2);
     expect(payloads).toContainEqual({ key: first.executionKey, amount: 7 });
     expect(payloads).toContainEqual({ key: other.executionKey, amount: 1 });
     const slice = await runtime.slices.get(first.key);
-    expect(slice).toMatchObject({ status: 'SUCCEEDED', fence: 1, operator: { action: 'trigger', actor: 'alice', reason: 'test', requestId: 'req-1' } });
+    expect(slice).toMatchObject({
+      status: 'SUCCEEDED',
+      fence: 1,
+      operator: { action: 'trigger', actor: 'alice', reason: 'test', requestId: 'req-1' },
+    });
     expect(await runtime.slices.getLedger(first.key)).toMatchObject({ executionKey: first.executionKey, outcome: 'SUCCEEDED', fence: 1 });
     // A retry after the run finds the same slot, final, and sends nothing new.
-    expect(await operator.trigger('trig', { ...alice, requestId: 'req-1' })).toMatchObject({ created: false, status: 'SUCCEEDED', key: first.key });
+    expect(await operator.trigger('trig', { ...alice, requestId: 'req-1' })).toMatchObject({
+      created: false,
+      status: 'SUCCEEDED',
+      key: first.key,
+    });
     expect(await runtime.jobs().slicesOf('trig', 0)).toHaveLength(2);
   });
 
@@ -80,7 +101,9 @@ describe('jobs trigger', () => {
     const operator = installation.runtime.operator();
     await expect(operator.trigger('no-such-job', { ...alice, requestId: 'r' })).rejects.toThrow(JobNotFoundError);
     await installation.runtime.jobs(['pay']).put({ id: 'trig-bad', schedule: YEARLY, handler: 'pay' });
-    await expect(operator.trigger('trig-bad', { ...alice, requestId: 'r', payload: '{bad' })).rejects.toThrow(/^invalid payload "\{bad": is not JSON/);
+    await expect(operator.trigger('trig-bad', { ...alice, requestId: 'r', payload: '{bad' })).rejects.toThrow(
+      /^invalid payload "\{bad": is not JSON/,
+    );
     await expect(operator.trigger('trig-bad', { ...alice, requestId: '' })).rejects.toThrow(InvalidOperatorRequestError);
     expect(await installation.runtime.jobs().slicesOf('trig-bad', 0)).toEqual([]);
   });
@@ -107,7 +130,12 @@ describe('jobs backfill', () => {
     expect(runs.sort()).toEqual([0, 1, 2, 3, 4, 5].map((i) => executionKey('back', from + i * 5000)));
     expect((await inRange()).map((slice) => slice.operator?.action)).toEqual(Array(6).fill('backfill'));
 
-    expect(await operator.backfill('back', { ...alice, from, to })).toMatchObject({ total: 6, created: 0, alreadyFinal: 6, alreadyLive: 0 });
+    expect(await operator.backfill('back', { ...alice, from, to })).toMatchObject({
+      total: 6,
+      created: 0,
+      alreadyFinal: 6,
+      alreadyLive: 0,
+    });
     await expect(operator.backfill('back', { ...alice, from: to, to: from })).rejects.toThrow(/^invalid to /);
     await expect(operator.backfill('nope', { ...alice, from, to })).rejects.toThrow(JobNotFoundError);
   });
@@ -129,9 +157,14 @@ describe('pause with a reason and an end', () => {
     const { job, skipped } = await runtime.operator().pause('timed', { actor: 'alice', reason: 'incident 42', until });
     expect(skipped).toBe(3);
     expect(job.pause).toMatchObject({ actor: 'alice', reason: 'incident 42', until });
-    expect((await runtime.jobs().slicesOf('timed', 0)).map((slice) => [slice.scheduledAt - put.job.nextFireAt, slice.status, slice.skipReason, slice.generation])).toEqual(
-      [0, 1000, 2000].map((offset) => [offset, SliceStatus.Skipped, 'paused', put.job.generation]),
-    );
+    expect(
+      (await runtime.jobs().slicesOf('timed', 0)).map((slice) => [
+        slice.scheduledAt - put.job.nextFireAt,
+        slice.status,
+        slice.skipReason,
+        slice.generation,
+      ]),
+    ).toEqual([0, 1000, 2000].map((offset) => [offset, SliceStatus.Skipped, 'paused', put.job.generation]));
 
     // The next scan sends the paused generation's occurrences from its end on, none before.
     const sentAfter = queue.mark();
@@ -156,16 +189,24 @@ describe('pause with a reason and an end', () => {
     clock.set(until + 11_000);
     await processInOrder(runtime.worker('w1', handlers), [...before.filter(window), ...delivered]);
     const slices = await runtime.jobs().slicesOf('timed', 0);
-    expect(slices.filter((slice) => slice.scheduledAt < until).every((slice) => slice.status === SliceStatus.Skipped && slice.skipReason === 'paused')).toBe(true);
+    expect(
+      slices
+        .filter((slice) => slice.scheduledAt < until)
+        .every((slice) => slice.status === SliceStatus.Skipped && slice.skipReason === 'paused'),
+    ).toBe(true);
     const sinceEnd = slices.filter((slice) => slice.scheduledAt >= until);
-    expect(sinceEnd.map((slice) => [slice.scheduledAt, slice.status, slice.generation])).toEqual(delivered.map((message) => [message.scheduledAt, SliceStatus.Succeeded, job.generation]));
+    expect(sinceEnd.map((slice) => [slice.scheduledAt, slice.status, slice.generation])).toEqual(
+      delivered.map((message) => [message.scheduledAt, SliceStatus.Succeeded, job.generation]),
+    );
     expect(runs.sort((a, b) => a - b)).toEqual(delivered.map((message) => message.scheduledAt));
   });
 
   it('needs a reason and a future end', async () => {
     await installation.runtime.jobs(['count']).put({ id: 'timed-bad', schedule: YEARLY, handler: 'count' });
     await expect(installation.runtime.operator().pause('timed-bad', { actor: 'a' })).rejects.toThrow('invalid reason (missing)');
-    await expect(installation.runtime.operator().pause('timed-bad', { actor: 'a', reason: 'x', until: Date.now() - 1 })).rejects.toThrow(/^invalid until/);
+    await expect(installation.runtime.operator().pause('timed-bad', { actor: 'a', reason: 'x', until: Date.now() - 1 })).rejects.toThrow(
+      /^invalid until/,
+    );
     expect((await installation.runtime.jobs().require('timed-bad')).enabled).toBe(true);
   });
 });

@@ -34,8 +34,12 @@ describe('a poller that dies mid-poll', () => {
     destroyAwsClients(dying);
     await sleep(500);
     // Visible 1.5 s after the death; a standby is polling by then.
-    await installation.runtime.clients.sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'surfaces-after-death', DelaySeconds: 1 }));
-    const standby = await installation.runtime.clients.sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: 2, MaxNumberOfMessages: 1 }));
+    await installation.runtime.clients.sqs.send(
+      new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'surfaces-after-death', DelaySeconds: 1 }),
+    );
+    const standby = await installation.runtime.clients.sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: 2, MaxNumberOfMessages: 1 }),
+    );
     expect(standby.Messages?.map((message) => message.Body)).toEqual(['surfaces-after-death']);
     await polling;
   });

@@ -31,10 +31,18 @@ async function committedWires(jobId: string, url: string, wires: number): Promis
 describe('outbox dispatcher (Lambda handler)', () => {
   it('delivers each request at least once with its idempotency key and fence; the bank books each once', async () => {
     let seed = 7;
-    const bank = await new MockBank({ unavailableRate: 0.3, dropAfterBookingRate: 0.3, random: () => ((seed = (seed * 16807) % 2147483647) - 1) / 2147483646 }).start();
+    const bank = await new MockBank({
+      unavailableRate: 0.3,
+      dropAfterBookingRate: 0.3,
+      random: () => ((seed = (seed * 16807) % 2147483647) - 1) / 2147483646,
+    }).start();
     try {
       const id = await committedWires('outbox-deliver', bank.url, 10);
-      const handler = createOutboxHandler(installation.runtime, log, { backoff: { baseMs: 10, maxMs: 50 }, takeMs: 1000, budgetMs: 30_000 });
+      const handler = createOutboxHandler(installation.runtime, log, {
+        backoff: { baseMs: 10, maxMs: 50 },
+        takeMs: 1000,
+        budgetMs: 30_000,
+      });
       for (let run = 0; run < 20 && (await installation.runtime.outbox.list(id)).some((item) => item.status === 'PENDING'); run++) {
         await handler();
         await new Promise((resolve) => setTimeout(resolve, 100));
@@ -55,12 +63,19 @@ describe('outbox dispatcher (Lambda handler)', () => {
     const bank = await new MockBank({ unavailableRate: 1 }).start();
     try {
       const id = await committedWires('outbox-dead', bank.url, 1);
-      const handler = createOutboxHandler(installation.runtime, log, { backoff: { baseMs: 10, maxMs: 20 }, maxDeliveries: 3, takeMs: 1000, budgetMs: 20_000 });
+      const handler = createOutboxHandler(installation.runtime, log, {
+        backoff: { baseMs: 10, maxMs: 20 },
+        maxDeliveries: 3,
+        takeMs: 1000,
+        budgetMs: 20_000,
+      });
       for (let run = 0; run < 20 && (await installation.runtime.outbox.list(id)).some((item) => item.status === 'PENDING'); run++) {
         await handler();
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
-      expect(await installation.runtime.outbox.list(id)).toMatchObject([{ status: 'DEAD', deliveries: 3, lastStatusCode: 503, lastError: 'HTTP 503' }]);
+      expect(await installation.runtime.outbox.list(id)).toMatchObject([
+        { status: 'DEAD', deliveries: 3, lastStatusCode: 503, lastError: 'HTTP 503' },
+      ]);
       expect(bank.booked.size).toBe(0);
       const [dead] = await installation.receiveSome(installation.resources.queueUrls.deadLetter, 10);
       expect(JSON.parse(dead!.Body!)).toMatchObject({ executionKey: `${id}#m0`, attempts: 3 });

@@ -48,21 +48,35 @@ async function runPolicy(id: string, policy: OverlapPolicy, runMs: number): Prom
     }),
   ]);
   const { runtime } = installation;
-  await runtime.jobs([id]).put({ id, schedule: '*/2 * * * * *', handler: id, policies: { overlap: policy, timeoutMs: 10_000, maxAttempts: 3 } });
+  await runtime
+    .jobs([id])
+    .put({ id, schedule: '*/2 * * * * *', handler: id, policies: { overlap: policy, timeoutMs: 10_000, maxAttempts: 3 } });
   // The scan writes no slice (the claim creates it): what it sent is what must end final.
   const { runtime: scanning, queue } = recordingRuntime(installation, { forward: true });
   await scanning.scanner('s1').scanShard(0);
   const sent = new Set(queue.sent.filter((message) => message.jobId === id).map((message) => message.scheduledAt));
   expect(sent.size).toBeGreaterThanOrEqual(3);
   const pollers = ['w1', 'w2'].map(
-    (worker) => new SqsPoller({ sqs: runtime.clients.sqs, queueUrl: installation.resources.queueUrls.work, handler: createWorkerHandler(runtime, worker, handlers, silent), waitTimeSeconds: 1 }),
+    (worker) =>
+      new SqsPoller({
+        sqs: runtime.clients.sqs,
+        queueUrl: installation.resources.queueUrls.work,
+        handler: createWorkerHandler(runtime, worker, handlers, silent),
+        waitTimeSeconds: 1,
+      }),
   );
   const running = pollers.map((poller) => poller.run());
   try {
-    await eventually(async () => {
-      const slices = await runtime.jobs().slicesOf(id, 0);
-      return slices.length === sent.size && slices.every((slice) => ['SUCCEEDED', 'SKIPPED', 'DEAD'].includes(slice.status)) ? true : undefined;
-    }, 60_000, 500);
+    await eventually(
+      async () => {
+        const slices = await runtime.jobs().slicesOf(id, 0);
+        return slices.length === sent.size && slices.every((slice) => ['SUCCEEDED', 'SKIPPED', 'DEAD'].includes(slice.status))
+          ? true
+          : undefined;
+      },
+      60_000,
+      500,
+    );
   } finally {
     pollers.forEach((poller) => poller.stop());
     await Promise.all(running);
@@ -81,7 +95,8 @@ function concurrentRuns(runs: readonly Run[]): number {
   return count;
 }
 
-const statuses = (slices: readonly Slice[]): string[] => slices.map((slice) => (slice.status === 'SKIPPED' ? `SKIPPED ${slice.skipReason}` : slice.status));
+const statuses = (slices: readonly Slice[]): string[] =>
+  slices.map((slice) => (slice.status === 'SKIPPED' ? `SKIPPED ${slice.skipReason}` : slice.status));
 
 describe('overlap policy against the emulator (a 5 s handler every 2 s)', () => {
   it('skip: runs never overlap; the occurrences due meanwhile are SKIPPED "overlap"', async () => {
@@ -92,12 +107,18 @@ describe('overlap policy against the emulator (a 5 s handler every 2 s)', () => 
     // to it (the one claimed first runs: core/overlap-policy.ts; seen in CI).
     const completed = runs.filter((run) => !run.aborted);
     expect(concurrentRuns(completed)).toBe(0);
-    expect(completed.map((run) => run.scheduledAt)).toEqual(slices.filter((slice) => slice.status === 'SUCCEEDED').map((slice) => slice.scheduledAt));
+    expect(completed.map((run) => run.scheduledAt)).toEqual(
+      slices.filter((slice) => slice.status === 'SUCCEEDED').map((slice) => slice.scheduledAt),
+    );
   });
 
   it('replace: each newer occurrence fences out the running one (SKIPPED "replaced", its signal fired, no ledger record); the last one commits', async () => {
     const { slices, runs } = await runPolicy('ov-replace', 'replace', 5000);
-    expect(statuses(slices).slice(0, -1).every((status) => status === 'SKIPPED replaced')).toBe(true);
+    expect(
+      statuses(slices)
+        .slice(0, -1)
+        .every((status) => status === 'SKIPPED replaced'),
+    ).toBe(true);
     expect(statuses(slices).at(-1)).toBe('SUCCEEDED');
     // Every run of a replaced occurrence saw its signal fire (an occurrence replaced before its handler started has
     // no run at all; on a loaded machine a run may also lose its lease and run again, aborted too); only the last

@@ -32,7 +32,11 @@ describe('the local poller', () => {
     const deliveries: string[] = [];
     let slowRuns = 0;
     // The handler's event source, as a replica's runtime has it (lib/local/replica.ts).
-    const records = new PolledRecords(sqs, async () => queueUrl, () => {});
+    const records = new PolledRecords(
+      sqs,
+      async () => queueUrl,
+      () => {},
+    );
     const poller = new SqsPoller({
       sqs,
       queueUrl,
@@ -51,7 +55,9 @@ describe('the local poller', () => {
         return { batchItemFailures: [] };
       },
     });
-    await sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: ['fast', 'slow'].map((body) => ({ Id: body, MessageBody: body })) }));
+    await sqs.send(
+      new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: ['fast', 'slow'].map((body) => ({ Id: body, MessageBody: body })) }),
+    );
     const running = poller.run();
     await sleep(7000);
     poller.stop();

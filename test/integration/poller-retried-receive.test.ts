@@ -25,7 +25,9 @@ function refuseFirstReceiveTry(refusedAt: { value?: number }): FinalizeRequestMi
     if (context.commandName !== 'ReceiveMessageCommand' || refusedAt.value !== undefined) return next(args);
     await sleep(2000);
     refusedAt.value = Date.now();
-    throw Object.assign(new RequestThrottled({ $metadata: { httpStatusCode: 400 }, message: 'rate exceeded (test)' }), { $retryable: { throttling: true } });
+    throw Object.assign(new RequestThrottled({ $metadata: { httpStatusCode: 400 }, message: 'rate exceeded (test)' }), {
+      $retryable: { throttling: true },
+    });
   };
 }
 
@@ -35,10 +37,17 @@ describe('the poller times a receive from the try that answered it', () => {
     await installation.runtime.clients.sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'after-a-refused-try' }));
     const clients = createAwsClients();
     const refusedAt: { value?: number } = {};
-    (clients.sqs.middlewareStack as MiddlewareStack<object, object>).add(refuseFirstReceiveTry(refusedAt), { step: 'finalizeRequest', priority: 'low' });
+    (clients.sqs.middlewareStack as MiddlewareStack<object, object>).add(refuseFirstReceiveTry(refusedAt), {
+      step: 'finalizeRequest',
+      priority: 'low',
+    });
     const received: { body: string; hiddenSince?: number }[] = [];
     const startedAt = Date.now();
-    const records = new PolledRecords(clients.sqs, async () => queueUrl, () => {});
+    const records = new PolledRecords(
+      clients.sqs,
+      async () => queueUrl,
+      () => {},
+    );
     const poller = new SqsPoller({
       sqs: clients.sqs,
       queueUrl,

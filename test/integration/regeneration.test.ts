@@ -38,7 +38,13 @@ describe('an instant two generations sent', () => {
     await runtime.slices.skipClaimed({ key, fence: 1 }, 'superseded', at);
 
     const fresh = await runtime.slices.claim(key, 'w2', at + 100, 'm-new', 1, definitionOf(readded));
-    expect(fresh.won && fresh.slice).toMatchObject({ generation: readded.generation, fence: 2, attempts: 1, status: 'RUNNING', claimedFrom: 'ENQUEUED' });
+    expect(fresh.won && fresh.slice).toMatchObject({
+      generation: readded.generation,
+      fence: 2,
+      attempts: 1,
+      status: 'RUNNING',
+      claimedFrom: 'ENQUEUED',
+    });
     expect(fresh.won && supersededReason(record, fresh.slice)).toBeUndefined();
   });
 });

@@ -113,7 +113,9 @@ describe('retries and dead-lettering', () => {
     const failed = events.filter((event) => event.type === 'failed');
     expect(failed.map((event) => event.attempt)).toEqual([1, 2]);
     for (const event of failed) {
-      expect(event.retryAt, `failed event of attempt ${event.attempt} has a retryAt`).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+      expect(event.retryAt, `failed event of attempt ${event.attempt} has a retryAt`).toMatch(
+        /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/,
+      );
       // The retry is due within the backoff ceiling (full jitter: below 200 ms after attempt 1, 400 ms after attempt 2)
       // of the failure; the event is emitted after the failure was recorded, so retryAt - at is at most the delay.
       const delay = Date.parse(event.retryAt ?? '') - Date.parse(event.at);
@@ -155,7 +157,13 @@ describe('retries and dead-lettering', () => {
 
     const dlq = await deadLetterBodies((body) => body.kind === 'dead-slice' && body.executionKey === expectedKey);
     const deadLetter = dlq.find((body) => body.kind === 'dead-slice' && body.executionKey === expectedKey);
-    expect(deadLetter).toMatchObject({ kind: 'dead-slice', executionKey: expectedKey, jobId: key.jobId, scheduledAt: key.scheduledAt, attempts: 3 });
+    expect(deadLetter).toMatchObject({
+      kind: 'dead-slice',
+      executionKey: expectedKey,
+      jobId: key.jobId,
+      scheduledAt: key.scheduledAt,
+      attempts: 3,
+    });
     expect(String(deadLetter?.error)).toContain('boom');
     expect(dlq.filter((body) => body.executionKey === expectedKey)).toHaveLength(1);
 

@@ -24,7 +24,10 @@ const GOOD = [
   { id: 'good-3s', schedule: '*/3 * * * * *' },
 ];
 /** Each bad row: an update of a job put as a good one. */
-const BAD: Record<string, { update: string; names?: Record<string, string>; values?: Record<string, { S: string } | { M: Record<string, { S: string }> }> }> = {
+const BAD: Record<
+  string,
+  { update: string; names?: Record<string, string>; values?: Record<string, { S: string } | { M: Record<string, { S: string }> }> }
+> = {
   'bad-cron': { update: 'SET #schedule = :bad', names: { '#schedule': 'schedule' }, values: { ':bad': { S: 'every tuesday-ish' } } },
   'bad-zone': { update: 'SET #zone = :bad', names: { '#zone': 'timeZone' }, values: { ':bad': { S: 'Mars/Olympus_Mons' } } },
   'bad-enabled': { update: 'SET #enabled = :bad', names: { '#enabled': 'enabled' }, values: { ':bad': { S: 'yes' } } },
@@ -90,7 +93,10 @@ describe('a scan over the emulator with bad rows beside good jobs', () => {
     const sent = new Set(queue.sent.map((message) => `${message.jobId}@${message.scheduledAt}`));
     for (const job of GOOD) {
       const expected = occurrencesBetween({ cron: job.schedule, timeZone: 'UTC' }, T0, horizon, 1000);
-      expect(expected.filter((at) => !sent.has(`${job.id}@${at}`)), job.id).toEqual([]);
+      expect(
+        expected.filter((at) => !sent.has(`${job.id}@${at}`)),
+        job.id,
+      ).toEqual([]);
     }
 
     const aside = await runtime.wheel.setAsideJobs(0);
@@ -100,16 +106,27 @@ describe('a scan over the emulator with bad rows beside good jobs', () => {
     expect(reasons['bad-cron']).toMatch(/every tuesday-ish/);
     expect(reasons['bad-zone']).toMatch(/Mars\/Olympus_Mons/);
     expect(reasons['bad-enabled']).toMatch(/enabled/);
-    expect(installation.events.ofType('set_aside').map((event) => event.jobId).sort()).toEqual(Object.keys(BAD).sort());
+    expect(
+      installation.events
+        .ofType('set_aside')
+        .map((event) => event.jobId)
+        .sort(),
+    ).toEqual(Object.keys(BAD).sort());
     // The two set aside once on the wheel sent nothing past the bucket they were met in.
-    const lastBadSend = Math.max(...queue.sent.filter((message) => message.jobId === 'bad-zone' || message.jobId === 'bad-policies').map((message) => message.scheduledAt));
+    const lastBadSend = Math.max(
+      ...queue.sent
+        .filter((message) => message.jobId === 'bad-zone' || message.jobId === 'bad-policies')
+        .map((message) => message.scheduledAt),
+    );
     expect(lastBadSend).toBeLessThan(T0 + LOOKAHEAD_MS + 5000);
 
     // verify names every job set aside, with the scan's reason, whether or not its row still reads as a job.
     const audit = await verifyInstallation({ dynamo: runtime.clients.dynamo, config: runtime.config, clock }, { since: T0 });
     const setAside = audit.violations.filter((violation) => violation.kind === 'set_aside');
     expect(setAside.map((violation) => violation.jobId).sort()).toEqual(Object.keys(BAD).sort());
-    expect(setAside.find((violation) => violation.jobId === 'bad-enabled')?.detail).toMatch(/^set aside in generation 1 by scanner at .*enabled/);
+    expect(setAside.find((violation) => violation.jobId === 'bad-enabled')?.detail).toMatch(
+      /^set aside in generation 1 by scanner at .*enabled/,
+    );
     expect(audit.exitCode).toBe(1);
   });
 });

@@ -36,7 +36,6 @@ function envOf(sweepGraceMs: number): Record<string, string> {
 }
 const HANDLER = 'h';
 
-
 /** A scanner over the installation's stores, with some of its parts replaced. */
 function scannerOf(runtime: Runtime, scannerId: string, parts: Partial<ScannerDeps> = {}): Scanner {
   return new Scanner({
@@ -59,7 +58,9 @@ function keyOf(key: SliceKey): string {
 
 /** Every occurrence of `jobs` in `[from, to)`, as keys. */
 function occurrenceKeys(jobs: readonly StoredJob[], from: number, to: number): string[] {
-  return jobs.flatMap((job) => occurrencesBetween(scheduleOf(job), from, to, 1000).map((scheduledAt) => keyOf({ jobId: job.id, scheduledAt }))).sort();
+  return jobs
+    .flatMap((job) => occurrencesBetween(scheduleOf(job), from, to, 1000).map((scheduledAt) => keyOf({ jobId: job.id, scheduledAt })))
+    .sort();
 }
 
 function sentKeys(messages: readonly WorkMessage[]): string[] {
@@ -83,7 +84,11 @@ function countingHandlers(): { handlers: HandlerRegistry; runs: Map<string, numb
  * workers, every copy of one occurrence at once on a different worker, as
  * racing deliveries would. @returns each occurrence's dispositions.
  */
-async function deliver(installation: TestInstallation, messages: readonly WorkMessage[], handlers: HandlerRegistry): Promise<Map<string, Disposition[]>> {
+async function deliver(
+  installation: TestInstallation,
+  messages: readonly WorkMessage[],
+  handlers: HandlerRegistry,
+): Promise<Map<string, Disposition[]>> {
   const { runtime } = installation;
   const url = installation.resources.queueUrls.work;
   await runtime.workQueue.send(messages.map((message) => ({ ...message, delaySeconds: 0 })));
@@ -122,14 +127,26 @@ async function deliver(installation: TestInstallation, messages: readonly WorkMe
 }
 
 /** Every occurrence ran once, from a slice its first claim created, and every copy of its message was let go. */
-async function expectRanOnce(installation: TestInstallation, jobs: readonly StoredJob[], expected: readonly string[], runs: Map<string, number>, dispositions: Map<string, Disposition[]>): Promise<void> {
+async function expectRanOnce(
+  installation: TestInstallation,
+  jobs: readonly StoredJob[],
+  expected: readonly string[],
+  runs: Map<string, number>,
+  dispositions: Map<string, Disposition[]>,
+): Promise<void> {
   expect([...dispositions.keys()].sort()).toEqual(expected);
   for (const outcomes of dispositions.values()) expect(outcomes.every((outcome) => outcome === 'delete')).toBe(true);
   for (const job of jobs) {
     const slices = await installation.runtime.jobs().slicesOf(job.id, 0);
     expect(slices.map(keyOf)).toEqual(expected.filter((key) => key.startsWith(`${job.id}@`)));
     for (const slice of slices) {
-      expect(slice).toMatchObject({ status: SliceStatus.Succeeded, fence: 1, attempts: 1, claimedFrom: SliceStatus.Enqueued, generation: job.generation });
+      expect(slice).toMatchObject({
+        status: SliceStatus.Succeeded,
+        fence: 1,
+        attempts: 1,
+        claimedFrom: SliceStatus.Enqueued,
+        generation: job.generation,
+      });
       expect(runs.get(executionKey(slice.jobId, slice.scheduledAt))).toBe(1);
     }
   }
@@ -197,7 +214,10 @@ function mortal<T extends object>(target: T, process: { alive: boolean }): T {
     get(object, property, receiver) {
       const value: unknown = Reflect.get(object, property, receiver);
       if (typeof value !== 'function') return value;
-      return (...args: unknown[]): unknown => (process.alive ? (value as (...inner: unknown[]) => unknown).apply(object, args) : Promise.reject(new Error('the scanner process died')));
+      return (...args: unknown[]): unknown =>
+        process.alive
+          ? (value as (...inner: unknown[]) => unknown).apply(object, args)
+          : Promise.reject(new Error('the scanner process died'));
     },
   });
 }
@@ -262,7 +282,8 @@ describe('a scanner that dies mid-scan', () => {
   let scannedThrough = 0;
   beforeAll(async () => {
     installation = await createTestInstallation({ clock, env: envOf(LONG_GRACE_MS) });
-    for (const id of ['mortal-a', 'mortal-b', 'mortal-c']) jobs.push((await installation.runtime.jobs().put({ id, schedule: '* * * * * *', handler: HANDLER })).job);
+    for (const id of ['mortal-a', 'mortal-b', 'mortal-c'])
+      jobs.push((await installation.runtime.jobs().put({ id, schedule: '* * * * * *', handler: HANDLER })).job);
     // A clean first scan: the shard's cursor and the jobs' entries are in the wheel.
     const first = await scannerOf(installation.runtime, 'scanner-0', { queue: new RecordingQueue() }).scanShard(0);
     expect(first).toMatchObject({ errors: 0, incomplete: false });
@@ -373,7 +394,10 @@ describe('the sweep', () => {
     expect((await runtime.slices.claim(at(-30_000), 'w1', start - 30_000, 'm1', 1, run)).won).toBe(true);
     // ...until a failure puts it in: a FAILED one whose sweep time has passed is.
     expect((await runtime.slices.claim(at(-20_000), 'w1', start - 20_000, 'm2', 1, run)).won).toBe(true);
-    await runtime.slices.recordFailure({ key: at(-20_000), fence: 1 }, { now: start - 19_000, error: 'boom', nextAttemptAt: start - 10_000, sweepAt: start - 5000 });
+    await runtime.slices.recordFailure(
+      { key: at(-20_000), fence: 1 },
+      { now: start - 19_000, error: 'boom', nextAttemptAt: start - 10_000, sweepAt: start - 5000 },
+    );
 
     const queue = new RecordingQueue();
     const sweeper = scannerOf(runtime, 'sweeper', { queue });
@@ -430,13 +454,20 @@ describe('a message dropped on its way', () => {
     const reconcileAt = due + WHEEL_BUCKET_MS + SWEEP_GRACE_MS;
     clock.set(reconcileAt);
     expect(await runtime.scanner('s3').scanShard(0)).toMatchObject({ sent: 0, reconciled: 1, swept: 0, errors: 0 });
-    expect(await runtime.slices.get(key)).toMatchObject({ status: SliceStatus.Enqueued, fence: 0, generation: job.generation, sweepAt: reconcileAt + SWEEP_GRACE_MS });
+    expect(await runtime.slices.get(key)).toMatchObject({
+      status: SliceStatus.Enqueued,
+      fence: 0,
+      generation: job.generation,
+      sweepAt: reconcileAt + SWEEP_GRACE_MS,
+    });
 
     const [recovered] = await installation.receiveSome(url, 10);
     expect(decodeWorkMessage(recovered!.Body!)).toEqual(key);
     const { handlers, runs } = countingHandlers();
     const worker = runtime.worker('w1', handlers);
-    expect(await worker.process({ body: recovered!.Body!, receiptHandle: recovered!.ReceiptHandle!, messageId: recovered!.MessageId })).toBe('delete');
+    expect(
+      await worker.process({ body: recovered!.Body!, receiptHandle: recovered!.ReceiptHandle!, messageId: recovered!.MessageId }),
+    ).toBe('delete');
     await deleteMessage(runtime, recovered!);
     const committed = await runtime.slices.get(key);
     expect(committed).toMatchObject({ status: SliceStatus.Succeeded, fence: 1, attempts: 1, claimedFrom: SliceStatus.Enqueued });

@@ -50,7 +50,9 @@ describe('schedule kinds against the emulator', () => {
     const clock = new ManualClock(T0 + 3_000);
     const { runtime, queue } = manualRuntime(clock);
     await runtime.jobs().put({ id: 'k-rate', schedule: 'rate(15 seconds)', handler: 'h' });
-    const { job: atJob } = await runtime.jobs().put({ id: 'k-at', schedule: 'at(2026-06-01T17:30:20)', timeZone: 'Asia/Kolkata', handler: 'h' });
+    const { job: atJob } = await runtime
+      .jobs()
+      .put({ id: 'k-at', schedule: 'at(2026-06-01T17:30:20)', timeZone: 'Asia/Kolkata', handler: 'h' });
     await runtime.scanner('s').scanShard(0);
     clock.set(T0 + 25_000);
     await runtime.scanner('s').scanShard(0);
@@ -80,19 +82,31 @@ describe('schedule kinds against the emulator', () => {
     expect(none.filter((slice) => slice.scheduledAt < T0 + 180_000)).toHaveLength(1);
     expect(sentOf(queue, 'k-none').filter((at) => at < T0 + 180_000)).toEqual([]);
     const latest = await runtime.jobs().slicesOf('k-latest', 0);
-    expect(latest.filter((slice) => slice.scheduledAt < T0 + 180_000).map((slice) => [isoSecond(slice.scheduledAt), slice.status, slice.missedCount])).toEqual([
-      ['2026-06-01T12:00:00Z', 'SKIPPED', 17],
-    ]);
+    expect(
+      latest
+        .filter((slice) => slice.scheduledAt < T0 + 180_000)
+        .map((slice) => [isoSecond(slice.scheduledAt), slice.status, slice.missedCount]),
+    ).toEqual([['2026-06-01T12:00:00Z', 'SKIPPED', 17]]);
     // The latest due occurrence runs: sent, for its claim to create.
-    expect(sentOf(queue, 'k-latest').filter((at) => at < T0 + 180_000).map(isoSecond)).toEqual(['2026-06-01T12:02:50Z']);
-    const audit = await verifyInstallation({ dynamo: runtime.clients.dynamo, config: runtime.config, clock }, { since: T0, jobId: 'k-none' });
+    expect(
+      sentOf(queue, 'k-latest')
+        .filter((at) => at < T0 + 180_000)
+        .map(isoSecond),
+    ).toEqual(['2026-06-01T12:02:50Z']);
+    const audit = await verifyInstallation(
+      { dynamo: runtime.clients.dynamo, config: runtime.config, clock },
+      { since: T0, jobId: 'k-none' },
+    );
     expect(audit.expected.occurrences).toBeGreaterThan(0);
     expect(audit.expected.final.SKIPPED).toBe(audit.expected.occurrences);
     expect(audit.expected.missing).toBe(0);
     expect(audit.violations).toEqual([]);
     // A window that begins inside the range: the range record lies before it and still stands for its occurrences
     // (a chaos drill's window began while its misfire jobs' ranges, made at the first scan, reached into it).
-    const inside = await verifyInstallation({ dynamo: runtime.clients.dynamo, config: runtime.config, clock }, { since: T0 + 60_000, jobId: 'k-none', graceMs: 0 });
+    const inside = await verifyInstallation(
+      { dynamo: runtime.clients.dynamo, config: runtime.config, clock },
+      { since: T0 + 60_000, jobId: 'k-none', graceMs: 0 },
+    );
     expect(inside.expected.occurrences).toBe(12);
     expect(inside.expected.final.SKIPPED).toBe(12);
     expect(inside.violations).toEqual([]);
@@ -108,12 +122,21 @@ describe('schedule kinds against the emulator', () => {
     const handlers = new HandlerRegistry([defineJob('jittered', async (ctx) => void runs.push({ key: ctx.executionKey, at: Date.now() }))]);
     const { runtime } = installation;
     // An id whose offset is at least 3 s, so the delay is visible beside the emulator's own ~0.1 s.
-    const id = ['k-jitter-a', 'k-jitter-b', 'k-jitter-c', 'k-jitter-d', 'k-jitter-e'].find((candidate) => jitterOffsetMs(candidate, 6000) >= 3000) as string;
+    const id = ['k-jitter-a', 'k-jitter-b', 'k-jitter-c', 'k-jitter-d', 'k-jitter-e'].find(
+      (candidate) => jitterOffsetMs(candidate, 6000) >= 3000,
+    ) as string;
     const offset = jitterOffsetMs(id, 6000);
     const nominal = Math.ceil((Date.now() + 2000) / 1000) * 1000 + 1000;
-    await runtime.jobs(['jittered']).put({ id, schedule: `at(${new Date(nominal).toISOString().slice(0, 19)})`, handler: 'jittered', jitter: '6s' });
+    await runtime
+      .jobs(['jittered'])
+      .put({ id, schedule: `at(${new Date(nominal).toISOString().slice(0, 19)})`, handler: 'jittered', jitter: '6s' });
     await runtime.scanner('s').scanShard(0);
-    const poller = new SqsPoller({ sqs: runtime.clients.sqs, queueUrl: installation.resources.queueUrls.work, handler: createWorkerHandler(runtime, 'w1', handlers, silent), waitTimeSeconds: 1 });
+    const poller = new SqsPoller({
+      sqs: runtime.clients.sqs,
+      queueUrl: installation.resources.queueUrls.work,
+      handler: createWorkerHandler(runtime, 'w1', handlers, silent),
+      waitTimeSeconds: 1,
+    });
     const running = poller.run();
     try {
       await eventually(() => (runs.length > 0 ? true : undefined), 20_000, 100);
@@ -133,9 +156,16 @@ describe('schedule kinds against the emulator', () => {
     const { runtime } = installation;
     const at = Math.ceil((Date.now() + 2000) / 1000) * 1000;
     const local = new Date(wallOf(at, 'America/New_York')).toISOString().slice(0, 19);
-    await runtime.jobs(['once']).put({ id: 'k-once', schedule: `at(${local})`, timeZone: 'America/New_York', handler: 'once', policies: { afterOneTime: 'delete' } });
+    await runtime
+      .jobs(['once'])
+      .put({ id: 'k-once', schedule: `at(${local})`, timeZone: 'America/New_York', handler: 'once', policies: { afterOneTime: 'delete' } });
     await runtime.scanner('s').scanShard(0);
-    const poller = new SqsPoller({ sqs: runtime.clients.sqs, queueUrl: installation.resources.queueUrls.work, handler: createWorkerHandler(runtime, 'w1', handlers, silent), waitTimeSeconds: 1 });
+    const poller = new SqsPoller({
+      sqs: runtime.clients.sqs,
+      queueUrl: installation.resources.queueUrls.work,
+      handler: createWorkerHandler(runtime, 'w1', handlers, silent),
+      waitTimeSeconds: 1,
+    });
     const running = poller.run();
     try {
       await eventually(async () => ((await runtime.jobs().get('k-once')) === undefined ? true : undefined), 20_000, 200);

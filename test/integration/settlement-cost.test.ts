@@ -33,7 +33,6 @@ afterAll(() => {
   installation?.destroy();
 });
 
-
 describe('cost per payout', () => {
   it('counts the write units of 1,200 payouts: chunked commits, then outbox deliveries', async () => {
     const { runtime } = installation;
@@ -43,7 +42,12 @@ describe('cost per payout', () => {
         installation,
         // A long lease: this measures cost, not failover, and on a loaded machine a 4 s lease can lapse while 30 large
         // transactions queue at the emulator (the worker then stands down: 'keep', seen in CI).
-        { id: 'settlement-cost', handler: merchantSettlement.name, payload: { merchants: 1200, bankUrl: bank.url }, policies: { timeoutMs: 120_000, leaseMs: 30_000, heartbeatMs: 5000 } },
+        {
+          id: 'settlement-cost',
+          handler: merchantSettlement.name,
+          payload: { merchants: 1200, bankUrl: bank.url },
+          policies: { timeoutMs: 120_000, leaseMs: 30_000, heartbeatMs: 5000 },
+        },
         wholeSecond(-1000),
         [merchantSettlement.name],
       );
@@ -52,8 +56,17 @@ describe('cost per payout', () => {
       const started = Date.now();
       const worker = runtime.worker('worker-cost', new HandlerRegistry([merchantSettlement]));
       const [message] = await installation.receiveSome(installation.resources.queueUrls.work, 1);
-      expect(await worker.process({ body: message!.Body!, receiptHandle: message!.ReceiptHandle!, messageId: message!.MessageId, receiveCount: 1 })).toBe('delete');
-      await runtime.clients.sqs.send(new DeleteMessageCommand({ QueueUrl: installation.resources.queueUrls.work, ReceiptHandle: message!.ReceiptHandle }));
+      expect(
+        await worker.process({
+          body: message!.Body!,
+          receiptHandle: message!.ReceiptHandle!,
+          messageId: message!.MessageId,
+          receiveCount: 1,
+        }),
+      ).toBe('delete');
+      await runtime.clients.sqs.send(
+        new DeleteMessageCommand({ QueueUrl: installation.resources.queueUrls.work, ReceiptHandle: message!.ReceiptHandle }),
+      );
       const settledMs = Date.now() - started;
       const commit = meter.snapshot();
       meter.reset();
@@ -62,7 +75,7 @@ describe('cost per payout', () => {
       const dispatchStarted = Date.now();
       // Passes over every shard until two find nothing due. (Not a listing of all 1,200 items between passes: on a
       // loaded machine the emulator took up to 3 s to answer each one, past the client's request timeout.)
-      for (let idlePasses = 0; idlePasses < 2; ) {
+      for (let idlePasses = 0; idlePasses < 2;) {
         let moved = 0;
         for (let shard = 0; shard < OUTBOX_SHARDS; shard++) {
           // A timed-out read leaves its items due: the next pass reads them again.
@@ -83,7 +96,7 @@ describe('cost per payout', () => {
         `per payout: commit ${(commitUnits.write / 1200).toFixed(2)} WRU + ${(commitUnits.read / 1200).toFixed(2)} RRU ` +
           `(${commit.kinds.dynamoTransactWrite} transactions, ${commit.transactItems} items), ` +
           `delivery ${(deliverUnits.write / 1200).toFixed(2)} WRU + ${(deliverUnits.read / 1200).toFixed(2)} RRU; ` +
-          `$${((perPayout * PRICE_TABLE.dynamoWriteRequestUnitPerMillion) / 1e6 * 1e6).toFixed(2)} per million payouts in write units; ` +
+          `$${(((perPayout * PRICE_TABLE.dynamoWriteRequestUnitPerMillion) / 1e6) * 1e6).toFixed(2)} per million payouts in write units; ` +
           `index WRU ${JSON.stringify(commit.indexWriteUnits)} / ${JSON.stringify(deliver.indexWriteUnits)}; ` +
           `1,200 payouts committed in ${settledMs} ms, wired in ${dispatchMs} ms (emulator)`,
       );

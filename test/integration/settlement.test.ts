@@ -37,7 +37,8 @@ afterAll(() => {
 function redoneChunks(run: SettlementRun): number[] {
   const fenceOf = new Map(run.chunks.map((record) => [record.chunk, record.fence]));
   const redone = new Set<number>();
-  for (const row of run.payouts) if (row.chunk !== undefined && fenceOf.get(Number(row.chunk)) !== Number(row.fence)) redone.add(Number(row.chunk));
+  for (const row of run.payouts)
+    if (row.chunk !== undefined && fenceOf.get(Number(row.chunk)) !== Number(row.fence)) redone.add(Number(row.chunk));
   return [...redone].sort((a, b) => a - b);
 }
 
@@ -55,8 +56,12 @@ describe('the 1,200-merchant settlement, paused mid-batch and resumed by a stand
     expect(summary).toMatchObject([{ fence: 2, worker: 'worker-b', merchants: 1200, chunks: 30 }]);
 
     // The checkpoint: A's chunks under fence 1, the rest under B's fence 2; B ran none of A's again.
-    expect(run.chunks.map((record) => `${record.chunk}@${record.fence}`)).toEqual(Array.from({ length: 30 }, (_, n) => `${n}@${n < PAUSE_AT ? 1 : 2}`));
-    expect([...run.standbyChunks].filter(([, outcome]) => outcome === 'already-committed').map(([n]) => n)).toEqual(Array.from({ length: PAUSE_AT }, (_, n) => n));
+    expect(run.chunks.map((record) => `${record.chunk}@${record.fence}`)).toEqual(
+      Array.from({ length: 30 }, (_, n) => `${n}@${n < PAUSE_AT ? 1 : 2}`),
+    );
+    expect([...run.standbyChunks].filter(([, outcome]) => outcome === 'already-committed').map(([n]) => n)).toEqual(
+      Array.from({ length: PAUSE_AT }, (_, n) => n),
+    );
     expect([...run.standbyChunks].filter(([, outcome]) => outcome === 'committed')).toHaveLength(30 - PAUSE_AT);
     expect(redoneChunks(run)).toEqual([]);
     expect(run.late.error).toBeInstanceOf(FencedOutError);
@@ -92,6 +97,8 @@ describe('the 1,200-merchant settlement, paused mid-batch and resumed by a stand
     expect(lateRecord).toMatchObject({ fence: 1, owner: 'worker-a' });
     expect(lateRecord!.committedAt).toBeGreaterThanOrEqual(run.takeoverAt);
     // And cronfence verify reports it.
-    expect(run.verified.violations).toMatchObject([{ kind: 'chunk-after-takeover', detail: expect.stringContaining(`chunk ${PAUSE_AT} of fence 1`) }]);
+    expect(run.verified.violations).toMatchObject([
+      { kind: 'chunk-after-takeover', detail: expect.stringContaining(`chunk ${PAUSE_AT} of fence 1`) },
+    ]);
   }, 180_000);
 });

@@ -43,13 +43,20 @@ describe('clock skew', () => {
         handlers,
         onError: (error, context) => console.error(`${id} ${context}:`, error),
       });
-    await runtime.workQueue.send([{ ...key, delaySeconds: 0 }, { ...key, delaySeconds: 0 }]);
+    await runtime.workQueue.send([
+      { ...key, delaySeconds: 0 },
+      { ...key, delaySeconds: 0 },
+    ]);
     const copies = await eventually(async () => {
       const received = await installation.receive(installation.resources.queueUrls.work, 10);
       return received.length === 2 ? received : undefined;
     });
     const [original, duplicate] = copies;
-    const holder = worker('slow-holder', -MAX_CLOCK_SKEW_MS).process({ body: original!.Body!, receiptHandle: original!.ReceiptHandle!, messageId: original!.MessageId });
+    const holder = worker('slow-holder', -MAX_CLOCK_SKEW_MS).process({
+      body: original!.Body!,
+      receiptHandle: original!.ReceiptHandle!,
+      messageId: original!.MessageId,
+    });
     await sleep(1500);
     const late = await worker('fast-standby', MAX_CLOCK_SKEW_MS).process({
       body: duplicate!.Body!,
@@ -58,7 +65,9 @@ describe('clock skew', () => {
     });
     const held = await holder;
     // The events first: on a failure they say what happened (a LocalStack run once saw 'keep' here).
-    const mine = installation.events.events.filter((event) => event.jobId === 'skewed').map((event) => `${event.type}@${event.worker}${event.error ? ` ${event.error}` : ''}`);
+    const mine = installation.events.events
+      .filter((event) => event.jobId === 'skewed')
+      .map((event) => `${event.type}@${event.worker}${event.error ? ` ${event.error}` : ''}`);
     expect(mine).toEqual(['claimed@slow-holder', 'started@slow-holder', 'committed@slow-holder']);
     expect(held).toBe('delete');
     expect(late).toBe('delete'); // a duplicate of a held slice is dropped
@@ -97,15 +106,18 @@ describe('a resent claim', () => {
     });
   });
 
-  it('that creates its slice (the put of a scanner message\'s claim) is one attempt too, with nothing sent a third time', async () => {
+  it("that creates its slice (the put of a scanner message's claim) is one attempt too, with nothing sent a third time", async () => {
     await withResendingStore(async (resending, sent) => {
-      const { job: stored } = await installation.runtime.jobs().put({ id: 'resent-create', schedule: '* * * * * *', handler: 'test-handler', policies: { maxAttempts: 1 } });
+      const { job: stored } = await installation.runtime
+        .jobs()
+        .put({ id: 'resent-create', schedule: '* * * * * *', handler: 'test-handler', policies: { maxAttempts: 1 } });
       const key = { jobId: stored.id, scheduledAt: wholeSecond(60_000) };
       sent.length = 0;
       const claim = await resending.claim(key, 'w1', Date.now(), 'message-1', 1, definitionOf(stored));
       expect(sent).toEqual(['PutItemCommand']);
       expect(claim.won).toBe(true);
-      if (claim.won) expect(claim.slice).toMatchObject({ fence: 1, attempts: 1, owner: 'w1', claimedFrom: 'ENQUEUED', generation: stored.generation });
+      if (claim.won)
+        expect(claim.slice).toMatchObject({ fence: 1, attempts: 1, owner: 'w1', claimedFrom: 'ENQUEUED', generation: stored.generation });
       expect(await installation.runtime.slices.get(key)).toMatchObject({ status: 'RUNNING', fence: 1, attempts: 1, owner: 'w1' });
     });
   });

@@ -31,7 +31,14 @@ const GRACE_MS = 2000;
 let effectsTable: string;
 const handlers = new HandlerRegistry([
   defineJob('verify-ok', async (ctx) => {
-    await ctx.commit([{ put: { tableName: effectsTable, item: { effectId: `${ctx.executionKey}#${ctx.fence}`, executionKey: ctx.executionKey, fence: ctx.fence } } }]);
+    await ctx.commit([
+      {
+        put: {
+          tableName: effectsTable,
+          item: { effectId: `${ctx.executionKey}#${ctx.fence}`, executionKey: ctx.executionKey, fence: ctx.fence },
+        },
+      },
+    ]);
   }),
 ]);
 
@@ -59,7 +66,13 @@ beforeAll(async () => {
   const { runtime } = installation;
   effectsTable = `${installation.prefix}-verify-effects`;
   await runtime.clients.dynamo.send(
-    new CreateTableCommand(createTableInput(effectsTable, { logicalName: 'verify-effects', partitionKey: { name: 'effectId', type: 'S' }, globalSecondaryIndexes: [] })),
+    new CreateTableCommand(
+      createTableInput(effectsTable, {
+        logicalName: 'verify-effects',
+        partitionKey: { name: 'effectId', type: 'S' },
+        globalSecondaryIndexes: [],
+      }),
+    ),
   );
   await waitUntilTableExists({ client: runtime.clients.dynamo, maxWaitTime: 60 }, { TableName: effectsTable });
   const poller = new SqsPoller({
@@ -73,7 +86,14 @@ beforeAll(async () => {
   since = Date.now() - 1000;
   kept = (await jobs.put({ id: 'verify-kept', schedule: '*/2 * * * * *', handler: 'verify-ok' })).job;
   await jobs.put({ id: 'verify-deleted', schedule: '*/3 * * * * *', handler: 'verify-ok' });
-  const scanning = setInterval(() => void runtime.scanner('s1').scanShard(0).catch(() => {}), 3000);
+  const scanning = setInterval(
+    () =>
+      void runtime
+        .scanner('s1')
+        .scanShard(0)
+        .catch(() => {}),
+    3000,
+  );
   await runtime.scanner('s1').scanShard(0);
   // Twelve seconds of real runs (at least five occurrences of */2, which the tests below break one by one), then the
   // second job is deleted (its later slices are settled SKIPPED).
@@ -81,11 +101,15 @@ beforeAll(async () => {
   await jobs.delete('verify-deleted');
   until = Math.floor(Date.now() / 1000) * 1000;
   const keys = occurrences(kept.schedule, kept.updatedAt, until);
-  await eventually(async () => {
-    const slices = await jobs.slicesOf(kept.id, since);
-    const done = slices.filter((slice) => slice.scheduledAt < until && slice.status === 'SUCCEEDED');
-    return done.length === keys.length ? true : undefined;
-  }, 20_000, 250);
+  await eventually(
+    async () => {
+      const slices = await jobs.slicesOf(kept.id, since);
+      const done = slices.filter((slice) => slice.scheduledAt < until && slice.status === 'SUCCEEDED');
+      return done.length === keys.length ? true : undefined;
+    },
+    20_000,
+    250,
+  );
   clearInterval(scanning);
   poller.stop();
   await polling;
@@ -103,7 +127,13 @@ describe('cronfence verify on a real installation', () => {
     expect(report.exitCode).toBe(0);
     expect(report.jobs).toEqual({ checked: 2, enabled: 1, paused: 0, deleted: 1, unknown: 0 });
     expect(expected).toBeGreaterThanOrEqual(4);
-    expect(report.expected).toEqual({ occurrences: expected, final: { SUCCEEDED: expected, DEAD: 0, SKIPPED: 0, MISSED: 0 }, pending: 0, stuck: 0, missing: 0 });
+    expect(report.expected).toEqual({
+      occurrences: expected,
+      final: { SUCCEEDED: expected, DEAD: 0, SKIPPED: 0, MISSED: 0 },
+      pending: 0,
+      stuck: 0,
+      missing: 0,
+    });
     // The deleted job's slices are read too (from its tombstone): committed ones with their ledger records.
     const deleted = report.perJob.find((job) => job.jobId === 'verify-deleted');
     expect(deleted).toMatchObject({ state: 'deleted', expected: 0 });
@@ -129,23 +159,50 @@ describe('cronfence verify on a real installation', () => {
     const sliceKey = (at: number | undefined) => sliceKeyItem({ jobId: kept.id, scheduledAt: at as number });
     // b: set back to ENQUEUED in the past (stuck, and its business row has no commit on record).
     await dynamo.send(
-      new UpdateItemCommand({ TableName: slicesTable, Key: sliceKey(b), UpdateExpression: 'SET #s = :s', ExpressionAttributeNames: { '#s': 'status' }, ExpressionAttributeValues: { ':s': { S: 'ENQUEUED' } } }),
+      new UpdateItemCommand({
+        TableName: slicesTable,
+        Key: sliceKey(b),
+        UpdateExpression: 'SET #s = :s',
+        ExpressionAttributeNames: { '#s': 'status' },
+        ExpressionAttributeValues: { ':s': { S: 'ENQUEUED' } },
+      }),
     );
     // c: the slice's last claim moved on to another worker (its business row is a zombie's).
     await dynamo.send(
-      new UpdateItemCommand({ TableName: slicesTable, Key: sliceKey(c), UpdateExpression: 'SET fence = fence + :one, #o = :o', ExpressionAttributeNames: { '#o': 'owner' }, ExpressionAttributeValues: { ':one': { N: '1' }, ':o': { S: 'w-zombie-standby' } } }),
+      new UpdateItemCommand({
+        TableName: slicesTable,
+        Key: sliceKey(c),
+        UpdateExpression: 'SET fence = fence + :one, #o = :o',
+        ExpressionAttributeNames: { '#o': 'owner' },
+        ExpressionAttributeValues: { ':one': { N: '1' }, ':o': { S: 'w-zombie-standby' } },
+      }),
     );
     // d: slice (with its ledger record) and business row gone (an occurrence that never ran).
     await dynamo.send(new DeleteItemCommand({ TableName: slicesTable, Key: sliceKey(d) }));
     await dynamo.send(new DeleteItemCommand({ TableName: effectsTable, Key: { effectId: { S: `${key(d)}#1` } } }));
     // An off-schedule second: a SKIPPED slice with no reason.
     const odd = (a as number) + 1000;
-    const skipped: Slice = { jobId: kept.id, scheduledAt: odd, status: 'SKIPPED', fence: 0, attempts: 0, handler: 'verify-ok', policies: DEFAULT_POLICIES, shard: 0, generation: kept.generation, createdAt: odd };
+    const skipped: Slice = {
+      jobId: kept.id,
+      scheduledAt: odd,
+      status: 'SKIPPED',
+      fence: 0,
+      attempts: 0,
+      handler: 'verify-ok',
+      policies: DEFAULT_POLICIES,
+      shard: 0,
+      generation: kept.generation,
+      createdAt: odd,
+    };
     await dynamo.send(new PutItemCommand({ TableName: slicesTable, Item: toItem({ ...skipped }) }));
 
     // a again: a second commit's business row (fence 9) next to the first one's, and a row with no fence at all.
-    await dynamo.send(new PutItemCommand({ TableName: effectsTable, Item: toItem({ effectId: `${key(a)}#9`, executionKey: key(a), fence: 9 }) }));
-    await dynamo.send(new PutItemCommand({ TableName: effectsTable, Item: toItem({ effectId: 'unstamped', note: 'written outside a commit' }) }));
+    await dynamo.send(
+      new PutItemCommand({ TableName: effectsTable, Item: toItem({ effectId: `${key(a)}#9`, executionKey: key(a), fence: 9 }) }),
+    );
+    await dynamo.send(
+      new PutItemCommand({ TableName: effectsTable, Item: toItem({ effectId: 'unstamped', note: 'written outside a commit' }) }),
+    );
 
     const report = await verify();
     const found = report.violations.map((violation) => `${violation.kind} ${violation.executionKey}`).sort();
@@ -159,21 +216,50 @@ describe('cronfence verify on a real installation', () => {
         `skipped_without_reason ${executionKey(kept.id, odd)}`,
       ].sort(),
     );
-    const detailOf = (kind: string, at: number | undefined) => report.violations.find((v) => v.kind === kind && v.executionKey === key(at))?.detail;
+    const detailOf = (kind: string, at: number | undefined) =>
+      report.violations.find((v) => v.kind === kind && v.executionKey === key(at))?.detail;
     expect(detailOf('double_commit', c)).toBe(`business writes of fence 1 in ${effectsTable} but the commit on record is fence 2`);
     expect(detailOf('double_commit', a)).toBe(`business writes from fences 1 and 9 in ${effectsTable}`);
     expect(report.notes).toEqual([`1 items of ${effectsTable} carry no execution key or numeric fence: not checked`]);
     expect(report.exitCode).toBe(1);
 
-    const cli = await runCli(['verify', '--since', new Date(since).toISOString(), '--until', new Date(until).toISOString(), '--grace', '2s', '--effects', effectsTable, '--json']);
+    const cli = await runCli([
+      'verify',
+      '--since',
+      new Date(since).toISOString(),
+      '--until',
+      new Date(until).toISOString(),
+      '--grace',
+      '2s',
+      '--effects',
+      effectsTable,
+      '--json',
+    ]);
     expect(cli.code, cli.stderr).toBe(1);
     const printed = JSON.parse(cli.stdout) as AuditReport;
     expect(printed.violationCounts).toEqual({
-      double_commit: 2, outcome_mismatch: 1, ledger_without_slice: 0, missing: 1, stuck: 1, skipped_without_reason: 1,
-      wrong_definition: 0, not_an_occurrence: 0, stale: 0, set_aside: 0, unreadable_row: 0,
+      double_commit: 2,
+      outcome_mismatch: 1,
+      ledger_without_slice: 0,
+      missing: 1,
+      stuck: 1,
+      skipped_without_reason: 1,
+      wrong_definition: 0,
+      not_an_occurrence: 0,
+      stale: 0,
+      set_aside: 0,
+      unreadable_row: 0,
     });
     // Without --effects no business row is seen: the stuck, missing and reasonless slices still are.
-    const human = await runCli(['verify', '--since', new Date(since).toISOString(), '--until', new Date(until).toISOString(), '--grace', '2s']);
+    const human = await runCli([
+      'verify',
+      '--since',
+      new Date(since).toISOString(),
+      '--until',
+      new Date(until).toISOString(),
+      '--grace',
+      '2s',
+    ]);
     expect(human.code).toBe(1);
     expect(human.stdout).toContain('VIOLATIONS: 1 missing, 1 stuck, 1 skipped_without_reason');
     expect(human.stdout).not.toContain(key(c));
@@ -187,35 +273,95 @@ describe('cronfence verify on a real installation', () => {
     const sliceKey = (at: number) => sliceKeyItem({ jobId: kept.id, scheduledAt: at });
     // e: what a forged work message of the current generation made the worker run (the stored definition says verify-ok).
     await dynamo.send(
-      new UpdateItemCommand({ TableName: slicesTable, Key: sliceKey(e), UpdateExpression: 'SET #h = :h, #p = :p', ExpressionAttributeNames: { '#h': 'handler', '#p': 'payload' }, ExpressionAttributeValues: { ':h': { S: 'drain-account' }, ':p': { M: { to: { S: 'attacker' } } } } }),
+      new UpdateItemCommand({
+        TableName: slicesTable,
+        Key: sliceKey(e),
+        UpdateExpression: 'SET #h = :h, #p = :p',
+        ExpressionAttributeNames: { '#h': 'handler', '#p': 'payload' },
+        ExpressionAttributeValues: { ':h': { S: 'drain-account' }, ':p': { M: { to: { S: 'attacker' } } } },
+      }),
     );
     // A SUCCEEDED slot at an odd second: not an occurrence of */2.
     const odd = b + 1000;
-    const ran: Slice = { jobId: kept.id, scheduledAt: odd, status: 'SUCCEEDED', fence: 1, owner: 'w1', attempts: 1, handler: 'verify-ok', policies: DEFAULT_POLICIES, shard: 0, generation: kept.generation, createdAt: odd, finishedAt: odd + 10 };
+    const ran: Slice = {
+      jobId: kept.id,
+      scheduledAt: odd,
+      status: 'SUCCEEDED',
+      fence: 1,
+      owner: 'w1',
+      attempts: 1,
+      handler: 'verify-ok',
+      policies: DEFAULT_POLICIES,
+      shard: 0,
+      generation: kept.generation,
+      createdAt: odd,
+      finishedAt: odd + 10,
+    };
     await dynamo.send(new PutItemCommand({ TableName: slicesTable, Item: toItem({ ...ran }) }));
     // Bad rows: a job item a manual edit left without policies, and a slice item with a status no engine writes.
-    await dynamo.send(new PutItemCommand({ TableName: jobsTable, Item: toItem({ jobId: 'verify-garbled', schedule: '* * * * * *', timeZone: 'UTC', handler: 'verify-ok', enabled: true, shard: 0, nextFireAt: since, version: 1, generation: 1, createdAt: since, updatedAt: since }) }));
+    await dynamo.send(
+      new PutItemCommand({
+        TableName: jobsTable,
+        Item: toItem({
+          jobId: 'verify-garbled',
+          schedule: '* * * * * *',
+          timeZone: 'UTC',
+          handler: 'verify-ok',
+          enabled: true,
+          shard: 0,
+          nextFireAt: since,
+          version: 1,
+          generation: 1,
+          createdAt: since,
+          updatedAt: since,
+        }),
+      }),
+    );
     await dynamo.send(new PutItemCommand({ TableName: slicesTable, Item: toItem({ ...ran, scheduledAt: c + 1000, status: 'HALF-DONE' }) }));
 
     const report = await verify();
-    const found = (kind: string) => report.violations.filter((violation) => violation.kind === kind).map((violation) => `${violation.executionKey}: ${violation.detail}`);
+    const found = (kind: string) =>
+      report.violations.filter((violation) => violation.kind === kind).map((violation) => `${violation.executionKey}: ${violation.detail}`);
     expect(found('wrong_definition')).toEqual([
       `${executionKey(kept.id, e)}: ran handler "drain-account"; the job's generation ${kept.generation} runs "verify-ok"; ran payload {"to":"attacker"}; the job's generation ${kept.generation} has null`,
     ]);
-    expect(found('not_an_occurrence')).toEqual([`${executionKey(kept.id, odd)}: SUCCEEDED at a second that is not an occurrence of "*/2 * * * * *" (UTC)`]);
+    expect(found('not_an_occurrence')).toEqual([
+      `${executionKey(kept.id, odd)}: SUCCEEDED at a second that is not an occurrence of "*/2 * * * * *" (UTC)`,
+    ]);
     expect(found('unreadable_row').sort()).toEqual(
-      [`job verify-garbled: jobs item verify-garbled: policies must be an object of numbers; not checked`, `${executionKey(kept.id, c + 1000)}: slices item ${executionKey(kept.id, c + 1000)}: status is not a slice status; not checked`].sort(),
+      [
+        `job verify-garbled: jobs item verify-garbled: policies must be an object of numbers; not checked`,
+        `${executionKey(kept.id, c + 1000)}: slices item ${executionKey(kept.id, c + 1000)}: status is not a slice status; not checked`,
+      ].sort(),
     );
     // The rest is still checked: every occurrence but the two the previous test broke (b, d) is final.
     expect(report.expected.final.SUCCEEDED).toBe(occurrences(kept.schedule, kept.updatedAt, until).length - 2);
     expect(report.exitCode).toBe(1);
-    const cli = await runCli(['verify', '--since', new Date(since).toISOString(), '--until', new Date(until).toISOString(), '--grace', '2s']);
+    const cli = await runCli([
+      'verify',
+      '--since',
+      new Date(since).toISOString(),
+      '--until',
+      new Date(until).toISOString(),
+      '--grace',
+      '2s',
+    ]);
     expect(cli.code, cli.stderr).toBe(1);
     expect(cli.stdout).toMatch(/VIOLATIONS: .*1 wrong_definition, 1 not_an_occurrence, 2 unreadable_row/);
   });
 
   it('says it checked nothing when no occurrence was expected (a deleted job alone), exit 3 through the CLI', async () => {
-    const cli = await runCli(['verify', '--job', 'verify-deleted', '--since', new Date(since).toISOString(), '--until', new Date(until).toISOString(), '--grace', '2s']);
+    const cli = await runCli([
+      'verify',
+      '--job',
+      'verify-deleted',
+      '--since',
+      new Date(since).toISOString(),
+      '--until',
+      new Date(until).toISOString(),
+      '--grace',
+      '2s',
+    ]);
     expect(cli.code, cli.stderr).toBe(3);
     expect(cli.stdout).toContain('NOTHING CHECKED (exit 3): no active job (1 paused or deleted): no occurrence was expected');
   });
@@ -223,7 +369,9 @@ describe('cronfence verify on a real installation', () => {
   it('refuses bad input naming the flag and value, exit 2', async () => {
     const bad = await runCli(['verify', '--since', 'garbage']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain(`option '--since <time>' argument 'garbage' is invalid. "garbage" is neither an ISO time nor a duration like 10m`);
+    expect(bad.stderr).toContain(
+      `option '--since <time>' argument 'garbage' is invalid. "garbage" is neither an ISO time nor a duration like 10m`,
+    );
     const unknown = await runCli(['verify', '--job', 'no-such-job', '--since', '1h']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('--job "no-such-job": no job, deleted job, slice or ledger record with this id');
@@ -238,7 +386,11 @@ describe('cronfence verify on a real installation', () => {
 
 function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['bin/cronfence.mjs', ...args], { cwd: REPO_ROOT, env: installation.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['bin/cronfence.mjs', ...args], {
+      cwd: REPO_ROOT,
+      env: installation.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));

@@ -20,10 +20,13 @@ beforeAll(async () => {
   installation = await createTestInstallation();
   sqs = installation.runtime.clients.sqs;
   queueUrl = installation.resources.queueUrls.work;
-  sqs.middlewareStack.add((next, context) => async (args) => {
-    sent.push(String(context.commandName));
-    return next(args);
-  }, { step: 'initialize', name: 'countVisibilityRequests' });
+  sqs.middlewareStack.add(
+    (next, context) => async (args) => {
+      sent.push(String(context.commandName));
+      return next(args);
+    },
+    { step: 'initialize', name: 'countVisibilityRequests' },
+  );
 });
 afterAll(() => installation?.destroy());
 
@@ -38,7 +41,9 @@ async function receiveAll(count: number): Promise<{ body: string; handle: string
 
 describe('VisibilityBatches', () => {
   it('sends the changes of one moment as one batch request and applies each', { timeout: 30_000 }, async () => {
-    await sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: ['a', 'b', 'c'].map((body) => ({ Id: body, MessageBody: body })) }));
+    await sqs.send(
+      new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: ['a', 'b', 'c'].map((body) => ({ Id: body, MessageBody: body })) }),
+    );
     const messages = await receiveAll(3);
     expect(messages).toHaveLength(3);
     const batches = new VisibilityBatches(sqs, async () => queueUrl);
@@ -55,35 +60,49 @@ describe('VisibilityBatches', () => {
     for (const message of [...again, b, c]) await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.handle }));
   });
 
-  it('changes trickling in less than a quarter second apart share one request, and none waits past the longest wait', { timeout: 30_000 }, async () => {
-    await sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: Array.from({ length: 10 }, (_, index) => ({ Id: `t${index}`, MessageBody: `t${index}` })) }));
-    const messages = await receiveAll(10);
-    expect(messages).toHaveLength(10);
-    const batches = new VisibilityBatches(sqs, async () => queueUrl);
-    sent.length = 0;
-    // Five changes 120 ms apart (480 ms in all, past a fixed quarter-second window): one request.
-    const changes: Promise<void>[] = [];
-    for (const [index, message] of messages.slice(0, 5).entries()) {
-      if (index > 0) await sleep(120);
-      changes.push(batches.change(message.handle, 30));
-    }
-    await Promise.all(changes);
-    expect(sent.filter((name) => name.startsWith('ChangeMessageVisibility'))).toEqual(['ChangeMessageVisibilityBatchCommand']);
-    // Five more 200 ms apart: the first four go out at the longest wait, the fifth a quarter second after it joined.
-    sent.length = 0;
-    const firstAskedAt = Date.now();
-    let firstSettledAfter = 0;
-    const trickle: Promise<void>[] = [batches.change(messages[5]!.handle, 30).then(() => void (firstSettledAfter = Date.now() - firstAskedAt))];
-    for (const message of messages.slice(6)) {
-      await sleep(200);
-      trickle.push(batches.change(message.handle, 30));
-    }
-    await Promise.all(trickle);
-    expect(sent.filter((name) => name.startsWith('ChangeMessageVisibility'))).toEqual(['ChangeMessageVisibilityBatchCommand', 'ChangeMessageVisibilityBatchCommand']);
-    expect(firstSettledAfter).toBeGreaterThanOrEqual(MAX_WAIT_MS);
-    expect(firstSettledAfter).toBeLessThan(MAX_WAIT_MS + 1000);
-    for (const message of messages) await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.handle }));
-  });
+  it(
+    'changes trickling in less than a quarter second apart share one request, and none waits past the longest wait',
+    { timeout: 30_000 },
+    async () => {
+      await sqs.send(
+        new SendMessageBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: Array.from({ length: 10 }, (_, index) => ({ Id: `t${index}`, MessageBody: `t${index}` })),
+        }),
+      );
+      const messages = await receiveAll(10);
+      expect(messages).toHaveLength(10);
+      const batches = new VisibilityBatches(sqs, async () => queueUrl);
+      sent.length = 0;
+      // Five changes 120 ms apart (480 ms in all, past a fixed quarter-second window): one request.
+      const changes: Promise<void>[] = [];
+      for (const [index, message] of messages.slice(0, 5).entries()) {
+        if (index > 0) await sleep(120);
+        changes.push(batches.change(message.handle, 30));
+      }
+      await Promise.all(changes);
+      expect(sent.filter((name) => name.startsWith('ChangeMessageVisibility'))).toEqual(['ChangeMessageVisibilityBatchCommand']);
+      // Five more 200 ms apart: the first four go out at the longest wait, the fifth a quarter second after it joined.
+      sent.length = 0;
+      const firstAskedAt = Date.now();
+      let firstSettledAfter = 0;
+      const trickle: Promise<void>[] = [
+        batches.change(messages[5]!.handle, 30).then(() => void (firstSettledAfter = Date.now() - firstAskedAt)),
+      ];
+      for (const message of messages.slice(6)) {
+        await sleep(200);
+        trickle.push(batches.change(message.handle, 30));
+      }
+      await Promise.all(trickle);
+      expect(sent.filter((name) => name.startsWith('ChangeMessageVisibility'))).toEqual([
+        'ChangeMessageVisibilityBatchCommand',
+        'ChangeMessageVisibilityBatchCommand',
+      ]);
+      expect(firstSettledAfter).toBeGreaterThanOrEqual(MAX_WAIT_MS);
+      expect(firstSettledAfter).toBeLessThan(MAX_WAIT_MS + 1000);
+      for (const message of messages) await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.handle }));
+    },
+  );
 
   it('a receipt handle of a message that is gone is not an error', { timeout: 30_000 }, async () => {
     await sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: [{ Id: 'gone', MessageBody: 'gone' }] }));

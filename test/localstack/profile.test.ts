@@ -15,7 +15,9 @@ describe('the LocalStack profile', () => {
   let installation: TestInstallation;
   beforeAll(async () => {
     if (process.env.CRONFENCE_EMULATOR !== 'localstack' || !process.env.AWS_ENDPOINT_URL_DYNAMODB) {
-      throw new Error('test/localstack needs the profile the global setup starts: CRONFENCE_EMULATOR=localstack with AWS_ENDPOINT_URL unset (npm run test:localstack)');
+      throw new Error(
+        'test/localstack needs the profile the global setup starts: CRONFENCE_EMULATOR=localstack with AWS_ENDPOINT_URL unset (npm run test:localstack)',
+      );
     }
     installation = await createTestInstallation();
   });
@@ -41,7 +43,11 @@ describe('the LocalStack profile', () => {
   });
 
   it('passes both endpoints to child processes', () => {
-    const seen = execFileSync(process.execPath, ['-e', 'console.log(JSON.stringify([process.env.AWS_ENDPOINT_URL, process.env.AWS_ENDPOINT_URL_DYNAMODB]))'], { encoding: 'utf8' });
+    const seen = execFileSync(
+      process.execPath,
+      ['-e', 'console.log(JSON.stringify([process.env.AWS_ENDPOINT_URL, process.env.AWS_ENDPOINT_URL_DYNAMODB]))'],
+      { encoding: 'utf8' },
+    );
     expect(JSON.parse(seen)).toEqual([process.env.AWS_ENDPOINT_URL, process.env.AWS_ENDPOINT_URL_DYNAMODB]);
   });
 });

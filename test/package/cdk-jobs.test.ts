@@ -49,9 +49,13 @@ describe('CronScheduler jobs:', () => {
   });
 
   it('refuses a missing module, one without handlers, and jobs beside workerEntry or handlers, naming the prop', () => {
-    expect(() => synthScheduler({ jobs: 'src/missing-jobs.ts' })).toThrow(new InvalidJobSpecError('jobs', 'src/missing-jobs.ts', `no such file (resolved to ${path.resolve('src/missing-jobs.ts')})`));
+    expect(() => synthScheduler({ jobs: 'src/missing-jobs.ts' })).toThrow(
+      new InvalidJobSpecError('jobs', 'src/missing-jobs.ts', `no such file (resolved to ${path.resolve('src/missing-jobs.ts')})`),
+    );
     expect(() => synthScheduler({ jobs: path.join(ROOT, 'test', 'package', 'fixtures', 'no-handlers.ts') })).toThrow(/exports no handlers/);
-    expect(() => synthScheduler({ jobs: JOBS, workerEntry: JOBS })).toThrow(/invalid workerEntry .*give either `jobs` \(your jobs module\) or `workerEntry` with `handlers`, not both/);
+    expect(() => synthScheduler({ jobs: JOBS, workerEntry: JOBS })).toThrow(
+      /invalid workerEntry .*give either `jobs` \(your jobs module\) or `workerEntry` with `handlers`, not both/,
+    );
     expect(() => synthScheduler({ jobs: JOBS, handlers: ['settle'] })).toThrow(/invalid handlers "settle"/);
   });
 

@@ -47,7 +47,9 @@ interface Result {
 
 /** A clean environment: none of the outer npm's `npm_*` settings, no cronfence or AWS settings unless given. */
 function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(npm_|CRONFENCE_|AWS_)/i.test(name) && name !== 'INIT_CWD'));
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !/^(npm_|CRONFENCE_|AWS_)/i.test(name) && name !== 'INIT_CWD'),
+  );
   return { ...env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...extra };
 }
 
@@ -70,7 +72,8 @@ function run(command: string, args: readonly string[], cwd: string, env = cleanE
 
 async function ok(command: string, args: readonly string[], cwd: string, env?: NodeJS.ProcessEnv): Promise<Result> {
   const result = await run(command, args, cwd, env);
-  if (result.code !== 0) throw new Error(`${command} ${args.join(' ')} in ${cwd} exited ${result.code}\n${result.stdout}\n${result.stderr}`);
+  if (result.code !== 0)
+    throw new Error(`${command} ${args.join(' ')} in ${cwd} exited ${result.code}\n${result.stdout}\n${result.stderr}`);
   return result;
 }
 
@@ -93,14 +96,27 @@ beforeAll(async () => {
     const dir = path.join(work, 'my-app');
     mkdirSync(dir);
     // The pinned aws-cdk (the devDependency), offline: what `npx cdk init` runs.
-    timings.cdkInit = (await ok(process.execPath, [path.join(ROOT, 'node_modules', 'aws-cdk', 'bin', 'cdk'), 'init', 'app', '--language', 'typescript', '--generate-only'], dir)).ms;
-    const generated = { dir, cdkJson: readFileSync(path.join(dir, 'cdk.json'), 'utf8'), tsconfig: readFileSync(path.join(dir, 'tsconfig.json'), 'utf8') };
+    timings.cdkInit = (
+      await ok(
+        process.execPath,
+        [path.join(ROOT, 'node_modules', 'aws-cdk', 'bin', 'cdk'), 'init', 'app', '--language', 'typescript', '--generate-only'],
+        dir,
+      )
+    ).ms;
+    const generated = {
+      dir,
+      cdkJson: readFileSync(path.join(dir, 'cdk.json'), 'utf8'),
+      tsconfig: readFileSync(path.join(dir, 'tsconfig.json'), 'utf8'),
+    };
     timings.cdkInitInstall = (await ok('npm', ['install', '--no-audit', '--no-fund', tarball], dir)).ms;
     return generated;
   })();
   exampleApp = (async () => {
     const dir = path.join(work, 'settlement-app');
-    cpSync(path.join(ROOT, 'examples', 'settlement-app'), dir, { recursive: true, filter: (source) => !/[/\\](node_modules|cdk\.out|\.cronfence)$/.test(source) });
+    cpSync(path.join(ROOT, 'examples', 'settlement-app'), dir, {
+      recursive: true,
+      filter: (source) => !/[/\\](node_modules|cdk\.out|\.cronfence)$/.test(source),
+    });
     const manifest = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
     manifest.dependencies.cronfence = `file:${tarball}`;
     writeFileSync(path.join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
@@ -126,7 +142,9 @@ describe('the packed files', () => {
     const listed = await ok('tar', ['-tzf', tarball], work);
     const files = listed.stdout.trim().split('\n');
     expect(files).toContain('package/dist/esm/lib/cli/main.js');
-    const tools = files.filter((file) => /^package\/(.*\/)?(tools|chaos|bench|test)\//.test(file) || /(chaos|bench|drill)[^/]*$|\.test\.[cm]?[jt]s$/.test(file));
+    const tools = files.filter(
+      (file) => /^package\/(.*\/)?(tools|chaos|bench|test)\//.test(file) || /(chaos|bench|drill)[^/]*$|\.test\.[cm]?[jt]s$/.test(file),
+    );
     expect(tools).toEqual([]);
   });
 
@@ -150,20 +168,48 @@ describe('a stock cdk init app with the packed cronfence', () => {
     // Installed as a copy, with the peers the app's own: one aws-cdk-lib.
     expect(existsSync(path.join(app.dir, 'node_modules', 'cronfence', 'node_modules', 'aws-cdk-lib'))).toBe(false);
     expect(existsSync(path.join(app.dir, 'node_modules', 'cronfence', 'lib'))).toBe(false);
-    const template = JSON.parse(readFileSync(path.join(app.dir, 'cdk.out', 'MyAppStack.template.json'), 'utf8')) as { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> };
+    const template = JSON.parse(readFileSync(path.join(app.dir, 'cdk.out', 'MyAppStack.template.json'), 'utf8')) as {
+      Resources: Record<string, { Type: string; Properties: Record<string, unknown> }>;
+    };
     const jobs = Object.values(template.Resources).filter((resource) => resource.Type === 'Custom::CronfenceJob');
     expect(jobs.map((job) => JSON.parse(String(job.Properties.Job)).handler)).toEqual(['nightly-report']);
     expect(jobs[0]?.Properties.KnownHandlers).toEqual(['nightly-report']);
-    const bundles = readdirSync(path.join(app.dir, 'cdk.out')).filter((name) => name.startsWith('asset.') && existsSync(path.join(app.dir, 'cdk.out', name, 'index.mjs')));
-    const workers = bundles.filter((name) => readFileSync(path.join(app.dir, 'cdk.out', name, 'index.mjs'), 'utf8').includes('nightly-report'));
+    const bundles = readdirSync(path.join(app.dir, 'cdk.out')).filter(
+      (name) => name.startsWith('asset.') && existsSync(path.join(app.dir, 'cdk.out', name, 'index.mjs')),
+    );
+    const workers = bundles.filter((name) =>
+      readFileSync(path.join(app.dir, 'cdk.out', name, 'index.mjs'), 'utf8').includes('nightly-report'),
+    );
     expect(workers, 'the one bundle with the user’s handler').toHaveLength(1);
   }, 300_000);
 
   it('runs the README module locally: cronfence dev --jobs commits its slices into the table the module names', async () => {
     const app = await cdkInitApp;
     writeReadmeFiles(app.dir);
-    const env = cleanEnv({ ...endpointEnv(), CRONFENCE_PREFIX: `pkg${randomUUID().slice(0, 8)}`, CRONFENCE_STATE_DIR: path.join(app.dir, '.cronfence') });
-    const dev = await run('npx', ['cronfence', 'dev', '--jobs', 'src/cron-jobs.ts', '--scanners', '1', '--workers', '2', '--duration', '20', '--schedule', '*/5 * * * * *'], app.dir, env);
+    const env = cleanEnv({
+      ...endpointEnv(),
+      CRONFENCE_PREFIX: `pkg${randomUUID().slice(0, 8)}`,
+      CRONFENCE_STATE_DIR: path.join(app.dir, '.cronfence'),
+    });
+    const dev = await run(
+      'npx',
+      [
+        'cronfence',
+        'dev',
+        '--jobs',
+        'src/cron-jobs.ts',
+        '--scanners',
+        '1',
+        '--workers',
+        '2',
+        '--duration',
+        '20',
+        '--schedule',
+        '*/5 * * * * *',
+      ],
+      app.dir,
+      env,
+    );
     timings.cdkInitDev = dev.ms;
     expect(dev.code, `${dev.stdout}\n${dev.stderr}`).toBe(0);
     const commits = [...dev.stdout.matchAll(/^\S+ +nightly-report +(\S+) +lag +\d+ ms +worker-\d +fence +1 +committed$/gm)];
@@ -175,7 +221,9 @@ describe('a stock cdk init app with the packed cronfence', () => {
 
 // Every endpoint variable in effect: DynamoDB has an emulator of its own (AWS_ENDPOINT_URL_DYNAMODB, lib/local/emulator.ts).
 const endpointEnv = (): Record<string, string> => ({
-  ...Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[0].startsWith('AWS_ENDPOINT_URL_') && Boolean(entry[1]))),
+  ...Object.fromEntries(
+    Object.entries(process.env).filter((entry): entry is [string, string] => entry[0].startsWith('AWS_ENDPOINT_URL_') && Boolean(entry[1])),
+  ),
   AWS_ENDPOINT_URL: awsEndpoint(),
   AWS_REGION: 'us-east-1',
   AWS_ACCESS_KEY_ID: 'test',
@@ -195,15 +243,38 @@ describe('examples/settlement-app with the packed cronfence', () => {
     const dir = await exampleApp;
     const prefix = `pkg${randomUUID().slice(0, 8)}`;
     const env = cleanEnv({ ...endpointEnv(), CRONFENCE_PREFIX: prefix, CRONFENCE_STATE_DIR: path.join(dir, '.cronfence') });
-    const dev = await run('npx', ['cronfence', 'dev', '--jobs', 'src/cron-jobs.ts', '--scanners', '1', '--workers', '3', '--duration', '30', '--schedule', '*/10 * * * * *'], dir, env);
+    const dev = await run(
+      'npx',
+      [
+        'cronfence',
+        'dev',
+        '--jobs',
+        'src/cron-jobs.ts',
+        '--scanners',
+        '1',
+        '--workers',
+        '3',
+        '--duration',
+        '30',
+        '--schedule',
+        '*/10 * * * * *',
+      ],
+      dir,
+      env,
+    );
     timings.exampleDev = dev.ms;
     expect(dev.code, `${dev.stdout}\n${dev.stderr}`).toBe(0);
     expect(dev.stdout).toContain('1 scanners and 3 workers running');
     expect(dev.stdout).toContain('registered merchant-settlement (*/10 * * * * *, Asia/Kolkata)');
     // The outbox dispatcher ran beside the workers (no BANK_URL here: the settlement books payouts without wires).
     expect(dev.stdout).toMatch(/^outbox: 0 requests delivered/m);
-    const commits = [...dev.stdout.matchAll(/^\S+ +merchant-settlement +(\S+) +lag +\d+ ms +(worker-\d) +fence +1 +committed$/gm)].map((match) => ({ at: match[1], worker: match[2] }));
-    const replicasLog = readFileSync(path.join(dir, '.cronfence', 'replicas.log'), 'utf8').split('\n').slice(-40).join('\n');
+    const commits = [...dev.stdout.matchAll(/^\S+ +merchant-settlement +(\S+) +lag +\d+ ms +(worker-\d) +fence +1 +committed$/gm)].map(
+      (match) => ({ at: match[1], worker: match[2] }),
+    );
+    const replicasLog = readFileSync(path.join(dir, '.cronfence', 'replicas.log'), 'utf8')
+      .split('\n')
+      .slice(-40)
+      .join('\n');
     expect(commits.length, `${dev.stdout}\nreplicas.log:\n${replicasLog}`).toBeGreaterThanOrEqual(2);
     expect(new Set(commits.map((commit) => commit.at)).size).toBe(commits.length);
     for (const commit of commits) expect(['worker-1', 'worker-2', 'worker-3']).toContain(commit.worker);
@@ -214,7 +285,9 @@ describe('examples/settlement-app with the packed cronfence', () => {
       const rows: Record<string, unknown>[] = [];
       let startKey: Record<string, AttributeValue> | undefined;
       do {
-        const page = await clients.dynamo.send(new ScanCommand({ TableName: `${prefix}-payouts`, ConsistentRead: true, ExclusiveStartKey: startKey }));
+        const page = await clients.dynamo.send(
+          new ScanCommand({ TableName: `${prefix}-payouts`, ConsistentRead: true, ExclusiveStartKey: startKey }),
+        );
         rows.push(...(page.Items ?? []).map((item) => unmarshall(item)));
         startKey = page.LastEvaluatedKey;
       } while (startKey);

@@ -69,7 +69,9 @@ describe('stopping cronfence dev', () => {
     async (signal) => {
       const stateDir = mkdtempSync(path.join(tmpdir(), 'cronfence-ctrl-c-'));
       cleanups.push(() => rmSync(stateDir, { recursive: true, force: true }));
-      const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('CRONFENCE_') && !name.startsWith('AWS_')));
+      const env = Object.fromEntries(
+        Object.entries(process.env).filter(([name]) => !name.startsWith('CRONFENCE_') && !name.startsWith('AWS_')),
+      );
       Object.assign(env, { CRONFENCE_STATE_DIR: stateDir, CRONFENCE_PREFIX: `cc${randomUUID().slice(0, 8)}` });
       const child = spawn(process.execPath, ['bin/cronfence.mjs', 'dev', '--duration', '60', '--scanners', '1', '--workers', '2'], {
         cwd: ROOT,
@@ -85,13 +87,21 @@ describe('stopping cronfence dev', () => {
       let stderr = '';
       child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
       child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, sig) => resolve({ code, signal: sig })));
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+        child.once('exit', (code, sig) => resolve({ code, signal: sig })),
+      );
 
       await until(() => / committed\n/.test(stdout), 90_000, `no execution was committed (stdout:\n${stdout}\nstderr:\n${stderr})`);
       const running = descendants(pid);
       // Two moto processes: DynamoDB's, and SQS's and EventBridge's (lib/local/emulator.ts).
-      expect(running.filter((p) => p.args.includes('serve.py')), 'the emulators').toHaveLength(2);
-      expect(running.filter((p) => p.args.includes('replica.ts')), 'the replicas').toHaveLength(3);
+      expect(
+        running.filter((p) => p.args.includes('serve.py')),
+        'the emulators',
+      ).toHaveLength(2);
+      expect(
+        running.filter((p) => p.args.includes('replica.ts')),
+        'the replicas',
+      ).toHaveLength(3);
 
       process.kill(-pid, signal);
       const end = await exited;
@@ -102,7 +112,14 @@ describe('stopping cronfence dev', () => {
       expect(stdout).not.toContain('jobs and ledger not read');
       expect(stdout).toMatch(/^job +committed +ledger records +duplicate keys +workers used\nevery-5-seconds +[1-9]\d* +[1-9]\d* +0 /m);
       expect(stderr).not.toMatch(/Error|\n\s+at /);
-      await until(() => running.every((p) => !alive(p.pid)), 5000, `left running: ${running.filter((p) => alive(p.pid)).map((p) => p.args).join('; ')}`);
+      await until(
+        () => running.every((p) => !alive(p.pid)),
+        5000,
+        `left running: ${running
+          .filter((p) => alive(p.pid))
+          .map((p) => p.args)
+          .join('; ')}`,
+      );
     },
     120_000,
   );

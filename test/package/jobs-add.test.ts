@@ -19,7 +19,10 @@ afterAll(() => installation?.destroy());
 
 async function add(args: string[]): Promise<string[]> {
   const lines: string[] = [];
-  const command = jobsCommand((known) => installation.runtime.jobs(known ?? ['every-minute']), (line) => lines.push(line));
+  const command = jobsCommand(
+    (known) => installation.runtime.jobs(known ?? ['every-minute']),
+    (line) => lines.push(line),
+  );
   await command.parseAsync(['add', ...args], { from: 'user' });
   return lines;
 }

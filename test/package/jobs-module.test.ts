@@ -33,9 +33,14 @@ describe('jobsFromModule', () => {
 
   it('refuses a module without handlers, and two handlers of one name', () => {
     expect(() => jobsFromModule({ answer: 42 }, 'src/empty.ts')).toThrow(
-      new InvalidJobsModuleError('src/empty.ts', 'exports no handlers: export the results of defineJob(...), or a HandlerRegistry as `registry`'),
+      new InvalidJobsModuleError(
+        'src/empty.ts',
+        'exports no handlers: export the results of defineJob(...), or a HandlerRegistry as `registry`',
+      ),
     );
-    expect(() => jobsFromModule({ a, other: defineJob('a-job', async () => {}) }, 'm.ts')).toThrow('jobs module m.ts: handler "a-job" is defined twice');
+    expect(() => jobsFromModule({ a, other: defineJob('a-job', async () => {}) }, 'm.ts')).toThrow(
+      'jobs module m.ts: handler "a-job" is defined twice',
+    );
   });
 
   it('checks `schedules` and `tables`, naming the field and value', () => {
@@ -43,12 +48,23 @@ describe('jobsFromModule', () => {
     expect(() => jobsFromModule({ a, tables: [{ name: 'payouts', partitionKey: 'id' }] }, 'm.ts')).toThrow(
       'jobs module m.ts: tables[0].env must be a name of letters, digits, "_", "." or "-", got undefined',
     );
-    expect(() => jobsFromModule({ a, tables: [{ name: 'payouts', env: 'PAYOUTS', partitionKey: { name: 'id', type: 'B' } }] }, 'm.ts')).toThrow(
+    expect(() =>
+      jobsFromModule({ a, tables: [{ name: 'payouts', env: 'PAYOUTS', partitionKey: { name: 'id', type: 'B' } }] }, 'm.ts'),
+    ).toThrow(
       'jobs module m.ts: tables[0].partitionKey must be an attribute name or { name, type: "S" | "N" }, got {"name":"id","type":"B"}',
     );
-    const jobs = jobsFromModule({ a, schedules: [{ id: 'x', schedule: '* * * * *', handler: 'a-job' }], tables: [{ name: 'payouts', env: 'PAYOUTS', partitionKey: 'id', sortKey: { name: 'n', type: 'N' } }] });
+    const jobs = jobsFromModule({
+      a,
+      schedules: [{ id: 'x', schedule: '* * * * *', handler: 'a-job' }],
+      tables: [{ name: 'payouts', env: 'PAYOUTS', partitionKey: 'id', sortKey: { name: 'n', type: 'N' } }],
+    });
     expect(jobs.schedules).toEqual([{ id: 'x', schedule: '* * * * *', handler: 'a-job' }]);
-    expect(tableDefinition(jobs.tables[0]!)).toEqual({ logicalName: 'payouts', partitionKey: { name: 'id', type: 'S' }, sortKey: { name: 'n', type: 'N' }, globalSecondaryIndexes: [] });
+    expect(tableDefinition(jobs.tables[0]!)).toEqual({
+      logicalName: 'payouts',
+      partitionKey: { name: 'id', type: 'S' },
+      sortKey: { name: 'n', type: 'N' },
+      globalSecondaryIndexes: [],
+    });
   });
 });
 
@@ -61,9 +77,13 @@ describe('describeJobsModule (a child process under tsx, as synth and the CLI re
   });
 
   it('names the module when it is missing, exports nothing, or fails to load', () => {
-    expect(() => describeJobsModule(path.join(fixtures, 'missing.ts'))).toThrow(`jobs module ${path.join(fixtures, 'missing.ts')}: no such file`);
+    expect(() => describeJobsModule(path.join(fixtures, 'missing.ts'))).toThrow(
+      `jobs module ${path.join(fixtures, 'missing.ts')}: no such file`,
+    );
     expect(() => describeJobsModule(path.join(fixtures, 'no-handlers.ts'))).toThrow('exports no handlers');
-    expect(() => describeJobsModule(path.join(fixtures, 'throws-on-load.ts'))).toThrow(/throws-on-load\.ts: failed to load:\n[^]*boom at import: REPORTS_BUCKET is not set/);
+    expect(() => describeJobsModule(path.join(fixtures, 'throws-on-load.ts'))).toThrow(
+      /throws-on-load\.ts: failed to load:\n[^]*boom at import: REPORTS_BUCKET is not set/,
+    );
   });
 });
 

@@ -28,14 +28,20 @@ describe('runSlice', () => {
     expect(run.slice).toMatchObject({ status: 'SUCCEEDED', fence: 1, owner: 'test-worker' });
     expect(run.ledger).toMatchObject({ outcome: 'SUCCEEDED', fence: 1, owner: 'test-worker' });
     expect(process.env.LEDGER_ROWS_TABLE).toBe(cron.tableName('ledger-rows'));
-    expect(run.writes).toEqual([{ put: { tableName: cron.tableName('ledger-rows'), item: { rowId: run.executionKey, fence: 1, amount: 7 } } }]);
-    expect((await cron.items('ledger-rows')).filter((row) => row.rowId === run.executionKey)).toEqual([{ rowId: run.executionKey, fence: 1, amount: 7 }]);
+    expect(run.writes).toEqual([
+      { put: { tableName: cron.tableName('ledger-rows'), item: { rowId: run.executionKey, fence: 1, amount: 7 } } },
+    ]);
+    expect((await cron.items('ledger-rows')).filter((row) => row.rowId === run.executionKey)).toEqual([
+      { rowId: run.executionKey, fence: 1, amount: 7 },
+    ]);
   });
 
   it('runs a handler by name at a given instant, with a payload, and reports a failed attempt', async () => {
     const ok = await cron.runSlice('settle', { scheduledAt: '2030-05-01T00:00:00Z', payload: { amount: 3 } });
     expect(ok.executionKey).toBe('settle:2030-05-01T00:00:00Z');
-    expect(ok.writes).toEqual([expect.objectContaining({ put: expect.objectContaining({ item: { rowId: ok.executionKey, fence: 1, amount: 3 } }) })]);
+    expect(ok.writes).toEqual([
+      expect.objectContaining({ put: expect.objectContaining({ item: { rowId: ok.executionKey, fence: 1, amount: 3 } }) }),
+    ]);
 
     const failed = await cron.runSlice('failing', { scheduledAt: '2030-05-01T00:00:00Z' });
     expect(failed.outcome).toBe('failed');
@@ -46,10 +52,16 @@ describe('runSlice', () => {
 
   it('names what it cannot run', async () => {
     await expect(cron.runSlice('nightly')).rejects.toThrow(
-      new InvalidJobSpecError('job', 'nightly', "is neither a job in the module's schedules nor a handler it exports (known: monthly-settlement, failing, settle, slow)"),
+      new InvalidJobSpecError(
+        'job',
+        'nightly',
+        "is neither a job in the module's schedules nor a handler it exports (known: monthly-settlement, failing, settle, slow)",
+      ),
     );
     await cron.runSlice('settle', { scheduledAt: '2030-06-01T00:00:00Z' });
-    await expect(cron.runSlice('settle', { scheduledAt: '2030-06-01T00:00:00Z' })).rejects.toThrow(/a slice of settle at this instant exists already/);
+    await expect(cron.runSlice('settle', { scheduledAt: '2030-06-01T00:00:00Z' })).rejects.toThrow(
+      /a slice of settle at this instant exists already/,
+    );
   });
 });
 
@@ -68,7 +80,9 @@ describe('runSliceWithTakeover', () => {
       ['test-worker', 1, 'FencedOutError'],
     ]);
     expect(run.ledger).toMatchObject({ fence: 2, owner: 'test-standby' });
-    expect((await cron.items('ledger-rows')).filter((row) => row.rowId === run.executionKey)).toEqual([expect.objectContaining({ fence: 2 })]);
+    expect((await cron.items('ledger-rows')).filter((row) => row.rowId === run.executionKey)).toEqual([
+      expect.objectContaining({ fence: 2 }),
+    ]);
   });
 
   it('mid-run: the zombie learns at its next heartbeat (ctx.signal fires, LeaseLostError), its late commit is never sent', async () => {

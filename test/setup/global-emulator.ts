@@ -45,7 +45,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
       await Promise.all([...extra.map((emulator) => emulator.stop()), aws.stop()]);
       throw failed.reason;
     }
-    const slots: EmulatorSlot[] = [process.env.AWS_ENDPOINT_URL_DYNAMODB!, ...extra.map((emulator) => emulator.endpoint)].map((endpoint) => ({ AWS_ENDPOINT_URL_DYNAMODB: endpoint }));
+    const slots: EmulatorSlot[] = [process.env.AWS_ENDPOINT_URL_DYNAMODB!, ...extra.map((emulator) => emulator.endpoint)].map(
+      (endpoint) => ({ AWS_ENDPOINT_URL_DYNAMODB: endpoint }),
+    );
     for (const each of projects) each.provide('emulatorSlots', slots);
   }
   return async () => {

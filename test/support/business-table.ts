@@ -9,7 +9,9 @@ export async function createBusinessTable(installation: TestInstallation, logica
   const dynamo = installation.runtime.clients.dynamo;
   try {
     await dynamo.send(
-      new CreateTableCommand(createTableInput(tableName, { logicalName, partitionKey: { name: 'id', type: 'S' }, globalSecondaryIndexes: [] })),
+      new CreateTableCommand(
+        createTableInput(tableName, { logicalName, partitionKey: { name: 'id', type: 'S' }, globalSecondaryIndexes: [] }),
+      ),
     );
   } catch (error) {
     // A try that timed out on a busy emulator may have created it; the SDK's retry then finds it there.
@@ -19,8 +21,14 @@ export async function createBusinessTable(installation: TestInstallation, logica
   return tableName;
 }
 
-export async function businessRow(installation: TestInstallation, tableName: string, id: string): Promise<Record<string, unknown> | undefined> {
-  const result = await installation.runtime.clients.dynamo.send(new GetItemCommand({ TableName: tableName, Key: { id: { S: id } }, ConsistentRead: true }));
+export async function businessRow(
+  installation: TestInstallation,
+  tableName: string,
+  id: string,
+): Promise<Record<string, unknown> | undefined> {
+  const result = await installation.runtime.clients.dynamo.send(
+    new GetItemCommand({ TableName: tableName, Key: { id: { S: id } }, ConsistentRead: true }),
+  );
   return result.Item ? unmarshall(result.Item) : undefined;
 }
 

@@ -73,7 +73,9 @@ export class TemplateResolver {
       return parts.map((part) => this.string(part)).join(separator);
     }
     if (entries.length === 1 && key === 'Fn::Sub' && typeof argument === 'string') {
-      return argument.replace(/\$\{([^}]+)\}/g, (_, name: string) => (name.includes('.') ? this.attribute(...(name.split('.') as [string, string])) : this.ref(name)));
+      return argument.replace(/\$\{([^}]+)\}/g, (_, name: string) =>
+        name.includes('.') ? this.attribute(...(name.split('.') as [string, string])) : this.ref(name),
+      );
     }
     if (entries.length === 1 && key?.startsWith('Fn::')) throw new Error(`template: ${key} is not resolved here`);
     return Object.fromEntries(entries.map(([name, each]) => [name, this.resolve(each)]));
@@ -81,7 +83,8 @@ export class TemplateResolver {
 
   string(value: unknown): string {
     const resolved = this.resolve(value);
-    if (typeof resolved !== 'string' && typeof resolved !== 'number') throw new Error(`template: ${JSON.stringify(value)} does not resolve to a string`);
+    if (typeof resolved !== 'string' && typeof resolved !== 'number')
+      throw new Error(`template: ${JSON.stringify(value)} does not resolve to a string`);
     return String(resolved);
   }
 
@@ -140,7 +143,8 @@ export interface LambdaFunctionSpec {
   readonly statements: readonly PolicyStatement[];
 }
 
-const list = <T>(value: T | readonly T[] | undefined): T[] => (value === undefined ? [] : Array.isArray(value) ? [...(value as T[])] : [value as T]);
+const list = <T>(value: T | readonly T[] | undefined): T[] =>
+  value === undefined ? [] : Array.isArray(value) ? [...(value as T[])] : [value as T];
 
 /** The function's bundle: NodejsFunction's asset in cdk.out, named by its S3 key's hash. */
 export function lambdaFunction(template: CfnTemplate, resolver: TemplateResolver, cdkOut: string, logicalId: string): LambdaFunctionSpec {
@@ -156,7 +160,9 @@ export function lambdaFunction(template: CfnTemplate, resolver: TemplateResolver
   };
   const hash = properties.Code.S3Key.replace(/\.zip$/, '');
   const [file, exported] = properties.Handler.split('.') as [string, string];
-  const environment = Object.fromEntries(Object.entries(properties.Environment?.Variables ?? {}).map(([name, value]) => [name, resolver.string(value)]));
+  const environment = Object.fromEntries(
+    Object.entries(properties.Environment?.Variables ?? {}).map(([name, value]) => [name, resolver.string(value)]),
+  );
   const roleId = properties.Role['Fn::GetAtt'][0];
   return {
     logicalId,
@@ -189,7 +195,8 @@ export function roleStatements(template: CfnTemplate, resolver: TemplateResolver
     if (!(properties.Roles ?? []).some((each) => JSON.stringify(each) === JSON.stringify({ Ref: roleId }))) continue;
     for (const statement of properties.PolicyDocument.Statement) {
       for (const key of Object.keys(statement)) {
-        if (!['Effect', 'Action', 'Resource', 'Sid'].includes(key)) throw new Error(`template: ${policyId} has a statement with ${key}, which this test does not evaluate`);
+        if (!['Effect', 'Action', 'Resource', 'Sid'].includes(key))
+          throw new Error(`template: ${policyId} has a statement with ${key}, which this test does not evaluate`);
       }
       statements.push({
         effect: statement.Effect as 'Allow' | 'Deny',

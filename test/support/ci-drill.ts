@@ -42,7 +42,10 @@ export function expectFaultsInjectedAndInvariantsHeld(report: ChaosReport): void
   // Bad rows under running jobs (docs/chaos.md, Poisoned jobs): each set aside, each repaired, the others unharmed (missed, below).
   expect(report.faults.poison).toBeGreaterThan(0);
   expect(report.poison?.poisonedJobs, JSON.stringify(report.poison)).toBeGreaterThan(0);
-  expect(report.poison, JSON.stringify(report.poison)).toMatchObject({ poisonedSetAside: report.poison?.poisonedJobs, repaired: report.faults.poison });
+  expect(report.poison, JSON.stringify(report.poison)).toMatchObject({
+    poisonedSetAside: report.poison?.poisonedJobs,
+    repaired: report.faults.poison,
+  });
   expectInvariantsHeld(report);
   // The schedule-policy jobs (tools/chaos/policy-jobs.ts): misfire after an outage, overlap, one-time; skipped is not missed.
   expect(report.skippedByPolicy).toBeGreaterThan(0);
@@ -51,7 +54,15 @@ export function expectFaultsInjectedAndInvariantsHeld(report: ChaosReport): void
 /** Every correctness invariant exactly, whatever the drill's size. */
 export function expectInvariantsHeld(report: ChaosReport): void {
   // Each named, with its examples: CI's summary keeps a failure's first line only ("expected 1 to be +0" said nothing).
-  for (const invariant of ['duplicates', 'missed', 'zombieCommitsAccepted', 'fenceViolations', 'healthyHoldersDisplaced', 'committedThenDead', 'succeededWithoutWrites'] as const) {
+  for (const invariant of [
+    'duplicates',
+    'missed',
+    'zombieCommitsAccepted',
+    'fenceViolations',
+    'healthyHoldersDisplaced',
+    'committedThenDead',
+    'succeededWithoutWrites',
+  ] as const) {
     expect(report[invariant], `${invariant}: ${JSON.stringify(report.examples[invariant])}`).toBe(0);
   }
   expect(report.failover.count).toBeGreaterThan(0);
@@ -69,7 +80,17 @@ export function expectSettlementHeld(report: ChaosReport): void {
   if (!settlement) return;
   expect(settlement.occurrences.length).toBeGreaterThan(0);
   for (const occurrence of settlement.occurrences) {
-    expect(occurrence).toMatchObject({ status: 'SUCCEEDED', payoutRows: 1200, duplicatePayouts: 0, missingPayouts: 0, acceptedWires: 1200, duplicateWires: 0, missingWires: 0, chunksCommitted: 30, committedChunksRedone: 0 });
+    expect(occurrence).toMatchObject({
+      status: 'SUCCEEDED',
+      payoutRows: 1200,
+      duplicatePayouts: 0,
+      missingPayouts: 0,
+      acceptedWires: 1200,
+      duplicateWires: 0,
+      missingWires: 0,
+      chunksCommitted: 30,
+      committedChunksRedone: 0,
+    });
   }
   expect(settlement.totals.faultsMidBatch).toBeGreaterThan(0);
   expect(settlement.totals.takeovers).toBeGreaterThan(0);

@@ -38,7 +38,10 @@ export function readFolderGraph(root: string, dirs: readonly string[]): FolderGr
       const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
       for (const { fileName } of importedFiles) {
         if (!fileName.startsWith('.')) continue;
-        const to = path.relative(root, path.resolve(path.dirname(file), fileName)).split(path.sep).join('/');
+        const to = path
+          .relative(root, path.resolve(path.dirname(file), fileName))
+          .split(path.sep)
+          .join('/');
         imports.push({ from, to });
       }
     }
@@ -92,7 +95,13 @@ export function describeCycle(graph: FolderGraph, cycle: readonly string[]): str
   const lines = [`cycle between ${cycle.join(', ')}:`];
   for (const a of cycle) {
     for (const [b, edges] of graph.edges.get(a) ?? []) {
-      if (members.has(b)) lines.push(`  ${a} -> ${b}: ${edges.slice(0, 2).map((edge) => `${edge.from} -> ${edge.to}`).join('; ')}`);
+      if (members.has(b))
+        lines.push(
+          `  ${a} -> ${b}: ${edges
+            .slice(0, 2)
+            .map((edge) => `${edge.from} -> ${edge.to}`)
+            .join('; ')}`,
+        );
     }
   }
   return lines.join('\n');

@@ -58,10 +58,14 @@ export async function createTestInstallation(options: { env?: Record<string, str
       return result.Messages ?? [];
     },
     async receiveSome(queueUrl, max = 10, timeoutMs = 15_000) {
-      return eventually(async () => {
-        const messages = await installation.receive(queueUrl, max);
-        return messages.length > 0 ? messages : undefined;
-      }, timeoutMs, 0);
+      return eventually(
+        async () => {
+          const messages = await installation.receive(queueUrl, max);
+          return messages.length > 0 ? messages : undefined;
+        },
+        timeoutMs,
+        0,
+      );
     },
     async depth(queueUrl) {
       // The three counts are computed one after another; a message whose delay ends in between is
@@ -74,7 +78,11 @@ export async function createTestInstallation(options: { env?: Record<string, str
           }),
         );
         const a = result.Attributes ?? {};
-        return Number(a.ApproximateNumberOfMessages ?? 0) + Number(a.ApproximateNumberOfMessagesNotVisible ?? 0) + Number(a.ApproximateNumberOfMessagesDelayed ?? 0);
+        return (
+          Number(a.ApproximateNumberOfMessages ?? 0) +
+          Number(a.ApproximateNumberOfMessagesNotVisible ?? 0) +
+          Number(a.ApproximateNumberOfMessagesDelayed ?? 0)
+        );
       };
       let previous = await read();
       for (;;) {

@@ -26,7 +26,13 @@ const SQS_ACTIONS: Record<string, string> = {
   ChangeMessageVisibilityBatch: 'ChangeMessageVisibility',
 };
 
-const TRANSACT_ACTIONS: Record<string, string> = { Put: 'PutItem', Update: 'UpdateItem', Delete: 'DeleteItem', ConditionCheck: 'ConditionCheckItem', Get: 'GetItem' };
+const TRANSACT_ACTIONS: Record<string, string> = {
+  Put: 'PutItem',
+  Update: 'UpdateItem',
+  Delete: 'DeleteItem',
+  ConditionCheck: 'ConditionCheckItem',
+  Get: 'GetItem',
+};
 
 export function iamRequests(call: RecordedCall): IamRequest[] {
   const [prefix, operation = ''] = call.target.split('.');
@@ -34,7 +40,10 @@ export function iamRequests(call: RecordedCall): IamRequest[] {
   if (prefix?.startsWith('DynamoDB_')) {
     if (operation === 'TransactWriteItems' || operation === 'TransactGetItems') {
       return (body.TransactItems as Record<string, { TableName: string }>[]).flatMap((item) =>
-        Object.entries(item).map(([kind, request]) => ({ action: `dynamodb:${TRANSACT_ACTIONS[kind] ?? kind}`, resource: tableArn(request.TableName) })),
+        Object.entries(item).map(([kind, request]) => ({
+          action: `dynamodb:${TRANSACT_ACTIONS[kind] ?? kind}`,
+          resource: tableArn(request.TableName),
+        })),
       );
     }
     if (operation === 'BatchGetItem' || operation === 'BatchWriteItem') {
@@ -60,12 +69,16 @@ export function iamRequests(call: RecordedCall): IamRequest[] {
 
 /** IAM's wildcards: `*` any run of characters, `?` one; actions case-insensitively. */
 function matches(pattern: string, value: string, ignoreCase: boolean): boolean {
-  const source = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  const source = pattern
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
   return new RegExp(`^${source}$`, ignoreCase ? 'i' : '').test(value);
 }
 
 const allows = (statement: PolicyStatement, request: IamRequest): boolean =>
-  statement.actions.some((action) => matches(action, request.action, true)) && statement.resources.some((resource) => matches(resource, request.resource, false));
+  statement.actions.some((action) => matches(action, request.action, true)) &&
+  statement.resources.some((resource) => matches(resource, request.resource, false));
 
 export function isAllowed(statements: readonly PolicyStatement[], request: IamRequest): boolean {
   if (statements.some((statement) => statement.effect === 'Deny' && allows(statement, request))) return false;
@@ -123,5 +136,10 @@ export function unusedGrants(
       }
     }
   }
-  return { unused: unused.sort(), unknown: Object.keys(notExercised).filter((key) => !granted.has(key)).sort() };
+  return {
+    unused: unused.sort(),
+    unknown: Object.keys(notExercised)
+      .filter((key) => !granted.has(key))
+      .sort(),
+  };
 }

@@ -97,7 +97,10 @@ export class SqsEventSourceMapping {
     const done = records.filter((record) => !keep.has(record.messageId));
     if (done.length > 0) {
       const result = await this.sqs.send(
-        new DeleteMessageBatchCommand({ QueueUrl: this.queue.url, Entries: done.map((record, index) => ({ Id: String(index), ReceiptHandle: record.receiptHandle })) }),
+        new DeleteMessageBatchCommand({
+          QueueUrl: this.queue.url,
+          Entries: done.map((record, index) => ({ Id: String(index), ReceiptHandle: record.receiptHandle })),
+        }),
       );
       if (result.Failed?.length) throw new Error(`event source mapping: delete failed: ${JSON.stringify(result.Failed)}`);
     }
@@ -177,7 +180,9 @@ export class ProviderFramework {
       const result = ((await this.invokeOnEvent(event)) ?? {}) as { PhysicalResourceId?: string; Data?: Record<string, unknown> };
       const physicalId = result.PhysicalResourceId || (request.requestType === 'Create' ? requestId : request.physicalId!);
       if (request.requestType === 'Delete' && physicalId !== request.physicalId) {
-        throw new Error(`DELETE: cannot change the physical resource ID from "${request.physicalId}" to "${result.PhysicalResourceId}" during deletion`);
+        throw new Error(
+          `DELETE: cannot change the physical resource ID from "${request.physicalId}" to "${result.PhysicalResourceId}" during deletion`,
+        );
       }
       return { Status: 'SUCCESS', PhysicalResourceId: physicalId, ...(result.Data && { Data: result.Data }), invoked: true };
     } catch (error) {

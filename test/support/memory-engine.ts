@@ -13,7 +13,12 @@ import type { SliceKey } from '../../lib/core/slice.ts';
 import { defineJob, HandlerRegistry, type JobFunction } from '../../lib/engine/define-job.ts';
 import { Scanner } from '../../lib/engine/scanner.ts';
 import { Worker, type Disposition, type WorkerDeps } from '../../lib/engine/worker.ts';
-import { createMemoryInstallation, type MemoryInstallation, type MemoryTablesOptions, type ReceivedWorkMessage } from '../../lib/memory/index.ts';
+import {
+  createMemoryInstallation,
+  type MemoryInstallation,
+  type MemoryTablesOptions,
+  type ReceivedWorkMessage,
+} from '../../lib/memory/index.ts';
 import { handleSqsBatch } from '../../lib/lambda/sqs-batch.ts';
 
 export interface MemoryEngine extends MemoryInstallation {
@@ -81,7 +86,11 @@ export function createMemoryEngine(clock: Clock, tables: MemoryTablesOptions = {
     async enqueue(job, scheduledAt, copies = 1) {
       const key = { jobId: job.id, scheduledAt };
       const stored = (await memory.jobs().get(job.id)) ?? job;
-      const created = await memory.slices.enqueue(definitionOf(stored), [{ ...key, sweepAt: scheduledAt + memory.tables.sweepGraceMs }], clock.now());
+      const created = await memory.slices.enqueue(
+        definitionOf(stored),
+        [{ ...key, sweepAt: scheduledAt + memory.tables.sweepGraceMs }],
+        clock.now(),
+      );
       if (created.length !== 1) throw new Error(`could not create slice ${JSON.stringify(key)}: one is there already`);
       await memory.workQueue.send(Array.from({ length: copies }, () => ({ ...key, delaySeconds: 0 })));
       return key;
@@ -104,7 +113,9 @@ export function createMemoryEngine(clock: Clock, tables: MemoryTablesOptions = {
 }
 
 async function runBatch(engine: MemoryEngine, worker: Worker, messages: readonly ReceivedWorkMessage[]): Promise<Disposition[]> {
-  const records = messages.map((message) => ({ messageId: message.messageId, receiptHandle: message.receiptHandle, body: message.body }) as SQSRecord);
+  const records = messages.map(
+    (message) => ({ messageId: message.messageId, receiptHandle: message.receiptHandle, body: message.body }) as SQSRecord,
+  );
   const response = await handleSqsBatch(
     records,
     (record) => worker.process({ body: record.body, receiptHandle: record.receiptHandle, messageId: record.messageId }),
@@ -119,12 +130,17 @@ async function runBatch(engine: MemoryEngine, worker: Worker, messages: readonly
 }
 
 /** Synchronises on what the engine says happened, polling the recording sink on the event loop. */
-async function nextEvent(events: RecordingEventSink, match: (event: LifecycleEvent) => boolean, timeoutMs: number): Promise<LifecycleEvent> {
+async function nextEvent(
+  events: RecordingEventSink,
+  match: (event: LifecycleEvent) => boolean,
+  timeoutMs: number,
+): Promise<LifecycleEvent> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const found = events.events.find(match);
     if (found) return found;
-    if (Date.now() > deadline) throw new Error(`no matching event within ${timeoutMs} ms; saw ${events.events.map((e) => `${e.type}@${e.worker}`).join(', ')}`);
+    if (Date.now() > deadline)
+      throw new Error(`no matching event within ${timeoutMs} ms; saw ${events.events.map((e) => `${e.type}@${e.worker}`).join(', ')}`);
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }

@@ -13,7 +13,10 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 /** The README's "Use it in your CDK app" code blocks that open with `// <path>`, by path. */
 export function readmeFiles(): Map<string, string> {
   const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('## Use it in your CDK app'), readme.indexOf('\n## ', readme.indexOf('## Use it in your CDK app') + 3));
+  const section = readme.slice(
+    readme.indexOf('## Use it in your CDK app'),
+    readme.indexOf('\n## ', readme.indexOf('## Use it in your CDK app') + 3),
+  );
   const files = new Map<string, string>();
   for (const [, body] of section.matchAll(/```ts\n([^]*?)```/g)) {
     const [first, ...rest] = (body ?? '').split('\n');

@@ -38,7 +38,13 @@ export async function startRecordingProxy(
       const target = String(request.headers['x-amz-target'] ?? '');
       const base = new URL(target.startsWith('DynamoDB_') ? upstream.dynamo : upstream.other);
       const forwarded = http.request(
-        { host: base.hostname, port: base.port, method: request.method, path: request.url, headers: { ...request.headers, host: base.host } },
+        {
+          host: base.hostname,
+          port: base.port,
+          method: request.method,
+          path: request.url,
+          headers: { ...request.headers, host: base.host },
+        },
         (reply) => {
           calls.push({ fn, caller, target, body: parseBody(payload), status: reply.statusCode ?? 0 });
           response.writeHead(reply.statusCode ?? 502, reply.headers);

@@ -42,7 +42,10 @@ export class RecordingQueue implements WorkQueue {
  * sent: passed on to the real queue with `forward`, else kept only (a
  * worker's hides then go nowhere, so messages can be handed to it directly).
  */
-export function recordingRuntime(installation: TestInstallation, options: { clock?: Clock; forward?: boolean } = {}): { runtime: Runtime; queue: RecordingQueue } {
+export function recordingRuntime(
+  installation: TestInstallation,
+  options: { clock?: Clock; forward?: boolean } = {},
+): { runtime: Runtime; queue: RecordingQueue } {
   let queue: RecordingQueue | undefined;
   const runtime = createRuntime({
     env: installation.env,
@@ -64,7 +67,9 @@ export async function processInOrder(worker: Worker, messages: readonly WorkMess
   for (const message of messages) {
     // Every delivery its own message id, as SQS gives each message sent.
     const id = `message-${++deliveries}`;
-    dispositions.push(await worker.process({ body: encodeWorkMessage(message), receiptHandle: `receipt-${id}`, messageId: id, receiveCount: 1 }));
+    dispositions.push(
+      await worker.process({ body: encodeWorkMessage(message), receiptHandle: `receipt-${id}`, messageId: id, receiveCount: 1 }),
+    );
   }
   return dispositions;
 }
@@ -72,6 +77,11 @@ export async function processInOrder(worker: Worker, messages: readonly WorkMess
 let deliveries = 0;
 
 /** Hands `messages` to a worker of `runtime` with `handlers`. */
-export function deliverInOrder(runtime: Runtime, handlers: HandlerRegistry, messages: readonly WorkMessage[], workerId = 'w1'): Promise<Disposition[]> {
+export function deliverInOrder(
+  runtime: Runtime,
+  handlers: HandlerRegistry,
+  messages: readonly WorkMessage[],
+  workerId = 'w1',
+): Promise<Disposition[]> {
   return processInOrder(runtime.worker(workerId, handlers), messages);
 }

@@ -19,13 +19,19 @@ export type RequestMatch = (command: string, input: Record<string, unknown>) => 
 
 /** Write requests (not reads) that name `table`, in any of their items. */
 export function writesTo(table: string): RequestMatch {
-  return (command, input) => /^(Put|Update|Delete|BatchWrite|TransactWrite)/.test(command) && JSON.stringify(input).includes(JSON.stringify(table));
+  return (command, input) =>
+    /^(Put|Update|Delete|BatchWrite|TransactWrite)/.test(command) && JSON.stringify(input).includes(JSON.stringify(table));
 }
 
 /** What the refusal throws; by default a 500 after the SDK's tries. */
 export type Refusal = (command: string) => Error;
 
-const serverError: Refusal = (command) => Object.assign(new Error(`${command} refused (test)`), { name: 'InternalServerError', $fault: 'server', $metadata: { httpStatusCode: 500 } });
+const serverError: Refusal = (command) =>
+  Object.assign(new Error(`${command} refused (test)`), {
+    name: 'InternalServerError',
+    $fault: 'server',
+    $metadata: { httpStatusCode: 500 },
+  });
 
 export function refuseFirst(match: RequestMatch, refusal: Refusal = serverError): RequestFaults {
   const clients = createAwsClients();

@@ -16,10 +16,15 @@ import type { MemoryEngine } from './memory-engine.ts';
  */
 export function delegate<T extends object>(target: T): T {
   const bound: Record<string, unknown> = {};
-  for (let proto: object | null = Object.getPrototypeOf(target) as object | null; proto !== null && proto !== Object.prototype; proto = Object.getPrototypeOf(proto) as object | null) {
+  for (
+    let proto: object | null = Object.getPrototypeOf(target) as object | null;
+    proto !== null && proto !== Object.prototype;
+    proto = Object.getPrototypeOf(proto) as object | null
+  ) {
     for (const name of Object.getOwnPropertyNames(proto)) {
       const value: unknown = Reflect.get(target, name);
-      if (name !== 'constructor' && !(name in bound) && typeof value === 'function') bound[name] = (value as (...args: unknown[]) => unknown).bind(target);
+      if (name !== 'constructor' && !(name in bound) && typeof value === 'function')
+        bound[name] = (value as (...args: unknown[]) => unknown).bind(target);
     }
   }
   return bound as T;

@@ -84,15 +84,34 @@ export async function runSettlementTakeover(installation: TestInstallation, opti
   const { runtime } = installation;
   const workUrl = installation.resources.queueUrls.work;
   let seed = 12;
-  const bank = await new MockBank({ unavailableRate: 0.05, dropAfterBookingRate: 0.05, random: () => ((seed = (seed * 16807) % 2147483647) - 1) / 2147483646 }).start();
+  const bank = await new MockBank({
+    unavailableRate: 0.05,
+    dropAfterBookingRate: 0.05,
+    random: () => ((seed = (seed * 16807) % 2147483647) - 1) / 2147483646,
+  }).start();
   const dispatching = new AbortController();
-  const dispatcher = new OutboxDispatcher({ store: runtime.outbox, clock: systemClock, backoff: { baseMs: 50, maxMs: 500 }, takeMs: 2000, concurrency: 8, deadLetters: runtime.deadLetters, onError: (error, context) => console.warn(`dispatcher ${context}: ${String(error)}`) });
+  const dispatcher = new OutboxDispatcher({
+    store: runtime.outbox,
+    clock: systemClock,
+    backoff: { baseMs: 50, maxMs: 500 },
+    takeMs: 2000,
+    concurrency: 8,
+    deadLetters: runtime.deadLetters,
+    onError: (error, context) => console.warn(`dispatcher ${context}: ${String(error)}`),
+  });
   const dispatcherDone = dispatcher.run(dispatching.signal, 200, 200);
   try {
     const scheduledAt = wholeSecond(-1000);
     const { key } = await enqueuedSlice(
       installation,
-      { id: options.jobId, schedule: '0 0 6 1 * *', timeZone: 'Asia/Kolkata', handler: merchantSettlement.name, payload: { merchants: 1200, ...(options.wires !== false && { bankUrl: bank.url }), chunkWorkMs: 10 }, policies: POLICIES },
+      {
+        id: options.jobId,
+        schedule: '0 0 6 1 * *',
+        timeZone: 'Asia/Kolkata',
+        handler: merchantSettlement.name,
+        payload: { merchants: 1200, ...(options.wires !== false && { bankUrl: bank.url }), chunkWorkMs: 10 },
+        policies: POLICIES,
+      },
       scheduledAt,
       [merchantSettlement.name],
     );
@@ -166,7 +185,10 @@ export async function runSettlementTakeover(installation: TestInstallation, opti
     const standbyErrors: string[] = [];
     let takeoverAt = 0;
     const standbyStore: ChunkStore = options.standbyWaitsForZombie
-      ? { committedChunks: (k) => runtime.chunks.committedChunks(k), commitChunk: async (request) => (await lateSettled.opened, runtime.chunks.commitChunk(request)) }
+      ? {
+          committedChunks: (k) => runtime.chunks.committedChunks(k),
+          commitChunk: async (request) => (await lateSettled.opened, runtime.chunks.commitChunk(request)),
+        }
       : runtime.chunks;
     const workerB = new Worker({
       workerId: 'worker-b',
@@ -175,13 +197,15 @@ export async function runSettlementTakeover(installation: TestInstallation, opti
       chunks: standbyStore,
       queue: runtime.workQueue,
       deadLetters: runtime.deadLetters,
-      events: { emit: (event) => {
-        installation.events.emit(event);
-        if (event.type === 'claimed' && event.worker === 'worker-b' && takeoverAt === 0) {
-          takeoverAt = Date.now();
-          setTimeout(() => wake.open(), options.zombieWakesAfterMs ?? 0);
-        }
-      } },
+      events: {
+        emit: (event) => {
+          installation.events.emit(event);
+          if (event.type === 'claimed' && event.worker === 'worker-b' && takeoverAt === 0) {
+            takeoverAt = Date.now();
+            setTimeout(() => wake.open(), options.zombieWakesAfterMs ?? 0);
+          }
+        },
+      },
       clock: systemClock,
       handlers,
       onChunk: (_key, _fence, chunk, outcome) => standbyChunks.set(chunk, outcome),
@@ -193,7 +217,8 @@ export async function runSettlementTakeover(installation: TestInstallation, opti
       for (const message of messages) {
         try {
           const disposition = await workerB.process(received(message));
-          if (disposition === 'delete') await runtime.clients.sqs.send(new DeleteMessageCommand({ QueueUrl: workUrl, ReceiptHandle: message.ReceiptHandle }));
+          if (disposition === 'delete')
+            await runtime.clients.sqs.send(new DeleteMessageCommand({ QueueUrl: workUrl, ReceiptHandle: message.ReceiptHandle }));
         } catch (error) {
           standbyErrors.push(String(error));
         }
@@ -204,12 +229,15 @@ export async function runSettlementTakeover(installation: TestInstallation, opti
     await lateSettled.opened;
     const id = executionKey(key.jobId, key.scheduledAt);
     // About 100 s alone (the emulator serialises DynamoDB); up to 300 s while CI runs other test files beside it.
-    const outbox = options.wires === false ? [] : await waitForDeliveries(bank, runtime.outbox.list.bind(runtime.outbox), id, 1200, 300_000);
+    const outbox =
+      options.wires === false ? [] : await waitForDeliveries(bank, runtime.outbox.list.bind(runtime.outbox), id, 1200, 300_000);
     return {
       key,
       slice: await readPatiently(() => runtime.slices.get(key)),
       chunks: await readPatiently(() => runtime.chunks.committedChunks(key)),
-      payouts: (await readPatiently(() => scanAll(installation, `${installation.prefix}-payouts`))).filter((row) => String(row.payoutId).startsWith(id)),
+      payouts: (await readPatiently(() => scanAll(installation, `${installation.prefix}-payouts`))).filter((row) =>
+        String(row.payoutId).startsWith(id),
+      ),
       outbox,
       bank,
       late,
@@ -218,7 +246,13 @@ export async function runSettlementTakeover(installation: TestInstallation, opti
       failoverMs: takeoverAt - Math.max(lastRenewalByA, claimedByA),
       succeededAfterMs,
       verified: await readPatiently(() =>
-        verifyChunks(runtime.clients.dynamo, runtime.config, { since: key.scheduledAt, until: key.scheduledAt + 1000, jobId: key.jobId, now: Date.now(), graceMs: 120_000 }),
+        verifyChunks(runtime.clients.dynamo, runtime.config, {
+          since: key.scheduledAt,
+          until: key.scheduledAt + 1000,
+          jobId: key.jobId,
+          now: Date.now(),
+          graceMs: 120_000,
+        }),
       ),
       takeoverAt,
       elapsedMs: Date.now() - started,
@@ -230,8 +264,18 @@ export async function runSettlementTakeover(installation: TestInstallation, opti
   }
 }
 
-function received(message: { Body?: string; ReceiptHandle?: string; MessageId?: string; Attributes?: Record<string, string> }): ReceivedMessage {
-  return { body: message.Body ?? '', receiptHandle: message.ReceiptHandle ?? '', messageId: message.MessageId, receiveCount: Number(message.Attributes?.ApproximateReceiveCount ?? 1) };
+function received(message: {
+  Body?: string;
+  ReceiptHandle?: string;
+  MessageId?: string;
+  Attributes?: Record<string, string>;
+}): ReceivedMessage {
+  return {
+    body: message.Body ?? '',
+    receiptHandle: message.ReceiptHandle ?? '',
+    messageId: message.MessageId,
+    receiveCount: Number(message.Attributes?.ApproximateReceiveCount ?? 1),
+  };
 }
 
 /**
@@ -239,7 +283,13 @@ function received(message: { Body?: string; ReceiptHandle?: string; MessageId?: 
  * takes the emulator seconds under load, and it serves DynamoDB one request at a time: polled every 250 ms, the
  * listing itself slowed the dispatcher and the takeover it waits on.
  */
-async function waitForDeliveries(bank: MockBank, list: (id: string) => Promise<OutboxItem[]>, id: string, count: number, timeoutMs: number): Promise<OutboxItem[]> {
+async function waitForDeliveries(
+  bank: MockBank,
+  list: (id: string) => Promise<OutboxItem[]>,
+  id: string,
+  count: number,
+  timeoutMs: number,
+): Promise<OutboxItem[]> {
   const deadline = Date.now() + timeoutMs;
   while (bank.booked.size < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250));
   for (;;) {
@@ -253,7 +303,9 @@ async function scanAll(installation: TestInstallation, tableName: string): Promi
   const rows: Record<string, unknown>[] = [];
   let startKey: Record<string, AttributeValue> | undefined;
   do {
-    const page = await installation.runtime.clients.dynamo.send(new ScanCommand({ TableName: tableName, ConsistentRead: true, ExclusiveStartKey: startKey }));
+    const page = await installation.runtime.clients.dynamo.send(
+      new ScanCommand({ TableName: tableName, ConsistentRead: true, ExclusiveStartKey: startKey }),
+    );
     rows.push(...(page.Items ?? []).map((item) => unmarshall(item)));
     startKey = page.LastEvaluatedKey;
   } while (startKey);

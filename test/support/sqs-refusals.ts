@@ -16,7 +16,12 @@ export function refuseWhatSqsRefuses(sqs: SQSClient): void {
       for (const body of bodies) {
         const problem = body === undefined ? undefined : sqsBodyProblem(body);
         if (problem !== undefined) {
-          throw new SQSServiceException({ name: 'InvalidMessageContents', $fault: 'client', $metadata: { httpStatusCode: 400 }, message: `the message body ${problem}` });
+          throw new SQSServiceException({
+            name: 'InvalidMessageContents',
+            $fault: 'client',
+            $metadata: { httpStatusCode: 400 },
+            message: `the message body ${problem}`,
+          });
         }
       }
       return next(args);

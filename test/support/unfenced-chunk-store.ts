@@ -15,11 +15,20 @@ export function unfencedChunkStore(store: ChunkStore, dynamo: DynamoDBClient, ch
     committedChunks: (key) => store.committedChunks(key),
     async commitChunk(request: ChunkCommitRequest): Promise<ChunkCommitOutcome> {
       const id = executionKey(request.key.jobId, request.key.scheduledAt);
-      const record = { executionKey: id, chunk: request.chunk, fence: request.fence, owner: request.owner, committedAt: request.now, items: chunkItemCount(request) };
+      const record = {
+        executionKey: id,
+        chunk: request.chunk,
+        fence: request.fence,
+        owner: request.owner,
+        committedAt: request.now,
+        items: chunkItemCount(request),
+      };
       await dynamo.send(
         new TransactWriteItemsCommand({
           TransactItems: [
-            { Put: { TableName: chunksTable, Item: chunkRecordItem(record, 0), ConditionExpression: 'attribute_not_exists(executionKey)' } },
+            {
+              Put: { TableName: chunksTable, Item: chunkRecordItem(record, 0), ConditionExpression: 'attribute_not_exists(executionKey)' },
+            },
             ...request.writes.map(toTransactItem),
             ...request.outbox.map((outbound) => ({
               Put: { TableName: chunksTable, Item: outboxItem(newOutboxItem(id, request.chunk, request.fence, request.now, outbound), 0) },

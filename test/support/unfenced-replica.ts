@@ -7,4 +7,7 @@ import { chaosReplica } from '../../tools/chaos/chaos-replica.ts';
 import { startReplica } from '../../lib/local/replica.ts';
 import { unfencedSliceStore } from './unfenced-slice-store.ts';
 
-startReplica('unfenced-replica.ts', chaosReplica({ slices: (store, { clients, config }) => unfencedSliceStore(store, { dynamo: clients.dynamo, config }) }));
+startReplica(
+  'unfenced-replica.ts',
+  chaosReplica({ slices: (store, { clients, config }) => unfencedSliceStore(store, { dynamo: clients.dynamo, config }) }),
+);

@@ -12,7 +12,10 @@ import type { BusinessWrite, SliceStore } from '../../lib/core/ports.ts';
 import type { SliceKey } from '../../lib/core/slice.ts';
 
 /** `store` with fence-free renew and commit, written through the replica's own client to its own tables. */
-export function unfencedSliceStore(store: SliceStore, { dynamo, config }: { dynamo: DynamoDBClient; config: { slicesTable: string } }): SliceStore {
+export function unfencedSliceStore(
+  store: SliceStore,
+  { dynamo, config }: { dynamo: DynamoDBClient; config: { slicesTable: string } },
+): SliceStore {
   const key = (slice: SliceKey) => marshall({ jobId: slice.jobId, scheduledAt: slice.scheduledAt });
   return Object.assign(Object.create(store) as SliceStore, {
     async renew({ key: slice }: FencedClaim, now: number, leaseMs: number): Promise<void> {

@@ -34,7 +34,14 @@ function scanMinuteByMinute(schedule: Schedule, fromMs: number, toMs: number, mo
   // Tick until a window reaches past `toMs`, so every occurrence before it had its chance.
   for (let now = fromMs; now < toMs + TICK_MS; now += TICK_MS) {
     while (nextFireAt < now + mode.lookaheadMs) {
-      const plan = planAdvance({ schedule, nextFireAt, now, lookaheadMs: mode.lookaheadMs, catchUpWindowMs: CATCH_UP_MS, limit: mode.limit });
+      const plan = planAdvance({
+        schedule,
+        nextFireAt,
+        now,
+        lookaheadMs: mode.lookaheadMs,
+        catchUpWindowMs: CATCH_UP_MS,
+        limit: mode.limit,
+      });
       created.push(...plan.occurrences);
       createdLate += plan.occurrences.filter((at) => at < now).length;
       missed += plan.missed?.count ?? 0;
@@ -73,7 +80,14 @@ describe('nextFireAt is the first occurrence not yet turned into a slice', () =>
     const first = planAdvance({ schedule, nextFireAt: now - 5000, now, lookaheadMs: 120_000, catchUpWindowMs: CATCH_UP_MS, limit: 3 });
     expect(first.occurrences.map(iso)).toEqual(['2026-03-08T06:59:55.000Z', '2026-03-08T06:59:56.000Z', '2026-03-08T06:59:57.000Z']);
     expect(iso(first.nextFireAt)).toBe('2026-03-08T06:59:58.000Z');
-    const second = planAdvance({ schedule, nextFireAt: first.nextFireAt, now, lookaheadMs: 120_000, catchUpWindowMs: CATCH_UP_MS, limit: 3 });
+    const second = planAdvance({
+      schedule,
+      nextFireAt: first.nextFireAt,
+      now,
+      lookaheadMs: 120_000,
+      catchUpWindowMs: CATCH_UP_MS,
+      limit: 3,
+    });
     expect(second.occurrences[0]).toBe(first.nextFireAt);
   });
 

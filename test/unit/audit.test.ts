@@ -86,12 +86,25 @@ describe('auditHistory', () => {
     const report = audit({ slices, ledger });
     expect(report.violations).toEqual([]);
     expect(report.exitCode).toBe(0);
-    expect(report.expected).toEqual({ occurrences: 8, final: { SUCCEEDED: 8, DEAD: 0, SKIPPED: 0, MISSED: 0 }, pending: 0, stuck: 0, missing: 0 });
+    expect(report.expected).toEqual({
+      occurrences: 8,
+      final: { SUCCEEDED: 8, DEAD: 0, SKIPPED: 0, MISSED: 0 },
+      pending: 0,
+      stuck: 0,
+      missing: 0,
+    });
     expect(report.slices).toEqual({ total: 10, byStatus: { SUCCEEDED: 10 } });
     expect(report.ledgerRecords).toBe(10);
     expect(report.jobs).toEqual({ checked: 1, enabled: 1, paused: 0, deleted: 0, unknown: 0 });
     expect(report.window.expectedUntil).toBe('2026-05-01T12:08:00.000Z');
-    expect(report.perJob[0]).toMatchObject({ jobId: 'every-minute', state: 'enabled', expected: 8, slices: 10, violations: 0, capped: false });
+    expect(report.perJob[0]).toMatchObject({
+      jobId: 'every-minute',
+      state: 'enabled',
+      expected: 8,
+      slices: 10,
+      violations: 0,
+      capped: false,
+    });
   });
 
   it('finds a commit by a fence other than the last claim (a zombie commit landed): double_commit', () => {
@@ -113,7 +126,10 @@ describe('auditHistory', () => {
     const { slices, ledger } = cleanRun('every-minute', 8);
     slices[5] = { ...(slices[5] as Slice), status: 'DEAD' };
     const report = audit({ slices, ledger: ledger.filter((_, i) => i !== 1 && i !== 5) });
-    expect(kinds(report)).toEqual(['outcome_mismatch every-minute:2026-05-01T12:01:00Z', 'outcome_mismatch every-minute:2026-05-01T12:05:00Z']);
+    expect(kinds(report)).toEqual([
+      'outcome_mismatch every-minute:2026-05-01T12:01:00Z',
+      'outcome_mismatch every-minute:2026-05-01T12:05:00Z',
+    ]);
     expect(report.violations[0]?.detail).toBe('slice is SUCCEEDED (fence 1) with no ledger record');
     expect(report.violations[1]?.detail).toBe('slice is DEAD (fence 1) with no ledger record');
   });
@@ -123,7 +139,10 @@ describe('auditHistory', () => {
     slices[2] = { ...(slices[2] as Slice), status: 'DEAD' };
     ledger[4] = { ...(ledger[4] as LedgerRecord), outcome: 'DEAD' };
     const report = audit({ slices, ledger });
-    expect(kinds(report)).toEqual(['outcome_mismatch every-minute:2026-05-01T12:02:00Z', 'outcome_mismatch every-minute:2026-05-01T12:04:00Z']);
+    expect(kinds(report)).toEqual([
+      'outcome_mismatch every-minute:2026-05-01T12:02:00Z',
+      'outcome_mismatch every-minute:2026-05-01T12:04:00Z',
+    ]);
     expect(report.violations[0]?.detail).toMatch(/^slice is DEAD but the ledger has SUCCEEDED record \(fence 1, w1/);
     expect(report.violations[1]?.detail).toMatch(/^slice is SUCCEEDED but the ledger has DEAD record/);
   });
@@ -133,7 +152,11 @@ describe('auditHistory', () => {
     // RUNNING with a live lease: not stuck, but a ledger record says it was committed.
     slices[6] = { ...(slices[6] as Slice), status: 'RUNNING', leaseExpiresAt: NOW + 2000 };
     const report = audit({ slices: slices.filter((_, i) => i !== 7), ledger });
-    expect(kinds(report)).toEqual(['outcome_mismatch every-minute:2026-05-01T12:06:00Z', 'ledger_without_slice every-minute:2026-05-01T12:07:00Z', 'missing every-minute:2026-05-01T12:07:00Z']);
+    expect(kinds(report)).toEqual([
+      'outcome_mismatch every-minute:2026-05-01T12:06:00Z',
+      'ledger_without_slice every-minute:2026-05-01T12:07:00Z',
+      'missing every-minute:2026-05-01T12:07:00Z',
+    ]);
     expect(report.violations[0]?.detail).toMatch(/^slice is RUNNING but the ledger has SUCCEEDED record/);
   });
 
@@ -149,7 +172,11 @@ describe('auditHistory', () => {
     const current = job({ generation: 3, updatedAt: T0 - 1 });
     const { slices, ledger } = cleanRun('every-minute', 8);
     const withGeneration = slices.map((s) => ({ ...s, generation: 3 }));
-    withGeneration[2] = slice('every-minute', T0 + 2 * 60 * SEC, 'SKIPPED', { generation: 2, skipReason: 'superseded', startedAt: undefined });
+    withGeneration[2] = slice('every-minute', T0 + 2 * 60 * SEC, 'SKIPPED', {
+      generation: 2,
+      skipReason: 'superseded',
+      startedAt: undefined,
+    });
     const report = audit({ jobs: [current], slices: withGeneration, ledger: ledger.filter((_, i) => i !== 2) });
     expect(kinds(report)).toEqual(['missing every-minute:2026-05-01T12:02:00Z']);
     expect(report.violations[0]?.detail).toBe("only generation 2's slice, SKIPPED (superseded); generation 3 never ran it");
@@ -167,12 +194,22 @@ describe('auditHistory', () => {
 
   it('counts occurrences a MISSED range item covers (the scanner writes one per outage) as MISSED, not missing', () => {
     const { slices, ledger } = cleanRun('every-minute', 8);
-    const range = slice('every-minute', T0 - 60 * SEC, 'MISSED', { missedUntil: T0 + 5 * 60 * SEC, missedCount: 6, fence: 0, owner: undefined, startedAt: undefined });
+    const range = slice('every-minute', T0 - 60 * SEC, 'MISSED', {
+      missedUntil: T0 + 5 * 60 * SEC,
+      missedCount: 6,
+      fence: 0,
+      owner: undefined,
+      startedAt: undefined,
+    });
     const report = audit({ slices: [range, ...slices.slice(5)], ledger: ledger.slice(5) });
     expect(report.violations).toEqual([]);
     expect(report.expected.final).toEqual({ SUCCEEDED: 3, DEAD: 0, SKIPPED: 0, MISSED: 5 });
     // An older generation's range does not cover the current one's occurrences.
-    const older = audit({ jobs: [job({ generation: 2 })], slices: [{ ...range, generation: 1 }, ...slices.slice(5).map((s) => ({ ...s, generation: 2 }))], ledger: ledger.slice(5) });
+    const older = audit({
+      jobs: [job({ generation: 2 })],
+      slices: [{ ...range, generation: 1 }, ...slices.slice(5).map((s) => ({ ...s, generation: 2 }))],
+      ledger: ledger.slice(5),
+    });
     expect(kinds(older)).toHaveLength(5);
   });
 
@@ -231,7 +268,11 @@ describe('auditHistory', () => {
       'missing every-minute:2026-05-01T12:04:00Z',
       'missing every-minute:2026-05-01T12:05:00Z',
     ]);
-    expect(report.perJob[0]).toMatchObject({ expectedFrom: '2026-05-01T12:02:30.000Z', expectedUntil: '2026-05-01T12:06:00.000Z', expected: 3 });
+    expect(report.perJob[0]).toMatchObject({
+      expectedFrom: '2026-05-01T12:02:30.000Z',
+      expectedUntil: '2026-05-01T12:06:00.000Z',
+      expected: 3,
+    });
   });
 
   it('caps the enumeration per job and says so', () => {
@@ -310,7 +351,10 @@ describe('auditHistory', () => {
       slices[4] = { ...(slices[4] as Slice), status: 'DEAD' };
       ledger[4] = { ...(ledger[4] as LedgerRecord), outcome: 'DEAD' };
       const report = audit({ slices, ledger, effects: [effect(minute(4), 1), effect(minute(9) + 5 * SEC, 3)] });
-      expect(kinds(report)).toEqual(['outcome_mismatch every-minute:2026-05-01T12:04:00Z', 'outcome_mismatch every-minute:2026-05-01T12:09:05Z']);
+      expect(kinds(report)).toEqual([
+        'outcome_mismatch every-minute:2026-05-01T12:04:00Z',
+        'outcome_mismatch every-minute:2026-05-01T12:09:05Z',
+      ]);
       expect(report.violations.map((v) => v.detail)).toEqual([
         'business writes of fence 1 in payouts but no SUCCEEDED ledger record',
         'business writes of fence 3 in payouts but no slice and no ledger record',
@@ -329,22 +373,38 @@ describe('auditHistory', () => {
 
   describe("a scan's set-aside records", () => {
     const REPAIRED_AT = T0 + 5 * 60 * SEC;
-    const aside = (generation: number) => ({ jobId: 'every-minute', generation, reason: 'schedule "every tuesday-ish" does not parse', from: T0 + 3 * 60 * SEC, at: T0 + 2 * 60 * SEC + 30 * SEC, by: 'scanner-1' });
+    const aside = (generation: number) => ({
+      jobId: 'every-minute',
+      generation,
+      reason: 'schedule "every tuesday-ish" does not parse',
+      from: T0 + 3 * 60 * SEC,
+      at: T0 + 2 * 60 * SEC + 30 * SEC,
+      by: 'scanner-1',
+    });
     /** Generation 2 ran minutes 0-2, a bad row from 2:30 left 3-4 unsent, a put at 5:00 (generation 3) ran the rest. */
     function poisonedThenRepaired(): { slices: Slice[]; ledger: LedgerRecord[] } {
-      const slices = [0, 1, 2, 5, 6, 7, 8, 9].map((minute) => slice('every-minute', T0 + minute * 60 * SEC, 'SUCCEEDED', { generation: minute < 5 ? 2 : 3 }));
+      const slices = [0, 1, 2, 5, 6, 7, 8, 9].map((minute) =>
+        slice('every-minute', T0 + minute * 60 * SEC, 'SUCCEEDED', { generation: minute < 5 ? 2 : 3 }),
+      );
       return { slices, ledger: slices.map((s) => record(s)) };
     }
 
-    it('reports a job set aside in the generation it still has, with the scan\'s reason', () => {
+    it("reports a job set aside in the generation it still has, with the scan's reason", () => {
       const { slices, ledger } = poisonedThenRepaired();
-      const report = audit({ jobs: [job({ generation: 2 })], slices: slices.filter((s) => s.generation === 2), ledger: ledger.filter((r) => r.scheduledAt < T0 + 3 * 60 * SEC), setAside: [aside(2)] });
+      const report = audit({
+        jobs: [job({ generation: 2 })],
+        slices: slices.filter((s) => s.generation === 2),
+        ledger: ledger.filter((r) => r.scheduledAt < T0 + 3 * 60 * SEC),
+        setAside: [aside(2)],
+      });
       expect(kinds(report)).toContain('set_aside job every-minute');
-      expect(report.violations.find((v) => v.kind === 'set_aside')?.detail).toMatch(/^set aside in generation 2 by scanner-1 at .*: schedule "every tuesday-ish" does not parse; its occurrences from 2026-05-01T12:03:00Z on were not sent$/);
+      expect(report.violations.find((v) => v.kind === 'set_aside')?.detail).toMatch(
+        /^set aside in generation 2 by scanner-1 at .*: schedule "every tuesday-ish" does not parse; its occurrences from 2026-05-01T12:03:00Z on were not sent$/,
+      );
       expect(report.exitCode).toBe(1);
     });
 
-    it('passes a job repaired since: the record of its older generation, and that generation\'s slots, are history', () => {
+    it("passes a job repaired since: the record of its older generation, and that generation's slots, are history", () => {
       const { slices, ledger } = poisonedThenRepaired();
       const repaired = job({ generation: 3, version: 5, updatedAt: REPAIRED_AT, nextFireAt: REPAIRED_AT });
       const report = audit({ jobs: [repaired], slices, ledger, setAside: [aside(2)] });
@@ -364,8 +424,15 @@ describe('auditHistory', () => {
       const { slices, ledger } = cleanRun('every-minute', 10);
       slices[2] = { ...(slices[2] as Slice), handler: 'attacker' };
       slices[4] = { ...(slices[4] as Slice), payload: { amount: 1_000_000 } };
-      const report = audit({ jobs: [job({ payload: { amount: 5 } })], slices: slices.map((s, i) => (i === 4 ? s : { ...s, payload: { amount: 5 } })), ledger });
-      expect(kinds(report)).toEqual(['wrong_definition every-minute:2026-05-01T12:02:00Z', 'wrong_definition every-minute:2026-05-01T12:04:00Z']);
+      const report = audit({
+        jobs: [job({ payload: { amount: 5 } })],
+        slices: slices.map((s, i) => (i === 4 ? s : { ...s, payload: { amount: 5 } })),
+        ledger,
+      });
+      expect(kinds(report)).toEqual([
+        'wrong_definition every-minute:2026-05-01T12:02:00Z',
+        'wrong_definition every-minute:2026-05-01T12:04:00Z',
+      ]);
       expect(report.violations[0]?.detail).toBe('ran handler "attacker"; the job\'s generation 1 runs "h"');
       expect(report.violations[1]?.detail).toBe('ran payload {"amount":1000000}; the job\'s generation 1 has {"amount":5}');
       expect(report.exitCode).toBe(1);
@@ -380,9 +447,12 @@ describe('auditHistory', () => {
       expect(report.exitCode).toBe(1);
     });
 
-    it('accepts an operator\'s triggered slot (its own payload, a sub-second instant) and a backfilled occurrence; refuses a sub-second slot with no trigger on record', () => {
+    it("accepts an operator's triggered slot (its own payload, a sub-second instant) and a backfilled occurrence; refuses a sub-second slot with no trigger on record", () => {
       const { slices } = cleanRun('every-minute', 10);
-      const triggered = slice('every-minute', T0 + 90 * SEC + 417, 'SUCCEEDED', { payload: { manual: true }, operator: { action: 'trigger', actor: 'ops', at: T0 + 90 * SEC, requestId: 'r1' } });
+      const triggered = slice('every-minute', T0 + 90 * SEC + 417, 'SUCCEEDED', {
+        payload: { manual: true },
+        operator: { action: 'trigger', actor: 'ops', at: T0 + 90 * SEC, requestId: 'r1' },
+      });
       const backfilled = { ...(slices[3] as Slice), operator: { action: 'backfill' as const, actor: 'ops', at: NOW } };
       const forged = slice('every-minute', T0 + 150 * SEC + 1, 'SUCCEEDED');
       const all = [...slices.filter((_, i) => i !== 3), backfilled, triggered, forged];
@@ -391,12 +461,14 @@ describe('auditHistory', () => {
       expect(report.violations[0]?.detail).toBe("a sub-second slot with no operator's trigger on record");
     });
 
-    it('compares an older generation\'s slots with each other (its definition is not stored): the odd one out is reported', () => {
+    it("compares an older generation's slots with each other (its definition is not stored): the odd one out is reported", () => {
       const { slices, ledger } = cleanRun('every-minute', 10);
       const older = slices.map((s, i) => ({ ...s, generation: 1, handler: i === 5 ? 'attacker' : 'old-handler' }));
       const report = audit({ jobs: [job({ generation: 2, updatedAt: T0 + 9 * 60 * SEC })], slices: older, ledger });
       expect(kinds(report)).toEqual(['wrong_definition every-minute:2026-05-01T12:05:00Z']);
-      expect(report.violations[0]?.detail).toMatch(/^ran handler "attacker" with payload null, but most slots of generation 1 ran handler "old-handler" with payload null/);
+      expect(report.violations[0]?.detail).toMatch(
+        /^ran handler "attacker" with payload null, but most slots of generation 1 ran handler "old-handler" with payload null/,
+      );
     });
 
     it('does not judge a generation ahead of the job as fine', () => {
@@ -406,9 +478,19 @@ describe('auditHistory', () => {
     });
   });
 
-  it('reports each stale job of the dead-man\'s switch as a violation, at its overdue occurrence', () => {
+  it("reports each stale job of the dead-man's switch as a violation, at its overdue occurrence", () => {
     const { slices, ledger } = cleanRun('every-minute', 10);
-    const stale = [{ kind: 'stale' as const, jobId: 'every-minute', silentSince: T0 + 9 * 60 * SEC, deadline: NOW - 1, intervalMs: 60_000, lastFinalAt: T0 + 9 * 60 * SEC, overdueAt: NOW }];
+    const stale = [
+      {
+        kind: 'stale' as const,
+        jobId: 'every-minute',
+        silentSince: T0 + 9 * 60 * SEC,
+        deadline: NOW - 1,
+        intervalMs: 60_000,
+        lastFinalAt: T0 + 9 * 60 * SEC,
+        overdueAt: NOW,
+      },
+    ];
     const report = audit({ slices, ledger, stale });
     expect(kinds(report)).toEqual(['stale every-minute:2026-05-01T12:10:00Z']);
     expect(report.violations[0]?.detail).toMatch(/^no final slot since 2026-05-01T12:09:00.000Z \(last final slot: 2026-05-01T12:09:00Z\)/);
@@ -419,7 +501,13 @@ describe('auditHistory', () => {
     const { slices, ledger } = cleanRun('every-minute', 10);
     const unreadable = [
       { table: 'jobs' as const, key: 'garbled', jobId: 'garbled', reason: 'policies must be an object of numbers' },
-      { table: 'slices' as const, key: executionKey('every-minute', NOW + 60 * SEC), jobId: 'every-minute', scheduledAt: NOW + 60 * SEC, reason: 'status is not a slice status' },
+      {
+        table: 'slices' as const,
+        key: executionKey('every-minute', NOW + 60 * SEC),
+        jobId: 'every-minute',
+        scheduledAt: NOW + 60 * SEC,
+        reason: 'status is not a slice status',
+      },
     ];
     const report = audit({ slices, ledger, unreadable });
     expect(kinds(report)).toEqual(['unreadable_row job garbled', `unreadable_row ${executionKey('every-minute', NOW + 60 * SEC)}`]);
@@ -434,7 +522,9 @@ describe('auditHistory', () => {
     expect(report.expected.occurrences).toBe(0);
     expect(report.outcome).toBe('nothing-checked');
     expect(report.exitCode).toBe(3);
-    expect(report.nothingChecked).toMatch(/^every active job became active after 2026-05-01T12:08:00.000Z \(now minus the grace of 120 s\): the installation, or its jobs' last change, is younger than the grace/);
+    expect(report.nothingChecked).toMatch(
+      /^every active job became active after 2026-05-01T12:08:00.000Z \(now minus the grace of 120 s\): the installation, or its jobs' last change, is younger than the grace/,
+    );
     expect(report.nothingChecked).toContain('1 slices read were checked for finality only');
     // A violation still wins: exit 1.
     expect(audit({ jobs: [young], slices: [{ ...first, handler: 'other' }], ledger: [record(first)] }).exitCode).toBe(1);

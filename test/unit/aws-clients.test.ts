@@ -11,7 +11,8 @@ describe('createAwsClients', () => {
       expect(await patient.sqs.config.maxAttempts()).toBe(5);
       // NodeHttpHandler resolves its options lazily (`configProvider`): read the request timeout it will use.
       const requestTimeout = async (clients: typeof engine) =>
-        (await (clients.dynamo.config.requestHandler as unknown as { configProvider: Promise<{ requestTimeout?: number }> }).configProvider).requestTimeout;
+        (await (clients.dynamo.config.requestHandler as unknown as { configProvider: Promise<{ requestTimeout?: number }> }).configProvider)
+          .requestTimeout;
       expect(await requestTimeout(engine)).toBe(REQUEST_TIMEOUT_MS);
       expect(await requestTimeout(patient)).toBe(10_000);
     } finally {

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { chooseWorkerMemoryMb, cronfenceUsdPerMillion, heartbeatsFor, heartbeatUsdPerMillion, schedulerUsdPerMillion } from '../../tools/bench/cost.ts';
+import {
+  chooseWorkerMemoryMb,
+  cronfenceUsdPerMillion,
+  heartbeatsFor,
+  heartbeatUsdPerMillion,
+  schedulerUsdPerMillion,
+} from '../../tools/bench/cost.ts';
 import type { PerExecution } from '../../tools/bench/per-execution.ts';
 import { planThroughput, preEnqueueLookaheadMs } from '../../tools/bench/capacity-plan.ts';
 
@@ -28,7 +34,12 @@ describe('dollars per million executions', () => {
 
   it('shares an invocation and its wait among the executions of a batch', () => {
     const alone = cronfenceUsdPerMillion(happy, 1, { leaseMs: 4000, heartbeatMs: 1000 }, { workerMemoryMb: 256 });
-    const batched = cronfenceUsdPerMillion(happy, 1, { leaseMs: 4000, heartbeatMs: 1000 }, { workerMemoryMb: 256, invocationsPerExecution: 0.1 });
+    const batched = cronfenceUsdPerMillion(
+      happy,
+      1,
+      { leaseMs: 4000, heartbeatMs: 1000 },
+      { workerMemoryMb: 256, invocationsPerExecution: 0.1 },
+    );
     expect(batched.lambdaRequests).toBeCloseTo(alone.lambdaRequests / 10, 6);
     expect(batched.lambdaWait).toBeCloseTo(alone.lambdaWait / 10, 3); // each figure is rounded to 4 places
     expect(batched.lambdaCompute).toBeCloseTo(alone.lambdaCompute, 6);
@@ -41,7 +52,7 @@ describe('dollars per million executions', () => {
     expect(chooseWorkerMemoryMb(5000)).toBe(1024);
   });
 
-  it('prices EventBridge Scheduler plus the Lambda it invokes, and Powertools idempotency\'s two writes', () => {
+  it("prices EventBridge Scheduler plus the Lambda it invokes, and Powertools idempotency's two writes", () => {
     expect(schedulerUsdPerMillion(1, { memoryMb: 512 }).total).toBeCloseTo(1 + 0.2 + 0.5 * 13.3334, 3);
     expect(schedulerUsdPerMillion(1, { memoryMb: 512 }).overhead).toBeCloseTo(1.2, 4);
     expect(schedulerUsdPerMillion(1, { memoryMb: 512, idempotency: true }).overhead).toBeCloseTo(1.2 + 2 * 0.625, 4);
@@ -57,7 +68,7 @@ describe('dollars per million executions', () => {
 describe('capacity plan', () => {
   const mix = { scannerWru: 4, workerWru: 6, shardKeyedWruPerSlice: { 'slices/sweep': 4, 'jobs/due': 2 } };
 
-  it('at a new table\'s 4,000 WRU/s, lookahead 16 minutes (every message delayed to its second)', () => {
+  it("at a new table's 4,000 WRU/s, lookahead 16 minutes (every message delayed to its second)", () => {
     expect(planThroughput(mix, 4000, 1_000_000)).toEqual({
       tableWruPerSecond: 4000,
       lookaheadMs: 960_000,

@@ -39,7 +39,9 @@ describe('density targets', () => {
   it('are not met when a level’s scan sent fewer than its due schedules, and say which', () => {
     const checks = densityTargets([level(10_000, 200, 1.2, 149), level(100_000, 200, 1.2, 145.6), level(1_000_000, 0, 0, 118.7)]);
     expect(checks.map((check) => check.met)).toEqual([false, false]);
-    expect(checks[1]?.measured).toBe('1.2 → 0 (the scan at 1,000,000 sent 0 of 200 due; scanning shard 0: TimeoutError: a request has exceeded the configured 3000 ms requestTimeout)');
+    expect(checks[1]?.measured).toBe(
+      '1.2 → 0 (the scan at 1,000,000 sent 0 of 200 due; scanning shard 0: TimeoutError: a request has exceeded the configured 3000 ms requestTimeout)',
+    );
   });
 
   it('are not met when items touched per due slice grow', () => {

@@ -5,7 +5,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { deadLetterEntry } from '../../tools/chaos/drill-stores.ts';
-import { cronParserOccurrences, expectedOccurrences, scheduleMathOccurrences, type ExpectedOccurrence } from '../../tools/chaos/expected.ts';
+import {
+  cronParserOccurrences,
+  expectedOccurrences,
+  scheduleMathOccurrences,
+  type ExpectedOccurrence,
+} from '../../tools/chaos/expected.ts';
 import { checkHistory, type HistoryInput, type ObservedEvent } from '../../tools/chaos/history.ts';
 import { JobHistoryBook, type JobHistory } from '../../tools/chaos/job-history.ts';
 import { lifecycleEvent, type LifecycleEventType } from '../../lib/core/events.ts';
@@ -26,7 +31,19 @@ function history(...changes: JobHistory['changes']): JobHistory {
 }
 
 function slice(at: number, status: Slice['status'], extra: Partial<Slice> = {}): Slice {
-  return { jobId: 'job', scheduledAt: at, status, fence: 1, attempts: 1, handler: 'h', policies: DEFAULT_POLICIES, shard: 0, generation: 1, createdAt: T0, ...extra };
+  return {
+    jobId: 'job',
+    scheduledAt: at,
+    status,
+    fence: 1,
+    attempts: 1,
+    handler: 'h',
+    policies: DEFAULT_POLICIES,
+    shard: 0,
+    generation: 1,
+    createdAt: T0,
+    ...extra,
+  };
 }
 
 function ledger(at: number, outcome: LedgerRecord['outcome'], fence = 1): LedgerRecord {
@@ -59,7 +76,10 @@ describe('expected occurrences follow each job’s recorded history', () => {
   });
 
   it('counts the first occurrence at the change instant itself as the new definition’s', () => {
-    const atChange = history({ kind: 'create', at: s(-5), generation: 1, definition: EVERY_10 }, { kind: 'payload', at: s(10), generation: 2, definition: EVERY_10 });
+    const atChange = history(
+      { kind: 'create', at: s(-5), generation: 1, definition: EVERY_10 },
+      { kind: 'payload', at: s(10), generation: 2, definition: EVERY_10 },
+    );
     const expected = expectedOccurrences([atChange], s(0), s(30));
     expect(expected.map((e) => [(e.scheduledAt - T0) / 1000, e.generation])).toEqual([
       [0, 1],
@@ -75,7 +95,21 @@ describe('expected occurrences follow each job’s recorded history', () => {
 
   it('records a change only when the stored generation moved', () => {
     const book = new JobHistoryBook();
-    const job = { id: 'job', schedule: '* * * * *', timeZone: 'UTC', dst: DEFAULT_DST_POLICY, handler: 'h', enabled: true, policies: DEFAULT_POLICIES, shard: 0, nextFireAt: 0, version: 1, generation: 1, createdAt: T0, updatedAt: T0 } satisfies StoredJob;
+    const job = {
+      id: 'job',
+      schedule: '* * * * *',
+      timeZone: 'UTC',
+      dst: DEFAULT_DST_POLICY,
+      handler: 'h',
+      enabled: true,
+      policies: DEFAULT_POLICIES,
+      shard: 0,
+      nextFireAt: 0,
+      version: 1,
+      generation: 1,
+      createdAt: T0,
+      updatedAt: T0,
+    } satisfies StoredJob;
     expect(book.record('create', job)).toBe(true);
     expect(book.record('pause', { ...job, version: 2 })).toBe(false); // a scanner advance: same generation
     expect(book.record('delete', { id: 'job', deleted: true, generation: 2, version: 3, updatedAt: T0 + 5 })).toBe(true);
@@ -85,7 +119,14 @@ describe('expected occurrences follow each job’s recorded history', () => {
 });
 
 describe('missed, under lifecycle changes', () => {
-  const occurrence: ExpectedOccurrence = { executionKey: executionKey('job', s(20)), jobId: 'job', scheduledAt: s(20), generation: 1, supersededAt: s(25), skipReason: 'paused' };
+  const occurrence: ExpectedOccurrence = {
+    executionKey: executionKey('job', s(20)),
+    jobId: 'job',
+    scheduledAt: s(20),
+    generation: 1,
+    supersededAt: s(25),
+    skipReason: 'paused',
+  };
   const verdictOf = (sliceAt: Slice | undefined, expected: ExpectedOccurrence = occurrence) =>
     checkHistory({ ...empty, slices: sliceAt ? [sliceAt] : [], expected: [expected] });
 
@@ -98,7 +139,13 @@ describe('missed, under lifecycle changes', () => {
   it('counts as missed: SKIPPED before its definition ended, with another reason, with no later change, or no slice at all', () => {
     expect(verdictOf(slice(s(20), 'SKIPPED', { skipReason: 'superseded', finishedAt: s(5) })).missed).toHaveLength(1);
     expect(verdictOf(slice(s(20), 'SKIPPED', { skipReason: 'deleted', finishedAt: s(25) })).missed).toHaveLength(1);
-    expect(verdictOf(slice(s(20), 'SKIPPED', { skipReason: 'paused', finishedAt: s(25) }), { ...occurrence, supersededAt: undefined, skipReason: undefined }).missed).toHaveLength(1);
+    expect(
+      verdictOf(slice(s(20), 'SKIPPED', { skipReason: 'paused', finishedAt: s(25) }), {
+        ...occurrence,
+        supersededAt: undefined,
+        skipReason: undefined,
+      }).missed,
+    ).toHaveLength(1);
     expect(verdictOf(undefined).missed).toHaveLength(1);
     expect(verdictOf(slice(s(20), 'ENQUEUED')).missed).toHaveLength(1);
   });
@@ -111,16 +158,34 @@ describe('missed, under lifecycle changes', () => {
 
 describe('healthy holders displaced', () => {
   const KEY = executionKey('job', T0);
-  const renewal = (replica: string, fence: number, at: number, offsetMs = 0) => ({ replica, offsetMs, executionKey: KEY, fence, at: at + offsetMs });
+  const renewal = (replica: string, fence: number, at: number, offsetMs = 0) => ({
+    replica,
+    offsetMs,
+    executionKey: KEY,
+    fence,
+    at: at + offsetMs,
+  });
 
   it('flags a takeover by another worker less than one visibility window after the holder’s last renewal, on the drill’s clock', () => {
     const verdict = checkHistory({
       ...empty,
-      events: [observed('claimed', 'holder', T0, 1, 1800), observed('claimed', 'standby', T0 + 2600, 2, -1900), observed('fenced_out', 'holder', T0 + 3100, 1, 1800)],
+      events: [
+        observed('claimed', 'holder', T0, 1, 1800),
+        observed('claimed', 'standby', T0 + 2600, 2, -1900),
+        observed('fenced_out', 'holder', T0 + 3100, 1, 1800),
+      ],
       renewals: [renewal('holder', 1, T0 + 1000, 1800), renewal('holder', 1, T0 + 2000, 1800)],
     });
     expect(verdict.healthyHoldersDisplaced).toEqual([
-      { executionKey: KEY, holder: 'holder', holderFence: 1, standby: 'standby', lastRenewalAt: T0 + 2000, takeoverAt: T0 + 2600, silenceMs: 600 },
+      {
+        executionKey: KEY,
+        holder: 'holder',
+        holderFence: 1,
+        standby: 'standby',
+        lastRenewalAt: T0 + 2000,
+        takeoverAt: T0 + 2600,
+        silenceMs: 600,
+      },
     ]);
   });
 
@@ -132,32 +197,70 @@ describe('healthy holders displaced', () => {
   it('does not flag a takeover after the holder went silent for the window, was killed or paused, or ended its attempt itself (its overlap gate buffering it too)', () => {
     const claims = [observed('claimed', 'holder', T0, 1), observed('claimed', 'standby', T0 + 2600, 2)];
     const renewals = [renewal('holder', 1, T0 + 1000)];
-    const silent = checkHistory({ ...empty, events: [observed('claimed', 'holder', T0, 1), observed('claimed', 'standby', T0 + 4100, 2)], renewals });
-    const killed = checkHistory({ ...empty, events: claims, renewals, processFaults: [{ kind: 'kill', replica: 'holder', at: T0 + 1200 }] });
-    const paused = checkHistory({ ...empty, events: claims, renewals, processFaults: [{ kind: 'pause', replica: 'holder', at: T0 + 1100, until: T0 + 7000 }] });
+    const silent = checkHistory({
+      ...empty,
+      events: [observed('claimed', 'holder', T0, 1), observed('claimed', 'standby', T0 + 4100, 2)],
+      renewals,
+    });
+    const killed = checkHistory({
+      ...empty,
+      events: claims,
+      renewals,
+      processFaults: [{ kind: 'kill', replica: 'holder', at: T0 + 1200 }],
+    });
+    const paused = checkHistory({
+      ...empty,
+      events: claims,
+      renewals,
+      processFaults: [{ kind: 'pause', replica: 'holder', at: T0 + 1100, until: T0 + 7000 }],
+    });
     const failed = checkHistory({ ...empty, events: [...claims, observed('failed', 'holder', T0 + 2650, 1)], renewals });
-    const ownReclaim = checkHistory({ ...empty, events: [observed('claimed', 'holder', T0, 1), observed('claimed', 'holder', T0 + 1500, 2)] });
+    const ownReclaim = checkHistory({
+      ...empty,
+      events: [observed('claimed', 'holder', T0, 1), observed('claimed', 'holder', T0 + 1500, 2)],
+    });
     // Its claim took longer than the lease: it gave the lease up at once, before the standby came.
     const gaveUp = checkHistory({ ...empty, events: [...claims, observed('fenced_out', 'holder', T0 + 20, 1)] });
     // No renewal yet, and its first one was due: its message's visibility counts from before its claim's report.
-    const neverRenewed = checkHistory({ ...empty, events: [observed('claimed', 'holder', T0, 1), observed('claimed', 'standby', T0 + 2990, 2)] });
+    const neverRenewed = checkHistory({
+      ...empty,
+      events: [observed('claimed', 'holder', T0, 1), observed('claimed', 'standby', T0 + 2990, 2)],
+    });
     // Its overlap gate put the claim back to wait (bufferOne), and another worker claimed the slice when it came back.
     const buffered = checkHistory({ ...empty, events: [...claims, observed('buffered', 'holder', T0 + 100, 1)], renewals });
-    for (const verdict of [silent, killed, paused, failed, ownReclaim, gaveUp, neverRenewed, buffered]) expect(verdict.healthyHoldersDisplaced).toEqual([]);
+    for (const verdict of [silent, killed, paused, failed, ownReclaim, gaveUp, neverRenewed, buffered])
+      expect(verdict.healthyHoldersDisplaced).toEqual([]);
   });
 
   it('counts a claim its message outran, overtaken before it started, apart; once it started or renewed, a takeover is a displacement', () => {
     const overtakeable = (event: ObservedEvent): ObservedEvent => ({ ...event, event: { ...event.event, overtakeable: true } });
     const slowClaim = overtakeable(observed('claimed', 'holder', T0, 1));
-    const overtaken = checkHistory({ ...empty, events: [slowClaim, observed('claimed', 'standby', T0 + 200, 2), observed('fenced_out', 'holder', T0 + 300, 1)] });
+    const overtaken = checkHistory({
+      ...empty,
+      events: [slowClaim, observed('claimed', 'standby', T0 + 200, 2), observed('fenced_out', 'holder', T0 + 300, 1)],
+    });
     expect(overtaken.healthyHoldersDisplaced).toEqual([]);
     expect(overtaken.overtakenClaims).toBe(1);
-    const started = checkHistory({ ...empty, events: [slowClaim, observed('started', 'holder', T0 + 100, 1), observed('claimed', 'standby', T0 + 200, 2)] });
+    const started = checkHistory({
+      ...empty,
+      events: [slowClaim, observed('started', 'holder', T0 + 100, 1), observed('claimed', 'standby', T0 + 200, 2)],
+    });
     expect(started.healthyHoldersDisplaced).toHaveLength(1);
     expect(started.overtakenClaims).toBe(0);
-    const renewed = checkHistory({ ...empty, events: [slowClaim, observed('claimed', 'standby', T0 + 1500, 2)], renewals: [renewal('holder', 1, T0 + 1000)] });
+    const renewed = checkHistory({
+      ...empty,
+      events: [slowClaim, observed('claimed', 'standby', T0 + 1500, 2)],
+      renewals: [renewal('holder', 1, T0 + 1000)],
+    });
     expect(renewed.healthyHoldersDisplaced).toHaveLength(1);
-    const fastClaim = checkHistory({ ...empty, events: [observed('claimed', 'holder', T0, 1), observed('claimed', 'standby', T0 + 200, 2), observed('fenced_out', 'holder', T0 + 300, 1)] });
+    const fastClaim = checkHistory({
+      ...empty,
+      events: [
+        observed('claimed', 'holder', T0, 1),
+        observed('claimed', 'standby', T0 + 200, 2),
+        observed('fenced_out', 'holder', T0 + 300, 1),
+      ],
+    });
     expect(fastClaim.healthyHoldersDisplaced).toHaveLength(1);
   });
 });
@@ -171,11 +274,17 @@ describe('failovers slowed by injected AWS faults', () => {
   };
 
   it('reports a failover apart when a request about its slice, or the standby’s SQS request, was throttled or hung on the way', () => {
-    const hungClaim = checkHistory({ ...killedHolder, clientFaults: [{ kind: 'hang', replica: 'standby', at: T0 + 3000, executionKey: KEY, request: 'UpdateItemCommand' }] });
+    const hungClaim = checkHistory({
+      ...killedHolder,
+      clientFaults: [{ kind: 'hang', replica: 'standby', at: T0 + 3000, executionKey: KEY, request: 'UpdateItemCommand' }],
+    });
     expect(hungClaim.failovers).toMatchObject([{ latencyMs: 6000, slowedBy: 'hang' }]);
     expect(hungClaim.failover.count).toBe(0);
     expect(hungClaim.failoverSlowedByAws).toMatchObject({ count: 1, max: 6000 });
-    const hungReceive = checkHistory({ ...killedHolder, clientFaults: [{ kind: 'hang', replica: 'standby', at: T0 + 2000, request: 'ReceiveMessageCommand' }] });
+    const hungReceive = checkHistory({
+      ...killedHolder,
+      clientFaults: [{ kind: 'hang', replica: 'standby', at: T0 + 2000, request: 'ReceiveMessageCommand' }],
+    });
     expect(hungReceive.failovers[0]?.slowedBy).toBe('hang');
   });
 
@@ -187,9 +296,18 @@ describe('failovers slowed by injected AWS faults', () => {
       expect(refusedRenewal.failovers[0]?.slowedBy, request).toBe('throttle');
     }
     // Longer ago than a visibility, or another replica's: the failover is bounded.
-    const longAgo = checkHistory({ ...killedHolder, renewals: [{ ...heartbeat, at: T0 + 3500 }], processFaults: [{ kind: 'kill', replica: 'victim', at: T0 + 3600 }], clientFaults: [refused('ChangeMessageVisibilityBatchCommand')] });
+    const longAgo = checkHistory({
+      ...killedHolder,
+      renewals: [{ ...heartbeat, at: T0 + 3500 }],
+      processFaults: [{ kind: 'kill', replica: 'victim', at: T0 + 3600 }],
+      clientFaults: [refused('ChangeMessageVisibilityBatchCommand')],
+    });
     expect(longAgo.failovers[0]?.slowedBy).toBeUndefined();
-    const third = checkHistory({ ...killedHolder, renewals: [heartbeat], clientFaults: [{ ...refused('TransactWriteItemsCommand'), replica: 'third' }] });
+    const third = checkHistory({
+      ...killedHolder,
+      renewals: [heartbeat],
+      clientFaults: [{ ...refused('TransactWriteItemsCommand'), replica: 'third' }],
+    });
     expect(third.failovers[0]?.slowedBy).toBeUndefined();
   });
 
@@ -197,8 +315,18 @@ describe('failovers slowed by injected AWS faults', () => {
     // A CI settlement drill: each of its two takeovers (3,093 and 3,060 ms) was put apart by a throttled chunk
     // transaction of its victim, which slows no renewal; the settlement then had no bounded failover at all.
     const heartbeat = { replica: 'victim', offsetMs: 0, executionKey: KEY, fence: 1, at: T0 + 400 };
-    const chunkCommits = [100, 450].map((ms) => ({ kind: 'throttle' as const, replica: 'victim', at: T0 + ms, executionKey: KEY, request: 'TransactWriteItemsCommand' }));
-    const verdict = checkHistory({ ...killedHolder, renewals: [heartbeat], clientFaults: [...chunkCommits, { ...chunkCommits[0]!, kind: 'hang' as const, at: T0 + 480 }] });
+    const chunkCommits = [100, 450].map((ms) => ({
+      kind: 'throttle' as const,
+      replica: 'victim',
+      at: T0 + ms,
+      executionKey: KEY,
+      request: 'TransactWriteItemsCommand',
+    }));
+    const verdict = checkHistory({
+      ...killedHolder,
+      renewals: [heartbeat],
+      clientFaults: [...chunkCommits, { ...chunkCommits[0]!, kind: 'hang' as const, at: T0 + 480 }],
+    });
     expect(verdict.failovers[0]?.slowedBy).toBeUndefined();
     expect(verdict.failover).toMatchObject({ count: 1, max: 5600 });
   });
@@ -206,20 +334,39 @@ describe('failovers slowed by injected AWS faults', () => {
   it('reports apart the failover of a claim that came back after its holder’s own pause (its fast takeover disarmed by design)', () => {
     // Paused while its receive was in flight, the victim claimed when it resumed, its message possibly handed on
     // (`overtakeable`); killed later, its standby waited for the lease and the skew margin (a 300 s drill: 7,082 ms).
-    const lateClaim = (overtakeable: boolean): ObservedEvent => ({ ...observed('claimed', 'victim', T0, 1), event: { ...observed('claimed', 'victim', T0, 1).event, ...(overtakeable && { overtakeable }) } });
+    const lateClaim = (overtakeable: boolean): ObservedEvent => ({
+      ...observed('claimed', 'victim', T0, 1),
+      event: { ...observed('claimed', 'victim', T0, 1).event, ...(overtakeable && { overtakeable }) },
+    });
     const pause = { kind: 'pause' as const, replica: 'victim', at: T0 - 6000, until: T0 - 100 };
     const kill = { kind: 'kill' as const, replica: 'victim', at: T0 + 2000 };
-    const afterPause = checkHistory({ ...empty, events: [lateClaim(true), observed('claimed', 'standby', T0 + 9000, 2)], processFaults: [pause, kill] });
+    const afterPause = checkHistory({
+      ...empty,
+      events: [lateClaim(true), observed('claimed', 'standby', T0 + 9000, 2)],
+      processFaults: [pause, kill],
+    });
     expect(afterPause.failovers).toMatchObject([{ latencyMs: 9000, claimAfterPause: true }]);
     expect(afterPause.failover.count).toBe(0);
     expect(afterPause.failoverAfterPausedClaim).toMatchObject({ count: 1, max: 9000 });
     // Not overtakeable, or overtakeable with no pause of its own before the claim: bounded as any failover.
-    const armed = checkHistory({ ...empty, events: [lateClaim(false), observed('claimed', 'standby', T0 + 9000, 2)], processFaults: [pause, kill] });
+    const armed = checkHistory({
+      ...empty,
+      events: [lateClaim(false), observed('claimed', 'standby', T0 + 9000, 2)],
+      processFaults: [pause, kill],
+    });
     expect(armed.failover).toMatchObject({ count: 1, max: 9000 });
     expect(armed.failoverAfterPausedClaim.count).toBe(0);
-    const noPause = checkHistory({ ...empty, events: [lateClaim(true), observed('claimed', 'standby', T0 + 9000, 2)], processFaults: [kill] });
+    const noPause = checkHistory({
+      ...empty,
+      events: [lateClaim(true), observed('claimed', 'standby', T0 + 9000, 2)],
+      processFaults: [kill],
+    });
     expect(noPause.failover).toMatchObject({ count: 1, max: 9000 });
-    const pausedLongBefore = checkHistory({ ...empty, events: [lateClaim(true), observed('claimed', 'standby', T0 + 9000, 2)], processFaults: [{ ...pause, until: T0 - 4000 }, kill] });
+    const pausedLongBefore = checkHistory({
+      ...empty,
+      events: [lateClaim(true), observed('claimed', 'standby', T0 + 9000, 2)],
+      processFaults: [{ ...pause, until: T0 - 4000 }, kill],
+    });
     expect(pausedLongBefore.failover).toMatchObject({ count: 1, max: 9000 });
   });
 
@@ -227,7 +374,15 @@ describe('failovers slowed by injected AWS faults', () => {
     const receive = (replica: string, at: number, key = KEY) => ({ replica, executionKey: key, at });
     const verdict = checkHistory({
       ...killedHolder,
-      receives: [receive('victim', T0 + 10), receive('standby', T0 - 50), receive('standby', T0 + 5200), receive('standby', T0 + 5900), receive('third', T0 + 5950), receive('standby', T0 + 5980, executionKey('other', T0)), receive('standby', T0 + 6100)],
+      receives: [
+        receive('victim', T0 + 10),
+        receive('standby', T0 - 50),
+        receive('standby', T0 + 5200),
+        receive('standby', T0 + 5900),
+        receive('third', T0 + 5950),
+        receive('standby', T0 + 5980, executionKey('other', T0)),
+        receive('standby', T0 + 6100),
+      ],
     });
     expect(verdict.failovers).toMatchObject([{ latencyMs: 6000, receivedAt: T0 + 5900 }]);
     expect(checkHistory(killedHolder).failovers[0]?.receivedAt).toBeUndefined();
@@ -237,18 +392,29 @@ describe('failovers slowed by injected AWS faults', () => {
     // A 300 s drill: the victim paused; the first worker to receive its message was killed 1.1 s later, before its
     // claim; the message came back a visibility timeout after that receive, to the standby (6,127 ms in all).
     const receive = (replica: string, at: number) => ({ replica, executionKey: KEY, at });
-    const firstHolder = (faultAt: number, kind: 'kill' | 'pause' = 'kill') => checkHistory({
-      ...killedHolder,
-      receives: [receive('first', T0 + 3000), receive('standby', T0 + 5950)],
-      processFaults: [...killedHolder.processFaults, { kind, replica: 'first', at: faultAt, ...(kind === 'pause' && { until: faultAt + 5000 }) }],
-    });
+    const firstHolder = (faultAt: number, kind: 'kill' | 'pause' = 'kill') =>
+      checkHistory({
+        ...killedHolder,
+        receives: [receive('first', T0 + 3000), receive('standby', T0 + 5950)],
+        processFaults: [
+          ...killedHolder.processFaults,
+          { kind, replica: 'first', at: faultAt, ...(kind === 'pause' && { until: faultAt + 5000 }) },
+        ],
+      });
     const killed = firstHolder(T0 + 4100);
     expect(killed.failovers).toMatchObject([{ latencyMs: 6000, messageHeldBy: 'first' }]);
     expect(killed.failover.count).toBe(0);
     expect(killed.failoverAfterHolderOfMessageStopped).toMatchObject({ count: 1, max: 6000 });
     expect(firstHolder(T0 + 3500, 'pause').failovers[0]?.messageHeldBy).toBe('first');
     // Stopped after its receive's visibility ran out (the message was back by then), or after the takeover: bounded.
-    for (const late of [firstHolder(T0 + 6050), checkHistory({ ...killedHolder, receives: [receive('first', T0 + 3000)], processFaults: [...killedHolder.processFaults, { kind: 'kill' as const, replica: 'first', at: T0 + 6500 }] })]) {
+    for (const late of [
+      firstHolder(T0 + 6050),
+      checkHistory({
+        ...killedHolder,
+        receives: [receive('first', T0 + 3000)],
+        processFaults: [...killedHolder.processFaults, { kind: 'kill' as const, replica: 'first', at: T0 + 6500 }],
+      }),
+    ]) {
       expect(late.failovers[0]?.messageHeldBy).toBeUndefined();
       expect(late.failover.count).toBe(1);
     }
@@ -257,12 +423,21 @@ describe('failovers slowed by injected AWS faults', () => {
   });
 
   it('tells a failover whose victim disarmed its fast takeover before the fault (a renewal reported `disarmed`), and keeps it bounded', () => {
-    const renewal = (at: number, disarmed = false) => ({ replica: 'victim', offsetMs: 0, executionKey: KEY, fence: 1, at, ...(disarmed && { disarmed: true as const }) });
+    const renewal = (at: number, disarmed = false) => ({
+      replica: 'victim',
+      offsetMs: 0,
+      executionKey: KEY,
+      fence: 1,
+      at,
+      ...(disarmed && { disarmed: true as const }),
+    });
     const disarmedBefore = checkHistory({ ...killedHolder, renewals: [renewal(T0 + 100, true), renewal(T0 + 400)] });
     expect(disarmedBefore.failovers).toMatchObject([{ latencyMs: 5600, disarmed: true }]);
     expect(disarmedBefore.failover.count).toBe(1);
     // A disarming renewal after the fault (its report read late) is not the victim's before the fault.
-    expect(checkHistory({ ...killedHolder, renewals: [renewal(T0 + 400), renewal(T0 + 900, true)] }).failovers[0]?.disarmed).toBeUndefined();
+    expect(
+      checkHistory({ ...killedHolder, renewals: [renewal(T0 + 400), renewal(T0 + 900, true)] }).failovers[0]?.disarmed,
+    ).toBeUndefined();
   });
 
   it('counts one failover per takeover, from the victim’s last fault before it', () => {
@@ -308,10 +483,16 @@ describe('committed then dead, and SUCCEEDED without writes', () => {
   const KEY = executionKey('job', T0);
 
   it('flags a committed slice with a dead event or a dead-letter record, and a DEAD ledger with a committed event', () => {
-    const committed = { slices: [slice(T0, 'SUCCEEDED')], ledger: [ledger(T0, 'SUCCEEDED')], effects: [{ executionKey: KEY, fence: 1, worker: 'a' }] };
+    const committed = {
+      slices: [slice(T0, 'SUCCEEDED')],
+      ledger: [ledger(T0, 'SUCCEEDED')],
+      effects: [{ executionKey: KEY, fence: 1, worker: 'a' }],
+    };
     expect(checkHistory({ ...empty, ...committed }).committedThenDead).toEqual([]);
     expect(checkHistory({ ...empty, ...committed, events: [observed('dead', 'a', T0 + 10, 1)] }).committedThenDead).toEqual([KEY]);
-    expect(checkHistory({ ...empty, ...committed, deadLetters: [{ executionKey: KEY, kind: 'dead-slice' }] }).committedThenDead).toEqual([KEY]);
+    expect(checkHistory({ ...empty, ...committed, deadLetters: [{ executionKey: KEY, kind: 'dead-slice' }] }).committedThenDead).toEqual([
+      KEY,
+    ]);
     const dead = { slices: [slice(T0, 'DEAD')], ledger: [ledger(T0, 'DEAD')] };
     expect(checkHistory({ ...empty, ...dead, deadLetters: [{ executionKey: KEY, kind: 'dead-slice' }] }).committedThenDead).toEqual([]);
     expect(checkHistory({ ...empty, ...dead, events: [observed('committed', 'a', T0 + 10, 1)] }).committedThenDead).toEqual([KEY]);
@@ -319,16 +500,28 @@ describe('committed then dead, and SUCCEEDED without writes', () => {
 
   it('flags a SUCCEEDED slice whose committing fence left no business row, or that has no ledger record', () => {
     const succeeded = { slices: [slice(T0, 'SUCCEEDED', { fence: 2 })], ledger: [ledger(T0, 'SUCCEEDED', 2)] };
-    expect(checkHistory({ ...empty, ...succeeded, effects: [{ executionKey: KEY, fence: 2, worker: 'a' }] }).succeededWithoutWrites).toEqual([]);
+    expect(
+      checkHistory({ ...empty, ...succeeded, effects: [{ executionKey: KEY, fence: 2, worker: 'a' }] }).succeededWithoutWrites,
+    ).toEqual([]);
     expect(checkHistory({ ...empty, ...succeeded }).succeededWithoutWrites).toEqual([KEY]);
-    expect(checkHistory({ ...empty, ...succeeded, effects: [{ executionKey: KEY, fence: 1, worker: 'a' }] }).succeededWithoutWrites).toEqual([KEY]);
-    expect(checkHistory({ ...empty, slices: succeeded.slices, effects: [{ executionKey: KEY, fence: 2, worker: 'a' }] }).succeededWithoutWrites).toEqual([KEY]);
+    expect(
+      checkHistory({ ...empty, ...succeeded, effects: [{ executionKey: KEY, fence: 1, worker: 'a' }] }).succeededWithoutWrites,
+    ).toEqual([KEY]);
+    expect(
+      checkHistory({ ...empty, slices: succeeded.slices, effects: [{ executionKey: KEY, fence: 2, worker: 'a' }] }).succeededWithoutWrites,
+    ).toEqual([KEY]);
   });
 
   it('reads the slice a dead-letter record names, whatever its kind', () => {
     const body = encodeWorkMessage({ jobId: 'job', scheduledAt: T0 });
-    expect(deadLetterEntry(JSON.stringify({ kind: 'dead-slice', executionKey: KEY, attempts: 3 }))).toEqual({ executionKey: KEY, kind: 'dead-slice' });
-    expect(deadLetterEntry(JSON.stringify({ kind: 'unrunnable-message', queue: 'work', reason: 'no such slice', body }))).toEqual({ executionKey: KEY, kind: 'unrunnable-message' });
+    expect(deadLetterEntry(JSON.stringify({ kind: 'dead-slice', executionKey: KEY, attempts: 3 }))).toEqual({
+      executionKey: KEY,
+      kind: 'dead-slice',
+    });
+    expect(deadLetterEntry(JSON.stringify({ kind: 'unrunnable-message', queue: 'work', reason: 'no such slice', body }))).toEqual({
+      executionKey: KEY,
+      kind: 'unrunnable-message',
+    });
     expect(deadLetterEntry(body)).toEqual({ executionKey: KEY, kind: 'redriven' });
     expect(deadLetterEntry('not json')).toBeUndefined();
   });

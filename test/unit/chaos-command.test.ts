@@ -6,7 +6,11 @@ import { describe, expect, it } from 'vitest';
 import { chaosCommand } from '../../tools/cli/chaos-command.ts';
 import { refusalOf } from '../support/cli-refusal.ts';
 
-const refusal = (...args: string[]): Promise<string> => refusalOf(chaosCommand(() => {}), args);
+const refusal = (...args: string[]): Promise<string> =>
+  refusalOf(
+    chaosCommand(() => {}),
+    args,
+  );
 
 describe('npm run chaos: bad settings', () => {
   it('refuses a window too short for the one-time policy jobs, and for the settlement', async () => {

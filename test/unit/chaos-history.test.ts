@@ -17,10 +17,26 @@ function observed(type: LifecycleEventType, replica: string, at: number, fence: 
 }
 
 function slice(fence: number, status: Slice['status'] = 'SUCCEEDED'): Slice {
-  return { jobId: 'job', scheduledAt: T, status, fence, attempts: fence, handler: 'h', policies: DEFAULT_POLICIES, shard: 0, generation: 1, createdAt: T };
+  return {
+    jobId: 'job',
+    scheduledAt: T,
+    status,
+    fence,
+    attempts: fence,
+    handler: 'h',
+    policies: DEFAULT_POLICIES,
+    shard: 0,
+    generation: 1,
+    createdAt: T,
+  };
 }
 
-const expect1 = (jobId: string, scheduledAt: number): ExpectedOccurrence => ({ executionKey: executionKey(jobId, scheduledAt), jobId, scheduledAt, generation: 1 });
+const expect1 = (jobId: string, scheduledAt: number): ExpectedOccurrence => ({
+  executionKey: executionKey(jobId, scheduledAt),
+  jobId,
+  scheduledAt,
+  generation: 1,
+});
 const base: HistoryInput = {
   events: [],
   renewals: [],
@@ -46,7 +62,9 @@ describe('chaos history checks', () => {
   });
 
   it('flags a ledger record whose fence is not the slice fence as an accepted zombie commit', () => {
-    const ledger = [{ executionKey: KEY, jobId: 'job', scheduledAt: T, fence: 1, owner: 'a', committedAt: T, outcome: 'SUCCEEDED' as const }];
+    const ledger = [
+      { executionKey: KEY, jobId: 'job', scheduledAt: T, fence: 1, owner: 'a', committedAt: T, outcome: 'SUCCEEDED' as const },
+    ];
     expect(checkHistory({ ...base, slices: [slice(2)], ledger }).zombieCommitsAccepted).toEqual([KEY]);
     expect(checkHistory({ ...base, slices: [slice(1)], ledger }).zombieCommitsAccepted).toEqual([]);
   });
@@ -74,7 +92,13 @@ describe('chaos history checks', () => {
       processFaults: [{ kind: 'kill', replica: 'victim', at: T + 4500 }],
     });
     expect(verdict.failovers).toHaveLength(1);
-    expect(verdict.failovers[0]).toMatchObject({ victim: 'victim', standby: 'standby', lastHeartbeatAt: T + 4000, takeoverAt: T + 7100, latencyMs: 3100 });
+    expect(verdict.failovers[0]).toMatchObject({
+      victim: 'victim',
+      standby: 'standby',
+      lastHeartbeatAt: T + 4000,
+      takeoverAt: T + 7100,
+      latencyMs: 3100,
+    });
   });
 });
 

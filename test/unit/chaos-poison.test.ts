@@ -95,7 +95,11 @@ describe('the poison injector', () => {
           },
         },
         readRecord: async (jobId) => rows.get(jobId),
-        specOf: (jobId) => ({ id: jobId, schedule: (book.histories().find((h) => h.jobId === jobId)?.changes[0]?.definition?.schedule ?? ''), handler: 'chaos-fast' }),
+        specOf: (jobId) => ({
+          id: jobId,
+          schedule: book.histories().find((h) => h.jobId === jobId)?.changes[0]?.definition?.schedule ?? '',
+          handler: 'chaos-fast',
+        }),
         book,
         now: () => now,
       },
@@ -126,9 +130,16 @@ describe('the poison injector', () => {
     advance(30_000);
     expect(await injector.repair('fast-a')).toBe(true);
     expect(puts).toEqual([{ id: 'fast-a', schedule: '*/5 * * * * *', handler: 'chaos-fast', enabled: true }]);
-    expect(book.current('fast-a')).toMatchObject({ kind: 'repair', generation: 2, at: T0 + 40_000, definition: { schedule: '*/5 * * * * *', enabled: true } });
+    expect(book.current('fast-a')).toMatchObject({
+      kind: 'repair',
+      generation: 2,
+      at: T0 + 40_000,
+      definition: { schedule: '*/5 * * * * *', enabled: true },
+    });
     expect(injector.isPoisoned('fast-a')).toBe(false);
-    expect(injector.poisonings()).toEqual([expect.objectContaining({ jobId: 'fast-a', generation: 1, at: T0 + 10_000, repairedAt: T0 + 40_000, repairedGeneration: 2 })]);
+    expect(injector.poisonings()).toEqual([
+      expect.objectContaining({ jobId: 'fast-a', generation: 1, at: T0 + 10_000, repairedAt: T0 + 40_000, repairedGeneration: 2 }),
+    ]);
     expect(await injector.repair('fast-a')).toBe(false);
   });
 
@@ -160,9 +171,27 @@ describe('expected occurrences around a poisoning', () => {
 });
 
 describe('the poison checks', () => {
-  const poisoning: Poisoning = { jobId: 'p', kind: 'schedule', generation: 3, at: T0 + 20_000, repairedAt: T0 + 60_000, repairedGeneration: 4 };
-  const aside = (generation: number): SetAsideJob => ({ jobId: 'p', generation, reason: 'bad cron', from: T0 + 40_000, at: T0 + 25_000, by: 'scanner-1.1' });
-  const miss = (jobId: string, offsetMs: number) => ({ executionKey: executionKey(jobId, T0 + offsetMs), jobId, scheduledAt: T0 + offsetMs });
+  const poisoning: Poisoning = {
+    jobId: 'p',
+    kind: 'schedule',
+    generation: 3,
+    at: T0 + 20_000,
+    repairedAt: T0 + 60_000,
+    repairedGeneration: 4,
+  };
+  const aside = (generation: number): SetAsideJob => ({
+    jobId: 'p',
+    generation,
+    reason: 'bad cron',
+    from: T0 + 40_000,
+    at: T0 + 25_000,
+    by: 'scanner-1.1',
+  });
+  const miss = (jobId: string, offsetMs: number) => ({
+    executionKey: executionKey(jobId, T0 + offsetMs),
+    jobId,
+    scheduledAt: T0 + offsetMs,
+  });
 
   it('counts a poisoned job set aside by the record of its poisoned generation, or by a set_aside event while poisoned', () => {
     const byRecord = checkPoison({ poisonings: [poisoning], setAside: [aside(3)], setAsideEvents: [], missed: [] });
@@ -189,15 +218,30 @@ describe('the poison checks', () => {
   });
 
   it('fails a repaired generation set aside again, and a repair that never landed', () => {
-    const again = checkPoison({ poisonings: [poisoning], setAside: [aside(4)], setAsideEvents: [{ jobId: 'p', at: T0 + 30_000 }], missed: [] });
+    const again = checkPoison({
+      poisonings: [poisoning],
+      setAside: [aside(4)],
+      setAsideEvents: [{ jobId: 'p', at: T0 + 30_000 }],
+      missed: [],
+    });
     expect(poisonViolations(again)).toEqual(['repaired jobs set aside again: p']);
-    const unrepaired = checkPoison({ poisonings: [{ ...poisoning, repairedAt: undefined, repairedGeneration: undefined }], setAside: [aside(3)], setAsideEvents: [], missed: [] });
+    const unrepaired = checkPoison({
+      poisonings: [{ ...poisoning, repairedAt: undefined, repairedGeneration: undefined }],
+      setAside: [aside(3)],
+      setAsideEvents: [],
+      missed: [],
+    });
     expect(poisonViolations(unrepaired)).toEqual(['poisoned jobs whose repair never landed: p']);
   });
 
   it('passes a job poisoned again after its repair, set aside in its second poisoned generation', () => {
     const second: Poisoning = { ...poisoning, generation: 4, at: T0 + 70_000, repairedAt: T0 + 110_000, repairedGeneration: 5 };
-    const verdict = checkPoison({ poisonings: [poisoning, second], setAside: [aside(4)], setAsideEvents: [{ jobId: 'p', at: T0 + 30_000 }], missed: [] });
+    const verdict = checkPoison({
+      poisonings: [poisoning, second],
+      setAside: [aside(4)],
+      setAsideEvents: [{ jobId: 'p', at: T0 + 30_000 }],
+      missed: [],
+    });
     expect(verdict.setAsideAfterRepair).toEqual([]);
     expect(poisonViolations(verdict)).toEqual([]);
   });

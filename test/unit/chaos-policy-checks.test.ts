@@ -20,7 +20,19 @@ const s = (seconds: number): number => T0 + seconds * 1000;
 const RATE_10 = { schedule: 'rate(10 seconds)', timeZone: 'UTC', enabled: true };
 
 function slice(jobId: string, at: number, status: Slice['status'], extra: Partial<Slice> = {}): Slice {
-  return { jobId, scheduledAt: at, status, fence: 1, attempts: 1, handler: 'h', policies: DEFAULT_POLICIES, shard: 0, generation: 1, createdAt: T0, ...extra };
+  return {
+    jobId,
+    scheduledAt: at,
+    status,
+    fence: 1,
+    attempts: 1,
+    handler: 'h',
+    policies: DEFAULT_POLICIES,
+    shard: 0,
+    generation: 1,
+    createdAt: T0,
+    ...extra,
+  };
 }
 
 const misfireRange = (jobId: string, from: number, until: number, count: number): Slice =>
@@ -30,16 +42,22 @@ function outage(jobId: string, misfire: MisfirePolicy): OutageJob {
   return { jobId, misfire, definition: RATE_10, outageFrom: s(0), simulatedAt: s(55) };
 }
 
-const base = (slices: Slice[], outages: OutageJob[]): PolicyCheckInput => ({ slices, outages, startedAt: s(60), enumerate: cronParserOccurrences, oneTime: [] });
+const base = (slices: Slice[], outages: OutageJob[]): PolicyCheckInput => ({
+  slices,
+  outages,
+  startedAt: s(60),
+  enumerate: cronParserOccurrences,
+  oneTime: [],
+});
 const ran = (jobId: string, ...seconds: number[]): Slice[] => seconds.map((second) => slice(jobId, s(second), 'SUCCEEDED'));
 
 describe('rate and at, enumerated apart from the engine', () => {
   it('rate: multiples of the interval since the epoch; at: the local time through Intl', () => {
     expect(cronParserOccurrences(RATE_10, s(-5), s(21))).toEqual([s(0), s(10), s(20)]);
     expect(zonedInstant('2026-12-24T18:00:00', 'Europe/Berlin')).toBe(Date.parse('2026-12-24T17:00:00Z'));
-    expect(cronParserOccurrences({ schedule: 'at(2026-06-01T09:00:00)', timeZone: 'Asia/Kolkata', enabled: true }, 0, Number.MAX_SAFE_INTEGER)).toEqual([
-      Date.parse('2026-06-01T03:30:00Z'),
-    ]);
+    expect(
+      cronParserOccurrences({ schedule: 'at(2026-06-01T09:00:00)', timeZone: 'Asia/Kolkata', enabled: true }, 0, Number.MAX_SAFE_INTEGER),
+    ).toEqual([Date.parse('2026-06-01T03:30:00Z')]);
   });
 });
 
@@ -48,14 +66,20 @@ describe('misfire policies', () => {
     const good = [misfireRange('L', s(0), s(50), 5), ...ran('L', 50, 60)];
     expect(checkPolicies(base(good, [outage('L', 'latest')]))).toEqual([]);
     const ranInside = [...good, ...ran('L', 20)];
-    expect(checkPolicies(base(ranInside, [outage('L', 'latest')]))).toEqual(['L (misfire latest): 1 occurrences inside the skipped range ran']);
+    expect(checkPolicies(base(ranInside, [outage('L', 'latest')]))).toEqual([
+      'L (misfire latest): 1 occurrences inside the skipped range ran',
+    ]);
     const early = [misfireRange('L', s(0), s(30), 3), ...ran('L', 30, 40, 50)];
-    expect(checkPolicies(base(early, [outage('L', 'latest')]))).toEqual(['L (misfire latest): the range ends at 2026-11-29T12:00:30Z, before the outage\'s last occurrence 2026-11-29T12:00:50Z']);
+    expect(checkPolicies(base(early, [outage('L', 'latest')]))).toEqual([
+      "L (misfire latest): the range ends at 2026-11-29T12:00:30Z, before the outage's last occurrence 2026-11-29T12:00:50Z",
+    ]);
   });
 
   it('none: a range to the first scan, nothing in it run; a wrong count is named', () => {
     expect(checkPolicies(base([misfireRange('N', s(0), s(61), 7), ...ran('N', 70)], [outage('N', 'none')]))).toEqual([]);
-    expect(checkPolicies(base([misfireRange('N', s(0), s(61), 6)], [outage('N', 'none')]))).toEqual(['N (misfire none): the range counts 6 occurrences; it covers 7']);
+    expect(checkPolicies(base([misfireRange('N', s(0), s(61), 6)], [outage('N', 'none')]))).toEqual([
+      'N (misfire none): the range counts 6 occurrences; it covers 7',
+    ]);
     expect(checkPolicies(base([], [outage('N', 'none')]))).toEqual(['N (misfire none): 0 misfire ranges; expected exactly one']);
   });
 
@@ -64,12 +88,26 @@ describe('misfire policies', () => {
     expect(checkPolicies(base(ran('A', 0, 10, 20, 30, 50), [outage('A', 'all')]))).toEqual([
       'A (misfire all): 1 occurrences of the outage did not run, first 2026-11-29T12:00:40Z',
     ]);
-    expect(checkPolicies(base([misfireRange('other', s(0), s(10), 1)], []))).toEqual(['other: a misfire range at 2026-11-29T12:00:00Z on a job that had no outage']);
+    expect(checkPolicies(base([misfireRange('other', s(0), s(10), 1)], []))).toEqual([
+      'other: a misfire range at 2026-11-29T12:00:00Z on a job that had no outage',
+    ]);
   });
 
   it('the per-occurrence verdict: skipped by policy under latest or none, missed under all', () => {
-    const expected = expectedOccurrences([{ jobId: 'N', changes: [{ kind: 'create', at: s(0), generation: 1, definition: RATE_10 }] }], s(0), s(30));
-    const input: HistoryInput = { events: [], renewals: [], processFaults: [], slices: [misfireRange('N', s(0), s(30), 3)], ledger: [], effects: [], expected };
+    const expected = expectedOccurrences(
+      [{ jobId: 'N', changes: [{ kind: 'create', at: s(0), generation: 1, definition: RATE_10 }] }],
+      s(0),
+      s(30),
+    );
+    const input: HistoryInput = {
+      events: [],
+      renewals: [],
+      processFaults: [],
+      slices: [misfireRange('N', s(0), s(30), 3)],
+      ledger: [],
+      effects: [],
+      expected,
+    };
     const skipping = checkHistory({ ...input, misfireOf: new Map([['N', 'none']]) });
     expect([skipping.skippedByPolicy, skipping.missed]).toEqual([3, []]);
     const all = checkHistory({ ...input, misfireOf: new Map([['N', 'all']]) });
@@ -79,8 +117,19 @@ describe('misfire policies', () => {
 
 describe('one-time jobs', () => {
   const stored = (id: string, nextFireAt: number, schedule = 'at(2026-11-29T12:00:10)'): StoredJob => ({
-    id, schedule, timeZone: 'UTC', dst: DEFAULT_DST_POLICY, handler: 'h', enabled: true, policies: DEFAULT_POLICIES,
-    shard: 0, nextFireAt, version: 2, generation: 1, createdAt: T0, updatedAt: T0,
+    id,
+    schedule,
+    timeZone: 'UTC',
+    dst: DEFAULT_DST_POLICY,
+    handler: 'h',
+    enabled: true,
+    policies: DEFAULT_POLICIES,
+    shard: 0,
+    nextFireAt,
+    version: 2,
+    generation: 1,
+    createdAt: T0,
+    updatedAt: T0,
   });
 
   it('ran once, then kept completed or deleted', () => {
@@ -131,11 +180,21 @@ describe('overlap runs (skip, bufferOne)', () => {
     expect(checkOverlapRuns({ events: [...run(0, 0, 6), ...run(5, 3, 9, 'w2')], processFaults: [], overlapOf })).toEqual([]);
     const paused = [{ kind: 'pause' as const, replica: 'w1', at: s(1), until: s(5.5) }];
     expect(checkOverlapRuns({ events: [...run(0, 0, 6), ...run(5, 5, 9, 'w2')], processFaults: paused, overlapOf })).toEqual([]);
-    expect(checkOverlapRuns({ events: [...run(0, 0, 6), ...run(5, 5, 9, 'w2')], processFaults: [], overlapOf: new Map([['O', 'allow' as const]]) })).toEqual([]);
+    expect(
+      checkOverlapRuns({
+        events: [...run(0, 0, 6), ...run(5, 5, 9, 'w2')],
+        processFaults: [],
+        overlapOf: new Map([['O', 'allow' as const]]),
+      }),
+    ).toEqual([]);
   });
 
-  it('an overlap or replaced skip counts as the policy\'s only under the policy that gives it', () => {
-    const expected = expectedOccurrences([{ jobId: 'O', changes: [{ kind: 'create', at: s(0), generation: 1, definition: RATE_10 }] }], s(0), s(20));
+  it("an overlap or replaced skip counts as the policy's only under the policy that gives it", () => {
+    const expected = expectedOccurrences(
+      [{ jobId: 'O', changes: [{ kind: 'create', at: s(0), generation: 1, definition: RATE_10 }] }],
+      s(0),
+      s(20),
+    );
     const slices = [slice('O', s(0), 'SUCCEEDED'), slice('O', s(10), 'SKIPPED', { skipReason: 'overlap' })];
     const input: HistoryInput = { events: [], renewals: [], processFaults: [], slices, ledger: [], effects: [], expected };
     expect(checkHistory({ ...input, overlapOf: new Map([['O', 'bufferOne']]) })).toMatchObject({ skippedByPolicy: 1, missed: [] });

@@ -45,7 +45,13 @@ describe('chaos work queue sends', () => {
     const sent: SentWork[] = [];
     const taken: WorkMessage[][] = [];
     // Every message held back 1 to 5 s more.
-    await chaosWorkQueue(queueTaking(taken), { ...NO_FAULTS, delayRate: 1 }, new SeededRandom(7), () => {}, (work) => sent.push(work)).send(messages);
+    await chaosWorkQueue(
+      queueTaking(taken),
+      { ...NO_FAULTS, delayRate: 1 },
+      new SeededRandom(7),
+      () => {},
+      (work) => sent.push(work),
+    ).send(messages);
     expect(sent.map((work) => [work.executionKey, work.dropped])).toEqual([
       ['a:2026-12-05T12:00:00Z', false],
       ['b:2026-12-05T12:00:01Z', false],
@@ -57,7 +63,13 @@ describe('chaos work queue sends', () => {
   it('reports a dropped message by its slice, and a refused send not at all', async () => {
     const sent: SentWork[] = [];
     const faults: [string, string | undefined][] = [];
-    await chaosWorkQueue(queueTaking([]), { ...NO_FAULTS, dropRate: 1 }, new SeededRandom(7), (fault, key) => faults.push([fault, key]), (work) => sent.push(work)).send(messages);
+    await chaosWorkQueue(
+      queueTaking([]),
+      { ...NO_FAULTS, dropRate: 1 },
+      new SeededRandom(7),
+      (fault, key) => faults.push([fault, key]),
+      (work) => sent.push(work),
+    ).send(messages);
     expect(sent).toEqual([
       { executionKey: 'a:2026-12-05T12:00:00Z', delaySeconds: 3, dropped: true },
       { executionKey: 'b:2026-12-05T12:00:01Z', delaySeconds: 4, dropped: true },
@@ -67,7 +79,15 @@ describe('chaos work queue sends', () => {
       ['drop', 'b:2026-12-05T12:00:01Z'],
     ]);
     const refused: SentWork[] = [];
-    await expect(chaosWorkQueue(queueTaking([], true), NO_FAULTS, new SeededRandom(7), () => {}, (work) => refused.push(work)).send(messages)).rejects.toThrow('SQS unavailable');
+    await expect(
+      chaosWorkQueue(
+        queueTaking([], true),
+        NO_FAULTS,
+        new SeededRandom(7),
+        () => {},
+        (work) => refused.push(work),
+      ).send(messages),
+    ).rejects.toThrow('SQS unavailable');
     expect(refused).toEqual([]);
   });
 });

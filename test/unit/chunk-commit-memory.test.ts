@@ -27,7 +27,12 @@ describe('ctx.commitChunk over the in-memory stores', () => {
     const key = await engine.enqueue(job, T0);
     await engine.drain(engine.worker('w'));
     expect(outcomes).toEqual(['committed', 'committed', 'committed']);
-    expect(engine.tables.businessItems('payouts').map((item) => item.id).sort()).toEqual(['p0a', 'p0b', 'p1a', 'p1b', 'p2a', 'p2b']);
+    expect(
+      engine.tables
+        .businessItems('payouts')
+        .map((item) => item.id)
+        .sort(),
+    ).toEqual(['p0a', 'p0b', 'p1a', 'p1b', 'p2a', 'p2b']);
     expect(await engine.slices.get(key)).toMatchObject({ status: 'SUCCEEDED', fence: 1 });
     expect(await engine.chunks.committedChunks(key)).toMatchObject([{ chunk: 0, items: 2 }, { chunk: 1 }, { chunk: 2 }]);
   });
@@ -74,7 +79,13 @@ describe('ctx.commitChunk over the in-memory stores', () => {
     expect(late.error).toBeInstanceOf(FencedOutError);
     expect(worked).toEqual(['holder:0', 'holder:1', 'holder:2', 'standby:2', 'standby:3', 'standby:4']);
     expect(seen).toEqual(['2:0:already-committed', '2:1:already-committed', '2:2:committed', '2:3:committed', '2:4:committed']);
-    expect((await engine.chunks.committedChunks(key)).map((record) => `${record.chunk}@${record.fence}`)).toEqual(['0@1', '1@1', '2@2', '3@2', '4@2']);
+    expect((await engine.chunks.committedChunks(key)).map((record) => `${record.chunk}@${record.fence}`)).toEqual([
+      '0@1',
+      '1@1',
+      '2@2',
+      '3@2',
+      '4@2',
+    ]);
     expect(await engine.slices.get(key)).toMatchObject({ status: 'SUCCEEDED', fence: 2, owner: 'standby' });
   });
 
@@ -98,7 +109,10 @@ describe('ctx.commitChunk over the in-memory stores', () => {
     const key = await engine.enqueue(job, T0);
     await engine.drain(engine.worker('w', { chunks: slowChunks }));
     expect(order).toEqual(['chunk 0', 'chunk 1', 'chunk 1 refused']);
-    expect(await engine.slices.get(key)).toMatchObject({ status: 'FAILED', lastError: expect.stringContaining('BusinessConditionFailedError') });
+    expect(await engine.slices.get(key)).toMatchObject({
+      status: 'FAILED',
+      lastError: expect.stringContaining('BusinessConditionFailedError'),
+    });
     expect(engine.tables.businessItems('payouts')).toEqual([{ id: 'a' }]);
   });
 
@@ -107,7 +121,9 @@ describe('ctx.commitChunk over the in-memory stores', () => {
     const errors: unknown[] = [];
     const job = await engine.register({ id: 'refuse', policies: { ...FAST, maxAttempts: 1 } }, async (ctx) => {
       await ctx.commitChunk(-1, { writes: [payout('x')] }).catch((error: unknown) => errors.push(error));
-      await ctx.commitChunk(0, { outbox: [{ key: 'has space', url: 'http://bank.invalid', body: '' }] }).catch((error: unknown) => errors.push(error));
+      await ctx
+        .commitChunk(0, { outbox: [{ key: 'has space', url: 'http://bank.invalid', body: '' }] })
+        .catch((error: unknown) => errors.push(error));
       await ctx.commit([]).catch((error: unknown) => errors.push(error));
     });
     const key = await engine.enqueue(job, T0);

@@ -48,7 +48,11 @@ async function retry(run: Run): Promise<void> {
   await run.engine.drain(run.engine.worker('retry'));
 }
 
-const paid = (run: Run): string[] => run.engine.tables.businessItems('payouts').map((item) => String(item.id)).sort();
+const paid = (run: Run): string[] =>
+  run.engine.tables
+    .businessItems('payouts')
+    .map((item) => String(item.id))
+    .sort();
 const merchants = (count: number): string[] => Array.from({ length: count }, (_, i) => `m${i + 1}`);
 
 describe('a chunked slot whose input list changed between attempts', () => {
@@ -60,7 +64,9 @@ describe('a chunked slot whose input list changed between attempts', () => {
     const slice = await run.engine.slices.get(run.key);
     expect(slice).toMatchObject({ status: 'DEAD', attempts: 2 });
     expect(slice?.lastError).toMatch(/^ChunkInputChangedError: chunk 0 of settle:2026-09-01T00:30:00Z: its input changed between attempts/);
-    expect(run.engine.deadLetters.records).toMatchObject([{ jobId: 'settle', attempts: 2, error: expect.stringMatching(/ChunkInputChangedError/) }]);
+    expect(run.engine.deadLetters.records).toMatchObject([
+      { jobId: 'settle', attempts: 2, error: expect.stringMatching(/ChunkInputChangedError/) },
+    ]);
     expect(run.engine.events.ofType('committed')).toEqual([]);
   });
 

@@ -7,7 +7,17 @@ import { describe, expect, it } from 'vitest';
 import type { ChaosReport } from '../../tools/chaos/report.ts';
 import { expectSettlementHeld } from '../support/ci-drill.ts';
 
-const occurrence = { status: 'SUCCEEDED', payoutRows: 1200, duplicatePayouts: 0, missingPayouts: 0, acceptedWires: 1200, duplicateWires: 0, missingWires: 0, chunksCommitted: 30, committedChunksRedone: 0 };
+const occurrence = {
+  status: 'SUCCEEDED',
+  payoutRows: 1200,
+  duplicatePayouts: 0,
+  missingPayouts: 0,
+  acceptedWires: 1200,
+  duplicateWires: 0,
+  missingWires: 0,
+  chunksCommitted: 30,
+  committedChunksRedone: 0,
+};
 
 /** Only what expectSettlementHeld reads: a settlement that held, with the findings given. */
 function reportWith(violations: string[]): ChaosReport {

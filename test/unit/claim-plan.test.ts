@@ -24,7 +24,9 @@ describe('notAnOccurrence', () => {
     // 2026-03-08 02:30 does not exist in New York: shifted to 03:30 EDT = 07:30Z.
     expect(notAnOccurrence(job, Date.parse('2026-03-08T07:30:00Z'))).toBeUndefined();
     expect(notAnOccurrence(job, Date.parse('2026-03-07T07:30:00Z'))).toBeUndefined();
-    expect(notAnOccurrence(job, Date.parse('2026-03-08T06:30:00Z'))).toMatch(/is not an occurrence of generation 1 \(schedule "0 30 2 \* \* \*" in America\/New_York\)/);
+    expect(notAnOccurrence(job, Date.parse('2026-03-08T06:30:00Z'))).toMatch(
+      /is not an occurrence of generation 1 \(schedule "0 30 2 \* \* \*" in America\/New_York\)/,
+    );
     expect(notAnOccurrence(job, Date.parse('2026-03-07T07:30:01Z'))).toMatch(/not an occurrence/);
   });
 
@@ -66,8 +68,14 @@ describe('planClaim', () => {
 
   it('creates from the stored definition only at an occurrence of the current generation', () => {
     const job = { ...stored({ schedule: '0 * * * * *', payload: { a: 1 } }), generation: 3 };
-    expect(planClaim(job, key(NOW + 60_000), 3)).toEqual({ kind: 'create', run: { generation: 3, handler: 'h', policies: job.policies, payload: { a: 1 }, shard: job.shard } });
-    expect(planClaim(job, key(NOW + 61_000), 3)).toEqual({ kind: 'existing', ifMissing: { refusal: expect.stringMatching(/not an occurrence/) } });
+    expect(planClaim(job, key(NOW + 60_000), 3)).toEqual({
+      kind: 'create',
+      run: { generation: 3, handler: 'h', policies: job.policies, payload: { a: 1 }, shard: job.shard },
+    });
+    expect(planClaim(job, key(NOW + 61_000), 3)).toEqual({
+      kind: 'existing',
+      ifMissing: { refusal: expect.stringMatching(/not an occurrence/) },
+    });
   });
 
   it('an older generation claims only what is on record and is dropped when nothing is; a newer one is refused', () => {
@@ -79,13 +87,13 @@ describe('planClaim', () => {
   });
 });
 
-describe('lateClaim (the scan\'s catch-up and misfire rule, measured from the start)', () => {
+describe("lateClaim (the scan's catch-up and misfire rule, measured from the start)", () => {
   const schedule = { cron: '*/10 * * * * *', timeZone: 'UTC' };
   const at = Date.parse('2026-03-02T10:00:00Z');
   const judge = (lateMs: number, catchUpWindowMs: number, misfire?: 'all' | 'latest' | 'none', offsetMs = 0) =>
     lateClaim({ schedule, scheduledAt: at, startAt: at + offsetMs, now: at + offsetMs + lateMs, catchUpWindowMs, misfire });
 
-  it('past the window: missed, whatever the misfire policy; a window under the clocks\' skew still runs a claim on time', () => {
+  it("past the window: missed, whatever the misfire policy; a window under the clocks' skew still runs a claim on time", () => {
     expect(judge(91_000, 90_000, 'all')).toBe('missed');
     expect(judge(90_000, 90_000, 'all')).toBeUndefined();
     expect(judge(LATE_CLAIM_TOLERANCE_MS, 0)).toBeUndefined();
@@ -100,7 +108,9 @@ describe('lateClaim (the scan\'s catch-up and misfire rule, measured from the st
     expect(judge(MISFIRE_THRESHOLD_MS + 1000, 600_000)).toBeUndefined();
     // A yearly schedule: no later occurrence is due, so under latest this one is the latest and runs.
     const yearly = { cron: '0 0 10 2 3 *', timeZone: 'UTC' };
-    expect(lateClaim({ schedule: yearly, scheduledAt: at, startAt: at, now: at + 120_000, catchUpWindowMs: 600_000, misfire: 'latest' })).toBeUndefined();
+    expect(
+      lateClaim({ schedule: yearly, scheduledAt: at, startAt: at, now: at + 120_000, catchUpWindowMs: 600_000, misfire: 'latest' }),
+    ).toBeUndefined();
   });
 
   it('jitter: lateness counts from the start; a later occurrence is due once its own start has come', () => {

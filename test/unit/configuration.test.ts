@@ -37,14 +37,27 @@ describe('configuration', () => {
   });
 
   it('parses defaults, values and queue URLs', () => {
-    const config = loadConfig({ CRONFENCE_PREFIX: 'p', CRONFENCE_SHARDS: '4', CRONFENCE_SCAN_BUDGET_MS: '', CRONFENCE_WORK_QUEUE_URL: 'http://q/work' });
-    expect(config).toMatchObject({ jobsTable: 'p-jobs', deadLetterQueueName: 'p-dlq', shardCount: 4, scanBudgetMs: 20_000, queueUrls: { work: 'http://q/work' } });
+    const config = loadConfig({
+      CRONFENCE_PREFIX: 'p',
+      CRONFENCE_SHARDS: '4',
+      CRONFENCE_SCAN_BUDGET_MS: '',
+      CRONFENCE_WORK_QUEUE_URL: 'http://q/work',
+    });
+    expect(config).toMatchObject({
+      jobsTable: 'p-jobs',
+      deadLetterQueueName: 'p-dlq',
+      shardCount: 4,
+      scanBudgetMs: 20_000,
+      queueUrls: { work: 'http://q/work' },
+    });
     expect(localConfig({})).toEqual({ emulator: undefined, stateDir: '.cronfence', workerBatches: 16, chaos: undefined });
   });
 
   it('refuses a value out of range, naming the variable and the range', () => {
     expect(() => loadConfig({ CRONFENCE_SHARDS: '0' })).toThrow(InvalidJobSpecError);
-    expect(() => loadConfig({ CRONFENCE_LOOKAHEAD_MS: 'soon' })).toThrow('invalid CRONFENCE_LOOKAHEAD_MS "soon": must be a whole number from 10000 to 3600000');
+    expect(() => loadConfig({ CRONFENCE_LOOKAHEAD_MS: 'soon' })).toThrow(
+      'invalid CRONFENCE_LOOKAHEAD_MS "soon": must be a whole number from 10000 to 3600000',
+    );
     expect(() => localConfig({ CRONFENCE_WORKER_BATCHES: '1.5' })).toThrow('CRONFENCE_WORKER_BATCHES');
   });
 });

@@ -28,7 +28,10 @@ describe('dead-man verdict', () => {
     const every30s = job('rate(30 seconds)');
     const lastFinalAt = T0;
     expect(deadManVerdict({ job: every30s, lastFinalAt, now: T0 + MINUTE + TIMEOUT })).toMatchObject({ kind: 'ok' });
-    expect(deadManVerdict({ job: every30s, lastFinalAt, now: T0 + MINUTE + TIMEOUT + 1 })).toMatchObject({ kind: 'stale', intervalMs: 30_000 });
+    expect(deadManVerdict({ job: every30s, lastFinalAt, now: T0 + MINUTE + TIMEOUT + 1 })).toMatchObject({
+      kind: 'stale',
+      intervalMs: 30_000,
+    });
     const once = job('at(2026-12-01T12:05:00)');
     expect(deadManVerdict({ job: once, lastFinalAt: T0 + 5 * MINUTE, now: T0 + 60 * MINUTE })).toEqual({ kind: 'done' });
     // Not run yet and past its time (plus k intervals it has none of, so by its occurrence plus the timeout): stale.
@@ -38,7 +41,10 @@ describe('dead-man verdict', () => {
   it('a job running on time is ok; one with no final slot for k intervals plus its timeout is stale, naming since when', () => {
     const clock = new ManualClock(T0 + 12 * MINUTE);
     const lastFinalAt = T0 + 10 * MINUTE;
-    expect(deadManVerdict({ job: every5m, lastFinalAt, now: clock.now() })).toEqual({ kind: 'ok', deadline: lastFinalAt + 10 * MINUTE + TIMEOUT });
+    expect(deadManVerdict({ job: every5m, lastFinalAt, now: clock.now() })).toEqual({
+      kind: 'ok',
+      deadline: lastFinalAt + 10 * MINUTE + TIMEOUT,
+    });
     clock.set(lastFinalAt + 10 * MINUTE + TIMEOUT);
     expect(deadManVerdict({ job: every5m, lastFinalAt, now: clock.now() }).kind).toBe('ok');
     clock.advance(1);
@@ -60,7 +66,11 @@ describe('dead-man verdict', () => {
 
   it('a job that never ran is judged from its creation', () => {
     expect(deadManVerdict({ job: every5m, lastFinalAt: undefined, now: T0 + 9 * MINUTE }).kind).toBe('ok');
-    expect(deadManVerdict({ job: every5m, lastFinalAt: undefined, now: T0 + 11 * MINUTE })).toMatchObject({ kind: 'stale', silentSince: T0, lastFinalAt: undefined });
+    expect(deadManVerdict({ job: every5m, lastFinalAt: undefined, now: T0 + 11 * MINUTE })).toMatchObject({
+      kind: 'stale',
+      silentSince: T0,
+      lastFinalAt: undefined,
+    });
   });
 
   it('tolerates pauses: paused is inactive; after a resume or a timed pause’s end the clock starts again', () => {
@@ -74,32 +84,54 @@ describe('dead-man verdict', () => {
     const timed = job('*/5 * * * *', { enabled: false, pause: { actor: 'a', at: T0, until }, updatedAt: T0 });
     expect(deadManVerdict({ job: timed, lastFinalAt: T0 - MINUTE, now: until - 1 })).toEqual({ kind: 'inactive' });
     expect(deadManVerdict({ job: timed, lastFinalAt: T0 - MINUTE, now: until + 9 * MINUTE }).kind).toBe('ok');
-    expect(deadManVerdict({ job: timed, lastFinalAt: T0 - MINUTE, now: until + 11 * MINUTE })).toMatchObject({ kind: 'stale', silentSince: until });
+    expect(deadManVerdict({ job: timed, lastFinalAt: T0 - MINUTE, now: until + 11 * MINUTE })).toMatchObject({
+      kind: 'stale',
+      silentSince: until,
+    });
   });
 
   it('the interval is the schedule’s own: a daily job is silent after two days, not two minutes', () => {
     const lastFinalAt = Date.parse('2026-12-01T06:00:00Z');
     const daily = job('0 6 * * *', { createdAt: lastFinalAt - 86_400_000, updatedAt: lastFinalAt - 86_400_000 });
     expect(deadManVerdict({ job: daily, lastFinalAt, now: Date.parse('2026-12-03T05:00:00Z') }).kind).toBe('ok');
-    expect(deadManVerdict({ job: daily, lastFinalAt, now: Date.parse('2026-12-03T06:01:00Z') })).toMatchObject({ kind: 'stale', intervalMs: 86_400_000 });
+    expect(deadManVerdict({ job: daily, lastFinalAt, now: Date.parse('2026-12-03T06:01:00Z') })).toMatchObject({
+      kind: 'stale',
+      intervalMs: 86_400_000,
+    });
   });
 
   it('a schedule with one occurrence left in sight (a one-time or a yearly job) is due by that occurrence plus its timeout', () => {
     const created = Date.parse('2027-06-01T00:00:00Z');
     const leapDay = job('0 0 29 2 *', { createdAt: created, updatedAt: created });
     const occurrence = Date.parse('2028-02-29T00:00:00Z');
-    expect(deadManVerdict({ job: leapDay, lastFinalAt: undefined, now: occurrence + TIMEOUT })).toEqual({ kind: 'ok', deadline: occurrence + TIMEOUT });
-    expect(deadManVerdict({ job: leapDay, lastFinalAt: undefined, now: occurrence + TIMEOUT + 1 })).toMatchObject({ kind: 'stale', silentSince: created });
+    expect(deadManVerdict({ job: leapDay, lastFinalAt: undefined, now: occurrence + TIMEOUT })).toEqual({
+      kind: 'ok',
+      deadline: occurrence + TIMEOUT,
+    });
+    expect(deadManVerdict({ job: leapDay, lastFinalAt: undefined, now: occurrence + TIMEOUT + 1 })).toMatchObject({
+      kind: 'stale',
+      silentSince: created,
+    });
     // Run: the next one is 2032's, due by then.
-    expect(deadManVerdict({ job: leapDay, lastFinalAt: occurrence, now: occurrence + 86_400_000 })).toEqual({ kind: 'ok', deadline: Date.parse('2032-02-29T00:00:00Z') + TIMEOUT });
+    expect(deadManVerdict({ job: leapDay, lastFinalAt: occurrence, now: occurrence + 86_400_000 })).toEqual({
+      kind: 'ok',
+      deadline: Date.parse('2032-02-29T00:00:00Z') + TIMEOUT,
+    });
   });
 
   it('watches a rare schedule from its next occurrence however far it is: a missed 29 February is stale, not "done"', () => {
     // Created in December 2026: 29 February is 15 months away (the old rule looked 400 days ahead and called it done for ever).
     const leapDay = job('0 0 29 2 *', { createdAt: T0, updatedAt: T0 });
     const occurrence = Date.parse('2028-02-29T00:00:00Z');
-    expect(deadManVerdict({ job: leapDay, lastFinalAt: undefined, now: T0 + 86_400_000 })).toEqual({ kind: 'ok', deadline: occurrence + TIMEOUT });
-    expect(deadManVerdict({ job: leapDay, lastFinalAt: undefined, now: occurrence + TIMEOUT + 1 })).toMatchObject({ kind: 'stale', silentSince: T0, overdueAt: occurrence });
+    expect(deadManVerdict({ job: leapDay, lastFinalAt: undefined, now: T0 + 86_400_000 })).toEqual({
+      kind: 'ok',
+      deadline: occurrence + TIMEOUT,
+    });
+    expect(deadManVerdict({ job: leapDay, lastFinalAt: undefined, now: occurrence + TIMEOUT + 1 })).toMatchObject({
+      kind: 'stale',
+      silentSince: T0,
+      overdueAt: occurrence,
+    });
     // A one-time job whose only slot is final has nothing left: done.
     const once = job('at(2026-12-01T12:05:00)');
     expect(deadManVerdict({ job: once, lastFinalAt: T0 + 5 * MINUTE, now: T0 + 400 * 86_400_000 })).toEqual({ kind: 'done' });
@@ -109,7 +141,10 @@ describe('dead-man verdict', () => {
     const created = Date.parse('2026-12-15T00:00:00Z');
     const quarterly = job('0 0 1 1,4,7,10 *', { createdAt: created, updatedAt: created });
     const january = Date.parse('2027-01-01T00:00:00Z');
-    expect(deadManVerdict({ job: quarterly, lastFinalAt: undefined, now: january + TIMEOUT + 1 })).toMatchObject({ kind: 'stale', overdueAt: january });
+    expect(deadManVerdict({ job: quarterly, lastFinalAt: undefined, now: january + TIMEOUT + 1 })).toMatchObject({
+      kind: 'stale',
+      overdueAt: january,
+    });
     const monthly = job('0 0 1 * *', { createdAt: created, updatedAt: created });
     expect(deadManVerdict({ job: monthly, lastFinalAt: undefined, now: january + TIMEOUT + 1 }).kind).toBe('ok');
     expect(deadManVerdict({ job: monthly, lastFinalAt: undefined, now: Date.parse('2027-02-16T00:00:00Z') }).kind).toBe('stale');
@@ -118,7 +153,9 @@ describe('dead-man verdict', () => {
   it('is jitter-aware: a jittered job whose slots end after their jittered start is never stale while it runs', () => {
     // 13 jittered per-5-second jobs, each slot final 1 s after its jittered start; judged every second for 3 minutes.
     const clock = new ManualClock(T0);
-    const jobs = Array.from({ length: 13 }, (_, i) => job('*/5 * * * * *', { id: `jittered-${i}`, policies: { ...job('* * * * *').policies, jitterMs: 60_000 } }));
+    const jobs = Array.from({ length: 13 }, (_, i) =>
+      job('*/5 * * * * *', { id: `jittered-${i}`, policies: { ...job('* * * * *').policies, jitterMs: 60_000 } }),
+    );
     const stale: string[] = [];
     for (; clock.now() < T0 + 3 * MINUTE; clock.advance(1000)) {
       for (const each of jobs) {
@@ -150,6 +187,9 @@ describe('dead-man verdict', () => {
     expect(probes.every((at) => at + offset <= T0 + 10 * MINUTE)).toBe(true);
     expect(probes.at(-1)! + 5000 + offset).toBeGreaterThan(T0 + 10 * MINUTE);
     const daily = job('0 6 * * *', { createdAt: T0 - 30 * 86_400_000, updatedAt: T0 - 30 * 86_400_000 });
-    expect(freshnessProbes(daily, T0).map((at) => new Date(at).toISOString())).toEqual(['2026-11-30T06:00:00.000Z', '2026-12-01T06:00:00.000Z']);
+    expect(freshnessProbes(daily, T0).map((at) => new Date(at).toISOString())).toEqual([
+      '2026-11-30T06:00:00.000Z',
+      '2026-12-01T06:00:00.000Z',
+    ]);
   });
 });

@@ -6,12 +6,20 @@ import { describe, expect, it } from 'vitest';
 import { devCommand } from '../../lib/cli/dev-command.ts';
 import { refusalOf } from '../support/cli-refusal.ts';
 
-const refusal = (...args: string[]): Promise<string> => refusalOf(devCommand(() => {}, '/nonexistent-state-dir'), args);
+const refusal = (...args: string[]): Promise<string> =>
+  refusalOf(
+    devCommand(() => {}, '/nonexistent-state-dir'),
+    args,
+  );
 
 describe('cronfence dev: bad settings', () => {
   it('refuses no scanner, no worker, a zero tick or duration, and a value that is not a whole number', async () => {
-    expect(await refusal('--scanners', '0')).toContain("option '--scanners <n>' argument '0' is invalid. 0 is below 1: nothing would create slices");
-    expect(await refusal('--workers', '-1')).toContain("option '--workers <n>' argument '-1' is invalid. -1 is below 1: nothing would run the jobs");
+    expect(await refusal('--scanners', '0')).toContain(
+      "option '--scanners <n>' argument '0' is invalid. 0 is below 1: nothing would create slices",
+    );
+    expect(await refusal('--workers', '-1')).toContain(
+      "option '--workers <n>' argument '-1' is invalid. -1 is below 1: nothing would run the jobs",
+    );
     expect(await refusal('--tick', '0')).toContain("option '--tick <seconds>' argument '0' is invalid. 0 is below 1");
     expect(await refusal('--duration', '0')).toContain("option '--duration <seconds>' argument '0' is invalid. 0 is below 1");
     expect(await refusal('--workers', 'three')).toContain('"three" is not a whole number');

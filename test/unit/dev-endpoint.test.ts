@@ -34,7 +34,10 @@ function writeState(state: object): void {
 
 describe('useDevEndpointIfRunning', () => {
   it("takes a running dev's per-service endpoints along with AWS_ENDPOINT_URL", () => {
-    writeState({ endpoint: 'http://127.0.0.1:4566', endpointEnv: { AWS_ENDPOINT_URL: 'http://127.0.0.1:4566', AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:5000' } });
+    writeState({
+      endpoint: 'http://127.0.0.1:4566',
+      endpointEnv: { AWS_ENDPOINT_URL: 'http://127.0.0.1:4566', AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:5000' },
+    });
     expect(useDevEndpointIfRunning(stateDir)).toBe('http://127.0.0.1:4566');
     expect(process.env.AWS_ENDPOINT_URL).toBe('http://127.0.0.1:4566');
     expect(process.env.AWS_ENDPOINT_URL_DYNAMODB).toBe('http://127.0.0.1:5000');
@@ -42,7 +45,10 @@ describe('useDevEndpointIfRunning', () => {
 
   it('keeps a per-service endpoint the caller set, and reads state files written before the split', () => {
     process.env.AWS_ENDPOINT_URL_DYNAMODB = 'http://127.0.0.1:6000';
-    writeState({ endpoint: 'http://127.0.0.1:4566', endpointEnv: { AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:5000', AWS_ENDPOINT_URL_SQS: 'http://127.0.0.1:4567' } });
+    writeState({
+      endpoint: 'http://127.0.0.1:4566',
+      endpointEnv: { AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:5000', AWS_ENDPOINT_URL_SQS: 'http://127.0.0.1:4567' },
+    });
     useDevEndpointIfRunning(stateDir);
     expect(process.env.AWS_ENDPOINT_URL_DYNAMODB).toBe('http://127.0.0.1:6000');
     expect(process.env.AWS_ENDPOINT_URL_SQS).toBe('http://127.0.0.1:4567');

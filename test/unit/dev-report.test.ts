@@ -25,19 +25,38 @@ describe('cronfence dev outcome lines', () => {
     const [header, ...rows] = lines;
     expect(rows).toHaveLength(2);
     // Each column's value begins where its heading does, on every line.
-    const starts: [string, string][] = [['scheduled', '2026-12-02T14:34:30Z  '], ['start lag', 'lag     1 ms  '], ['worker', 'worker-1 '], ['fence', 'fence  1  '], ['outcome', 'committed']];
+    const starts: [string, string][] = [
+      ['scheduled', '2026-12-02T14:34:30Z  '],
+      ['start lag', 'lag     1 ms  '],
+      ['worker', 'worker-1 '],
+      ['fence', 'fence  1  '],
+      ['outcome', 'committed'],
+    ];
     for (const [heading, value] of starts) {
       const at = header?.indexOf(heading) ?? -1;
       expect(at, heading).toBeGreaterThan(0);
-      expect(rows.map((row) => row.slice(at, at + value.length)), heading).toEqual([value, value]);
+      expect(
+        rows.map((row) => row.slice(at, at + value.length)),
+        heading,
+      ).toEqual([value, value]);
     }
   });
 
   it("prints the dead-man's switch's stale events the dev tick emits", () => {
     const lines: string[] = [];
     const report = new DevReport({ json: false, write: (line) => lines.push(line) });
-    report.onEvent(lifecycleEvent('stale', { jobId: 'quiet', scheduledAt: AT }, AT + 30_000, { fence: 0, worker: 'dead-man', silentSince: new Date(AT).toISOString(), deadline: new Date(AT + 21_000).toISOString(), intervalMs: 10_000 }));
-    expect(lines).toEqual(["14:35:00.000  STALE quiet: no final slot since 2026-12-02T14:34:30.000Z, due by 2026-12-02T14:34:51.000Z (dead-man's switch)"]);
+    report.onEvent(
+      lifecycleEvent('stale', { jobId: 'quiet', scheduledAt: AT }, AT + 30_000, {
+        fence: 0,
+        worker: 'dead-man',
+        silentSince: new Date(AT).toISOString(),
+        deadline: new Date(AT + 21_000).toISOString(),
+        intervalMs: 10_000,
+      }),
+    );
+    expect(lines).toEqual([
+      "14:35:00.000  STALE quiet: no final slot since 2026-12-02T14:34:30.000Z, due by 2026-12-02T14:34:51.000Z (dead-man's switch)",
+    ]);
   });
 });
 
@@ -61,10 +80,12 @@ describe('cronfence dev summary: the outbox', () => {
 
   it('says how many outbound requests are still pending, due or not, over every outbox shard', async () => {
     expect(await summaryOf([2, 0, 1, 0])).toContain(
-      'outbox: 3 requests still pending, not delivered yet (committed; the next dispatcher delivers them: the next `cronfence dev`, or your stack\'s outbox function)',
+      "outbox: 3 requests still pending, not delivered yet (committed; the next dispatcher delivers them: the next `cronfence dev`, or your stack's outbox function)",
     );
     expect(await summaryOf([0, 0, 0, 0])).toContain('outbox: no requests pending');
-    expect(await summaryOf([PENDING_COUNT_LIMIT, 0, 0, 0])).toContain(`outbox: at least ${PENDING_COUNT_LIMIT} requests still pending, not delivered yet (committed; the next dispatcher delivers them: the next \`cronfence dev\`, or your stack's outbox function)`);
+    expect(await summaryOf([PENDING_COUNT_LIMIT, 0, 0, 0])).toContain(
+      `outbox: at least ${PENDING_COUNT_LIMIT} requests still pending, not delivered yet (committed; the next dispatcher delivers them: the next \`cronfence dev\`, or your stack's outbox function)`,
+    );
   });
 
   it('an outbox it cannot read is said, not thrown', async () => {

@@ -107,7 +107,13 @@ describe('EngineMetrics (Powertools EMF)', () => {
     perJob.emit(event('stale', { fence: 0, worker: 'dead-man', silentSince: new Date(T0).toISOString(), intervalMs: 60_000 }));
     perJob.emit(event('started', { startLagMs: 75 }));
     const written = lines.map((line) => JSON.parse(line) as Emf & Record<string, unknown>);
-    expect(written.map((emf) => [emf._aws.CloudWatchMetrics[0]?.Dimensions, emf.jobId, emf[PER_JOB_METRICS.stale.name] ?? emf[PER_JOB_METRICS.startLag.name]])).toEqual([
+    expect(
+      written.map((emf) => [
+        emf._aws.CloudWatchMetrics[0]?.Dimensions,
+        emf.jobId,
+        emf[PER_JOB_METRICS.stale.name] ?? emf[PER_JOB_METRICS.startLag.name],
+      ]),
+    ).toEqual([
       [[['service', 'jobId']], 'nightly-report', 1],
       [[['service', 'jobId']], 'nightly-report', 75],
     ]);
@@ -206,7 +212,9 @@ describe('EngineMetrics (Powertools EMF)', () => {
       requestHandler: { handle: async () => ({ response: replies.shift() ?? invalid() }) },
     });
     onThrottledRequest({ dynamo } as never, () => sink.throttled());
-    await expect(dynamo.send(new GetItemCommand({ TableName: 'slices', Key: { jobId: { S: 'a' } } }))).resolves.toMatchObject({ Item: { jobId: { S: 'a' } } });
+    await expect(dynamo.send(new GetItemCommand({ TableName: 'slices', Key: { jobId: { S: 'a' } } }))).resolves.toMatchObject({
+      Item: { jobId: { S: 'a' } },
+    });
     await expect(dynamo.send(new GetItemCommand({ TableName: 'slices', Key: { jobId: { S: 'a' } } }))).rejects.toThrow('bad key');
     expect(metrics.serializeMetrics()).toMatchObject({ ThrottledAwsRequests: [1, 1] });
   });
@@ -222,6 +230,10 @@ function reply(statusCode: number, body: object): HttpResponse {
     body: Readable.from([Buffer.from(JSON.stringify(body))]),
   });
 }
-const throttled = (): HttpResponse => reply(400, { __type: 'com.amazonaws.dynamodb.v20120810#ThrottlingException', message: 'Rate of requests exceeds the allowed throughput.' });
+const throttled = (): HttpResponse =>
+  reply(400, {
+    __type: 'com.amazonaws.dynamodb.v20120810#ThrottlingException',
+    message: 'Rate of requests exceeds the allowed throughput.',
+  });
 const invalid = (): HttpResponse => reply(400, { __type: 'com.amazon.coral.validate#ValidationException', message: 'bad key' });
 const found = (): HttpResponse => reply(200, { Item: { jobId: { S: 'a' } } });

@@ -19,6 +19,8 @@ describe('emulatorProfile', () => {
     }
     expect(caught).toBeInstanceOf(EmulatorProfileError);
     expect(caught).toBeInstanceOf(EmulatorSetupError);
-    expect((caught as Error).message).toBe('CRONFENCE_EMULATOR=LocalStack is not a profile; use one of moto, localstack (or unset it for moto)');
+    expect((caught as Error).message).toBe(
+      'CRONFENCE_EMULATOR=LocalStack is not a profile; use one of moto, localstack (or unset it for moto)',
+    );
   });
 });

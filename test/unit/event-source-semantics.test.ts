@@ -14,7 +14,8 @@ const all = new Set(['a', 'b', 'c']);
 
 describe('ReportBatchItemFailures, as the rig applies it', () => {
   it('keeps nothing for an empty, null or missing list, or no response at all', () => {
-    for (const response of [undefined, null, {}, { batchItemFailures: [] }, { batchItemFailures: null }]) expect(failedItems(records, response)).toEqual(new Set());
+    for (const response of [undefined, null, {}, { batchItemFailures: [] }, { batchItemFailures: null }])
+      expect(failedItems(records, response)).toEqual(new Set());
   });
 
   it('keeps exactly the listed items', () => {
@@ -22,7 +23,8 @@ describe('ReportBatchItemFailures, as the rig applies it', () => {
   });
 
   it('fails the whole batch for an identifier that is empty, null or not in the batch, or a list that is not one', () => {
-    for (const itemIdentifier of ['', null, 'z']) expect(failedItems(records, { batchItemFailures: [{ itemIdentifier: 'a' }, { itemIdentifier }] })).toEqual(all);
+    for (const itemIdentifier of ['', null, 'z'])
+      expect(failedItems(records, { batchItemFailures: [{ itemIdentifier: 'a' }, { itemIdentifier }] })).toEqual(all);
     expect(failedItems(records, { batchItemFailures: 'a' })).toEqual(all);
   });
 });

@@ -5,7 +5,12 @@
  * DynamoDB sends (moto cannot throttle). The conditions themselves are proven
  * against the emulator in test/integration/commit*.test.ts.
  */
-import { ConditionalCheckFailedException, DynamoDBServiceException, TransactionCanceledException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  ConditionalCheckFailedException,
+  DynamoDBServiceException,
+  TransactionCanceledException,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { finalizeSlice, type FinalizeRequest } from '../../lib/aws/dynamo/finalize-slice.ts';
@@ -14,7 +19,14 @@ import { CommitRejectedError, FencedOutError, OutcomeOnRecordError, StoreBusyErr
 const T = Date.parse('2026-11-29T12:00:00Z');
 const payout = { Put: { TableName: 'payouts', Item: marshall({ id: 'p1' }) } };
 /** With one business write: the transaction path. */
-const request: FinalizeRequest = { key: { jobId: 'job', scheduledAt: T }, fence: 2, owner: 'w1', now: T, outcome: 'SUCCEEDED', extraWrites: [payout] };
+const request: FinalizeRequest = {
+  key: { jobId: 'job', scheduledAt: T },
+  fence: 2,
+  owner: 'w1',
+  now: T,
+  outcome: 'SUCCEEDED',
+  extraWrites: [payout],
+};
 /** Without: the slice's own UpdateItem. */
 const alone: FinalizeRequest = { ...request, extraWrites: [] };
 
@@ -32,7 +44,11 @@ function finalSlice(status: 'SUCCEEDED' | 'DEAD'): Record<string, unknown> {
 }
 
 function conditionFailed(item?: Record<string, unknown>): ConditionalCheckFailedException {
-  return new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {}, Item: item ? marshall(item) : undefined });
+  return new ConditionalCheckFailedException({
+    message: 'The conditional request failed',
+    $metadata: {},
+    Item: item ? marshall(item) : undefined,
+  });
 }
 
 /** Answers each write (UpdateItem or TransactWriteItems) with the next of `answers` (an error is thrown), GetItem with `slice`. */
@@ -65,7 +81,12 @@ describe('finalize paths', () => {
   });
 
   it('a refused UpdateItem whose slice moved on to another claim is FencedOutError', async () => {
-    const error = await finalizeSlice(fakeDynamo([conditionFailed({ ...finalSlice('SUCCEEDED'), fence: 3, owner: 'w2' })]), 'slices', alone, Math.random).catch((e: unknown) => e);
+    const error = await finalizeSlice(
+      fakeDynamo([conditionFailed({ ...finalSlice('SUCCEEDED'), fence: 3, owner: 'w2' })]),
+      'slices',
+      alone,
+      Math.random,
+    ).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(FencedOutError);
   });
 
@@ -76,7 +97,12 @@ describe('finalize paths', () => {
   });
 
   it('a transaction conflict on the UpdateItem is sent again', async () => {
-    const conflict = new DynamoDBServiceException({ name: 'TransactionConflictException', $fault: 'client', $metadata: { httpStatusCode: 400 }, message: 'conflict' });
+    const conflict = new DynamoDBServiceException({
+      name: 'TransactionConflictException',
+      $fault: 'client',
+      $metadata: { httpStatusCode: 400 },
+      message: 'conflict',
+    });
     const dynamo = fakeDynamo([conflict, undefined]);
     await finalizeSlice(dynamo, 'slices', alone, Math.random);
     expect(dynamo.writes).toHaveLength(2);
@@ -111,33 +137,56 @@ describe('finalize refusals', () => {
   });
 
   it('a 500 after the SDK retries is an unknown outcome, thrown as it is for the worker to send the same commit again', async () => {
-    const serverError = new DynamoDBServiceException({ name: 'InternalServerError', $fault: 'server', $metadata: { httpStatusCode: 500 }, message: 'boom' });
+    const serverError = new DynamoDBServiceException({
+      name: 'InternalServerError',
+      $fault: 'server',
+      $metadata: { httpStatusCode: 500 },
+      message: 'boom',
+    });
     const error = await finalizeSlice(fakeDynamo([serverError]), 'slices', request, Math.random).catch((e: unknown) => e);
     expect(error).toBe(serverError);
   });
 
   it('a throttled request after the SDK retries is StoreBusyError', async () => {
-    const throttled = new DynamoDBServiceException({ name: 'ThrottlingException', $fault: 'client', $metadata: { httpStatusCode: 400 }, message: 'slow down' });
+    const throttled = new DynamoDBServiceException({
+      name: 'ThrottlingException',
+      $fault: 'client',
+      $metadata: { httpStatusCode: 400 },
+      message: 'slow down',
+    });
     await expect(finalizeSlice(fakeDynamo([throttled]), 'slices', request, Math.random)).rejects.toBeInstanceOf(StoreBusyError);
   });
 
   it('a validation error outside a cancellation is CommitRejectedError, not an unknown outcome', async () => {
-    const invalid = new DynamoDBServiceException({ name: 'ValidationException', $fault: 'client', $metadata: { httpStatusCode: 400 }, message: 'Item size has exceeded the maximum allowed size' });
+    const invalid = new DynamoDBServiceException({
+      name: 'ValidationException',
+      $fault: 'client',
+      $metadata: { httpStatusCode: 400 },
+      message: 'Item size has exceeded the maximum allowed size',
+    });
     const error = await finalizeSlice(fakeDynamo([invalid]), 'slices', request, Math.random).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(CommitRejectedError);
     expect((error as Error).message).toContain('maximum allowed size');
   });
 
   it('DEAD asked for after this claim committed is OutcomeOnRecordError(SUCCEEDED), never success', async () => {
-    const error = await finalizeSlice(fakeDynamo([cancelled('ConditionalCheckFailed', 'None')], finalSlice('SUCCEEDED')), 'slices', { ...request, outcome: 'DEAD' }, Math.random).catch(
-      (e: unknown) => e,
-    );
+    const error = await finalizeSlice(
+      fakeDynamo([cancelled('ConditionalCheckFailed', 'None')], finalSlice('SUCCEEDED')),
+      'slices',
+      { ...request, outcome: 'DEAD' },
+      Math.random,
+    ).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OutcomeOnRecordError);
     expect((error as OutcomeOnRecordError).recorded).toBe('SUCCEEDED');
   });
 
   it('a commit after this claim was recorded DEAD is refused, never reported committed', async () => {
-    const error = await finalizeSlice(fakeDynamo([cancelled('ConditionalCheckFailed', 'None')], finalSlice('DEAD')), 'slices', request, Math.random).catch((e: unknown) => e);
+    const error = await finalizeSlice(
+      fakeDynamo([cancelled('ConditionalCheckFailed', 'None')], finalSlice('DEAD')),
+      'slices',
+      request,
+      Math.random,
+    ).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OutcomeOnRecordError);
     expect((error as OutcomeOnRecordError).recorded).toBe('DEAD');
   });

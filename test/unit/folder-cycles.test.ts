@@ -33,10 +33,12 @@ describe('folder graph', () => {
 
   it('lib/ imports nothing from functions/, app/, scripts/, bin/, tools/ or test/, and only the local dev path imports examples/jobs', () => {
     const outward = graph.imports.filter((edge) => edge.from.startsWith('lib/') && !edge.to.startsWith('lib/'));
-    const allowed = (edge: { from: string; to: string }) => edge.to.startsWith('examples/jobs/') && EXAMPLE_USERS.includes(folderOf(edge.from));
+    const allowed = (edge: { from: string; to: string }) =>
+      edge.to.startsWith('examples/jobs/') && EXAMPLE_USERS.includes(folderOf(edge.from));
     expect(outward.filter((edge) => !allowed(edge)).map((edge) => `${edge.from} -> ${edge.to}`)).toEqual([]);
     // The construct runs the jobs it is given: neither it nor anything it bundles reaches an example.
-    for (const folder of ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda', 'lib/package', 'lib/cdk']) expect(graph.edges.get(folder)?.has('examples') ?? false).toBe(false);
+    for (const folder of ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda', 'lib/package', 'lib/cdk'])
+      expect(graph.edges.get(folder)?.has('examples') ?? false).toBe(false);
   });
 
   it('nothing imports functions/ (they are Lambda entries)', () => {

@@ -61,7 +61,11 @@ describe('dueWithoutSlice', () => {
     expect(dueWithoutSlice(job, T + 25 * SEC)).toEqual({ from: T, to: T + 25 * SEC, occurrences: [T, T + 10 * SEC, T + 20 * SEC] });
     const windowed = putAt({ policies: { catchUpWindowMs: 30_000 } });
     // Older than the window: a scan would have recorded those MISSED, not run them.
-    expect(dueWithoutSlice(windowed, T + 600 * SEC)).toEqual({ from: T + 570 * SEC, to: T + 600 * SEC, occurrences: [T + 570 * SEC, T + 580 * SEC, T + 590 * SEC] });
+    expect(dueWithoutSlice(windowed, T + 600 * SEC)).toEqual({
+      from: T + 570 * SEC,
+      to: T + 600 * SEC,
+      occurrences: [T + 570 * SEC, T + 580 * SEC, T + 590 * SEC],
+    });
   });
 
   it('nothing when the record was not running: none, a tombstone, paused, or changed at this very instant', () => {
@@ -80,7 +84,17 @@ describe('dueWithoutSlice', () => {
 
 describe('withoutRecord', () => {
   const slice = (at: number, fields: Partial<Slice> = {}): Slice => ({
-    jobId: 'job', scheduledAt: at, status: SliceStatus.Succeeded, fence: 1, attempts: 1, handler: 'h', policies: DEFAULT_POLICIES, shard: 0, generation: 3, createdAt: at, ...fields,
+    jobId: 'job',
+    scheduledAt: at,
+    status: SliceStatus.Succeeded,
+    fence: 1,
+    attempts: 1,
+    handler: 'h',
+    policies: DEFAULT_POLICIES,
+    shard: 0,
+    generation: 3,
+    createdAt: at,
+    ...fields,
   });
 
   it('leaves out the instants with a slice and those a range record covers (its end exclusive)', () => {
@@ -90,7 +104,7 @@ describe('withoutRecord', () => {
     expect(withoutRecord(due, 3, [])).toEqual(due);
   });
 
-  it('an older generation\'s SKIPPED slice, or its range, is no record of this generation\'s occurrence; an older run is', () => {
+  it("an older generation's SKIPPED slice, or its range, is no record of this generation's occurrence; an older run is", () => {
     const due = [0, 10, 20].map((s) => T + s * SEC);
     const slices = [
       slice(T, { status: SliceStatus.Skipped, skipReason: 'superseded', generation: 2 }),

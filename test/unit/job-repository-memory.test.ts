@@ -29,7 +29,14 @@ function rig() {
       return memory.slices.settleAbsent(...args);
     },
   };
-  const jobs = new JobRepository({ jobs: new InMemoryJobStore(memory.tables), reader: memory.jobReader, slices, wheel: memory.wheel, clock, shardCount: 1 });
+  const jobs = new JobRepository({
+    jobs: new InMemoryJobStore(memory.tables),
+    reader: memory.jobReader,
+    slices,
+    wheel: memory.wheel,
+    clock,
+    shardCount: 1,
+  });
   return { clock, memory, jobs, failNextSettle: () => (failNextSettle = true) };
 }
 
@@ -38,7 +45,7 @@ describe('a job change over the in-memory stores', () => {
     ['an edit', 'superseded', (jobs: JobRepository) => jobs.put({ id: 'job', schedule: '*/7 * * * * *', handler: 'h' })],
     ['a pause', 'paused', (jobs: JobRepository) => jobs.pause('job')],
     ['a delete', 'deleted', (jobs: JobRepository) => jobs.delete('job')],
-  ])("%s whose settle fails: the settle record stays, and the retry records every due occurrence SKIPPED", async (_, reason, change) => {
+  ])('%s whose settle fails: the settle record stays, and the retry records every due occurrence SKIPPED', async (_, reason, change) => {
     const { clock, memory, jobs, failNextSettle } = rig();
     await jobs.put({ id: 'job', schedule: EVERY_5S, handler: 'h' });
     clock.set(T0 + 60_000);
@@ -50,14 +57,22 @@ describe('a job change over the in-memory stores', () => {
     const due = occurrencesBetween({ cron: EVERY_5S, timeZone: 'UTC' }, T0, T0 + 60_000, 100);
     expect(due).toHaveLength(12);
     const slices = await jobs.slicesOf('job', T0);
-    expect(slices.map((slice) => [slice.scheduledAt, slice.status, slice.skipReason])).toEqual(due.map((at) => [at, SliceStatus.Skipped, reason]));
+    expect(slices.map((slice) => [slice.scheduledAt, slice.status, slice.skipReason])).toEqual(
+      due.map((at) => [at, SliceStatus.Skipped, reason]),
+    );
   });
 
   it('a write on a version that moved on is refused, and the change is planned again from a fresh read', async () => {
     const { memory, jobs } = rig();
     const { job } = await jobs.put({ id: 'job', schedule: EVERY_5S, handler: 'h' });
     const store = new InMemoryJobStore(memory.tables);
-    const stale = { previous: { ...job, version: job.version - 1 }, next: { ...job, version: job.version }, shard: 0, inbox: undefined, settle: undefined };
+    const stale = {
+      previous: { ...job, version: job.version - 1 },
+      next: { ...job, version: job.version },
+      shard: 0,
+      inbox: undefined,
+      settle: undefined,
+    };
     expect(await store.writeChange(stale)).toBe(false);
     expect((await jobs.pause('job')).job).toMatchObject({ enabled: false, version: job.version + 1 });
   });

@@ -74,7 +74,12 @@ describe('parseJobSpec: the DST policy', () => {
     [{ repeat: 'thrice' }, 'dst.repeat', 'thrice', 'invalid dst.repeat "thrice": must be "once" (the first occurrence) or "twice"'],
     [{ repeat: 2 }, 'dst.repeat', 2, 'invalid dst.repeat 2: must be "once" (the first occurrence) or "twice"'],
     ['shift', 'dst', 'shift', 'invalid dst "shift": must be an object like {"gap": "shift", "repeat": "once"}'],
-    [{ gap: 'skip', when: 'always' }, 'dst', { gap: 'skip', when: 'always' }, 'invalid dst {"gap":"skip","when":"always"}: Unrecognized key: "when"'],
+    [
+      { gap: 'skip', when: 'always' },
+      'dst',
+      { gap: 'skip', when: 'always' },
+      'invalid dst {"gap":"skip","when":"always"}: Unrecognized key: "when"',
+    ],
   ])('refuses dst %j naming %s', (dst, field, value, message) => {
     const error = refusal({ ...valid, dst });
     expect(error.field).toBe(field);
@@ -83,7 +88,7 @@ describe('parseJobSpec: the DST policy', () => {
   });
 });
 
-describe('parseJobSpec: what SQS would refuse in the job\'s work messages', () => {
+describe("parseJobSpec: what SQS would refuse in the job's work messages", () => {
   it.each([
     [{ payload: { note: 'end\uffff' } }, 'payload.note', 'end<U+FFFF>', /holds U\+FFFF, a character SQS refuses/],
     [{ payload: { rows: ['ok', { deep: '\ufffe' }] } }, 'payload.rows.1.deep', '<U+FFFE>', /holds U\+FFFE/],

@@ -14,7 +14,15 @@ function recordingRepository(inputs: unknown[]): JobRepository {
     put: async (input: unknown) => {
       inputs.push(input);
       const spec = parseJobSpec(input);
-      const job: StoredJob = { ...spec, shard: 0, nextFireAt: Date.parse('2026-03-09T06:30:00Z'), version: 1, generation: 1, createdAt: 0, updatedAt: 0 };
+      const job: StoredJob = {
+        ...spec,
+        shard: 0,
+        nextFireAt: Date.parse('2026-03-09T06:30:00Z'),
+        version: 1,
+        generation: 1,
+        createdAt: 0,
+        updatedAt: 0,
+      };
       return { job, created: true, skipped: 0 };
     },
   } as unknown as JobRepository;
@@ -24,7 +32,10 @@ async function add(args: string[]): Promise<{ inputs: unknown[]; lines: string[]
   const inputs: unknown[] = [];
   const lines: string[] = [];
   const repository = recordingRepository(inputs);
-  await jobsCommand(() => repository, (line) => lines.push(line)).parseAsync(['add', 'nightly', '-s', '30 2 * * *', '--handler', 'every-minute', ...args], { from: 'user' });
+  await jobsCommand(
+    () => repository,
+    (line) => lines.push(line),
+  ).parseAsync(['add', 'nightly', '-s', '30 2 * * *', '--handler', 'every-minute', ...args], { from: 'user' });
   return { inputs, lines };
 }
 
@@ -48,7 +59,10 @@ describe('cronfence jobs add: DST policy flags', () => {
 
 /** What `jobs add` writes to stderr when commander refuses a flag's value (it must not run). */
 async function refusedAdd(args: string[]): Promise<string> {
-  const command = jobsCommand(() => recordingRepository([]), () => {}).commands.find((sub) => sub.name() === 'add')!;
+  const command = jobsCommand(
+    () => recordingRepository([]),
+    () => {},
+  ).commands.find((sub) => sub.name() === 'add')!;
   return refusalOf(command, ['nightly', '-s', '30 2 * * *', '--handler', 'every-minute', ...args]);
 }
 
@@ -56,7 +70,9 @@ describe('cronfence jobs add: --catch-up and --payload @file', () => {
   it('--catch-up takes a duration as the CLI parses them elsewhere, into policies.catchUpWindowMs', async () => {
     const { inputs } = await add(['--catch-up', '2h']);
     expect(inputs[0]).toMatchObject({ policies: { catchUpWindowMs: 7_200_000 } });
-    expect(await refusedAdd(['--catch-up', 'soon'])).toContain(`option '--catch-up <duration>' argument 'soon' is invalid. "soon" is not a duration like 500ms, 30s, 2m or 1h`);
+    expect(await refusedAdd(['--catch-up', 'soon'])).toContain(
+      `option '--catch-up <duration>' argument 'soon' is invalid. "soon" is not a duration like 500ms, 30s, 2m or 1h`,
+    );
     // The range is the job spec's, named by its field.
     await expect(add(['--catch-up', '8d'])).rejects.toThrowError(/policies\.catchUpWindowMs/);
   });
@@ -71,11 +87,15 @@ describe('cronfence jobs add: --catch-up and --payload @file', () => {
       const good = file('good.json', '{"merchants": 3, "note": "it\'s quoted"}');
       expect((await add(['--payload', `@${good}`])).inputs[0]).toMatchObject({ payload: { merchants: 3, note: "it's quoted" } });
       const missing = path.join(dir, 'missing.json');
-      expect(await refusedAdd(['--payload', `@${missing}`])).toContain(`argument '@${missing}' is invalid. cannot read payload file ${JSON.stringify(missing)}: ENOENT`);
+      expect(await refusedAdd(['--payload', `@${missing}`])).toContain(
+        `argument '@${missing}' is invalid. cannot read payload file ${JSON.stringify(missing)}: ENOENT`,
+      );
       const broken = file('broken.json', '{"merchants": ');
       expect(await refusedAdd(['--payload', `@${broken}`])).toContain(`payload file ${JSON.stringify(broken)} is not valid JSON: `);
       const list = file('list.json', '[1, 2]');
-      expect(await refusedAdd(['--payload', `@${list}`])).toContain(`payload file ${JSON.stringify(list)} holds an array, not a JSON object`);
+      expect(await refusedAdd(['--payload', `@${list}`])).toContain(
+        `payload file ${JSON.stringify(list)} holds an array, not a JSON object`,
+      );
       expect(await refusedAdd(['--payload', '@'])).toContain('"@" names no file');
       // Inline JSON as before.
       expect((await add(['--payload', '{"a":1}'])).inputs[0]).toMatchObject({ payload: { a: 1 } });
@@ -88,7 +108,13 @@ describe('cronfence jobs add: --catch-up and --payload @file', () => {
 
 describe('cronfence jobs get', () => {
   const job: StoredJob = {
-    ...parseJobSpec({ id: 'nightly', schedule: '30 2 * * *', handler: 'every-minute', payload: { a: 1 }, policies: { catchUpWindowMs: 7_200_000, overlap: 'skip' } }),
+    ...parseJobSpec({
+      id: 'nightly',
+      schedule: '30 2 * * *',
+      handler: 'every-minute',
+      payload: { a: 1 },
+      policies: { catchUpWindowMs: 7_200_000, overlap: 'skip' },
+    }),
     shard: 3,
     nextFireAt: Date.parse('2026-03-09T02:30:00Z'),
     version: 4,
@@ -101,7 +127,10 @@ describe('cronfence jobs get', () => {
   const get = async (args: string[]): Promise<string[]> => {
     const lines: string[] = [];
     const repository = { require: async () => job, setAsideOf: async () => undefined } as unknown as JobRepository;
-    await jobsCommand(() => repository, (line) => lines.push(line)).parseAsync(['get', 'nightly', ...args], { from: 'user' });
+    await jobsCommand(
+      () => repository,
+      (line) => lines.push(line),
+    ).parseAsync(['get', 'nightly', ...args], { from: 'user' });
     return lines;
   };
 
@@ -124,7 +153,15 @@ describe('cronfence jobs get', () => {
 });
 
 describe('cronfence jobs list and get over a row that cannot be planned', () => {
-  const good: StoredJob = { ...parseJobSpec({ id: 'good', schedule: '*/5 * * * *', handler: 'h' }), shard: 0, nextFireAt: Date.parse('2026-03-09T06:30:00Z'), version: 1, generation: 1, createdAt: 0, updatedAt: 0 };
+  const good: StoredJob = {
+    ...parseJobSpec({ id: 'good', schedule: '*/5 * * * *', handler: 'h' }),
+    shard: 0,
+    nextFireAt: Date.parse('2026-03-09T06:30:00Z'),
+    version: 1,
+    generation: 1,
+    createdAt: 0,
+    updatedAt: 0,
+  };
   const bad: StoredJob = { ...good, id: 'bad', schedule: 'every tuesday-ish' };
   const setAside = { jobId: 'bad', generation: 1, reason: 'invalid schedule "every tuesday-ish"', from: 0, at: 0, by: 'scanner' };
   const repository = {
@@ -135,7 +172,10 @@ describe('cronfence jobs list and get over a row that cannot be planned', () => 
 
   it('lists every other job, and the bad one as unreadable with the reason', async () => {
     const lines: string[] = [];
-    await jobsCommand(() => repository, (line) => lines.push(line)).parseAsync(['list'], { from: 'user' });
+    await jobsCommand(
+      () => repository,
+      (line) => lines.push(line),
+    ).parseAsync(['list'], { from: 'user' });
     const rows = lines.join('\n').split('\n');
     expect(rows.find((row) => row.startsWith('bad '))).toMatch(/unreadable: .*every tuesday-ish/);
     expect(rows.find((row) => row.startsWith('good '))).toMatch(/enabled/);
@@ -143,12 +183,18 @@ describe('cronfence jobs list and get over a row that cannot be planned', () => 
 
   it('get shows the set-aside record beside the job, readably and in --json', async () => {
     const lines: string[] = [];
-    await jobsCommand(() => repository, (line) => lines.push(line)).parseAsync(['get', 'bad'], { from: 'user' });
+    await jobsCommand(
+      () => repository,
+      (line) => lines.push(line),
+    ).parseAsync(['get', 'bad'], { from: 'user' });
     const text = lines.join('\n');
     expect(text).toMatch(/^set aside\s+since 1970-01-01T00:00:00Z by scanner \(generation 1\): invalid schedule "every tuesday-ish"$/m);
     expect(text).toMatch(/^next fire \(UTC\)\s+unreadable: /m);
     const json: string[] = [];
-    await jobsCommand(() => repository, (line) => json.push(line)).parseAsync(['get', 'bad', '--json'], { from: 'user' });
+    await jobsCommand(
+      () => repository,
+      (line) => json.push(line),
+    ).parseAsync(['get', 'bad', '--json'], { from: 'user' });
     expect(JSON.parse(json.join('\n'))).toMatchObject({ id: 'bad', setAside });
   });
 });

@@ -37,7 +37,9 @@ describe('keepHidden', () => {
     const errors: unknown[] = [];
     await keepHidden(queue, 'r1', { everyMs: 30, visibilitySeconds: 3, onError: (error) => errors.push(error) }, () => wait(100));
     expect(errors.length).toBeGreaterThan(0);
-    await expect(keepHidden(queue, 'r1', { everyMs: 30, visibilitySeconds: 3 }, () => Promise.reject(new Error('claim failed')))).rejects.toThrow('claim failed');
+    await expect(
+      keepHidden(queue, 'r1', { everyMs: 30, visibilitySeconds: 3 }, () => Promise.reject(new Error('claim failed'))),
+    ).rejects.toThrow('claim failed');
   });
 
   it('returns when the work ends, without waiting for an extension still in flight', async () => {

@@ -8,10 +8,19 @@ const key = { jobId: 'job', scheduledAt: Date.parse('2026-11-29T12:00:00Z') };
 const wait = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Only the two calls a lease keeper makes; the store's real fencing is tested against the emulator. */
-function keeperWith(renew: () => Promise<void>, claimedAt = Date.now(), hide?: () => Promise<void>, hiddenAt?: number, timing: { leaseMs?: number; heartbeatMs?: number } = {}) {
+function keeperWith(
+  renew: () => Promise<void>,
+  claimedAt = Date.now(),
+  hide?: () => Promise<void>,
+  hiddenAt?: number,
+  timing: { leaseMs?: number; heartbeatMs?: number } = {},
+) {
   const calls: string[] = [];
   const slices = {
-    renew: async (_claim: unknown, _now: number, _lease: number, disarm?: boolean) => (calls.push(disarm ? 'renew+disarm' : 'renew'), renew()),
+    renew: async (_claim: unknown, _now: number, _lease: number, disarm?: boolean) => (
+      calls.push(disarm ? 'renew+disarm' : 'renew'),
+      renew()
+    ),
   } as unknown as SliceStore;
   const queue = {
     send: async () => {},
@@ -82,7 +91,13 @@ describe('LeaseKeeper', () => {
   it('counts an extension from when it was sent, not from the renewal before it: slow renewals do not disarm the takeover', async () => {
     // Heartbeat 400 ms, visibility 1 s: a renewal is disarmed when the last accepted extension is over 600 ms old.
     // Each renewal takes 400 ms, and its extension goes out after it: 400 ms before the next renewal, not 800.
-    const { keeper, calls } = keeperWith(() => wait(400), Date.now(), async () => {}, undefined, { leaseMs: 4000, heartbeatMs: 400 });
+    const { keeper, calls } = keeperWith(
+      () => wait(400),
+      Date.now(),
+      async () => {},
+      undefined,
+      { leaseMs: 4000, heartbeatMs: 400 },
+    );
     keeper.start();
     await wait(1400);
     await keeper.stop();
@@ -139,7 +154,9 @@ describe('LeaseKeeper', () => {
 
   it('an extension SQS refused disarms the message-back takeover at once, not a heartbeat later', async () => {
     const calls: string[] = [];
-    const slices = { renew: async (_c: unknown, _n: number, _l: number, disarm?: boolean) => void calls.push(disarm ? 'renew+disarm' : 'renew') } as unknown as SliceStore;
+    const slices = {
+      renew: async (_c: unknown, _n: number, _l: number, disarm?: boolean) => void calls.push(disarm ? 'renew+disarm' : 'renew'),
+    } as unknown as SliceStore;
     const queue = {
       send: async () => {},
       hide: async () => {
@@ -189,7 +206,15 @@ describe('LeaseKeeper', () => {
       },
       hideBatched: async () => {},
     };
-    const keeper = new LeaseKeeper(slices, queue, systemClock, { key, fence: 3, leaseMs: 4000, heartbeatMs: 300, visibilitySeconds: 3, receiptHandle: 'r', claimedAt: Date.now() });
+    const keeper = new LeaseKeeper(slices, queue, systemClock, {
+      key,
+      fence: 3,
+      leaseMs: 4000,
+      heartbeatMs: 300,
+      visibilitySeconds: 3,
+      receiptHandle: 'r',
+      claimedAt: Date.now(),
+    });
     keeper.start();
     await wait(800);
     // The disarming renewal is still in flight: the extension went out again meanwhile, and SQS accepted it.
@@ -201,7 +226,11 @@ describe('LeaseKeeper', () => {
 
   it('an extension that hangs never delays a renewal, and the renewal before the message could surface disarms its takeover', async () => {
     // Visibility 1 s, heartbeat 40 ms: once 960 ms passed since the last accepted extension, the message may surface.
-    const { keeper, calls } = keeperWith(async () => {}, Date.now(), () => new Promise<void>(() => {}));
+    const { keeper, calls } = keeperWith(
+      async () => {},
+      Date.now(),
+      () => new Promise<void>(() => {}),
+    );
     keeper.start();
     await wait(1300);
     await keeper.stop();
@@ -222,9 +251,19 @@ describe('LeaseKeeper', () => {
     // the one sent at 200 ms lands at 850 ms, before the 900 ms by which a disarm would have to be sent.
     const calls: string[] = [];
     let hides = 0;
-    const slices = { renew: async (_c: unknown, _n: number, _l: number, disarm?: boolean) => void calls.push(disarm ? 'renew+disarm' : 'renew') } as unknown as SliceStore;
+    const slices = {
+      renew: async (_c: unknown, _n: number, _l: number, disarm?: boolean) => void calls.push(disarm ? 'renew+disarm' : 'renew'),
+    } as unknown as SliceStore;
     const queue = { send: async () => {}, hide: async () => (hides++ === 0 ? wait(650) : undefined), hideBatched: async () => {} };
-    const keeper = new LeaseKeeper(slices, queue, systemClock, { key, fence: 1, leaseMs: 2000, heartbeatMs: 200, visibilitySeconds: 1, receiptHandle: 'r', claimedAt: Date.now() });
+    const keeper = new LeaseKeeper(slices, queue, systemClock, {
+      key,
+      fence: 1,
+      leaseMs: 2000,
+      heartbeatMs: 200,
+      visibilitySeconds: 1,
+      receiptHandle: 'r',
+      claimedAt: Date.now(),
+    });
     keeper.start();
     await wait(1300);
     await keeper.stop();
@@ -237,7 +276,10 @@ describe('LeaseKeeper', () => {
     // heartbeat before the message surfaced and was throttled past it, and a standby took over the live holder.
     // Heartbeat 200 ms, visibility 1 s: the first extension hangs; the message, hidden at the claim, would surface at
     // 1,000 ms. A second extension must go out before the disarm would (900 ms), and its landing must leave it armed.
-    const { keeper, timeline, callsOf } = timedKeeper({ leaseMs: 2000, heartbeatMs: 200, visibilitySeconds: 1 }, { hide: async (n) => (n === 1 ? hangs() : undefined) });
+    const { keeper, timeline, callsOf } = timedKeeper(
+      { leaseMs: 2000, heartbeatMs: 200, visibilitySeconds: 1 },
+      { hide: async (n) => (n === 1 ? hangs() : undefined) },
+    );
     keeper.start();
     await wait(2500);
     await keeper.stop();
@@ -271,7 +313,12 @@ describe('LeaseKeeper', () => {
 
   it('after a slow claim whose message was kept hidden meanwhile, the first renewal is at once and does not disarm', async () => {
     // Claimed 1.5 s ago (more than the 960 ms threshold), but the claim phase extended the message 100 ms ago.
-    const { keeper, calls } = keeperWith(async () => {}, Date.now() - 1500, () => new Promise<void>(() => {}), Date.now() - 100);
+    const { keeper, calls } = keeperWith(
+      async () => {},
+      Date.now() - 1500,
+      () => new Promise<void>(() => {}),
+      Date.now() - 100,
+    );
     keeper.start();
     await wait(15);
     expect(calls[0]).toBe('renew');
@@ -314,7 +361,15 @@ describe('LeaseKeeper', () => {
       },
     } as unknown as SliceStore;
     const queue = { send: async () => {}, hide: async () => void timeline.push('hide'), hideBatched: async () => {} };
-    const keeper = new LeaseKeeper(slices, queue, clock, { key, fence: 1, leaseMs: 4000, heartbeatMs: 400, visibilitySeconds: 1, receiptHandle: 'r', claimedAt: clock.now() });
+    const keeper = new LeaseKeeper(slices, queue, clock, {
+      key,
+      fence: 1,
+      leaseMs: 4000,
+      heartbeatMs: 400,
+      visibilitySeconds: 1,
+      receiptHandle: 'r',
+      claimedAt: clock.now(),
+    });
     keeper.start();
     await wait(500); // the renewal went out at 400 ms; the early extension is due at 600 ms
     jumpMs = 1000;

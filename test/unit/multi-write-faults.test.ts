@@ -22,13 +22,15 @@ const LOOKAHEAD_MS = 30_000;
 async function expectEachRanOnce(engine: MemoryEngine, jobId: string, to: number): Promise<void> {
   const expected = occurrencesBetween({ cron: EVERY_10S, timeZone: 'UTC' }, T0, to, 1000);
   const slices = await engine.jobs().slicesOf(jobId, T0);
-  expect(slices.filter((slice) => slice.scheduledAt < to).map((slice) => [slice.scheduledAt, slice.status])).toEqual(expected.map((at) => [at, 'SUCCEEDED']));
+  expect(slices.filter((slice) => slice.scheduledAt < to).map((slice) => [slice.scheduledAt, slice.status])).toEqual(
+    expected.map((at) => [at, 'SUCCEEDED']),
+  );
   const starts = engine.events.ofType('started').filter((event) => event.jobId === jobId && Date.parse(event.scheduledAt) < to);
   expect(starts).toHaveLength(expected.length);
 }
 
 describe('a failure between the writes of', () => {
-  it("the reconciler (the missing slice created, its send refused): the sweep sends it, and it runs once", async () => {
+  it('the reconciler (the missing slice created, its send refused): the sweep sends it, and it runs once', async () => {
     const clock = new ManualClock(T0);
     const engine = createMemoryEngine(clock);
     await engine.register({ id: 'lost', schedule: EVERY_10S }, async () => {});
@@ -51,7 +53,9 @@ describe('a failure between the writes of', () => {
     const report = await scannerOver(engine, 'second', { queue: refusing, lookaheadMs: LOOKAHEAD_MS }).scanShard(0);
     expect(refused).toBe(1);
     expect(report.errors).toBe(1);
-    expect((await engine.jobs().slicesOf('lost', T0)).filter((slice) => slice.scheduledAt < T0 + 30_000).map((slice) => slice.status)).toEqual(['ENQUEUED', 'ENQUEUED', 'ENQUEUED']);
+    expect(
+      (await engine.jobs().slicesOf('lost', T0)).filter((slice) => slice.scheduledAt < T0 + 30_000).map((slice) => slice.status),
+    ).toEqual(['ENQUEUED', 'ENQUEUED', 'ENQUEUED']);
     // From here the sweep (and the next scans) carry on.
     const worker = engine.worker('worker');
     for (let second = 70; second <= 160; second += 5) {
@@ -76,7 +80,9 @@ describe('a failure between the writes of', () => {
         return engine.wheel.moveCursor(shard, cursor);
       },
     };
-    await expect(scannerOver(engine, 'first', { wheel: refusing, lookaheadMs: LOOKAHEAD_MS }).scanShard(0)).rejects.toThrow(/refused \(test\)/);
+    await expect(scannerOver(engine, 'first', { wheel: refusing, lookaheadMs: LOOKAHEAD_MS }).scanShard(0)).rejects.toThrow(
+      /refused \(test\)/,
+    );
     expect(await engine.wheel.readCursor(0)).toBeUndefined();
     const worker = engine.worker('worker');
     for (let second = 0; second <= 60; second += 5) {
@@ -93,7 +99,13 @@ describe('a failure between the writes of', () => {
     const job = await engine.register({ id: 'swept', schedule: '0 0 0 1 1 *' }, async () => {});
     // Two slots waiting in the sweep index with no message (an operator's, say), their sweep time passed.
     const keys = [T0 + 10_000, T0 + 20_000].map((scheduledAt) => ({ jobId: job.id, scheduledAt, sweepAt: scheduledAt + 1000 }));
-    expect(await engine.slices.enqueue({ generation: job.generation, handler: job.handler, policies: job.policies, shard: job.shard }, keys, clock.now())).toHaveLength(2);
+    expect(
+      await engine.slices.enqueue(
+        { generation: job.generation, handler: job.handler, policies: job.policies, shard: job.shard },
+        keys,
+        clock.now(),
+      ),
+    ).toHaveLength(2);
     await scannerOver(engine, 'earlier', { lookaheadMs: LOOKAHEAD_MS }).scanShard(0);
     clock.set(T0 + 30_000);
     let refused = 0;
@@ -105,10 +117,17 @@ describe('a failure between the writes of', () => {
       },
     };
     const cursorBefore = (await engine.wheel.readCursor(0))?.scannedThrough;
-    await expect(scannerOver(engine, 'first', { slices: refusing, lookaheadMs: LOOKAHEAD_MS }).scanShard(0)).rejects.toThrow(/refused \(test\)/);
+    await expect(scannerOver(engine, 'first', { slices: refusing, lookaheadMs: LOOKAHEAD_MS }).scanShard(0)).rejects.toThrow(
+      /refused \(test\)/,
+    );
     expect(refused).toBeGreaterThan(0);
     expect((await engine.wheel.readCursor(0))?.scannedThrough).toBe(cursorBefore);
-    expect(engine.workQueue.messages().map((message) => message.key.scheduledAt).sort()).toEqual([T0 + 10_000, T0 + 20_000]);
+    expect(
+      engine.workQueue
+        .messages()
+        .map((message) => message.key.scheduledAt)
+        .sort(),
+    ).toEqual([T0 + 10_000, T0 + 20_000]);
     await scannerOver(engine, 'next', { lookaheadMs: LOOKAHEAD_MS }).scanShard(0);
     expect(engine.workQueue.messages()).toHaveLength(4);
     await engine.drain(engine.worker('worker'));
@@ -123,7 +142,11 @@ describe('a failure between the writes of', () => {
   it('an outbox delivery (taken and sent, its record refused): delivered again with the same idempotency key after the take runs out, then recorded', async () => {
     const clock = new ManualClock(T0);
     const engine = createMemoryEngine(clock);
-    const item = newOutboxItem('settle:2026-06-01T12:00:00Z', 0, 1, T0, { key: 'm1', url: 'https://bank.invalid/wires', body: '{"amount":1}' });
+    const item = newOutboxItem('settle:2026-06-01T12:00:00Z', 0, 1, T0, {
+      key: 'm1',
+      url: 'https://bank.invalid/wires',
+      body: '{"amount":1}',
+    });
     engine.tables.outbox.set(item.idempotencyKey, item);
     const deliveries: string[] = [];
     let refused = 0;

@@ -12,7 +12,14 @@ import { InvalidOperatorRequestError, JobOwnershipError } from '../../lib/core/e
 import { executionKey } from '../../lib/core/execution-key.ts';
 import { activeSince, inDueIndex, isActiveAt, planPause, planPut, planResume } from '../../lib/core/job-lifecycle.ts';
 import { MAX_PAYLOAD_BYTES, parseJobSpec } from '../../lib/core/job-spec.ts';
-import { isTriggeredInstant, parseOperatorInstant, requestMarkerInstant, triggerInstant, validatePauseUntil, validateReason } from '../../lib/core/operator.ts';
+import {
+  isTriggeredInstant,
+  parseOperatorInstant,
+  requestMarkerInstant,
+  triggerInstant,
+  validatePauseUntil,
+  validateReason,
+} from '../../lib/core/operator.ts';
 import type { StoredJob } from '../../lib/core/job-record.ts';
 
 const T0 = Date.parse('2026-12-01T13:00:00Z');
@@ -51,7 +58,7 @@ describe('triggered slots', () => {
     for (let attempt = 0; attempt < 1200; attempt++) expect(isTriggeredInstant(triggerInstant('req-1', T0, attempt))).toBe(true);
   });
 
-  it("mark the request at a negative sort key derived from the id alone (no history read starts below 0)", () => {
+  it('mark the request at a negative sort key derived from the id alone (no history read starts below 0)', () => {
     expect(requestMarkerInstant('req-1')).toBe(requestMarkerInstant('req-1'));
     expect(requestMarkerInstant('req-1')).toBeLessThan(0);
     expect(requestMarkerInstant('req-2')).not.toBe(requestMarkerInstant('req-1'));
@@ -70,10 +77,14 @@ describe('operator input', () => {
   });
 
   it('a pause needs a reason, and its end must be ahead', () => {
-    expect(refusal(() => validateReason(undefined, true)).message).toBe('invalid reason (missing): is required: say why (it is recorded with the actor)');
+    expect(refusal(() => validateReason(undefined, true)).message).toBe(
+      'invalid reason (missing): is required: say why (it is recorded with the actor)',
+    );
     expect(refusal(() => validateReason('  ', true)).field).toBe('reason');
     expect(validateReason(undefined, false)).toBeUndefined();
-    expect(refusal(() => validatePauseUntil(T0 - 1, T0)).message).toContain('invalid until "2026-12-01T12:59:59.999Z": must be in the future');
+    expect(refusal(() => validatePauseUntil(T0 - 1, T0)).message).toContain(
+      'invalid until "2026-12-01T12:59:59.999Z": must be in the future',
+    );
     expect(validatePauseUntil(T0 + 1, T0)).toBe(T0 + 1);
   });
 
@@ -81,14 +92,18 @@ describe('operator input', () => {
     expect(parseSlotPayload('{"amount": 5}')).toEqual({ amount: 5 });
     expect(refusal(() => parseSlotPayload('{bad')).message).toMatch(/^invalid payload "\{bad": is not JSON/);
     expect(refusal(() => parseSlotPayload('[1]')).message).toBe('invalid payload "[1]": must be a JSON object');
-    expect(refusal(() => parseSlotPayload({ big: 'x'.repeat(MAX_PAYLOAD_BYTES) })).message).toContain(`must be at most ${MAX_PAYLOAD_BYTES} bytes`);
+    expect(refusal(() => parseSlotPayload({ big: 'x'.repeat(MAX_PAYLOAD_BYTES) })).message).toContain(
+      `must be at most ${MAX_PAYLOAD_BYTES} bytes`,
+    );
   });
 
   it('rates: N/s, N/m or N, above 0 and at most 100/s', () => {
     expect(parseRate('5/s')).toBe(5);
     expect(parseRate('30/m')).toBe(0.5);
     expect(parseRate('2')).toBe(2);
-    expect(refusal(() => parseRate('fast')).message).toBe('invalid rate "fast": must be a rate like 5/s or 30/m, above 0 and at most 100/s');
+    expect(refusal(() => parseRate('fast')).message).toBe(
+      'invalid rate "fast": must be a rate like 5/s or 30/m, above 0 and at most 100/s',
+    );
     expect(refusal(() => parseRate('0/s')).field).toBe('rate');
     expect(refusal(() => parseRate('500/s')).field).toBe('rate');
   });
@@ -116,7 +131,13 @@ describe('pause with an end, and resume', () => {
   it('a timed pause stays in the schedule from its first occurrence at or after its end, a new generation', () => {
     const change = planPause(job(), clock.now(), { ...note, until })!;
     expect(change.settle).toBe('paused');
-    expect(change.next).toMatchObject({ enabled: false, nextFireAt: until, generation: 3, version: 4, pause: { actor: 'alice', reason: 'incident 42', until } });
+    expect(change.next).toMatchObject({
+      enabled: false,
+      nextFireAt: until,
+      generation: 3,
+      version: 4,
+      pause: { actor: 'alice', reason: 'incident 42', until },
+    });
     expect(inDueIndex(change.next)).toBe(true);
     expect(inDueIndex(planPause(job(), clock.now(), note)!.next)).toBe(false);
   });
@@ -131,7 +152,10 @@ describe('pause with an end, and resume', () => {
   it('pausing again exactly so changes nothing; with another end it is a new pause', () => {
     const paused = planPause(job(), clock.now(), { ...note, until })!.next;
     expect(planPause(paused, clock.now(), { ...note, at: T0 + 5, until })).toBeUndefined();
-    expect(planPause(paused, clock.now(), { ...note, until: until + 60_000 })!.next).toMatchObject({ generation: 4, nextFireAt: until + 60_000 });
+    expect(planPause(paused, clock.now(), { ...note, until: until + 60_000 })!.next).toMatchObject({
+      generation: 4,
+      nextFireAt: until + 60_000,
+    });
   });
 
   it('resume before the end: a new generation from the next occurrence; after it: the record cleared, same generation, same nextFireAt', () => {
@@ -152,7 +176,9 @@ describe('origin', () => {
     const cdkJob = job({ origin: 'cdk' });
     const fromRuntime = parseJobSpec({ id: 'nightly', schedule: '* * * * *', handler: 'h', origin: 'runtime' });
     expect(() => planPut(fromRuntime, cdkJob, T0, 1)).toThrow(JobOwnershipError);
-    expect(() => planPut(fromRuntime, cdkJob, T0, 1)).toThrow('job "nightly" is declared in the CDK stack (origin "cdk"); change it there, not at run time');
+    expect(() => planPut(fromRuntime, cdkJob, T0, 1)).toThrow(
+      'job "nightly" is declared in the CDK stack (origin "cdk"); change it there, not at run time',
+    );
     expect(() => planPut({ ...fromRuntime, origin: 'cdk' }, job({ origin: 'runtime' }), T0, 1)).toThrow('was created at run time');
     // A job stored before origins existed is taken over by whoever writes it next.
     expect(planPut({ ...fromRuntime, origin: 'cdk' }, job({ origin: undefined }), T0, 1)?.next.origin).toBe('cdk');

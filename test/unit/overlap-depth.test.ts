@@ -81,7 +81,11 @@ async function drive(policy: OverlapPolicy, count: number, limitSeconds: number)
 /** Pairs of runs whose [start, end) intervals intersect. */
 function concurrent(runs: readonly Run[]): string[] {
   const pairs: string[] = [];
-  runs.forEach((a, i) => runs.slice(i + 1).forEach((b) => (a.start < (b.end ?? Infinity) && b.start < (a.end ?? Infinity) ? pairs.push(`${a.slot}|${b.slot}`) : 0)));
+  runs.forEach((a, i) =>
+    runs
+      .slice(i + 1)
+      .forEach((b) => (a.start < (b.end ?? Infinity) && b.start < (a.end ?? Infinity) ? pairs.push(`${a.slot}|${b.slot}`) : 0)),
+  );
   return pairs;
 }
 
@@ -153,4 +157,3 @@ describe('the lane taken by two claims at once', () => {
     expect((await engine.overlap.lane('race'))?.runAt).toBe(runs[0]);
   });
 });
-

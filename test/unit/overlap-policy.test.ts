@@ -16,16 +16,29 @@ const NEXT = T0 + 2000;
 const LATER = T0 + 10_000;
 
 function slice(at: number, status: Slice['status'], extra: Partial<Slice> = {}): Slice {
-  return { jobId: 'j', scheduledAt: at, status, fence: 1, attempts: 1, handler: 'h', policies: DEFAULT_POLICIES, shard: 0, generation: 1, createdAt: T0, ...extra };
+  return {
+    jobId: 'j',
+    scheduledAt: at,
+    status,
+    fence: 1,
+    attempts: 1,
+    handler: 'h',
+    policies: DEFAULT_POLICIES,
+    shard: 0,
+    generation: 1,
+    createdAt: T0,
+    ...extra,
+  };
 }
 
-const running = (at: number, startedAt: number, leaseExpiresAt = startedAt + 4000): Slice => slice(at, 'RUNNING', { startedAt, leaseExpiresAt });
+const running = (at: number, startedAt: number, leaseExpiresAt = startedAt + 4000): Slice =>
+  slice(at, 'RUNNING', { startedAt, leaseExpiresAt });
 
 describe('decideOverlap (pure)', () => {
   const laneRun = running(T0, T0 + 100, T0 + 12_000);
   const waiting = slice(T0 + 5000, 'ENQUEUED', { bufferedAt: T0 + 5000 });
 
-  it('allow, the lane already this occurrence\'s, or no live run and none in line: run', () => {
+  it("allow, the lane already this occurrence's, or no live run and none in line: run", () => {
     expect(decideOverlap('allow', { holdsLane: false, laneRun }, LATER).kind).toBe('run');
     expect(decideOverlap('skip', { holdsLane: true, laneRun }, LATER).kind).toBe('run');
     expect(decideOverlap('skip', { holdsLane: false, laneRun: slice(T0, 'SUCCEEDED') }, LATER).kind).toBe('run');
@@ -34,7 +47,9 @@ describe('decideOverlap (pure)', () => {
 
   it('a lane run whose lease lapsed beyond the skew margin is not running', () => {
     expect(decideOverlap('skip', { holdsLane: false, laneRun: running(T0, T0, T0 + 4000) }, LATER).kind).toBe('run');
-    expect(decideOverlap('skip', { holdsLane: false, laneRun: running(T0, T0, LATER - LEASE_EXPIRY_MARGIN_MS + 1) }, LATER).kind).toBe('skip');
+    expect(decideOverlap('skip', { holdsLane: false, laneRun: running(T0, T0, LATER - LEASE_EXPIRY_MARGIN_MS + 1) }, LATER).kind).toBe(
+      'skip',
+    );
   });
 
   it('skip, replace and the buffers against a live lane run', () => {
@@ -46,10 +61,21 @@ describe('decideOverlap (pure)', () => {
   });
 
   it('the line: bufferOne drops an occurrence when another waits ahead of it; bufferAll waits behind it, run or no run', () => {
-    expect(decideOverlap('bufferOne', { holdsLane: false, laneRun, aheadInLine: waiting }, LATER)).toMatchObject({ kind: 'skip', reason: 'overlap', ahead: waiting });
+    expect(decideOverlap('bufferOne', { holdsLane: false, laneRun, aheadInLine: waiting }, LATER)).toMatchObject({
+      kind: 'skip',
+      reason: 'overlap',
+      ahead: waiting,
+    });
     expect(decideOverlap('bufferOne', { holdsLane: false, aheadInLine: waiting }, LATER)).toMatchObject({ kind: 'skip', ahead: waiting });
-    expect(decideOverlap('bufferAll', { holdsLane: false, laneRun, aheadInLine: waiting }, LATER)).toMatchObject({ kind: 'wait', ahead: laneRun });
-    expect(decideOverlap('bufferAll', { holdsLane: false, aheadInLine: waiting }, LATER)).toMatchObject({ kind: 'wait', untilMs: LATER + LINE_WAIT_MS, ahead: waiting });
+    expect(decideOverlap('bufferAll', { holdsLane: false, laneRun, aheadInLine: waiting }, LATER)).toMatchObject({
+      kind: 'wait',
+      ahead: laneRun,
+    });
+    expect(decideOverlap('bufferAll', { holdsLane: false, aheadInLine: waiting }, LATER)).toMatchObject({
+      kind: 'wait',
+      untilMs: LATER + LINE_WAIT_MS,
+      ahead: waiting,
+    });
     // skip and replace judge the lane's run only.
     expect(decideOverlap('skip', { holdsLane: false, aheadInLine: waiting }, LATER).kind).toBe('run');
   });
@@ -71,7 +97,8 @@ async function firstHeldRunning(id: string, policy: OverlapPolicy): Promise<Scen
   const runs: number[] = [];
   const job = await engine.register({ id, schedule: 'rate(10 seconds)', policies: { overlap: policy, timeoutMs: 60_000 } }, async (ctx) => {
     runs.push(ctx.scheduledAt.getTime());
-    if (ctx.scheduledAt.getTime() === T0) await Promise.race([held.opened, new Promise((resolve) => ctx.signal.addEventListener('abort', resolve))]);
+    if (ctx.scheduledAt.getTime() === T0)
+      await Promise.race([held.opened, new Promise((resolve) => ctx.signal.addEventListener('abort', resolve))]);
   });
   await engine.enqueue(job, T0);
   const [message] = engine.workQueue.receive();
@@ -85,7 +112,9 @@ async function firstHeldRunning(id: string, policy: OverlapPolicy): Promise<Scen
 
 /** Delivers the visible message of the occurrence at `at` (the first one's own message may have surfaced too: left alone). */
 async function deliverNext(scenario: Scenario, worker: string, at = NEXT): Promise<string> {
-  const message = scenario.engine.workQueue.receive().find((received) => (JSON.parse(received.body) as { scheduledAt: number }).scheduledAt === at);
+  const message = scenario.engine.workQueue
+    .receive()
+    .find((received) => (JSON.parse(received.body) as { scheduledAt: number }).scheduledAt === at);
   expect(message).toBeDefined();
   return scenario.engine.deliver(scenario.engine.worker(worker), message!);
 }
@@ -98,7 +127,9 @@ describe('overlap policy over the real Worker (in-memory stores, manual clock)',
     const scenario = await firstHeldRunning('ov-skip', 'skip');
     expect(await deliverNext(scenario, 'worker-2')).toBe('delete');
     expect(await statusAt(scenario, 'ov-skip', NEXT)).toMatchObject({ status: 'SKIPPED', skipReason: 'overlap' });
-    expect(scenario.engine.events.ofType('skipped').map((event) => [event.scheduledAt, event.reason])).toEqual([['2026-06-01T12:00:02Z', 'overlap']]);
+    expect(scenario.engine.events.ofType('skipped').map((event) => [event.scheduledAt, event.reason])).toEqual([
+      ['2026-06-01T12:00:02Z', 'overlap'],
+    ]);
     scenario.release();
     await scenario.first;
     expect((await statusAt(scenario, 'ov-skip', T0))?.status).toBe('SUCCEEDED');
@@ -141,6 +172,8 @@ describe('overlap policy over the real Worker (in-memory stores, manual clock)',
     expect(scenario.engine.events.ofType('fenced_out').map((event) => event.worker)).toEqual(['worker-1']);
     expect(await scenario.engine.slices.getLedger({ jobId: 'ov-replace', scheduledAt: T0 })).toBeUndefined();
     expect((await statusAt(scenario, 'ov-replace', NEXT))?.status).toBe('SUCCEEDED');
-    expect(scenario.engine.events.ofType('skipped').map((event) => [event.scheduledAt, event.reason])).toEqual([['2026-06-01T12:00:00Z', 'replaced']]);
+    expect(scenario.engine.events.ofType('skipped').map((event) => [event.scheduledAt, event.reason])).toEqual([
+      ['2026-06-01T12:00:00Z', 'replaced'],
+    ]);
   });
 });

@@ -19,7 +19,11 @@ function recordingSqs(): { sqs: SQSClient; deleted: string[] } {
 
 describe('PolledRecords', () => {
   it('tells since when a record in flight has been hidden, and forgets it when its batch ends', () => {
-    const records = new PolledRecords(recordingSqs().sqs, async () => 'queue', () => {});
+    const records = new PolledRecords(
+      recordingSqs().sqs,
+      async () => 'queue',
+      () => {},
+    );
     records.received(['a', 'b'], 10_000);
     expect(records.hiddenSince('a')).toBe(10_000);
     expect(records.hiddenSince('c')).toBeUndefined();
@@ -29,7 +33,11 @@ describe('PolledRecords', () => {
 
   it('deletes a record settled early once, not again as its batch ends', async () => {
     const { sqs, deleted } = recordingSqs();
-    const records = new PolledRecords(sqs, async () => 'queue', () => {});
+    const records = new PolledRecords(
+      sqs,
+      async () => 'queue',
+      () => {},
+    );
     records.received(['a', 'b'], 0);
     const early = records.batchDeletes();
     early.delete('a');

@@ -76,7 +76,12 @@ function rig(): Rig {
       }
     },
     lags: (jobId) =>
-      Object.fromEntries(engine.events.ofType('started').filter((event) => event.jobId === jobId).map((event) => [(Date.parse(event.scheduledAt) - T0) / 1000, event.startLagMs ?? -1])),
+      Object.fromEntries(
+        engine.events
+          .ofType('started')
+          .filter((event) => event.jobId === jobId)
+          .map((event) => [(Date.parse(event.scheduledAt) - T0) / 1000, event.startLagMs ?? -1]),
+      ),
   };
 }
 

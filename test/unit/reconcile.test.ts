@@ -13,17 +13,29 @@ const GRACE = 30_000;
 const NOW = T + 10 * 60_000;
 
 function slice(at: number, fields: Partial<Slice> = {}): Slice {
-  return { jobId: 'job', scheduledAt: at, status: SliceStatus.Succeeded, fence: 1, attempts: 1, handler: 'h', policies: DEFAULT_POLICIES, shard: 0, generation: 3, createdAt: at, ...fields };
+  return {
+    jobId: 'job',
+    scheduledAt: at,
+    status: SliceStatus.Succeeded,
+    fence: 1,
+    attempts: 1,
+    handler: 'h',
+    policies: DEFAULT_POLICIES,
+    shard: 0,
+    generation: 3,
+    createdAt: at,
+    ...fields,
+  };
 }
 
 describe('reconcileOccurrences', () => {
-  it('asks for an ENQUEUED slice where there is none, and nothing where a slice or this generation\'s range record stands', () => {
+  it("asks for an ENQUEUED slice where there is none, and nothing where a slice or this generation's range record stands", () => {
     const occurrences = [T, T + 1000, T + 2000, T + 3000];
     const slices = [slice(T), slice(T + 2000, { status: SliceStatus.Missed, missedUntil: T + 3001, missedCount: 2 })];
     expect(reconcileOccurrences(occurrences, 3, slices, NOW, GRACE)).toEqual([{ kind: 'enqueue', scheduledAt: T + 1000 }]);
   });
 
-  it('an older generation\'s SKIPPED slice, or its range, does not stand for this generation\'s occurrence', () => {
+  it("an older generation's SKIPPED slice, or its range, does not stand for this generation's occurrence", () => {
     const skippedByChange = slice(T, { status: SliceStatus.Skipped, skipReason: 'superseded', generation: 2 });
     const olderRange = slice(T + 1000, { status: SliceStatus.Missed, missedUntil: T + 3000, missedCount: 2, generation: 2 });
     // The range's own item is a final record at its first instant (no generation runs over it, as the claim rules say).
@@ -41,6 +53,8 @@ describe('reconcileOccurrences', () => {
     const justLapsed = slice(T + 1000, { status: SliceStatus.Running, leaseExpiresAt: lapsedAt + 1 });
     const followed = slice(T + 2000, { status: SliceStatus.Running, leaseExpiresAt: lapsedAt - 1, sweepAt: NOW });
     const waiting = slice(T + 3000, { status: SliceStatus.Failed, nextAttemptAt: T, sweepAt: T + GRACE });
-    expect(reconcileOccurrences([T, T + 1000, T + 2000, T + 3000], 3, [abandoned, justLapsed, followed, waiting], NOW, GRACE)).toEqual([{ kind: 'sweep', scheduledAt: T }]);
+    expect(reconcileOccurrences([T, T + 1000, T + 2000, T + 3000], 3, [abandoned, justLapsed, followed, waiting], NOW, GRACE)).toEqual([
+      { kind: 'sweep', scheduledAt: T },
+    ]);
   });
 });

@@ -75,9 +75,32 @@ describe('RequestMeter', () => {
   it('counts a transaction, a renewal learned from a claim, and an index query', () => {
     const meter = new RequestMeter(config);
     const slice = { jobId: { S: 'j' }, scheduledAt: { N: '1000' }, status: { S: 'ENQUEUED' }, sweepShard: { N: '0' }, sweepAt: { N: '5' } };
-    meter.record('dynamo', 'TransactWriteItems', { TransactItems: [{ Put: { TableName: 'p-slices', Item: slice } }, { Put: { TableName: 'p-ledger', Item: { executionKey: { S: 'k' } } } }] }, {}, undefined);
-    meter.record('dynamo', 'UpdateItem', { TableName: 'p-slices', Key: { jobId: { S: 'j' }, scheduledAt: { N: '1000' } }, UpdateExpression: 'SET leaseExpiresAt = :expires' }, {}, undefined);
-    meter.record('dynamo', 'Query', { TableName: 'p-jobs', IndexName: 'due' }, { Items: [{ jobId: { S: 'a' } }, { jobId: { S: 'b' } }] }, undefined);
+    meter.record(
+      'dynamo',
+      'TransactWriteItems',
+      {
+        TransactItems: [
+          { Put: { TableName: 'p-slices', Item: slice } },
+          { Put: { TableName: 'p-ledger', Item: { executionKey: { S: 'k' } } } },
+        ],
+      },
+      {},
+      undefined,
+    );
+    meter.record(
+      'dynamo',
+      'UpdateItem',
+      { TableName: 'p-slices', Key: { jobId: { S: 'j' }, scheduledAt: { N: '1000' } }, UpdateExpression: 'SET leaseExpiresAt = :expires' },
+      {},
+      undefined,
+    );
+    meter.record(
+      'dynamo',
+      'Query',
+      { TableName: 'p-jobs', IndexName: 'due' },
+      { Items: [{ jobId: { S: 'a' } }, { jobId: { S: 'b' } }] },
+      undefined,
+    );
     meter.record('sqs', 'ReceiveMessage', {}, { Messages: [] }, undefined);
     meter.record('sqs', 'ReceiveMessage', {}, { Messages: [{}, {}] }, undefined);
     const m = meter.snapshot();
@@ -97,13 +120,40 @@ describe('RequestMeter', () => {
   it('charges no index write for a commit that removes the sweep keys of a slice its claim created outside the index, and one for a slice that was in it', () => {
     const meter = new RequestMeter(config);
     const key = (at: string) => ({ jobId: { S: 'j' }, scheduledAt: { N: at } });
-    const commit = (at: string) => ({ TableName: 'p-slices', Key: key(at), UpdateExpression: 'SET #status = :succeeded REMOVE sweepShard, sweepAt', ExpressionAttributeNames: { '#status': 'status' } });
+    const commit = (at: string) => ({
+      TableName: 'p-slices',
+      Key: key(at),
+      UpdateExpression: 'SET #status = :succeeded REMOVE sweepShard, sweepAt',
+      ExpressionAttributeNames: { '#status': 'status' },
+    });
     // Claims that created the slice (ALL_NEW): no sweep keys.
-    meter.record('dynamo', 'UpdateItem', { TableName: 'p-slices', Key: key('1000'), UpdateExpression: 'SET #status = :running', ExpressionAttributeNames: { '#status': 'status' } }, { Attributes: { ...key('1000'), status: { S: 'RUNNING' } } }, undefined);
+    meter.record(
+      'dynamo',
+      'UpdateItem',
+      {
+        TableName: 'p-slices',
+        Key: key('1000'),
+        UpdateExpression: 'SET #status = :running',
+        ExpressionAttributeNames: { '#status': 'status' },
+      },
+      { Attributes: { ...key('1000'), status: { S: 'RUNNING' } } },
+      undefined,
+    );
     meter.record('dynamo', 'UpdateItem', commit('1000'), {}, undefined);
     expect(meter.snapshot().indexWriteUnits).toEqual({});
     // A slice the claim found in the sweep index (a retry): its commit takes it out, one index write.
-    meter.record('dynamo', 'UpdateItem', { TableName: 'p-slices', Key: key('2000'), UpdateExpression: 'SET #status = :running', ExpressionAttributeNames: { '#status': 'status' } }, { Attributes: { ...key('2000'), status: { S: 'RUNNING' }, sweepShard: { N: '0' }, sweepAt: { N: '5' } } }, undefined);
+    meter.record(
+      'dynamo',
+      'UpdateItem',
+      {
+        TableName: 'p-slices',
+        Key: key('2000'),
+        UpdateExpression: 'SET #status = :running',
+        ExpressionAttributeNames: { '#status': 'status' },
+      },
+      { Attributes: { ...key('2000'), status: { S: 'RUNNING' }, sweepShard: { N: '0' }, sweepAt: { N: '5' } } },
+      undefined,
+    );
     meter.record('dynamo', 'UpdateItem', commit('2000'), {}, undefined);
     expect(meter.snapshot().indexWriteUnits).toEqual({ 'slices/sweep': 1 });
   });
@@ -111,7 +161,13 @@ describe('RequestMeter', () => {
   it('counts a BatchGetItem as one read request billed item by item', () => {
     const meter = new RequestMeter(config);
     const job = (id: string) => ({ jobId: { S: id } });
-    meter.record('dynamo', 'BatchGetItem', { RequestItems: { 'p-jobs': { Keys: [job('a'), job('b'), job('c')], ConsistentRead: false } } }, { Responses: { 'p-jobs': [job('a'), job('b'), job('c')] } }, undefined);
+    meter.record(
+      'dynamo',
+      'BatchGetItem',
+      { RequestItems: { 'p-jobs': { Keys: [job('a'), job('b'), job('c')], ConsistentRead: false } } },
+      { Responses: { 'p-jobs': [job('a'), job('b'), job('c')] } },
+      undefined,
+    );
     const m = meter.snapshot();
     expect(m.kinds.dynamoRead).toBe(1);
     expect(m.itemsRead).toBe(3);

@@ -17,7 +17,9 @@ const T0 = Date.parse('2026-12-01T08:00:00Z');
 const LOOKAHEAD_MS = 20_000;
 const noop = async (): Promise<void> => {};
 const seconds = (sent: readonly SentMessage[], generation: number): number[] =>
-  [...new Set(sent.filter((message) => message.generation === generation).map((message) => (message.scheduledAt - T0) / 1000))].sort((a, b) => a - b);
+  [...new Set(sent.filter((message) => message.generation === generation).map((message) => (message.scheduledAt - T0) / 1000))].sort(
+    (a, b) => a - b,
+  );
 
 describe('a scan behind another', () => {
   it('leaves a generation in the inbox when its entry went where the scan ahead had claimed and read, and the next scan sends it on time', async () => {
@@ -59,7 +61,12 @@ describe('a scan behind another', () => {
     await aheadAtInbox.opened;
     // A change: generation 2, from :27, in the inbox.
     await engine.jobs().put({ id: job.id, schedule: '7/10 * * * * *', handler: job.id, payload: { changed: true } });
-    const behindScan = scannerOver(engine, 'behind', { wheel: behind, queue, lookaheadMs: LOOKAHEAD_MS, clock: new OffsetClock(-MAX_CLOCK_SKEW_MS, clock) }).scanShard(0);
+    const behindScan = scannerOver(engine, 'behind', {
+      wheel: behind,
+      queue,
+      lookaheadMs: LOOKAHEAD_MS,
+      clock: new OffsetClock(-MAX_CLOCK_SKEW_MS, clock),
+    }).scanShard(0);
     await behindAtPlace.opened;
     // The scan ahead reads T0 + 20 s to T0 + 35 s before the scan behind has written anything there.
     aheadGoesOn.open();
@@ -76,7 +83,10 @@ describe('a scan behind another', () => {
     clock.set(T0 + 26_000);
     const sentBefore = sent.length;
     expect(await scannerOver(engine, 'next', { queue, lookaheadMs: LOOKAHEAD_MS }).scanShard(0)).toMatchObject({ errors: 0, inboxKept: 0 });
-    expect(sent.slice(sentBefore).find((message) => message.scheduledAt === T0 + 37_000)).toMatchObject({ sentAt: T0 + 26_000, delaySeconds: 11 });
+    expect(sent.slice(sentBefore).find((message) => message.scheduledAt === T0 + 37_000)).toMatchObject({
+      sentAt: T0 + 26_000,
+      delaySeconds: 11,
+    });
     expect(await wheel.inbox(0)).toEqual([]);
     clock.set(T0 + 60_000);
     await scannerOver(engine, 'later', { queue, lookaheadMs: LOOKAHEAD_MS }).scanShard(0);

@@ -27,8 +27,18 @@ async function register(engine: MemoryEngine, job: DstJob): Promise<void> {
 }
 
 /** From the clock's time until past `toMs`: drain what is due, then scan; a minute at a time. */
-async function scanMinuteByMinute(engine: MemoryEngine, clock: ManualClock, toMs: number, lookaheadMs: number, sent: SentMessage[]): Promise<void> {
-  const scanner = scannerOver(engine, 'scanner-1', { lookaheadMs, sweepGraceMs: 30_000, queue: recordingQueue(engine.workQueue, clock, sent) });
+async function scanMinuteByMinute(
+  engine: MemoryEngine,
+  clock: ManualClock,
+  toMs: number,
+  lookaheadMs: number,
+  sent: SentMessage[],
+): Promise<void> {
+  const scanner = scannerOver(engine, 'scanner-1', {
+    lookaheadMs,
+    sweepGraceMs: 30_000,
+    queue: recordingQueue(engine.workQueue, clock, sent),
+  });
   const worker = engine.worker('worker-1');
   // Drained first: what the last scan sent is claimed before this scan reconciles it.
   for (; clock.now() < toMs + 60_000; clock.advance(60_000)) {
@@ -69,7 +79,8 @@ describe('Scanner, minute by minute across the 2026 DST changes', () => {
     await engine.jobs().delete(JOB);
     await engine.jobs().put({ id: JOB, schedule: job.cron, timeZone: job.timeZone, dst: job.dst, handler: JOB });
     await scanMinuteByMinute(engine, clock, end, 120_000, sent);
-    const ofGeneration = (generation: number): string[] => sent.filter((message) => message.generation === generation && message.scheduledAt < end).map((message) => iso(message.scheduledAt));
+    const ofGeneration = (generation: number): string[] =>
+      sent.filter((message) => message.generation === generation && message.scheduledAt < end).map((message) => iso(message.scheduledAt));
     expect(ofGeneration(1)).toEqual(['2026-11-01T05:00:00.000Z', '2026-11-01T05:20:00.000Z', '2026-11-01T05:40:00.000Z']);
     // Generation 2 is the tombstone; the re-created job is generation 3.
     expect(ofGeneration(3)).toEqual(['2026-11-02T06:00:00.000Z', '2026-11-02T06:20:00.000Z', '2026-11-02T06:40:00.000Z']);

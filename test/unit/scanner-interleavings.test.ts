@@ -125,9 +125,16 @@ describe('racing scans of one shard, seeded interleavings', () => {
       for (const job of JOBS) {
         // A changed job: its last generation's occurrences, each sent for that generation.
         const last = lastGeneration.get(job.id);
-        const sentKeys = new Set(sent.filter((message) => last === undefined || message.generation === last.generation).map((message) => `${message.jobId}@${message.scheduledAt}`));
+        const sentKeys = new Set(
+          sent
+            .filter((message) => last === undefined || message.generation === last.generation)
+            .map((message) => `${message.jobId}@${message.scheduledAt}`),
+        );
         for (const at of occurrencesBetween({ cron: job.schedule, timeZone: 'UTC' }, last?.nextFireAt ?? T0, end, 10_000)) {
-          if (!sentKeys.has(`${job.id}@${at}`)) gaps.push(`seed ${seed}: ${job.id}${last ? ` generation ${last.generation}` : ''} at +${(at - T0) / 1000} s (cursor +${(end - T0) / 1000} s)`);
+          if (!sentKeys.has(`${job.id}@${at}`))
+            gaps.push(
+              `seed ${seed}: ${job.id}${last ? ` generation ${last.generation}` : ''} at +${(at - T0) / 1000} s (cursor +${(end - T0) / 1000} s)`,
+            );
         }
       }
     }

@@ -123,7 +123,8 @@ function faulty(engine: MemoryEngine, clock: ManualClock, fault: Fault, sent: Se
     },
     place: async (shard, entries, now) => {
       await wheelPort(engine).place(shard, entries, now);
-      if (failOnce('place landed')) throw Object.assign(new Error('a request has exceeded the configured 3000 ms requestTimeout'), { name: 'TimeoutError' });
+      if (failOnce('place landed'))
+        throw Object.assign(new Error('a request has exceeded the configured 3000 ms requestTimeout'), { name: 'TimeoutError' });
     },
   };
   const jobs: JobReader = {

@@ -74,8 +74,14 @@ describe('a job whose stored row cannot be planned or sent', () => {
     for (const job of GOOD) {
       const expected = occurrencesBetween({ cron: job.schedule, timeZone: 'UTC' }, T0, scanHorizon(end, LOOKAHEAD_MS), 1000);
       const slices = await engine.jobs().slicesOf(job.id, 0);
-      expect(slices.map((slice) => slice.scheduledAt), job.id).toEqual(expected);
-      expect(slices.every((slice) => slice.status === 'SUCCEEDED'), job.id).toBe(true);
+      expect(
+        slices.map((slice) => slice.scheduledAt),
+        job.id,
+      ).toEqual(expected);
+      expect(
+        slices.every((slice) => slice.status === 'SUCCEEDED'),
+        job.id,
+      ).toBe(true);
     }
 
     const aside = await engine.wheel.setAsideJobs(0);
@@ -90,10 +96,18 @@ describe('a job whose stored row cannot be planned or sent', () => {
     expect(reasons['bad-policies']).toMatch(/policies/);
     expect(reasons['bad-enabled']).toMatch(/stored enabled "yes" is not a boolean/);
     // One event and one count per bad job: once set aside, no scan meets it again.
-    expect(engine.events.ofType('set_aside').map((event) => event.jobId).sort()).toEqual(Object.keys(BAD).sort());
+    expect(
+      engine.events
+        .ofType('set_aside')
+        .map((event) => event.jobId)
+        .sort(),
+    ).toEqual(Object.keys(BAD).sort());
     expect(reports.reduce((sum, report) => sum + report.setAside, 0)).toBe(Object.keys(BAD).length);
     // None of the bad jobs ran anything after it was corrupted.
-    for (const id of Object.keys(BAD)) expect(engine.events.ofType('started').filter((event) => event.jobId === id && Date.parse(event.scheduledAt) >= T0 + LOOKAHEAD_MS + 5000)).toEqual([]);
+    for (const id of Object.keys(BAD))
+      expect(
+        engine.events.ofType('started').filter((event) => event.jobId === id && Date.parse(event.scheduledAt) >= T0 + LOOKAHEAD_MS + 5000),
+      ).toEqual([]);
   });
 
   it('a change gives it a new generation, which runs again; the old record is history', async () => {

@@ -30,7 +30,11 @@ function walk(...legs: [from: number, to: number][]): number[] {
   return legs.flatMap(([from, to]) => Array.from({ length: (to - from) / 5 + 1 }, (_, i) => from + i * 5));
 }
 
-async function tickAll(engine: MemoryEngine, clock: ManualClock, seconds: readonly number[]): Promise<{ windowEnd: number; reports: ScanReport[] }> {
+async function tickAll(
+  engine: MemoryEngine,
+  clock: ManualClock,
+  seconds: readonly number[],
+): Promise<{ windowEnd: number; reports: ScanReport[] }> {
   // Scanner B's clock runs 2 s behind (within the promised skew).
   const scanners = [
     engine.scanner('scanner-a', { lookaheadMs: LOOKAHEAD_MS }),
@@ -56,9 +60,18 @@ async function expectEachOccurrenceOnce(engine: MemoryEngine, windowEnd: number)
   for (const job of JOBS) {
     const expected = occurrencesBetween({ cron: job.schedule, timeZone: 'UTC' }, T0, windowEnd, 10_000);
     const slices = await repository.slicesOf(job.id, 0);
-    expect(slices.map((slice) => slice.scheduledAt), job.id).toEqual(expected);
-    expect(slices.every((slice) => slice.status === 'SUCCEEDED' && slice.fence === 1 && slice.attempts === 1), job.id).toBe(true);
-    expect((await repository.ledgerOf(job.id, 0)).map((record) => record.scheduledAt), job.id).toEqual(expected);
+    expect(
+      slices.map((slice) => slice.scheduledAt),
+      job.id,
+    ).toEqual(expected);
+    expect(
+      slices.every((slice) => slice.status === 'SUCCEEDED' && slice.fence === 1 && slice.attempts === 1),
+      job.id,
+    ).toBe(true);
+    expect(
+      (await repository.ledgerOf(job.id, 0)).map((record) => record.scheduledAt),
+      job.id,
+    ).toEqual(expected);
   }
   const starts = new Map<string, number>();
   for (const event of engine.events.ofType('started')) starts.set(event.executionKey, (starts.get(event.executionKey) ?? 0) + 1);
@@ -74,7 +87,10 @@ describe('Scanner over the in-memory stores', () => {
     const { windowEnd, reports } = await tickAll(engine, clock, walk([0, 20], [-20, 60], [30, 100]));
     await expectEachOccurrenceOnce(engine, windowEnd);
     // The two scanners raced the same buckets and sent some occurrences twice: the claims settled it.
-    const occurrences = JOBS.reduce((sum, job) => sum + occurrencesBetween({ cron: job.schedule, timeZone: 'UTC' }, T0, windowEnd, 10_000).length, 0);
+    const occurrences = JOBS.reduce(
+      (sum, job) => sum + occurrencesBetween({ cron: job.schedule, timeZone: 'UTC' }, T0, windowEnd, 10_000).length,
+      0,
+    );
     expect(reports.reduce((sum, report) => sum + report.sent, 0)).toBeGreaterThan(occurrences);
     // Every message was claimed in time: the reconciler found nothing missing, and nothing waited for the sweep.
     expect(reports.reduce((sum, report) => sum + report.reconciled + report.swept + report.errors, 0)).toBe(0);
@@ -115,7 +131,9 @@ describe('Scanner over the in-memory stores', () => {
     await engine.drain(engine.worker('worker'));
     clock.set(T0 + 10 * 60_000 + LOOKAHEAD_MS);
     await engine.drain(engine.worker('worker'));
-    expect((await engine.jobs().ledgerOf('outage', T0 + 9 * 60_000)).map((record) => [record.scheduledAt, record.outcome])).toEqual(window.map((at) => [at, 'SUCCEEDED']));
+    expect((await engine.jobs().ledgerOf('outage', T0 + 9 * 60_000)).map((record) => [record.scheduledAt, record.outcome])).toEqual(
+      window.map((at) => [at, 'SUCCEEDED']),
+    );
   });
 
   it('after a scanner outage, the buckets a scan catches up are reconciled by a later scan, once their messages had the grace to be claimed', async () => {
@@ -144,7 +162,9 @@ describe('Scanner over the in-memory stores', () => {
     }
     // Every second from T0 - 10 min through the last drain ran, once.
     const ran = Array.from({ length: 600 + LOOKAHEAD_MS / 1000 + 1 }, (_, i) => T0 - 600_000 + i * 1000);
-    expect((await engine.jobs().slicesOf('per-second', 0)).map((slice) => [slice.scheduledAt, slice.status, slice.fence])).toEqual(ran.map((at) => [at, 'SUCCEEDED', 1]));
+    expect((await engine.jobs().slicesOf('per-second', 0)).map((slice) => [slice.scheduledAt, slice.status, slice.fence])).toEqual(
+      ran.map((at) => [at, 'SUCCEEDED', 1]),
+    );
     expect(engine.events.ofType('started')).toHaveLength(ran.length);
   });
 
@@ -157,7 +177,11 @@ describe('Scanner over the in-memory stores', () => {
     await engine.register({ id: 'late', schedule: '* * * * * *' }, async () => {});
     clock.set(T0 + 20_000);
     const sent: SentMessage[] = [];
-    const report = await scannerOver(engine, 'scanner', { queue: recordingQueue(engine.workQueue, clock, sent), lookaheadMs: LOOKAHEAD_MS, sweepGraceMs: 5000 }).scanShard(0);
+    const report = await scannerOver(engine, 'scanner', {
+      queue: recordingQueue(engine.workQueue, clock, sent),
+      lookaheadMs: LOOKAHEAD_MS,
+      sweepGraceMs: 5000,
+    }).scanShard(0);
     // T0 + 0..19 s sent late, in buckets the reconciler could judge by their seconds alone: none of them twice.
     expect(sent.filter((message) => message.scheduledAt < T0 + 20_000)).toHaveLength(20);
     expect(report.reconciled).toBe(0);
@@ -212,7 +236,11 @@ describe('Scanner over the in-memory stores', () => {
     await engine.drain(worker);
     const found = await scanner.scanShard(0);
     expect(found.reconciled).toBe(1);
-    expect(await engine.slices.get({ jobId: job.id, scheduledAt: T0 })).toMatchObject({ status: 'ENQUEUED', generation: 1, sweepAt: clock.now() + grace });
+    expect(await engine.slices.get({ jobId: job.id, scheduledAt: T0 })).toMatchObject({
+      status: 'ENQUEUED',
+      generation: 1,
+      sweepAt: clock.now() + grace,
+    });
     await engine.drain(worker);
     expect(await engine.slices.getLedger({ jobId: job.id, scheduledAt: T0 })).toMatchObject({ fence: 1, outcome: 'SUCCEEDED' });
     expect(engine.events.ofType('started').filter((event) => event.scheduledAt === isoSecond(T0))).toHaveLength(1);
@@ -220,39 +248,44 @@ describe('Scanner over the in-memory stores', () => {
     expect((await scanner.scanShard(0)).reconciled).toBe(0);
   });
 
-
   it.each([
     { name: 'every 10 s, due from a minute ago', schedule: '*/10 * * * * *', dueFromS: 60, lostS: 30, sent: 9 },
     // More late occurrences than the reconciler reads at once: the lost one is past the first page.
     { name: 'every second, due from 1,400 s ago', schedule: '* * * * * *', dueFromS: 1400, lostS: 100, sent: 1430 },
-  ])('a generation taken up from the inbox from behind the reconciled range (a first scan after an outage), $name: a lost message of it is still found', async ({ schedule, dueFromS, lostS, sent }) => {
-    // As a shard's first scan finds a job whose stored first occurrence is in the past (an upgrade after downtime,
-    // the drill's simulated outage): the cursor the scan writes starts at the current bucket.
-    const clock = new ManualClock(T0 - dueFromS * 1000);
-    const engine = createMemoryEngine(clock);
-    const job = await engine.register({ id: 'back-from-outage', schedule, policies: { catchUpWindowMs: 3_600_000 } }, async () => {});
-    expect(job.nextFireAt).toBe(T0 - dueFromS * 1000);
-    clock.set(T0);
-    const lostAt = T0 - lostS * 1000;
-    const dropping: WorkQueue = { ...delegate<WorkQueue>(engine.workQueue), send: (messages) => engine.workQueue.send(messages.filter((message) => message.scheduledAt !== lostAt)) };
-    const firstScan = await scannerOver(engine, 'scanner', { queue: dropping, lookaheadMs: LOOKAHEAD_MS }).scanShard(0);
-    // From the stored first occurrence through the lookahead (the one at `lostAt` lost on its way), each once.
-    expect(firstScan).toMatchObject({ sent, errors: 0 });
-    const scanner = engine.scanner('scanner', { lookaheadMs: LOOKAHEAD_MS });
-    const worker = engine.worker('worker');
-    const grace = engine.tables.sweepGraceMs;
-    let reconciled = 0;
-    for (let at = T0; at <= T0 + 10_000 + grace; at += 5000) {
-      clock.set(at);
+  ])(
+    'a generation taken up from the inbox from behind the reconciled range (a first scan after an outage), $name: a lost message of it is still found',
+    async ({ schedule, dueFromS, lostS, sent }) => {
+      // As a shard's first scan finds a job whose stored first occurrence is in the past (an upgrade after downtime,
+      // the drill's simulated outage): the cursor the scan writes starts at the current bucket.
+      const clock = new ManualClock(T0 - dueFromS * 1000);
+      const engine = createMemoryEngine(clock);
+      const job = await engine.register({ id: 'back-from-outage', schedule, policies: { catchUpWindowMs: 3_600_000 } }, async () => {});
+      expect(job.nextFireAt).toBe(T0 - dueFromS * 1000);
+      clock.set(T0);
+      const lostAt = T0 - lostS * 1000;
+      const dropping: WorkQueue = {
+        ...delegate<WorkQueue>(engine.workQueue),
+        send: (messages) => engine.workQueue.send(messages.filter((message) => message.scheduledAt !== lostAt)),
+      };
+      const firstScan = await scannerOver(engine, 'scanner', { queue: dropping, lookaheadMs: LOOKAHEAD_MS }).scanShard(0);
+      // From the stored first occurrence through the lookahead (the one at `lostAt` lost on its way), each once.
+      expect(firstScan).toMatchObject({ sent, errors: 0 });
+      const scanner = engine.scanner('scanner', { lookaheadMs: LOOKAHEAD_MS });
+      const worker = engine.worker('worker');
+      const grace = engine.tables.sweepGraceMs;
+      let reconciled = 0;
+      for (let at = T0; at <= T0 + 10_000 + grace; at += 5000) {
+        clock.set(at);
+        await engine.drain(worker);
+        reconciled += (await scanner.scanShard(0)).reconciled;
+      }
       await engine.drain(worker);
-      reconciled += (await scanner.scanShard(0)).reconciled;
-    }
-    await engine.drain(worker);
-    expect(reconciled).toBe(1);
-    expect(await engine.slices.getLedger({ jobId: job.id, scheduledAt: lostAt })).toMatchObject({ fence: 1, outcome: 'SUCCEEDED' });
-    const started = engine.events.ofType('started').map((event) => event.executionKey);
-    expect(new Set(started).size).toBe(started.length);
-  });
+      expect(reconciled).toBe(1);
+      expect(await engine.slices.getLedger({ jobId: job.id, scheduledAt: lostAt })).toMatchObject({ fence: 1, outcome: 'SUCCEEDED' });
+      const started = engine.events.ofType('started').map((event) => event.executionKey);
+      expect(new Set(started).size).toBe(started.length);
+    },
+  );
 
   it('a slice waiting in the sweep index whose message was received by a worker that died is re-sent by the sweep and runs once', async () => {
     const clock = new ManualClock(T0);

@@ -20,7 +20,8 @@ describe('occurrences do not depend on where a query starts', () => {
     for (const start of starts) {
       const want = expected.filter((at) => at >= start);
       expect(occurrencesBetween(schedule, start, to, 10_000).map(iso), `from ${iso(start)}`).toEqual(want.map(iso));
-      if (want[0] !== undefined) expect(iso(nextOccurrenceAtOrAfter(schedule, start) as number), `next from ${iso(start)}`).toBe(iso(want[0]));
+      if (want[0] !== undefined)
+        expect(iso(nextOccurrenceAtOrAfter(schedule, start) as number), `next from ${iso(start)}`).toBe(iso(want[0]));
     }
   });
 });
@@ -39,7 +40,9 @@ describe('DST policy', () => {
   });
 
   it('skip: 02:30 on 2026-03-08 does not run; the next is 2026-03-09 02:30 EDT', () => {
-    expect(iso(nextOccurrenceAtOrAfter(newYork('30 2 * * *', SKIP_ONCE), utc('2026-03-08T05:00:00Z')) as number)).toBe('2026-03-09T06:30:00.000Z');
+    expect(iso(nextOccurrenceAtOrAfter(newYork('30 2 * * *', SKIP_ONCE), utc('2026-03-08T05:00:00Z')) as number)).toBe(
+      '2026-03-09T06:30:00.000Z',
+    );
   });
 
   it('once and twice: 01:30 on 2026-11-01 runs at 01:30 EDT, and with twice also at 01:30 EST', () => {
@@ -62,7 +65,12 @@ describe('DST policy', () => {
   });
 
   it('aliases keep working across a change: @daily in Europe/Berlin is local midnight', () => {
-    const found = occurrencesBetween({ cron: '@daily', timeZone: 'Europe/Berlin' }, utc('2026-03-28T12:00:00Z'), utc('2026-03-30T12:00:00Z'), 10);
+    const found = occurrencesBetween(
+      { cron: '@daily', timeZone: 'Europe/Berlin' },
+      utc('2026-03-28T12:00:00Z'),
+      utc('2026-03-30T12:00:00Z'),
+      10,
+    );
     expect(found.map(iso)).toEqual(['2026-03-28T23:00:00.000Z', '2026-03-29T22:00:00.000Z']);
   });
 

@@ -33,12 +33,16 @@ describe('rate(...) schedules', () => {
     const schedule = { cron: 'rate(5 minutes)', timeZone: 'Asia/Kolkata' };
     const found = occurrencesBetween(schedule, utc('2026-01-01T00:03:10Z'), utc('2026-01-01T00:21:00Z'), 100).map(iso);
     expect(found).toEqual(['2026-01-01T00:05:00.000Z', '2026-01-01T00:10:00.000Z', '2026-01-01T00:15:00.000Z', '2026-01-01T00:20:00.000Z']);
-    expect(occurrencesBetween(schedule, utc('2026-01-01T00:05:00Z'), utc('2026-01-01T00:05:01Z'), 10).map(iso)).toEqual(['2026-01-01T00:05:00.000Z']);
+    expect(occurrencesBetween(schedule, utc('2026-01-01T00:05:00Z'), utc('2026-01-01T00:05:01Z'), 10).map(iso)).toEqual([
+      '2026-01-01T00:05:00.000Z',
+    ]);
   });
 
   it('accept seconds, singular and plural units, and respect the limit', () => {
     const from = utc('2026-01-01T00:00:00Z');
-    expect(occurrencesBetween({ cron: 'rate(30 seconds)', timeZone: 'UTC' }, from, from + 120_000, 3).map((t) => t - from)).toEqual([0, 30_000, 60_000]);
+    expect(occurrencesBetween({ cron: 'rate(30 seconds)', timeZone: 'UTC' }, from, from + 120_000, 3).map((t) => t - from)).toEqual([
+      0, 30_000, 60_000,
+    ]);
     expect(nextOccurrenceAtOrAfter({ cron: 'rate(1 hour)', timeZone: 'UTC' }, from + 1)).toBe(from + 3_600_000);
     // 2026-01-01 is day 20,454 of the epoch, an even one.
     expect(nextOccurrenceAtOrAfter({ cron: 'rate(2 days)', timeZone: 'UTC' }, from + 1)).toBe(utc('2026-01-03T00:00:00Z'));
@@ -48,7 +52,9 @@ describe('rate(...) schedules', () => {
     expect(invalid(() => parseScheduleExpression('rate(5 fortnights)')).message).toBe(
       'invalid schedule "rate(5 fortnights)": unknown unit "fortnight"; use second(s), minute(s), hour(s) or day(s)',
     );
-    expect(invalid(() => parseScheduleExpression('rate(0 minutes)')).message).toBe('invalid schedule "rate(0 minutes)": the interval must be at least 1');
+    expect(invalid(() => parseScheduleExpression('rate(0 minutes)')).message).toBe(
+      'invalid schedule "rate(0 minutes)": the interval must be at least 1',
+    );
     expect(invalid(() => parseScheduleExpression('rate(five minutes)')).reason).toMatch(/^a rate is written rate\(N unit\)/);
     expect(invalid(() => parseScheduleExpression('rate(400 days)')).reason).toMatch(/at most 366 days/);
     expect(invalid(() => parseJobSpec({ id: 'r', schedule: 'rate(5 minute', handler: 'h' })).field).toBe('schedule');
@@ -73,8 +79,12 @@ describe('at(...) one-time schedules', () => {
   });
 
   it('are refused when the date or the form is wrong', () => {
-    expect(invalid(() => parseScheduleExpression('at(2026-02-30T10:00:00)')).message).toBe('invalid schedule "at(2026-02-30T10:00:00)": no such date or time');
-    expect(invalid(() => parseScheduleExpression('at(2026-12-24 18:00)')).reason).toMatch(/^a one-time schedule is written at\(YYYY-MM-DDTHH:MM:SS\)/);
+    expect(invalid(() => parseScheduleExpression('at(2026-02-30T10:00:00)')).message).toBe(
+      'invalid schedule "at(2026-02-30T10:00:00)": no such date or time',
+    );
+    expect(invalid(() => parseScheduleExpression('at(2026-12-24 18:00)')).reason).toMatch(
+      /^a one-time schedule is written at\(YYYY-MM-DDTHH:MM:SS\)/,
+    );
   });
 
   it('may delete themselves; a repeating schedule may not', () => {
@@ -143,8 +153,12 @@ describe('misfire policy (planAdvance)', () => {
   });
 
   it('the record says why in cronfence runs', () => {
-    expect(whyNotRun({ status: 'SKIPPED', skipReason: 'misfire', missedUntil: now, missedCount: 30 })).toBe('misfire: 30 occurrences until 2026-06-01T12:10:00Z');
-    expect(whyNotRun({ status: 'MISSED', missedUntil: now, missedCount: 3 })).toBe('outside the catch-up window: 3 occurrences until 2026-06-01T12:10:00Z');
+    expect(whyNotRun({ status: 'SKIPPED', skipReason: 'misfire', missedUntil: now, missedCount: 30 })).toBe(
+      'misfire: 30 occurrences until 2026-06-01T12:10:00Z',
+    );
+    expect(whyNotRun({ status: 'MISSED', missedUntil: now, missedCount: 3 })).toBe(
+      'outside the catch-up window: 3 occurrences until 2026-06-01T12:10:00Z',
+    );
     expect(whyNotRun({ status: 'SKIPPED', skipReason: 'paused' })).toBe('paused');
     expect(whyNotRun({ status: 'SUCCEEDED' })).toBeUndefined();
   });
@@ -163,9 +177,16 @@ describe('over the real Scanner and Worker (in-memory stores, manual clock)', ()
     await engine.drain(engine.worker('worker'));
     const slices = await engine.jobs().slicesOf('latest', 0);
     const skipped = slices.filter((slice) => slice.status === 'SKIPPED');
-    expect(skipped.map((slice) => [iso(slice.scheduledAt), slice.skipReason, slice.missedCount])).toEqual([['2026-06-01T12:00:00.000Z', 'misfire', 11]]);
-    expect(slices.filter((slice) => slice.status === 'SUCCEEDED').map((slice) => iso(slice.scheduledAt))).toEqual(['2026-06-01T12:01:50.000Z', '2026-06-01T12:02:00.000Z']);
-    expect(engine.events.ofType('skipped').map((event) => [event.reason, event.count, event.until])).toEqual([['misfire', 11, '2026-06-01T12:01:50Z']]);
+    expect(skipped.map((slice) => [iso(slice.scheduledAt), slice.skipReason, slice.missedCount])).toEqual([
+      ['2026-06-01T12:00:00.000Z', 'misfire', 11],
+    ]);
+    expect(slices.filter((slice) => slice.status === 'SUCCEEDED').map((slice) => iso(slice.scheduledAt))).toEqual([
+      '2026-06-01T12:01:50.000Z',
+      '2026-06-01T12:02:00.000Z',
+    ]);
+    expect(engine.events.ofType('skipped').map((event) => [event.reason, event.count, event.until])).toEqual([
+      ['misfire', 11, '2026-06-01T12:01:50Z'],
+    ]);
     expect(engine.events.ofType('missed')).toEqual([]);
   });
 
@@ -191,7 +212,10 @@ describe('over the real Scanner and Worker (in-memory stores, manual clock)', ()
     const clock = new ManualClock(T0);
     const engine = createMemoryEngine(clock);
     await engine.register({ id: 'keep', schedule: 'at(2026-06-01T14:00:10)', timeZone: 'Europe/Berlin' }, async () => {});
-    await engine.register({ id: 'gone', schedule: 'at(2026-06-01T14:00:10)', timeZone: 'Europe/Berlin', policies: { afterOneTime: 'delete' } }, async () => {});
+    await engine.register(
+      { id: 'gone', schedule: 'at(2026-06-01T14:00:10)', timeZone: 'Europe/Berlin', policies: { afterOneTime: 'delete' } },
+      async () => {},
+    );
     const worker = engine.worker('worker', { oneTimeJobs: engine.jobs() });
     for (let second = 0; second <= 40; second += 5) {
       clock.set(T0 + second * 1000);
@@ -199,7 +223,10 @@ describe('over the real Scanner and Worker (in-memory stores, manual clock)', ()
       await engine.drain(worker);
     }
     for (const id of ['keep', 'gone']) {
-      expect((await engine.jobs().slicesOf(id, 0)).map((slice) => [iso(slice.scheduledAt), slice.status]), id).toEqual([['2026-06-01T12:00:10.000Z', 'SUCCEEDED']]);
+      expect(
+        (await engine.jobs().slicesOf(id, 0)).map((slice) => [iso(slice.scheduledAt), slice.status]),
+        id,
+      ).toEqual([['2026-06-01T12:00:10.000Z', 'SUCCEEDED']]);
     }
     // Kept, with no occurrence left; and no scan placed it in the wheel again after its slot.
     const keep = await engine.jobs().get('keep');

@@ -7,7 +7,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ObservedChunk } from '../../tools/chaos/observed.ts';
-import { checkSettlement, redoneChunks, settlementViolations, type SettlementCheckInput, type SettlementStoreRecords } from '../../tools/chaos/settlement-checks.ts';
+import {
+  checkSettlement,
+  redoneChunks,
+  settlementViolations,
+  type SettlementCheckInput,
+  type SettlementStoreRecords,
+} from '../../tools/chaos/settlement-checks.ts';
 import type { Failover } from '../../tools/chaos/takeovers.ts';
 import { renderTimelineSvg } from '../../tools/chaos/timeline-svg.ts';
 import { lifecycleEvent } from '../../lib/core/events.ts';
@@ -27,11 +33,22 @@ function resumed(): { records: SettlementStoreRecords; reports: ObservedChunk[];
     executionKey: KEY,
     status: 'SUCCEEDED',
     chunkRecords: [0, 1, 2].map((chunk) => ({ chunk, fence: fenceOf(chunk), committedAt: T0 + chunk * 1000 })),
-    payouts: Array.from({ length: MERCHANTS }, (_, i) => ({ merchant: merchant(i), chunk: Math.floor(i / 2), fence: fenceOf(Math.floor(i / 2)) })),
+    payouts: Array.from({ length: MERCHANTS }, (_, i) => ({
+      merchant: merchant(i),
+      chunk: Math.floor(i / 2),
+      fence: fenceOf(Math.floor(i / 2)),
+    })),
     wires: Array.from({ length: MERCHANTS }, (_, i) => ({ merchant: merchant(i) })),
     outbox: { DELIVERED: MERCHANTS },
   };
-  const report = (replica: string, fence: number, chunk: number, outcome: ObservedChunk['outcome'], at: number): ObservedChunk => ({ replica, executionKey: KEY, fence, chunk, outcome, at });
+  const report = (replica: string, fence: number, chunk: number, outcome: ObservedChunk['outcome'], at: number): ObservedChunk => ({
+    replica,
+    executionKey: KEY,
+    fence,
+    chunk,
+    outcome,
+    at,
+  });
   const reports = [
     report('worker-1.1', 1, 0, 'committed', T0),
     report('worker-2.1', 2, 0, 'already-committed', T0 + 4000),
@@ -39,7 +56,15 @@ function resumed(): { records: SettlementStoreRecords; reports: ObservedChunk[];
     report('worker-1.1', 1, 1, 'refused', T0 + 6500),
     report('worker-2.1', 2, 2, 'committed', T0 + 5000),
   ];
-  const failover: Failover = { executionKey: KEY, victim: 'worker-1.1', standby: 'worker-2.1', fault: 'pause', lastHeartbeatAt: T0 + 200, takeoverAt: T0 + 3400, latencyMs: 3200 };
+  const failover: Failover = {
+    executionKey: KEY,
+    victim: 'worker-1.1',
+    standby: 'worker-2.1',
+    fault: 'pause',
+    lastHeartbeatAt: T0 + 200,
+    takeoverAt: T0 + 3400,
+    latencyMs: 3200,
+  };
   const input: SettlementCheckInput = {
     merchants: MERCHANTS,
     chunks: CHUNKS,
@@ -80,7 +105,10 @@ describe('settlement checks', () => {
     const { records, reports } = resumed();
     const redoneByReport = [...reports, { ...reports[0]!, replica: 'worker-2.1', fence: 2, at: T0 + 4100 }];
     expect([...redoneChunks(records, redoneByReport)]).toEqual([0]);
-    const rewritten: SettlementStoreRecords = { ...records, payouts: records.payouts.map((payout) => (payout.chunk === 0 ? { ...payout, fence: 2 } : payout)) };
+    const rewritten: SettlementStoreRecords = {
+      ...records,
+      payouts: records.payouts.map((payout) => (payout.chunk === 0 ? { ...payout, fence: 2 } : payout)),
+    };
     expect([...redoneChunks(rewritten, reports)]).toEqual([0]);
     const verdict = checkSettlement({ ...resumed().input, occurrences: [rewritten] });
     expect(verdict.totals.committedChunksRedone).toBe(1);
@@ -92,7 +120,9 @@ describe('settlement checks', () => {
     const twice: SettlementStoreRecords = { ...records, wires: [...records.wires, { merchant: merchant(3) }] };
     const verdict = checkSettlement({ ...input, occurrences: [twice] });
     expect(verdict.occurrences[0]).toMatchObject({ acceptedWires: MERCHANTS + 1, duplicateWires: 1, missingWires: 0 });
-    expect(settlementViolations(verdict, BOUNDS)).toEqual([`settlement ${KEY}: 7 wires accepted (1 merchants paid twice, 0 unpaid), not 6`]);
+    expect(settlementViolations(verdict, BOUNDS)).toEqual([
+      `settlement ${KEY}: 7 wires accepted (1 merchants paid twice, 0 unpaid), not 6`,
+    ]);
   });
 
   it('reports a missing payout, an undelivered wire, a short chunk ledger and an unfinished slice', () => {
@@ -106,7 +136,13 @@ describe('settlement checks', () => {
       outbox: { DELIVERED: 5, DEAD: 1 },
     };
     const verdict = checkSettlement({ ...input, occurrences: [short] });
-    expect(verdict.occurrences[0]).toMatchObject({ payoutRows: 4, missingPayouts: 2, acceptedWires: 5, missingWires: 1, chunksCommitted: 2 });
+    expect(verdict.occurrences[0]).toMatchObject({
+      payoutRows: 4,
+      missingPayouts: 2,
+      acceptedWires: 5,
+      missingWires: 1,
+      chunksCommitted: 2,
+    });
     expect(settlementViolations(verdict, BOUNDS)).toEqual([
       `settlement ${KEY} ended RUNNING`,
       `settlement ${KEY}: 4 payout rows (0 merchants twice, 2 missing), not 6`,
@@ -119,9 +155,14 @@ describe('settlement checks', () => {
     const { input } = resumed();
     const slow = checkSettlement({ ...input, failovers: input.failovers.map((f) => ({ ...f, latencyMs: 5200 })) });
     expect(settlementViolations(slow, BOUNDS)).toEqual(['settlement failover max 5200 ms is not under 5000 ms']);
-    const throttled = checkSettlement({ ...input, failovers: input.failovers.map((f) => ({ ...f, latencyMs: 7000, slowedBy: 'throttle' as const })) });
+    const throttled = checkSettlement({
+      ...input,
+      failovers: input.failovers.map((f) => ({ ...f, latencyMs: 7000, slowedBy: 'throttle' as const })),
+    });
     expect(settlementViolations(throttled, BOUNDS)).toEqual([]);
-    expect(settlementViolations(checkSettlement({ ...input, occurrences: [] }), BOUNDS)).toEqual(['settlement: no occurrence in the window (run the drill for at least 60 s)']);
+    expect(settlementViolations(checkSettlement({ ...input, occurrences: [] }), BOUNDS)).toEqual([
+      'settlement: no occurrence in the window (run the drill for at least 60 s)',
+    ]);
   });
 });
 
@@ -129,16 +170,46 @@ describe('the settlement on the timeline', () => {
   it('draws a tick per chunk report on its worker’s lane, refused ones in red, and outlines the settlement’s attempts', () => {
     const { reports } = resumed();
     const scheduledAt = Date.parse('2026-12-01T16:04:30Z');
-    const claimed = lifecycleEvent('claimed', { jobId: 'merchant-settlement-fast', scheduledAt }, T0 - 100, { fence: 1, worker: 'worker-1.1' });
-    const fenced = lifecycleEvent('fenced_out', { jobId: 'merchant-settlement-fast', scheduledAt }, T0 + 6600, { fence: 1, worker: 'worker-1.1' });
+    const claimed = lifecycleEvent('claimed', { jobId: 'merchant-settlement-fast', scheduledAt }, T0 - 100, {
+      fence: 1,
+      worker: 'worker-1.1',
+    });
+    const fenced = lifecycleEvent('fenced_out', { jobId: 'merchant-settlement-fast', scheduledAt }, T0 + 6600, {
+      fence: 1,
+      worker: 'worker-1.1',
+    });
     const events = [claimed, fenced].map((event) => ({ replica: 'worker-1.1', offsetMs: 0, event }));
-    const other = { replica: 'worker-2.1', offsetMs: 0, event: lifecycleEvent('claimed', { jobId: 'merchant-settlement-fast', scheduledAt }, T0 + 3400, { fence: 2, worker: 'worker-2.1' }) };
-    const verdict = checkHistory({ events: [...events, other], renewals: [], processFaults: [], slices: [], ledger: [], effects: [], expected: [] });
-    const svg = renderTimelineSvg({ events: [...events, other], processFaults: [], chunks: reports, verdict, startedAt: T0 - 1000, endedAt: T0 + 10_000, title: 'settlement' });
+    const other = {
+      replica: 'worker-2.1',
+      offsetMs: 0,
+      event: lifecycleEvent('claimed', { jobId: 'merchant-settlement-fast', scheduledAt }, T0 + 3400, { fence: 2, worker: 'worker-2.1' }),
+    };
+    const verdict = checkHistory({
+      events: [...events, other],
+      renewals: [],
+      processFaults: [],
+      slices: [],
+      ledger: [],
+      effects: [],
+      expected: [],
+    });
+    const svg = renderTimelineSvg({
+      events: [...events, other],
+      processFaults: [],
+      chunks: reports,
+      verdict,
+      startedAt: T0 - 1000,
+      endedAt: T0 + 10_000,
+      title: 'settlement',
+    });
     expect(svg.match(/<line [^>]*stroke="#6a3d9a"[^>]*><title>[^<]*committed<\/title>/g)).toHaveLength(3);
     expect(svg.match(/<title>[^<]*chunk 0 fence 2 already-committed<\/title>/g)).toHaveLength(1);
     expect(svg).toMatch(/stroke="#d62728" stroke-width="2"><title>[^<]*chunk 1 fence 1 refused<\/title>/);
-    expect(svg).toMatch(/fill="#d62728" stroke="#6a3d9a" stroke-width="2"><title>merchant-settlement-fast:2026-12-01T16:04:30Z fence 1 fenced_out/);
-    expect(renderTimelineSvg({ events, processFaults: [], verdict, startedAt: T0, endedAt: T0 + 1000, title: 'plain' })).not.toContain('#6a3d9a');
+    expect(svg).toMatch(
+      /fill="#d62728" stroke="#6a3d9a" stroke-width="2"><title>merchant-settlement-fast:2026-12-01T16:04:30Z fence 1 fenced_out/,
+    );
+    expect(renderTimelineSvg({ events, processFaults: [], verdict, startedAt: T0, endedAt: T0 + 1000, title: 'plain' })).not.toContain(
+      '#6a3d9a',
+    );
   });
 });

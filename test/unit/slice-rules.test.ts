@@ -51,7 +51,9 @@ describe('claim rule', () => {
     expect(isClaimable(slice({ status: 'RUNNING', leaseExpiresAt: now + 3000, leaseMessageId: 'm1' }), now, 'm1')).toBe(true);
     expect(isClaimable(slice({ status: 'RUNNING', leaseExpiresAt: now + 3000, leaseMessageId: 'm1' }), now, 'm2')).toBe(false);
     // The very request that won, sent again: not a second win.
-    expect(isClaimable(slice({ status: 'RUNNING', leaseExpiresAt: now + 3000, leaseMessageId: 'm1', claimToken: 't1' }), now, 'm1', 't1')).toBe(false);
+    expect(
+      isClaimable(slice({ status: 'RUNNING', leaseExpiresAt: now + 3000, leaseMessageId: 'm1', claimToken: 't1' }), now, 'm1', 't1'),
+    ).toBe(false);
     expect(isOwnClaimResent(slice({ status: 'RUNNING', owner: 'w1', claimToken: 't1' }), 'w1', 't1')).toBe(true);
     expect(isOwnClaimResent(slice({ status: 'RUNNING', owner: 'w2', claimToken: 't1' }), 'w1', 't1')).toBe(false);
     for (const status of ['SUCCEEDED', 'DEAD', 'SKIPPED', 'MISSED'] as const) {
@@ -64,7 +66,10 @@ describe('claim rule', () => {
     const now = clock.now();
     expect(lostClaimAction(undefined, now)).toEqual({ kind: 'drop', reason: 'missing' });
     expect(lostClaimAction(slice({ status: 'SUCCEEDED' }), now)).toEqual({ kind: 'drop', reason: 'final' });
-    expect(lostClaimAction(slice({ status: 'RUNNING', leaseExpiresAt: now + 3000 }), now)).toEqual({ kind: 'hide', untilMs: now + 3000 + LEASE_EXPIRY_MARGIN_MS });
+    expect(lostClaimAction(slice({ status: 'RUNNING', leaseExpiresAt: now + 3000 }), now)).toEqual({
+      kind: 'hide',
+      untilMs: now + 3000 + LEASE_EXPIRY_MARGIN_MS,
+    });
     expect(lostClaimAction(slice({ status: 'FAILED', nextAttemptAt: now + 500 }), now)).toEqual({ kind: 'hide', untilMs: now + 500 });
     // A copy other than the holder's message is dropped: the holder's own message is the takeover path.
     const held = slice({ status: 'RUNNING', leaseExpiresAt: now + 3000, leaseMessageId: 'm1' });
@@ -83,8 +88,19 @@ describe('claim rule', () => {
     expect(isClaimable(skippedByChange, now, 'm1', 't1', 1, 3)).toBe(true);
     // Not its own SKIPPED slice, a range record, nor an older generation's run or live slice.
     expect(isClaimable(slice({ status: 'SKIPPED', generation: 3 }), now, 'm1', 't1', 1, 3)).toBe(false);
-    expect(isClaimable(slice({ status: 'SKIPPED', skipReason: 'misfire', generation: 2, missedUntil: now + 5000, missedCount: 5 }), now, 'm1', 't1', 1, 3)).toBe(false);
-    expect(isClaimable(slice({ status: 'MISSED', generation: 2, missedUntil: now + 5000, missedCount: 5 }), now, 'm1', 't1', 1, 3)).toBe(false);
+    expect(
+      isClaimable(
+        slice({ status: 'SKIPPED', skipReason: 'misfire', generation: 2, missedUntil: now + 5000, missedCount: 5 }),
+        now,
+        'm1',
+        't1',
+        1,
+        3,
+      ),
+    ).toBe(false);
+    expect(isClaimable(slice({ status: 'MISSED', generation: 2, missedUntil: now + 5000, missedCount: 5 }), now, 'm1', 't1', 1, 3)).toBe(
+      false,
+    );
     expect(isClaimable(slice({ status: 'SUCCEEDED', generation: 2 }), now, 'm1', 't1', 1, 3)).toBe(false);
     expect(isClaimable(slice({ generation: 2 }), now, 'm1', 't1', 1, 3)).toBe(false);
     // A newer generation's slice is not this message's to claim, in any state.
@@ -150,7 +166,9 @@ describe('backoff with full jitter', () => {
   const policy = { baseMs: 1000, maxMs: 30_000 };
 
   it('doubles the ceiling per attempt up to the cap', () => {
-    expect([1, 2, 3, 4, 5, 6, 40].map((attempt) => backoffCeilingMs(attempt, policy))).toEqual([1000, 2000, 4000, 8000, 16_000, 30_000, 30_000]);
+    expect([1, 2, 3, 4, 5, 6, 40].map((attempt) => backoffCeilingMs(attempt, policy))).toEqual([
+      1000, 2000, 4000, 8000, 16_000, 30_000, 30_000,
+    ]);
   });
 
   it('stays within [0, ceiling) for the extremes of the random source', () => {
@@ -188,7 +206,13 @@ describe('keys, shards and messages', () => {
     const order = { jobId: 'j', scheduledAt: 5000, generation: 3 };
     expect(JSON.parse(encodeWorkMessage(order))).toEqual({ v: 1, ...order });
     expect(decodeWorkMessage(encodeWorkMessage(order))).toEqual(order);
-    const run = { generation: 3, handler: 'h', policies: { ...DEFAULT_POLICIES, overlap: 'skip' as const }, payload: { region: 'eu', n: [1, 2] }, shard: 5 };
+    const run = {
+      generation: 3,
+      handler: 'h',
+      policies: { ...DEFAULT_POLICIES, overlap: 'skip' as const },
+      payload: { region: 'eu', n: [1, 2] },
+      shard: 5,
+    };
     const legacy = (patch: Record<string, unknown>, extra: Record<string, unknown> = {}): string =>
       JSON.stringify({ v: 1, jobId: 'j', scheduledAt: 5000, run: { ...run, ...patch }, ...extra });
     // Whatever else an older body says (another handler, a bad shard), only its generation is taken.

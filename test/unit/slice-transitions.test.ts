@@ -39,12 +39,13 @@ describe('slice transitions', () => {
     expect(finalizeRefusal(undefined, { fence: 2, owner: 'w1', outcome: 'DEAD' }, 'k', new Error('cause'))).toBeInstanceOf(FencedOutError);
   });
 
-  it('a created slice (ENQUEUED, a range record, a change\'s SKIPPED) takes a missing instant or an older generation\'s unrun one; never a run or running one', () => {
+  it("a created slice (ENQUEUED, a range record, a change's SKIPPED) takes a missing instant or an older generation's unrun one; never a run or running one", () => {
     expect(mayCreateSlice(undefined, 1)).toBe(true);
     expect(mayCreateSlice({ status: 'SKIPPED', generation: 1 }, 2)).toBe(true);
     expect(mayCreateSlice({ status: 'FAILED', generation: 1 }, 2)).toBe(true);
     expect(mayCreateSlice({ status: 'ENQUEUED', generation: 2 }, 2)).toBe(false);
-    for (const status of ['RUNNING', 'SUCCEEDED', 'DEAD', 'MISSED'] as const) expect(mayCreateSlice({ status, generation: 1 }, 2)).toBe(false);
+    for (const status of ['RUNNING', 'SUCCEEDED', 'DEAD', 'MISSED'] as const)
+      expect(mayCreateSlice({ status, generation: 1 }, 2)).toBe(false);
   });
 
   it('a job change settles pending slices of older generations; a deferral needs the sweep time it read', () => {

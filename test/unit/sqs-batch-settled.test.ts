@@ -26,7 +26,11 @@ describe('handleSqsBatch', () => {
         if (body === 'failing') throw new Error('store busy');
         return 'delete';
       },
-      { deadLetterRejected: async () => {}, onError: () => {}, settled: (settledRecord, disposition) => settled.push(`${settledRecord.body}:${disposition}`) },
+      {
+        deadLetterRejected: async () => {},
+        onError: () => {},
+        settled: (settledRecord, disposition) => settled.push(`${settledRecord.body}:${disposition}`),
+      },
     );
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(settled.sort()).toEqual(['failing:keep', 'fast:delete', 'unrunnable:delete']);

@@ -36,7 +36,11 @@ function readBody(request: IncomingMessage): Promise<string> {
 beforeAll(async () => {
   server = createServer((request, response) => {
     void readBody(request).then((text) => {
-      received.push({ target: request.headers['x-amz-target'] as string | undefined, host: request.headers.host, body: JSON.parse(text) as Received['body'] });
+      received.push({
+        target: request.headers['x-amz-target'] as string | undefined,
+        host: request.headers.host,
+        body: JSON.parse(text) as Received['body'],
+      });
       // MD5 of "hello": the SDK checks it.
       response.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' });
       response.end(JSON.stringify({ MessageId: 'm-1', MD5OfMessageBody: '5d41402abc4b2a76b9719d911017c592' }));

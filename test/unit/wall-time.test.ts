@@ -25,7 +25,9 @@ describe('wall time <-> instants', () => {
 
   it('enumerates only the wall times of the range: exactly [from + offset, to + offset) away from a change', () => {
     const from = utc('2026-03-10T12:00:00Z');
-    expect(wallTimeIntervals(spans, from, from + 120_000, SHIFT_ONCE)).toEqual([{ start: from - 4 * 3_600_000, end: from + 120_000 - 4 * 3_600_000 }]);
+    expect(wallTimeIntervals(spans, from, from + 120_000, SHIFT_ONCE)).toEqual([
+      { start: from - 4 * 3_600_000, end: from + 120_000 - 4 * 3_600_000 },
+    ]);
   });
 
   it('across the gap: the minute before it, the shifted first minute of the gap (with shift), the first real minute after', () => {
@@ -45,7 +47,9 @@ describe('wall time <-> instants', () => {
     const fall = offsetSpans('America/New_York', utc('2026-10-30T00:00:00Z'), utc('2026-11-03T00:00:00Z'));
     const from = utc('2026-11-01T06:30:00Z'); // 01:30 EST
     expect(wallTimeIntervals(fall, from, from + 120_000, SHIFT_ONCE)).toEqual([]);
-    expect(wallTimeIntervals(fall, from, from + 120_000, SHIFT_TWICE)).toEqual([{ start: Date.UTC(2026, 10, 1, 1, 30), end: Date.UTC(2026, 10, 1, 1, 32) }]);
+    expect(wallTimeIntervals(fall, from, from + 120_000, SHIFT_TWICE)).toEqual([
+      { start: Date.UTC(2026, 10, 1, 1, 30), end: Date.UTC(2026, 10, 1, 1, 32) },
+    ]);
   });
 });
 

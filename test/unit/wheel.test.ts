@@ -4,7 +4,15 @@
  * dedupe of entries a redone or racing scan wrote twice.
  */
 import { describe, expect, it } from 'vitest';
-import { bucketOf, distinctEntries, freshCursor, reconcileHorizon, scanHorizon, WHEEL_BUCKET_MS, type PlacedEntry } from '../../lib/core/wheel.ts';
+import {
+  bucketOf,
+  distinctEntries,
+  freshCursor,
+  reconcileHorizon,
+  scanHorizon,
+  WHEEL_BUCKET_MS,
+  type PlacedEntry,
+} from '../../lib/core/wheel.ts';
 
 // A bucket boundary (epoch ms divisible by 5000).
 const T = Date.parse('2026-12-04T12:00:00Z');
@@ -66,7 +74,10 @@ describe('distinctEntries', () => {
   });
 
   it("keeps the caller's own fields on the entries it keeps", () => {
-    const tagged = [{ ...entry('a', 1, T + 1000), tag: 'x' }, { ...entry('a', 1, T), tag: 'y' }];
+    const tagged = [
+      { ...entry('a', 1, T + 1000), tag: 'x' },
+      { ...entry('a', 1, T), tag: 'y' },
+    ];
     expect(distinctEntries(tagged)).toEqual([{ ...entry('a', 1, T), tag: 'y' }]);
   });
 });

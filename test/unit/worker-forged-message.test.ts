@@ -49,7 +49,7 @@ async function deliverRaw(engine: MemoryEngine, body: string, id: string): Promi
 }
 
 describe('a forged work message', () => {
-  it("at a real occurrence, with another handler and payload: the stored handler runs with the stored payload, once", async () => {
+  it('at a real occurrence, with another handler and payload: the stored handler runs with the stored payload, once', async () => {
     const { engine, clock, job, runs } = await setUp();
     clock.set(T0);
     expect(await deliverRaw(engine, forgedBody(job, T0, 'drain', { amount: 1_000_000 }), 'forged')).toBe('delete');
@@ -57,7 +57,12 @@ describe('a forged work message', () => {
     await engine.workQueue.send([{ jobId: job.id, scheduledAt: T0, delaySeconds: 0, generation: job.generation }]);
     expect(await engine.drain(engine.worker('real'))).toBe(1);
     expect(runs).toEqual(['pay {"amount":100} @2026-06-01T12:00:00.000Z']);
-    expect(await engine.slices.get({ jobId: job.id, scheduledAt: T0 })).toMatchObject({ status: SliceStatus.Succeeded, handler: 'pay', payload: { amount: 100 }, fence: 1 });
+    expect(await engine.slices.get({ jobId: job.id, scheduledAt: T0 })).toMatchObject({
+      status: SliceStatus.Succeeded,
+      handler: 'pay',
+      payload: { amount: 100 },
+      fence: 1,
+    });
   });
 
   it('at a second that is not an occurrence: refused and dead-lettered with the reason, no slice created, nothing run', async () => {
@@ -71,7 +76,12 @@ describe('a forged work message', () => {
     expect(runs).toEqual([]);
     expect(await engine.slices.get({ jobId: job.id, scheduledAt: notAnOccurrence })).toBeUndefined();
     expect(engine.deadLetters.rejected.map((rejected) => [rejected.kind, rejected.reason])).toEqual([
-      ['unrunnable-message', expect.stringMatching(/^2026-06-01T12:00:07Z \(\d+\) is not an occurrence of generation 1 \(schedule "0 \* \* \* \* \*" in UTC\), and no slot is on record there$/)],
+      [
+        'unrunnable-message',
+        expect.stringMatching(
+          /^2026-06-01T12:00:07Z \(\d+\) is not an occurrence of generation 1 \(schedule "0 \* \* \* \* \*" in UTC\), and no slot is on record there$/,
+        ),
+      ],
       ['unrunnable-message', expect.stringMatching(/is not an occurrence of generation 1/)],
     ]);
     expect(engine.events.events).toEqual([]);
@@ -87,7 +97,10 @@ describe('a forged work message', () => {
     expect(runs).toEqual([]);
     expect(await engine.slices.get({ jobId: job.id, scheduledAt: T0 })).toBeUndefined();
     expect(await engine.slices.get({ jobId: 'nosuch', scheduledAt: T0 })).toBeUndefined();
-    expect(engine.deadLetters.rejected.map((rejected) => rejected.reason)).toEqual(['generation 2 is newer than job "pay"\'s (1)', 'no job "nosuch" is stored']);
+    expect(engine.deadLetters.rejected.map((rejected) => rejected.reason)).toEqual([
+      'generation 2 is newer than job "pay"\'s (1)',
+      'no job "nosuch" is stored',
+    ]);
   });
 
   it("for a paused job's current generation: refused, nothing run", async () => {
@@ -97,7 +110,9 @@ describe('a forged work message', () => {
     const body = JSON.stringify({ v: 1, jobId: job.id, scheduledAt: T0, generation: paused.generation });
     expect(await deliverRaw(engine, body, 'paused')).toBe('delete');
     expect(runs).toEqual([]);
-    expect(engine.deadLetters.rejected.map((rejected) => rejected.reason)).toEqual([expect.stringMatching(/job "pay" is paused in generation 2$/)]);
+    expect(engine.deadLetters.rejected.map((rejected) => rejected.reason)).toEqual([
+      expect.stringMatching(/job "pay" is paused in generation 2$/),
+    ]);
   });
 
   it("at a slot on record that is no occurrence (a trigger's sub-second instant): runs the slot's own definition, whatever the message says", async () => {

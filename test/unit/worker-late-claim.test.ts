@@ -25,9 +25,12 @@ describe('a slot claimed late', () => {
     const runs: string[] = [];
     const policies: MisfirePolicy[] = ['all', 'none', 'latest'];
     for (const misfire of policies) {
-      await engine.register({ id: `late-${misfire}`, schedule: '*/10 * * * * *', policies: { ...FAST, catchUpWindowMs: WINDOW_MS, misfire } }, async (ctx) => {
-        runs.push(`${ctx.jobId} ${isoSecond(ctx.scheduledAt.getTime())}`);
-      });
+      await engine.register(
+        { id: `late-${misfire}`, schedule: '*/10 * * * * *', policies: { ...FAST, catchUpWindowMs: WINDOW_MS, misfire } },
+        async (ctx) => {
+          runs.push(`${ctx.jobId} ${isoSecond(ctx.scheduledAt.getTime())}`);
+        },
+      );
     }
     clock.set(T0);
     await engine.scanner('scanner', { lookaheadMs: 70_000 }).scanShard(0);
@@ -52,7 +55,8 @@ describe('a slot claimed late', () => {
       const jobId = `late-${misfire}`;
       for (const at of pastWindow) expect(await outcome(jobId, at), `${jobId} ${isoSecond(at)}`).toBe('MISSED catchUp');
       // Under latest, a later occurrence is due for each of them (the scan after the outage sends the latest one).
-      for (const at of inWindow) expect(await outcome(jobId, at), `${jobId} ${isoSecond(at)}`).toBe(misfire === 'all' ? 'SUCCEEDED' : 'SKIPPED misfire');
+      for (const at of inWindow)
+        expect(await outcome(jobId, at), `${jobId} ${isoSecond(at)}`).toBe(misfire === 'all' ? 'SUCCEEDED' : 'SKIPPED misfire');
     }
     expect(runs.sort()).toEqual(inWindow.map((at) => `late-all ${isoSecond(at)}`).sort());
     const events = engine.events.events.filter((event) => event.type === 'missed' || event.type === 'skipped');
@@ -64,9 +68,12 @@ describe('a slot claimed late', () => {
     const clock = new ManualClock(T0 - 1000);
     const engine = createMemoryEngine(clock);
     const runs: number[] = [];
-    const job = await engine.register({ id: 'jittered', schedule: '0 * * * * *', jitter: '50s', policies: { ...FAST, catchUpWindowMs: 0 } }, async (ctx) => {
-      runs.push(ctx.scheduledAt.getTime());
-    });
+    const job = await engine.register(
+      { id: 'jittered', schedule: '0 * * * * *', jitter: '50s', policies: { ...FAST, catchUpWindowMs: 0 } },
+      async (ctx) => {
+        runs.push(ctx.scheduledAt.getTime());
+      },
+    );
     const offset = jitterOffsetMs(job.id, 50_000);
     expect(offset).toBeGreaterThan(5000);
     // Claimed a second after its start: it runs, though its nominal second is long past the window of 0.
@@ -82,14 +89,21 @@ describe('a slot claimed late', () => {
     expect(await engine.slices.get({ jobId: job.id, scheduledAt: T0 + 60_000 })).toMatchObject({ status: 'MISSED', skipReason: 'catchUp' });
   });
 
-  it('a retry, a takeover or an operator\'s slot is not a late first start: a retry due long after its slot still runs', async () => {
+  it("a retry, a takeover or an operator's slot is not a late first start: a retry due long after its slot still runs", async () => {
     const clock = new ManualClock(T0);
     const engine = createMemoryEngine(clock);
     let calls = 0;
-    const job = await engine.register({ id: 'retried', schedule: '0 * * * * *', policies: { ...FAST, catchUpWindowMs: 0, misfire: 'none', backoffBaseMs: 120_000, backoffMaxMs: 120_000 } }, async () => {
-      calls += 1;
-      if (calls === 1) throw new Error('first attempt fails');
-    });
+    const job = await engine.register(
+      {
+        id: 'retried',
+        schedule: '0 * * * * *',
+        policies: { ...FAST, catchUpWindowMs: 0, misfire: 'none', backoffBaseMs: 120_000, backoffMaxMs: 120_000 },
+      },
+      async () => {
+        calls += 1;
+        if (calls === 1) throw new Error('first attempt fails');
+      },
+    );
     await engine.workQueue.send([{ jobId: job.id, scheduledAt: T0, delaySeconds: 0, generation: job.generation }]);
     await engine.drain(engine.worker('first'));
     expect(await engine.slices.get({ jobId: job.id, scheduledAt: T0 })).toMatchObject({ status: 'FAILED' });

@@ -41,7 +41,11 @@ describe('Worker over the in-memory stores', () => {
     await engine.workQueue.send([{ ...key, delaySeconds: 0 }]);
     expect(await engine.drain(engine.worker('late'))).toBe(1);
     expect(runs).toEqual(['holder']);
-    expect(engine.events.events.map((event) => `${event.type}@${event.worker}`)).toEqual(['claimed@holder', 'started@holder', 'committed@holder']);
+    expect(engine.events.events.map((event) => `${event.type}@${event.worker}`)).toEqual([
+      'claimed@holder',
+      'started@holder',
+      'committed@holder',
+    ]);
     expect(await engine.slices.getLedger(key)).toMatchObject({ fence: 1, owner: 'holder', outcome: 'SUCCEEDED' });
     expect(engine.workQueue.messages()).toEqual([]);
   });
@@ -150,8 +154,14 @@ describe('Worker over the in-memory stores', () => {
     await engine.nextEvent((event) => event.type === 'started' && event.worker === 'standby');
     replied.open();
     expect(await holder).toBe('keep');
-    expect(engine.events.events.filter((event) => event.worker === 'slow-claimer').map((event) => event.type)).toEqual(['claimed', 'fenced_out']);
-    expect(engine.events.ofType('claimed').find((event) => event.worker === 'slow-claimer')).toMatchObject({ fence: 1, overtakeable: true });
+    expect(engine.events.events.filter((event) => event.worker === 'slow-claimer').map((event) => event.type)).toEqual([
+      'claimed',
+      'fenced_out',
+    ]);
+    expect(engine.events.ofType('claimed').find((event) => event.worker === 'slow-claimer')).toMatchObject({
+      fence: 1,
+      overtakeable: true,
+    });
     release.open();
     expect(await standby).toBe('delete');
     expect(runs).toEqual(['standby']);
@@ -214,7 +224,10 @@ describe('Worker over the in-memory stores', () => {
     expect(await standby).toBe('delete');
     expect(runs).toEqual(['standby']);
     expect(engine.events.ofType('claimed').find((event) => event.worker === 'late-reader')).toMatchObject({ fence: 1, overtakeable: true });
-    expect(engine.events.events.filter((event) => event.worker === 'late-reader').map((event) => event.type)).toEqual(['claimed', 'fenced_out']);
+    expect(engine.events.events.filter((event) => event.worker === 'late-reader').map((event) => event.type)).toEqual([
+      'claimed',
+      'fenced_out',
+    ]);
     expect(await engine.slices.getLedger(key)).toMatchObject({ fence: 2, owner: 'standby', outcome: 'SUCCEEDED' });
   });
 
@@ -241,14 +254,18 @@ describe('Worker over the in-memory stores', () => {
     const clock = new ManualClock(T0);
     const engine = createMemoryEngine(clock);
     const at = new Date(T0).toISOString().slice(0, 19);
-    const job = await engine.register({ id: 'once', schedule: `at(${at})`, timeZone: 'UTC', policies: { ...FAST, afterOneTime: 'delete' } }, async () => {});
+    const job = await engine.register(
+      { id: 'once', schedule: `at(${at})`, timeZone: 'UTC', policies: { ...FAST, afterOneTime: 'delete' } },
+      async () => {},
+    );
     await engine.enqueue(job, T0);
     const jobs = engine.jobs();
     let deletes = 0;
     const throttledOnce = {
       deleteAfterRun: async (id: string, generation: number) => {
         // What the SDK throws once its own three tries were all throttled (a plain SDK error, not one of ours).
-        if (deletes++ === 0) throw Object.assign(new Error('rate of requests exceeds the allowed throughput'), { name: 'ThrottlingException' });
+        if (deletes++ === 0)
+          throw Object.assign(new Error('rate of requests exceeds the allowed throughput'), { name: 'ThrottlingException' });
         await jobs.deleteAfterRun(id, generation);
       },
     };
@@ -309,7 +326,10 @@ describe('Worker over the in-memory stores', () => {
     const outcome = await engine.deliver(engine.worker('second', { queue: refusingHide }), engine.workQueue.receive()[0]!);
     expect(outcome).toBe('keep');
     expect(await engine.slices.get(next)).toMatchObject({ status: 'ENQUEUED' });
-    expect(engine.events.events.filter((event) => event.worker === 'second').map((event) => `${event.type}@${event.fence}`)).toEqual(['claimed@1', 'buffered@1']);
+    expect(engine.events.events.filter((event) => event.worker === 'second').map((event) => `${event.type}@${event.fence}`)).toEqual([
+      'claimed@1',
+      'buffered@1',
+    ]);
     release.open();
     expect(await running).toBe('delete');
   });
@@ -358,7 +378,9 @@ describe('Worker over the in-memory stores', () => {
     clock.set(T0 + 1000);
     await engine.drain(worker);
     expect(await engine.slices.get(key)).toMatchObject({ status: 'DEAD', attempts: 2 });
-    expect(engine.deadLetters.records).toEqual([expect.objectContaining({ jobId: 'dead', scheduledAt: T0, attempts: 2, error: 'Error: always' })]);
+    expect(engine.deadLetters.records).toEqual([
+      expect.objectContaining({ jobId: 'dead', scheduledAt: T0, attempts: 2, error: 'Error: always' }),
+    ]);
     await engine.workQueue.send([{ ...key, delaySeconds: 0 }]);
     clock.set(T0 + 60_000);
     await engine.drain(worker);
@@ -391,7 +413,14 @@ describe('Worker over the in-memory stores', () => {
     clock.set(T0 + 5000);
     expect(await engine.deliver(worker, engine.workQueue.receive()[0]!)).toBe('keep');
     expect(await engine.slices.get(key)).toMatchObject({ status: 'DEAD', attempts: 2 });
-    expect(engine.events.events.map((event) => `${event.type}@${event.fence}`)).toEqual(['claimed@1', 'started@1', 'failed@1', 'claimed@2', 'started@2', 'dead@2']);
+    expect(engine.events.events.map((event) => `${event.type}@${event.fence}`)).toEqual([
+      'claimed@1',
+      'started@1',
+      'failed@1',
+      'claimed@2',
+      'started@2',
+      'dead@2',
+    ]);
     // The refused dead-letter record is not sent again (docs/architecture.md): the message, back, finds the slice DEAD.
     clock.set(T0 + 60_000);
     await engine.drain(engine.worker('w2'));

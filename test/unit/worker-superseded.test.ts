@@ -33,11 +33,13 @@ async function sendAs(engine: MemoryEngine, job: StoredJob, at: number): Promise
 }
 
 describe('a message of a generation the job has moved on from', () => {
-  it('creates nothing, so the new generation\'s message runs the instant; an older generation\'s slice on record is skipped with the change\'s reason, recorded no earlier than the change even by a worker whose clock runs behind', async () => {
+  it("creates nothing, so the new generation's message runs the instant; an older generation's slice on record is skipped with the change's reason, recorded no earlier than the change even by a worker whose clock runs behind", async () => {
     const { engine, clock, first, payloads } = await setUp();
     await sendAs(engine, first, T0);
     clock.set(T0 - 1000);
-    const second = (await engine.jobs().put({ id: 'moves-on', schedule: '*/5 * * * * *', handler: 'moves-on', policies: FAST, payload: { rev: 2 } })).job;
+    const second = (
+      await engine.jobs().put({ id: 'moves-on', schedule: '*/5 * * * * *', handler: 'moves-on', policies: FAST, payload: { rev: 2 } })
+    ).job;
     expect(second.generation).toBe(first.generation + 1);
 
     clock.set(T0);
@@ -49,7 +51,12 @@ describe('a message of a generation the job has moved on from', () => {
     await sendAs(engine, second, T0);
     expect(await engine.drain(engine.worker('current'))).toBe(1);
     expect(payloads).toEqual([{ rev: 2 }]);
-    expect(await engine.slices.get({ jobId: first.id, scheduledAt: T0 })).toMatchObject({ status: SliceStatus.Succeeded, generation: second.generation, fence: 1, attempts: 1 });
+    expect(await engine.slices.get({ jobId: first.id, scheduledAt: T0 })).toMatchObject({
+      status: SliceStatus.Succeeded,
+      generation: second.generation,
+      fence: 1,
+      attempts: 1,
+    });
     // The older message, sent again, finds the slice final and is dropped.
     await sendAs(engine, first, T0);
     expect(await engine.drain(engine.worker('late'))).toBe(1);
@@ -59,7 +66,9 @@ describe('a message of a generation the job has moved on from', () => {
     // reconciler that read the job before it), claimed by its sweep's message (no generation) by a worker whose
     // clock runs 1.5 s behind the one that made that change.
     clock.set(T0 + 4000);
-    const third = (await engine.jobs().put({ id: 'moves-on', schedule: '*/5 * * * * *', handler: 'moves-on', policies: FAST, payload: { rev: 3 } })).job;
+    const third = (
+      await engine.jobs().put({ id: 'moves-on', schedule: '*/5 * * * * *', handler: 'moves-on', policies: FAST, payload: { rev: 3 } })
+    ).job;
     const onRecord = { jobId: first.id, scheduledAt: T0 + 5000 };
     await engine.slices.enqueue(definitionOf(first), [{ ...onRecord, sweepAt: T0 + 35_000 }], T0 + 4000);
     await engine.workQueue.send([{ ...onRecord, delaySeconds: 0 }]);
@@ -102,10 +111,12 @@ describe('a message of a generation the job has moved on from', () => {
     expect(await engine.slices.get(key)).toMatchObject({ status: SliceStatus.Succeeded, generation: first.generation, fence: 2 });
   });
 
-  it('when the newer generation\'s own message is lost and that generation ends too, its change records the instant for it (an older generation\'s skip is no record of it)', async () => {
+  it("when the newer generation's own message is lost and that generation ends too, its change records the instant for it (an older generation's skip is no record of it)", async () => {
     const { engine, clock, first, payloads } = await setUp();
     clock.set(T0 - 3000);
-    const second = (await engine.jobs().put({ id: 'moves-on', schedule: '*/5 * * * * *', handler: 'moves-on', policies: FAST, payload: { rev: 2 } })).job;
+    const second = (
+      await engine.jobs().put({ id: 'moves-on', schedule: '*/5 * * * * *', handler: 'moves-on', policies: FAST, payload: { rev: 2 } })
+    ).job;
     // The first generation's slice at T0, claimed just before the change and then skipped as superseded.
     const key = { jobId: first.id, scheduledAt: T0 };
     const claimed = await engine.slices.claim(key, 'w', T0 - 3000, 'm', 1, definitionOf(first));

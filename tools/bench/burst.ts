@@ -117,7 +117,9 @@ export async function runBurst(options: BurstOptions): Promise<BurstResult> {
     // Heartbeats first, on an idle fleet: after the burst, its stragglers would be counted with them.
     const heartbeatRounds: HeartbeatRound[] = [];
     for (const jobs of [1, options.heartbeat.concurrentJobs]) {
-      heartbeatRounds.push(await heartbeatRound(runtime, fleet, committed, jobs, options.heartbeat.holdMs, heartbeatRounds.length, options.onProgress));
+      heartbeatRounds.push(
+        await heartbeatRound(runtime, fleet, committed, jobs, options.heartbeat.holdMs, heartbeatRounds.length, options.onProgress),
+      );
     }
 
     const withBusinessWrite = await businessWriteRound(runtime, fleet, committed, BUSINESS_WRITE_JOBS, options.onProgress);
@@ -199,20 +201,36 @@ export async function runBurst(options: BurstOptions): Promise<BurstResult> {
 const BUSINESS_WRITE_JOBS = 200;
 
 /** Jobs due in one second whose commits carry one business write each: their requests per execution. */
-async function businessWriteRound(runtime: Runtime, fleet: ReplicaFleet, committed: Map<string, number>, jobs: number, onProgress: BurstOptions['onProgress']): Promise<PerExecution> {
+async function businessWriteRound(
+  runtime: Runtime,
+  fleet: ReplicaFleet,
+  committed: Map<string, number>,
+  jobs: number,
+  onProgress: BurstOptions['onProgress'],
+): Promise<PerExecution> {
   const table = `${runtime.config.jobsTable}-bench-writes`;
   const dynamo = runtime.clients.dynamo;
-  await dynamo.send(new CreateTableCommand(createTableInput(table, { logicalName: 'bench-writes', partitionKey: { name: 'id', type: 'S' }, globalSecondaryIndexes: [] })));
+  await dynamo.send(
+    new CreateTableCommand(
+      createTableInput(table, { logicalName: 'bench-writes', partitionKey: { name: 'id', type: 'S' }, globalSecondaryIndexes: [] }),
+    ),
+  );
   await waitUntilTableExists({ client: dynamo, maxWaitTime: 60 }, { TableName: table });
   const prefix = 'write-';
   const dueAt = await firstOpenSecond(runtime.wheel, runtime.config.shardCount, Date.now() + 3000);
   const now = Date.now();
-  await registerSchedules(dynamo, runtime.config, jobs, (i) => dailyJobAt(`${prefix}${i}`, dueAt, runtime.config.shardCount, BENCH_WRITE, now, { table }));
+  await registerSchedules(dynamo, runtime.config, jobs, (i) =>
+    dailyJobAt(`${prefix}${i}`, dueAt, runtime.config.shardCount, BENCH_WRITE, now, { table }),
+  );
   await sleepUntil(systemClock, dueAt - 1000);
   const before = await fleet.meters();
   await tick(runtime.scanQueue, runtime.config.shardCount);
   const done = (): number => [...committed.keys()].filter((key) => key.startsWith(prefix)).length;
-  await waitFor(() => done() >= jobs, 60_000, () => onProgress('commits with one business write', done(), jobs));
+  await waitFor(
+    () => done() >= jobs,
+    60_000,
+    () => onProgress('commits with one business write', done(), jobs),
+  );
   const after = await fleet.meters();
   return perExecution(subtractSnapshots(addSnapshots(after.scanner, after.worker), addSnapshots(before.scanner, before.worker)), jobs);
 }
@@ -236,7 +254,11 @@ async function heartbeatRound(
   const before = await fleet.meters();
   await tick(runtime.scanQueue, runtime.config.shardCount);
   const done = (): number => [...committed.keys()].filter((key) => key.startsWith(prefix)).length;
-  await waitFor(() => done() >= jobs, 30_000 + holdMs * 2, () => onProgress(`heartbeats: ${jobs} job(s) holding ${holdMs / 1000} s`, done(), jobs));
+  await waitFor(
+    () => done() >= jobs,
+    30_000 + holdMs * 2,
+    () => onProgress(`heartbeats: ${jobs} job(s) holding ${holdMs / 1000} s`, done(), jobs),
+  );
   const after = await fleet.meters();
   const delta = subtractSnapshots(addSnapshots(after.scanner, after.worker), addSnapshots(before.scanner, before.worker));
   const renewals = delta.kinds.heartbeat;

@@ -71,7 +71,12 @@ export interface ThroughputPlan {
   readonly wruPerSecondWithin: { readonly fiveMinutes: number; readonly tenMinutes: number };
 }
 
-export function planThroughput(mix: SliceWriteMix, tableWruPerSecond: number, burstSlices: number, lookaheadMs = DELAY_LOOKAHEAD_MS): ThroughputPlan {
+export function planThroughput(
+  mix: SliceWriteMix,
+  tableWruPerSecond: number,
+  burstSlices: number,
+  lookaheadMs = DELAY_LOOKAHEAD_MS,
+): ThroughputPlan {
   const perSlice = mix.scannerWru + mix.workerWru;
   const slicesPerSecond = perSlice > 0 ? tableWruPerSecond / perSlice : Number.POSITIVE_INFINITY;
   const [hottestKey, hottestUnits] = Object.entries(mix.shardKeyedWruPerSlice).sort(([, a], [, b]) => b - a)[0] ?? ['none', 0];
@@ -79,7 +84,8 @@ export function planThroughput(mix: SliceWriteMix, tableWruPerSecond: number, bu
   const preEnqueueSeconds = (burstSlices * mix.scannerWru) / tableWruPerSecond;
   const leadS = leadSeconds(lookaheadMs);
   // The scan starts leadS before the second and creates slices at the table's rate; those made before the last 900 s surface early.
-  const createdBeforeDelayWindow = mix.scannerWru > 0 ? (Math.max(0, leadS - SQS_MAX_DELAY_SECONDS) * tableWruPerSecond) / mix.scannerWru : burstSlices;
+  const createdBeforeDelayWindow =
+    mix.scannerWru > 0 ? (Math.max(0, leadS - SQS_MAX_DELAY_SECONDS) * tableWruPerSecond) / mix.scannerWru : burstSlices;
   return {
     tableWruPerSecond,
     lookaheadMs,
@@ -94,7 +100,10 @@ export function planThroughput(mix: SliceWriteMix, tableWruPerSecond: number, bu
     burstColdSeconds: Math.round((burstSlices * perSlice) / tableWruPerSecond),
     wruPerSecondToPreEnqueue: Math.ceil((burstSlices * mix.scannerWru) / (leadS * 0.9)),
     allCommittedAfterSecondS: Math.round(committedAfterSecondS(mix, tableWruPerSecond, burstSlices, leadS)),
-    wruPerSecondWithin: { fiveMinutes: wruPerSecondWithin(mix, burstSlices, 300, leadS), tenMinutes: wruPerSecondWithin(mix, burstSlices, 600, leadS) },
+    wruPerSecondWithin: {
+      fiveMinutes: wruPerSecondWithin(mix, burstSlices, 300, leadS),
+      tenMinutes: wruPerSecondWithin(mix, burstSlices, 600, leadS),
+    },
   };
 }
 

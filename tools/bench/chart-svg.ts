@@ -65,11 +65,16 @@ function burstPanel(report: Omit<BenchReport, 'chart'>, x0: number, y0: number):
   }
   parts.push(`<line x1="${x(0)}" y1="${plot.y}" x2="${x(0)}" y2="${plot.y + plot.h}" stroke="#999" stroke-dasharray="4 3"/>`);
   parts.push(`<text x="${x(0) + 3}" y="${plot.y + 10}" fill="#666">due second</text>`);
-  for (const s of ticks(minS, maxS)) parts.push(`<text x="${x(s)}" y="${plot.y + plot.h + 14}" text-anchor="middle" fill="#666">${s}</text>`);
+  for (const s of ticks(minS, maxS))
+    parts.push(`<text x="${x(s)}" y="${plot.y + plot.h + 14}" text-anchor="middle" fill="#666">${s}</text>`);
   parts.push(`<text x="${plot.x + plot.w / 2}" y="${plot.y + plot.h + 30}" text-anchor="middle">seconds after the due second</text>`);
-  parts.push(`<text x="${plot.x - 6}" y="${plot.y + 4}" text-anchor="end" fill="#666">${maxY}</text><text x="${plot.x - 6}" y="${plot.y + plot.h}" text-anchor="end" fill="#666">0</text>`);
+  parts.push(
+    `<text x="${plot.x - 6}" y="${plot.y + 4}" text-anchor="end" fill="#666">${maxY}</text><text x="${plot.x - 6}" y="${plot.y + plot.h}" text-anchor="end" fill="#666">0</text>`,
+  );
   (['enqueued', 'started', 'committed'] as const).forEach((series, i) =>
-    parts.push(`<rect x="${plot.x + 10}" y="${plot.y + 20 + i * 14}" width="10" height="10" fill="${COLORS[series]}"/><text x="${plot.x + 24}" y="${plot.y + 29 + i * 14}">${LEGEND[series]}</text>`),
+    parts.push(
+      `<rect x="${plot.x + 10}" y="${plot.y + 20 + i * 14}" width="10" height="10" fill="${COLORS[series]}"/><text x="${plot.x + 24}" y="${plot.y + 29 + i * 14}">${LEGEND[series]}</text>`,
+    ),
   );
   return parts;
 }
@@ -85,15 +90,27 @@ function densityPanel(report: Omit<BenchReport, 'chart'>, x0: number, y0: number
     const bw = group * 0.33;
     const h1 = (level.itemsTouchedPerDueSlice / maxItems) * plot.h;
     const h2 = (level.scannerPeakRssMb / maxRss) * plot.h;
-    parts.push(`<rect x="${gx}" y="${plot.y + plot.h - h1}" width="${bw}" height="${h1}" fill="#1f77b4"><title>items touched per due slice</title></rect>`);
+    parts.push(
+      `<rect x="${gx}" y="${plot.y + plot.h - h1}" width="${bw}" height="${h1}" fill="#1f77b4"><title>items touched per due slice</title></rect>`,
+    );
     parts.push(`<text x="${gx + bw / 2}" y="${plot.y + plot.h - h1 - 3}" text-anchor="middle">${level.itemsTouchedPerDueSlice}</text>`);
-    parts.push(`<rect x="${gx + bw + 4}" y="${plot.y + plot.h - h2}" width="${bw}" height="${h2}" fill="#ff7f0e"><title>scanner peak RSS (MB)</title></rect>`);
+    parts.push(
+      `<rect x="${gx + bw + 4}" y="${plot.y + plot.h - h2}" width="${bw}" height="${h2}" fill="#ff7f0e"><title>scanner peak RSS (MB)</title></rect>`,
+    );
     parts.push(`<text x="${gx + bw * 1.5 + 4}" y="${plot.y + plot.h - h2 - 3}" text-anchor="middle">${level.scannerPeakRssMb}</text>`);
-    parts.push(`<text x="${gx + bw + 2}" y="${plot.y + plot.h + 14}" text-anchor="middle">${level.schedules.toLocaleString('en-US')}</text>`);
-    parts.push(`<text x="${gx + bw + 2}" y="${plot.y + plot.h + 28}" text-anchor="middle" fill="#666">${level.msPerShardMean} ms/shard</text>`);
+    parts.push(
+      `<text x="${gx + bw + 2}" y="${plot.y + plot.h + 14}" text-anchor="middle">${level.schedules.toLocaleString('en-US')}</text>`,
+    );
+    parts.push(
+      `<text x="${gx + bw + 2}" y="${plot.y + plot.h + 28}" text-anchor="middle" fill="#666">${level.msPerShardMean} ms/shard</text>`,
+    );
   });
-  parts.push(`<rect x="${plot.x + 10}" y="${plot.y + 4}" width="10" height="10" fill="#1f77b4"/><text x="${plot.x + 24}" y="${plot.y + 13}">items touched per due slice</text>`);
-  parts.push(`<rect x="${plot.x + 10}" y="${plot.y + 18}" width="10" height="10" fill="#ff7f0e"/><text x="${plot.x + 24}" y="${plot.y + 27}">scanner peak RSS, MB</text>`);
+  parts.push(
+    `<rect x="${plot.x + 10}" y="${plot.y + 4}" width="10" height="10" fill="#1f77b4"/><text x="${plot.x + 24}" y="${plot.y + 13}">items touched per due slice</text>`,
+  );
+  parts.push(
+    `<rect x="${plot.x + 10}" y="${plot.y + 18}" width="10" height="10" fill="#ff7f0e"/><text x="${plot.x + 24}" y="${plot.y + 27}">scanner peak RSS, MB</text>`,
+  );
   return parts;
 }
 
@@ -122,7 +139,9 @@ function costPanel(report: Omit<BenchReport, 'chart'>, x0: number, y0: number): 
     parts.push(`<text x="${bx + bw / 2}" y="${plot.y + plot.h + 14}" text-anchor="middle">${escapeXml(label)}</text>`);
   });
   Object.entries(COST_COLORS).forEach(([component, color], i) =>
-    parts.push(`<rect x="${plot.x + 10 + (i % 4) * 85}" y="${plot.y + plot.h + 22 + Math.floor(i / 4) * 12}" width="8" height="8" fill="${color}"/><text x="${plot.x + 21 + (i % 4) * 85}" y="${plot.y + plot.h + 30 + Math.floor(i / 4) * 12}" font-size="9">${component}</text>`),
+    parts.push(
+      `<rect x="${plot.x + 10 + (i % 4) * 85}" y="${plot.y + plot.h + 22 + Math.floor(i / 4) * 12}" width="8" height="8" fill="${color}"/><text x="${plot.x + 21 + (i % 4) * 85}" y="${plot.y + plot.h + 30 + Math.floor(i / 4) * 12}" font-size="9">${component}</text>`,
+    ),
   );
   return parts;
 }

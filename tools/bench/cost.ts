@@ -80,7 +80,12 @@ export function chooseWorkerMemoryMb(peakRssMb: number): number {
   return LAMBDA_MEMORY_CHOICES_MB.find((size) => size >= peakRssMb * MEMORY_HEADROOM) ?? 1024;
 }
 
-export function cronfenceUsdPerMillion(happy: PerExecution, jobSeconds: number, lease: LeaseSettings, options: CostOptions = {}): CostBreakdown {
+export function cronfenceUsdPerMillion(
+  happy: PerExecution,
+  jobSeconds: number,
+  lease: LeaseSettings,
+  options: CostOptions = {},
+): CostBreakdown {
   const prices = options.prices ?? PRICE_TABLE;
   const heartbeat = options.heartbeat ?? DEFAULT_HEARTBEAT_COST;
   const beats = heartbeatsFor(jobSeconds, lease.heartbeatMs);
@@ -103,7 +108,10 @@ export function cronfenceUsdPerMillion(happy: PerExecution, jobSeconds: number, 
 }
 
 /** EventBridge Scheduler invoking a Lambda of the same memory that runs `jobSeconds`; with Powertools idempotency's two writes if asked. */
-export function schedulerUsdPerMillion(jobSeconds: number, options: { prices?: PriceTable; memoryMb?: number; idempotency?: boolean } = {}): CostBreakdown {
+export function schedulerUsdPerMillion(
+  jobSeconds: number,
+  options: { prices?: PriceTable; memoryMb?: number; idempotency?: boolean } = {},
+): CostBreakdown {
   const prices = options.prices ?? PRICE_TABLE;
   const gb = (options.memoryMb ?? CONSTRUCT_LAMBDA_MEMORY_MB.worker) / 1024;
   return withTotal({
@@ -120,9 +128,18 @@ export function schedulerUsdPerMillion(jobSeconds: number, options: { prices?: P
 }
 
 /** What heartbeats add per million runs of a `jobSeconds` job, for a lease/heartbeat pair. */
-export function heartbeatUsdPerMillion(jobSeconds: number, lease: LeaseSettings, heartbeat = DEFAULT_HEARTBEAT_COST, prices: PriceTable = PRICE_TABLE): number {
+export function heartbeatUsdPerMillion(
+  jobSeconds: number,
+  lease: LeaseSettings,
+  heartbeat = DEFAULT_HEARTBEAT_COST,
+  prices: PriceTable = PRICE_TABLE,
+): number {
   const beats = heartbeatsFor(jobSeconds, lease.heartbeatMs);
-  return beats * (heartbeat.writeUnitsPerRenewal * prices.dynamoWriteRequestUnitPerMillion + heartbeat.sqsRequestsPerHeartbeat * prices.sqsRequestPerMillion);
+  return (
+    beats *
+    (heartbeat.writeUnitsPerRenewal * prices.dynamoWriteRequestUnitPerMillion +
+      heartbeat.sqsRequestsPerHeartbeat * prices.sqsRequestPerMillion)
+  );
 }
 
 function withTotal(parts: Omit<CostBreakdown, 'total' | 'overhead'>): CostBreakdown {

@@ -77,7 +77,8 @@ export async function runDensity(options: DensityOptions): Promise<DensityResult
         runtime.clients.dynamo,
         config,
         adding,
-        (i) => dailyJobAt(`idle-${from + i}`, now + HOUR_MS + ((from + i) * 7919 * 1000) % (22 * HOUR_MS), config.shardCount, BENCH_NOOP, now),
+        (i) =>
+          dailyJobAt(`idle-${from + i}`, now + HOUR_MS + (((from + i) * 7919 * 1000) % (22 * HOUR_MS)), config.shardCount, BENCH_NOOP, now),
         (written) => options.onProgress(`density: registering ${total.toLocaleString('en-US')} schedules`, from + written, total),
       );
       registered += adding;
@@ -141,7 +142,9 @@ function runScanProbe(env: NodeJS.ProcessEnv): Promise<ScanProbeResult> {
     child.on('message', (message: { kind: string; result?: ScanProbeResult }) => {
       if (message.kind === 'result') result = message.result;
     });
-    child.once('exit', (code) => (result ? resolve(result) : reject(new ScanProbeError(`scan probe exited with ${code}: ${stderr.trim()}`))));
+    child.once('exit', (code) =>
+      result ? resolve(result) : reject(new ScanProbeError(`scan probe exited with ${code}: ${stderr.trim()}`)),
+    );
   });
 }
 

@@ -30,7 +30,14 @@ export class RegistrationError extends CronfenceError {
 }
 
 /** A daily job that fires at `fireAt`'s second of the day (UTC): one slice per scan window. */
-export function dailyJobAt(id: string, fireAt: number, shardCount: number, handler: string, now: number, payload?: Record<string, unknown>): StoredJob {
+export function dailyJobAt(
+  id: string,
+  fireAt: number,
+  shardCount: number,
+  handler: string,
+  now: number,
+  payload?: Record<string, unknown>,
+): StoredJob {
   const at = new Date(fireAt);
   return {
     id,
@@ -75,7 +82,8 @@ export async function registerSchedules(
 ): Promise<void> {
   const wheel = new DynamoWheelStore(dynamo, config, Math.random);
   const now = Date.now();
-  for (let shard = 0; shard < config.shardCount; shard++) if ((await wheel.readCursor(shard)) === undefined) await wheel.moveCursor(shard, freshCursor(now));
+  for (let shard = 0; shard < config.shardCount; shard++)
+    if ((await wheel.readCursor(shard)) === undefined) await wheel.moveCursor(shard, freshCursor(now));
   let next = 0;
   let written = 0;
   const lane = async (): Promise<void> => {
@@ -85,11 +93,19 @@ export async function registerSchedules(
       const jobs: StoredJob[] = [];
       for (let i = from; i < next; i++) jobs.push(jobAt(i));
       for (let i = 0; i < jobs.length; i += BATCH) {
-        await writeBatch(dynamo, config.jobsTable, jobs.slice(i, i + BATCH).map((job) => ({ PutRequest: { Item: jobItem(job) } })));
+        await writeBatch(
+          dynamo,
+          config.jobsTable,
+          jobs.slice(i, i + BATCH).map((job) => ({ PutRequest: { Item: jobItem(job) } })),
+        );
       }
       for (let shard = 0; shard < config.shardCount; shard++) {
         const own = jobs.filter((job) => job.shard === shard);
-        await wheel.place(shard, own.map((job) => ({ jobId: job.id, generation: job.generation, from: job.nextFireAt, bucket: bucketOf(job.nextFireAt) })), now);
+        await wheel.place(
+          shard,
+          own.map((job) => ({ jobId: job.id, generation: job.generation, from: job.nextFireAt, bucket: bucketOf(job.nextFireAt) })),
+          now,
+        );
       }
       written += jobs.length;
       onProgress(written);

@@ -40,7 +40,9 @@ export interface BenchReport {
   readonly endpoint: string;
   readonly settings: BenchSizes & { readonly sweepGraceMs: { readonly burst: number; readonly density: number } };
   readonly density: DensityResult;
-  readonly burst: Omit<BurstResult, 'meter' | 'scannerMeter' | 'workerMeter' | 'heartbeatRounds' | 'withBusinessWrite'> & { readonly requests: Record<string, number> };
+  readonly burst: Omit<BurstResult, 'meter' | 'scannerMeter' | 'workerMeter' | 'heartbeatRounds' | 'withBusinessWrite'> & {
+    readonly requests: Record<string, number>;
+  };
   readonly ceiling: CeilingResult & { readonly slicesPerSecond: number };
   /** End-to-end burst throughput ÷ the ceiling's slices per second. */
   readonly ceilingRatio: number;
@@ -85,7 +87,9 @@ export const BURST_DEADLINES_S = { warm: 300, initial: 600 } as const;
 /** The overhead of the same 1 s job under the next lease choice, whose heartbeat comes after the job is done. */
 function leaseAlternative(choices: readonly LeaseChoiceCost[]): string {
   const next = choices[1];
-  return next ? `; $${next.overheadUsdPerMillion1s.toFixed(2)} at lease ${next.leaseMs / 1000} s / heartbeat ${next.heartbeatMs / 1000} s` : '';
+  return next
+    ? `; $${next.overheadUsdPerMillion1s.toFixed(2)} at lease ${next.leaseMs / 1000} s / heartbeat ${next.heartbeatMs / 1000} s`
+    : '';
 }
 
 export function checkTargets(report: Omit<BenchReport, 'targets' | 'chart'>): TargetCheck[] {
@@ -94,8 +98,16 @@ export function checkTargets(report: Omit<BenchReport, 'targets' | 'chart'>): Ta
   const k = report.costs;
   const plan = report.capacityPlan;
   return [
-    { target: 'DynamoDB write requests per execution ≤ 2 (scanner included)', measured: fmt(p.dynamoWriteRequests), met: p.dynamoWriteRequests <= 2 },
-    { target: 'write units per execution ≤ 3 (index units and scanner included)', measured: fmt(p.writeRequestUnits), met: p.writeRequestUnits <= 3 },
+    {
+      target: 'DynamoDB write requests per execution ≤ 2 (scanner included)',
+      measured: fmt(p.dynamoWriteRequests),
+      met: p.dynamoWriteRequests <= 2,
+    },
+    {
+      target: 'write units per execution ≤ 3 (index units and scanner included)',
+      measured: fmt(p.writeRequestUnits),
+      met: p.writeRequestUnits <= 3,
+    },
     { target: 'with one business write: ≤ 3 write requests', measured: fmt(w.dynamoWriteRequests), met: w.dynamoWriteRequests <= 3 },
     { target: 'with one business write: ≤ 5 write units', measured: fmt(w.writeRequestUnits), met: w.writeRequestUnits <= 5 },
     {
@@ -103,7 +115,11 @@ export function checkTargets(report: Omit<BenchReport, 'targets' | 'chart'>): Ta
       measured: `${fmt(p.sqsRequests)} (+ ${fmt(p.sqsExtensions)} heartbeat extensions on this emulator)`,
       met: p.sqsRequests <= 1,
     },
-    { target: 'success events opt-in (none by default)', measured: `${fmt(p.eventEntries)} entries per execution`, met: p.eventEntries === 0 },
+    {
+      target: 'success events opt-in (none by default)',
+      measured: `${fmt(p.eventEntries)} entries per execution`,
+      met: p.eventEntries === 0,
+    },
     {
       target: `scheduling overhead ≤ $${OVERHEAD_TARGET_USD.toFixed(2)} per million (1 s job, worker ${report.workerMemory.chosenMb} MB)`,
       measured:
@@ -138,7 +154,10 @@ export function densityTargets(levels: readonly DensityLevel[]): TargetCheck[] {
   // A level whose scan did not send every due schedule measured a scan that failed or stopped, not density.
   const short = levels.filter((level) => level.sent < level.due);
   const incomplete = short
-    .map((level) => ` (the scan at ${level.schedules.toLocaleString('en-US')} sent ${level.sent} of ${level.due} due${level.scanErrors[0] ? `; ${level.scanErrors[0]}` : ''})`)
+    .map(
+      (level) =>
+        ` (the scan at ${level.schedules.toLocaleString('en-US')} sent ${level.sent} of ${level.due} due${level.scanErrors[0] ? `; ${level.scanErrors[0]}` : ''})`,
+    )
     .join('');
   return [
     {
@@ -159,10 +178,23 @@ export function renderReport(report: BenchReport): string {
   const section = (title: string): void => void lines.push('', title);
   lines.push(`cronfence bench (${report.mode}) — ${report.wallSeconds} s, against ${report.endpoint}`);
 
-  section(`1. Density: one scan window over ${report.density.shards} shards (${report.settings.duePerLevel} schedules due in the window at each level)`);
+  section(
+    `1. Density: one scan window over ${report.density.shards} shards (${report.settings.duePerLevel} schedules due in the window at each level)`,
+  );
   lines.push(
     table([
-      ['schedules', 'due slices', 'items read', 'items written', 'items/due slice', 'Dynamo req/due slice', 'ms/shard mean', 'ms/shard max', 'scanner RSS (idle → peak)', 'heap peak'],
+      [
+        'schedules',
+        'due slices',
+        'items read',
+        'items written',
+        'items/due slice',
+        'Dynamo req/due slice',
+        'ms/shard mean',
+        'ms/shard max',
+        'scanner RSS (idle → peak)',
+        'heap peak',
+      ],
       ...report.density.levels.map((l) => [
         l.schedules.toLocaleString('en-US'),
         l.sent,
@@ -179,7 +211,9 @@ export function renderReport(report: BenchReport): string {
   );
 
   const b = report.burst;
-  section(`2. Burst: ${b.slices.toLocaleString('en-US')} slices due at one second, ${b.shards} shards, ${b.scanners} scanner and ${b.workers} worker processes × ${report.settings.workerBatches} batches in flight (scan requested ${b.scanRequestedS} s before)`);
+  section(
+    `2. Burst: ${b.slices.toLocaleString('en-US')} slices due at one second, ${b.shards} shards, ${b.scanners} scanner and ${b.workers} worker processes × ${report.settings.workerBatches} batches in flight (scan requested ${b.scanRequestedS} s before)`,
+  );
   lines.push(
     table([
       ['after the due second', 'seconds'],
@@ -198,16 +232,34 @@ export function renderReport(report: BenchReport): string {
   lines.push(
     table([
       ['requests', 'concurrency', 'seconds', 'writes/s', 'batches/s', 'ceiling slices/s', 'ours slices/s', 'ratio'],
-      [`${c.dynamoWrites} writes + ${c.sendBatches} batches`, c.concurrency, c.seconds, c.dynamoWritesPerSecond, c.sendBatchesPerSecond, c.slicesPerSecond, b.throughputSlicesPerSecond, `${Math.round(report.ceilingRatio * 100)}%`],
+      [
+        `${c.dynamoWrites} writes + ${c.sendBatches} batches`,
+        c.concurrency,
+        c.seconds,
+        c.dynamoWritesPerSecond,
+        c.sendBatchesPerSecond,
+        c.slicesPerSecond,
+        b.throughputSlicesPerSecond,
+        `${Math.round(report.ceilingRatio * 100)}%`,
+      ],
     ]),
   );
   const sc = report.storeCallsCeiling;
   lines.push('');
-  lines.push(`The burst's own store calls without the engine (per slice: the claim's PutItem, the job read, the commit's UpdateItem; SQS batches per 10), ${sc.batchesInFlight} batches in flight:`);
+  lines.push(
+    `The burst's own store calls without the engine (per slice: the claim's PutItem, the job read, the commit's UpdateItem; SQS batches per 10), ${sc.batchesInFlight} batches in flight:`,
+  );
   lines.push(
     table([
       ['slices', 'seconds', 'slices/s', 'ours slices/s', 'ratio', 'this ÷ plain writes'],
-      [sc.slices, sc.seconds, sc.slicesPerSecond, b.throughputSlicesPerSecond, `${Math.round(report.storeCallsRatio * 100)}%`, `${Math.round((sc.slicesPerSecond / Math.max(0.001, c.slicesPerSecond)) * 100)}%`],
+      [
+        sc.slices,
+        sc.seconds,
+        sc.slicesPerSecond,
+        b.throughputSlicesPerSecond,
+        `${Math.round(report.storeCallsRatio * 100)}%`,
+        `${Math.round((sc.slicesPerSecond / Math.max(0.001, c.slicesPerSecond)) * 100)}%`,
+      ],
     ]),
   );
 
@@ -225,30 +277,64 @@ export function renderReport(report: BenchReport): string {
           ['write request units (base tables and indexes)', 'writeRequestUnits'],
           ['  of which base tables', 'baseWriteRequestUnits'],
           ['read request units', 'readRequestUnits'],
-          ['SQS requests (send+receive+delete+claims\' visibility)', 'sqsRequests'],
+          ["SQS requests (send+receive+delete+claims' visibility)", 'sqsRequests'],
           ['  sends', 'sqsSends'],
           ['  receives with messages', 'sqsReceives'],
           ['  deletes', 'sqsDeletes'],
-          ['  claims\' visibility changes (batched)', 'sqsVisibilityChanges'],
+          ["  claims' visibility changes (batched)", 'sqsVisibilityChanges'],
           ['empty receives (idle pollers)', 'emptyReceives'],
           ['heartbeats (DynamoDB renewals)', 'heartbeats'],
-          ['heartbeats\' visibility extensions (SQS)', 'sqsExtensions'],
+          ["heartbeats' visibility extensions (SQS)", 'sqsExtensions'],
           ['EventBridge PutEvents requests', 'eventRequests'],
           ['EventBridge event entries', 'eventEntries'],
         ] as const
-      ).map(([label, key]) => [label, fmt(p[key]), fmt(report.perExecutionByRole.scanner[key]), fmt(report.perExecutionByRole.worker[key])]),
-      ...Object.entries(p.indexWriteUnits).map(([index, units]) => [`GSI write units ${index}`, fmt(units), fmt(report.perExecutionByRole.scanner.indexWriteUnits[index] ?? 0), fmt(report.perExecutionByRole.worker.indexWriteUnits[index] ?? 0)]),
-      ['  of which the wheel table (shard-keyed)', fmt(p.wheelWriteUnits), fmt(report.perExecutionByRole.scanner.wheelWriteUnits), fmt(report.perExecutionByRole.worker.wheelWriteUnits)],
+      ).map(([label, key]) => [
+        label,
+        fmt(p[key]),
+        fmt(report.perExecutionByRole.scanner[key]),
+        fmt(report.perExecutionByRole.worker[key]),
+      ]),
+      ...Object.entries(p.indexWriteUnits).map(([index, units]) => [
+        `GSI write units ${index}`,
+        fmt(units),
+        fmt(report.perExecutionByRole.scanner.indexWriteUnits[index] ?? 0),
+        fmt(report.perExecutionByRole.worker.indexWriteUnits[index] ?? 0),
+      ]),
+      [
+        '  of which the wheel table (shard-keyed)',
+        fmt(p.wheelWriteUnits),
+        fmt(report.perExecutionByRole.scanner.wheelWriteUnits),
+        fmt(report.perExecutionByRole.worker.wheelWriteUnits),
+      ],
     ]),
   );
   const wb = report.perExecutionWithBusinessWrite;
-  lines.push('', `With one business write in the commit: ${fmt(wb.dynamoWriteRequests)} DynamoDB write requests, ${fmt(wb.writeRequestUnits)} write units (${fmt(wb.transactWriteRequests)} transactions) per execution.`);
-  lines.push('', table([['request', 'count', 'per execution'], ...Object.entries(b.requests).filter(([, n]) => n > 0).sort(([x], [y]) => x.localeCompare(y)).map(([name, n]) => [name, n, (n / Math.max(1, b.committed)).toFixed(3)])]));
+  lines.push(
+    '',
+    `With one business write in the commit: ${fmt(wb.dynamoWriteRequests)} DynamoDB write requests, ${fmt(wb.writeRequestUnits)} write units (${fmt(wb.transactWriteRequests)} transactions) per execution.`,
+  );
+  lines.push(
+    '',
+    table([
+      ['request', 'count', 'per execution'],
+      ...Object.entries(b.requests)
+        .filter(([, n]) => n > 0)
+        .sort(([x], [y]) => x.localeCompare(y))
+        .map(([name, n]) => [name, n, (n / Math.max(1, b.committed)).toFixed(3)]),
+    ]),
+  );
   section('Heartbeats (jobs holding their lease)');
   lines.push(
     table([
       ['jobs at once', 'hold', 'renewals/job', 'visibility changes/job', 'renewals/job-second', 'WRU/renewal'],
-      ...report.heartbeats.rounds.map((r) => [r.jobs, `${r.holdMs / 1000} s`, r.renewalsPerJob, r.visibilityChangesPerJob, r.renewalsPerJobSecond, r.writeUnitsPerRenewal]),
+      ...report.heartbeats.rounds.map((r) => [
+        r.jobs,
+        `${r.holdMs / 1000} s`,
+        r.renewalsPerJob,
+        r.visibilityChangesPerJob,
+        r.renewalsPerJobSecond,
+        r.writeUnitsPerRenewal,
+      ]),
     ]),
   );
 
@@ -259,7 +345,19 @@ export function renderReport(report: BenchReport): string {
   );
   lines.push(
     table([
-      ['', 'DynamoDB W', 'DynamoDB R', 'SQS', 'Lambda req', 'wait for second', 'handler GB-s', 'EventBridge', 'Scheduler', 'total', 'overhead'],
+      [
+        '',
+        'DynamoDB W',
+        'DynamoDB R',
+        'SQS',
+        'Lambda req',
+        'wait for second',
+        'handler GB-s',
+        'EventBridge',
+        'Scheduler',
+        'total',
+        'overhead',
+      ],
       ...(
         [
           ['cronfence, 1 s job', k.cronfence1s],
@@ -286,16 +384,49 @@ export function renderReport(report: BenchReport): string {
   lines.push(
     '',
     table([
-      ['lease / heartbeat', 'failover within', 'heartbeats in a 45 s job', 'heartbeats $/M', 'cronfence 45 s job $/M', '1 s job overhead $/M'],
-      ...k.leaseChoices.map((l) => [`${l.leaseMs / 1000} s / ${l.heartbeatMs / 1000} s`, `~${l.failoverWithinS} s`, l.heartbeatsPer45sJob, usd(l.heartbeatUsdPerMillion45s), usd(l.totalUsdPerMillion45s), usd(l.overheadUsdPerMillion1s)]),
+      [
+        'lease / heartbeat',
+        'failover within',
+        'heartbeats in a 45 s job',
+        'heartbeats $/M',
+        'cronfence 45 s job $/M',
+        '1 s job overhead $/M',
+      ],
+      ...k.leaseChoices.map((l) => [
+        `${l.leaseMs / 1000} s / ${l.heartbeatMs / 1000} s`,
+        `~${l.failoverWithinS} s`,
+        l.heartbeatsPer45sJob,
+        usd(l.heartbeatUsdPerMillion45s),
+        usd(l.totalUsdPerMillion45s),
+        usd(l.overheadUsdPerMillion1s),
+      ]),
     ]),
   );
 
   const plan = report.capacityPlan;
-  section(`5. Capacity plan (per slice: scanner ${fmt(plan.mix.scannerWru)} WRU, worker ${fmt(plan.mix.workerWru)} WRU; shard-keyed units ${Object.entries(plan.mix.shardKeyedWruPerSlice).map(([i, u]) => `${i} ${fmt(u)}`).join(', ')})`);
+  section(
+    `5. Capacity plan (per slice: scanner ${fmt(plan.mix.scannerWru)} WRU, worker ${fmt(plan.mix.workerWru)} WRU; shard-keyed units ${Object.entries(
+      plan.mix.shardKeyedWruPerSlice,
+    )
+      .map(([i, u]) => `${i} ${fmt(u)}`)
+      .join(', ')})`,
+  );
   lines.push(
     table([
-      ['table write throughput', 'lookahead', 'slices/s', 'shards needed', 'hottest shard key', `${plan.burstSlices.toLocaleString('en-US')}-slice burst at the second`, 'pre-enqueue (scanner part)', 'done before the second', 'surfacing early', 'all started by', 'nothing pre-enqueued', 'WRU/s to pre-enqueue'],
+      [
+        'table write throughput',
+        'lookahead',
+        'slices/s',
+        'shards needed',
+        'hottest shard key',
+        `${plan.burstSlices.toLocaleString('en-US')}-slice burst at the second`,
+        'pre-enqueue (scanner part)',
+        'done before the second',
+        'surfacing early',
+        'all started by',
+        'nothing pre-enqueued',
+        'WRU/s to pre-enqueue',
+      ],
       ...[plan.initial, plan.initialPreCreated, plan.warm].map((t) => [
         `${t.tableWruPerSecond.toLocaleString('en-US')} WRU/s`,
         minutes(t.lookaheadMs),
@@ -321,16 +452,29 @@ export function renderReport(report: BenchReport): string {
   );
 
   const st = report.settlement;
-  section(`6. Settlement: ${st.merchants.toLocaleString('en-US')} payouts in ${st.chunks} chunked commits, wires through the outbox to a local mock bank`);
+  section(
+    `6. Settlement: ${st.merchants.toLocaleString('en-US')} payouts in ${st.chunks} chunked commits, wires through the outbox to a local mock bank`,
+  );
   lines.push(
     table([
       ['', 'WRU / payout', 'RRU / payout', '$ / M payouts', 'seconds here', `1,200 payouts here`, '1,200 at the ceiling'],
       ['chunked commits', fmt(st.commitPerPayout.write), fmt(st.commitPerPayout.read), '', st.commitSeconds, '', ''],
       ['outbox deliveries', fmt(st.deliveryPerPayout.write), fmt(st.deliveryPerPayout.read), '', st.wireSeconds, '', ''],
-      ['settlement', fmt(st.writeUnitsPerPayout), fmt(st.readUnitsPerPayout), usd(st.usdPerMillionPayouts), round1(st.commitSeconds + st.wireSeconds), `${st.secondsFor1200} s`, `${st.ceilingSecondsFor1200} s (${st.itemWrites.toLocaleString('en-US')} item writes at ${fmt(report.ceiling.dynamoWritesPerSecond)}/s)`],
+      [
+        'settlement',
+        fmt(st.writeUnitsPerPayout),
+        fmt(st.readUnitsPerPayout),
+        usd(st.usdPerMillionPayouts),
+        round1(st.commitSeconds + st.wireSeconds),
+        `${st.secondsFor1200} s`,
+        `${st.ceilingSecondsFor1200} s (${st.itemWrites.toLocaleString('en-US')} item writes at ${fmt(report.ceiling.dynamoWritesPerSecond)}/s)`,
+      ],
     ]),
   );
-  lines.push('', `${st.acceptedWires.toLocaleString('en-US')} wires accepted by the bank; ${st.transactions} transactions, ${st.transactItems.toLocaleString('en-US')} items. Dollars are DynamoDB request units only (the worker's Lambda time is the job's own).`);
+  lines.push(
+    '',
+    `${st.acceptedWires.toLocaleString('en-US')} wires accepted by the bank; ${st.transactions} transactions, ${st.transactItems.toLocaleString('en-US')} items. Dollars are DynamoDB request units only (the worker's Lambda time is the job's own).`,
+  );
 
   section('Targets (issue 11)');
   lines.push(table([['target', 'measured', ''], ...report.targets.map((t) => [t.target, t.measured, t.met ? 'met' : 'NOT MET'])]));

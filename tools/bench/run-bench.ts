@@ -14,11 +14,25 @@ import { MAX_LOOKAHEAD_MS } from '../../lib/core/advance-plan.ts';
 import { createAwsClients, destroyAwsClients } from '../../lib/aws/clients.ts';
 import { ensureAwsEndpoint } from '../../lib/local/emulator.ts';
 import { runBurst } from './burst.ts';
-import { planThroughput, preEnqueueLookaheadMs, ON_DEMAND_INITIAL_WRU_PER_SECOND, WARM_WRU_PER_SECOND, type SliceWriteMix } from './capacity-plan.ts';
+import {
+  planThroughput,
+  preEnqueueLookaheadMs,
+  ON_DEMAND_INITIAL_WRU_PER_SECOND,
+  WARM_WRU_PER_SECOND,
+  type SliceWriteMix,
+} from './capacity-plan.ts';
 import { measureCeiling } from './ceiling.ts';
 import { renderBenchSvg } from './chart-svg.ts';
 import { measureStoreCallsCeiling } from './store-calls-ceiling.ts';
-import { chooseWorkerMemoryMb, cronfenceUsdPerMillion, heartbeatsFor, heartbeatUsdPerMillion, LEASE_CHOICES, schedulerUsdPerMillion, type HeartbeatCost } from './cost.ts';
+import {
+  chooseWorkerMemoryMb,
+  cronfenceUsdPerMillion,
+  heartbeatsFor,
+  heartbeatUsdPerMillion,
+  LEASE_CHOICES,
+  schedulerUsdPerMillion,
+  type HeartbeatCost,
+} from './cost.ts';
 import { round, runDensity } from './density.ts';
 import { perExecution } from './per-execution.ts';
 import { measureSettlement, settlementRow } from './settlement-cost.ts';
@@ -102,9 +116,17 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       onProgress: (done, total) => options.onProgress('ceiling: the burst’s store calls without the engine', done, total),
     });
     options.onProgress('settlement: 1,200 payouts, chunked commits and outbox wires', 0, 1);
-    const settlement = settlementRow(await measureSettlement(envFor('settlement'), sizes.settlementMerchants), ceiling.dynamoWritesPerSecond);
+    const settlement = settlementRow(
+      await measureSettlement(envFor('settlement'), sizes.settlementMerchants),
+      ceiling.dynamoWritesPerSecond,
+    );
     options.onProgress('settlement: 1,200 payouts, chunked commits and outbox wires', 1, 1);
-    const density = await runDensity({ env: envFor('density'), levels: sizes.schedules, duePerLevel: sizes.duePerLevel, onProgress: options.onProgress });
+    const density = await runDensity({
+      env: envFor('density'),
+      levels: sizes.schedules,
+      duePerLevel: sizes.duePerLevel,
+      onProgress: options.onProgress,
+    });
 
     const happy = perExecution(burst.meter, burst.committed);
     const byRole = { scanner: perExecution(burst.scannerMeter, burst.committed), worker: perExecution(burst.workerMeter, burst.committed) };
@@ -130,7 +152,11 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     };
     const [first, second] = rounds;
     // Renewals come one per heartbeat interval; a job that ends just past a beat makes one more, whatever else runs.
-    const flatInJobs = first !== undefined && second !== undefined && first.renewalsPerJob > 0 && Math.abs(first.renewalsPerJob - second.renewalsPerJob) <= 1;
+    const flatInJobs =
+      first !== undefined &&
+      second !== undefined &&
+      first.renewalsPerJob > 0 &&
+      Math.abs(first.renewalsPerJob - second.renewalsPerJob) <= 1;
     const { meter: _meter, scannerMeter: _s, workerMeter: _w, heartbeatRounds: _h, withBusinessWrite, ...burstFigures } = burst;
     const partial: Omit<BenchReport, 'targets' | 'chart'> = {
       version: 1,
@@ -172,7 +198,12 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         mix,
         burstSlices: PLANNED_BURST,
         initial: planThroughput(mix, ON_DEMAND_INITIAL_WRU_PER_SECOND, PLANNED_BURST),
-        initialPreCreated: planThroughput(mix, ON_DEMAND_INITIAL_WRU_PER_SECOND, PLANNED_BURST, preEnqueueLookaheadMs(PLANNED_BURST, mix.scannerWru, ON_DEMAND_INITIAL_WRU_PER_SECOND) ?? MAX_LOOKAHEAD_MS),
+        initialPreCreated: planThroughput(
+          mix,
+          ON_DEMAND_INITIAL_WRU_PER_SECOND,
+          PLANNED_BURST,
+          preEnqueueLookaheadMs(PLANNED_BURST, mix.scannerWru, ON_DEMAND_INITIAL_WRU_PER_SECOND) ?? MAX_LOOKAHEAD_MS,
+        ),
         warm: planThroughput(mix, WARM_WRU_PER_SECOND, PLANNED_BURST),
         preEnqueueLookaheadMs: {
           initial: preEnqueueLookaheadMs(PLANNED_BURST, mix.scannerWru, ON_DEMAND_INITIAL_WRU_PER_SECOND) ?? null,

@@ -81,7 +81,10 @@ export function settlementUnits(snapshot: MeterSnapshot): SettlementUnits {
 
 /** Dollars per million payouts from units per payout. */
 export function usdPerMillionPayouts(writeUnitsPerPayout: number, readUnitsPerPayout: number): number {
-  return round(writeUnitsPerPayout * PRICE_TABLE.dynamoWriteRequestUnitPerMillion + readUnitsPerPayout * PRICE_TABLE.dynamoReadRequestUnitPerMillion, 2);
+  return round(
+    writeUnitsPerPayout * PRICE_TABLE.dynamoWriteRequestUnitPerMillion + readUnitsPerPayout * PRICE_TABLE.dynamoReadRequestUnitPerMillion,
+    2,
+  );
 }
 
 const POLICIES = { timeoutMs: 300_000, leaseMs: 30_000, heartbeatMs: 5000 };
@@ -135,9 +138,21 @@ async function settleOne(runtime: Runtime): Promise<void> {
   const worker = runtime.worker('bench-settlement', new HandlerRegistry([merchantSettlement]));
   const deadline = Date.now() + POLICIES.timeoutMs;
   while (Date.now() < deadline) {
-    const { Messages = [] } = await runtime.clients.sqs.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 1, WaitTimeSeconds: 5, MessageSystemAttributeNames: ['ApproximateReceiveCount'] }));
+    const { Messages = [] } = await runtime.clients.sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: url,
+        MaxNumberOfMessages: 1,
+        WaitTimeSeconds: 5,
+        MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+      }),
+    );
     for (const message of Messages) {
-      const disposition = await worker.process({ body: message.Body ?? '', receiptHandle: message.ReceiptHandle ?? '', messageId: message.MessageId, receiveCount: Number(message.Attributes?.ApproximateReceiveCount ?? 1) });
+      const disposition = await worker.process({
+        body: message.Body ?? '',
+        receiptHandle: message.ReceiptHandle ?? '',
+        messageId: message.MessageId,
+        receiveCount: Number(message.Attributes?.ApproximateReceiveCount ?? 1),
+      });
       if (disposition === 'delete') {
         await runtime.clients.sqs.send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: message.ReceiptHandle }));
         return;
@@ -147,7 +162,11 @@ async function settleOne(runtime: Runtime): Promise<void> {
   throw new Error('the bench settlement did not succeed within its timeout');
 }
 
-function costOf(commit: MeterSnapshot, delivery: MeterSnapshot, timing: { merchants: number; commitSeconds: number; wireSeconds: number; acceptedWires: number }): SettlementCost {
+function costOf(
+  commit: MeterSnapshot,
+  delivery: MeterSnapshot,
+  timing: { merchants: number; commitSeconds: number; wireSeconds: number; acceptedWires: number },
+): SettlementCost {
   const per = (n: number): number => round(n / timing.merchants, 3);
   const c = settlementUnits(commit);
   const d = settlementUnits(delivery);

@@ -12,7 +12,13 @@
  * share the engine's protocol leaves (processes, queue delays, the wait for
  * the second, leases); this ÷ plain writes is what the request kinds cost here.
  */
-import { ChangeMessageVisibilityBatchCommand, CreateQueueCommand, DeleteMessageBatchCommand, ReceiveMessageCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import {
+  ChangeMessageVisibilityBatchCommand,
+  CreateQueueCommand,
+  DeleteMessageBatchCommand,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+} from '@aws-sdk/client-sqs';
 import { destroyAwsClients } from '../../lib/aws/clients.ts';
 import { CronfenceError } from '../../lib/core/errors.ts';
 import { definitionOf } from '../../lib/core/job-record.ts';
@@ -47,9 +53,13 @@ export async function measureStoreCallsCeiling(options: StoreCallsCeilingOptions
     const { dynamo, sqs } = runtime.clients;
     const now = Date.now();
     const dueAt = Math.ceil((now + DUE_IN_MS) / 1000) * 1000;
-    const jobs = Array.from({ length: options.slices }, (_, i) => dailyJobAt(`calls-${i}`, dueAt, runtime.config.shardCount, BENCH_NOOP, now));
+    const jobs = Array.from({ length: options.slices }, (_, i) =>
+      dailyJobAt(`calls-${i}`, dueAt, runtime.config.shardCount, BENCH_NOOP, now),
+    );
     await registerSchedules(dynamo, runtime.config, jobs.length, (i) => jobs[i]!);
-    const { QueueUrl: queueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: `${runtime.config.workQueueName}-calls`, Attributes: { VisibilityTimeout: '30' } }));
+    const { QueueUrl: queueUrl } = await sqs.send(
+      new CreateQueueCommand({ QueueName: `${runtime.config.workQueueName}-calls`, Attributes: { VisibilityTimeout: '30' } }),
+    );
     const owner = 'store-calls';
     let next = 0;
     let done = 0;
@@ -57,10 +67,20 @@ export async function measureStoreCallsCeiling(options: StoreCallsCeilingOptions
     const lane = async (): Promise<void> => {
       while (next < jobs.length) {
         const batch = jobs.slice(next, (next += BATCH));
-        await sqs.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: batch.map((job, j) => ({ Id: String(j), MessageBody: job.id })) }));
-        const received = (await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: BATCH, WaitTimeSeconds: 0 }))).Messages ?? [];
+        await sqs.send(
+          new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: batch.map((job, j) => ({ Id: String(j), MessageBody: job.id })) }),
+        );
+        const received =
+          (await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: BATCH, WaitTimeSeconds: 0 }))).Messages ??
+          [];
         const handles = received.map((message, j) => ({ Id: String(j), ReceiptHandle: message.ReceiptHandle ?? '' }));
-        if (handles.length > 0) await sqs.send(new ChangeMessageVisibilityBatchCommand({ QueueUrl: queueUrl, Entries: handles.map((entry) => ({ ...entry, VisibilityTimeout: 5 })) }));
+        if (handles.length > 0)
+          await sqs.send(
+            new ChangeMessageVisibilityBatchCommand({
+              QueueUrl: queueUrl,
+              Entries: handles.map((entry) => ({ ...entry, VisibilityTimeout: 5 })),
+            }),
+          );
         await Promise.all(
           batch.map(async (job) => {
             const key = { jobId: job.id, scheduledAt: dueAt };
@@ -77,7 +97,12 @@ export async function measureStoreCallsCeiling(options: StoreCallsCeilingOptions
     };
     await Promise.all(Array.from({ length: Math.max(1, options.batchesInFlight) }, lane));
     const seconds = (performance.now() - started) / 1000;
-    return { slices: jobs.length, batchesInFlight: options.batchesInFlight, seconds: round(seconds, 2), slicesPerSecond: round(jobs.length / Math.max(0.001, seconds), 1) };
+    return {
+      slices: jobs.length,
+      batchesInFlight: options.batchesInFlight,
+      seconds: round(seconds, 2),
+      slicesPerSecond: round(jobs.length / Math.max(0.001, seconds), 1),
+    };
   } finally {
     destroyAwsClients(runtime.clients);
   }

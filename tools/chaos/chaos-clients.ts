@@ -18,12 +18,7 @@
  * SDK try is a separate chance and is counted once per call.
  */
 import { createServer, type Server, type Socket } from 'node:net';
-import {
-  DynamoDBServiceException,
-  InternalServerError,
-  ThrottlingException,
-  TransactionCanceledException,
-} from '@aws-sdk/client-dynamodb';
+import { DynamoDBServiceException, InternalServerError, ThrottlingException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { RequestThrottled, SQSServiceException } from '@aws-sdk/client-sqs';
 import type { FinalizeRequestMiddleware, HttpRequest, MiddlewareStack } from '@smithy/types';
 import type { AwsClients } from '../../lib/aws/clients.ts';
@@ -138,14 +133,21 @@ class ReceivedSlices {
   constructor(private readonly onReceived?: (receive: ReceivedWork) => void) {}
 
   note(command: string, input: unknown, output: unknown): void {
-    if (command === 'DeleteMessageCommand' || command === 'DeleteMessageBatchCommand') for (const handle of handlesOf(input)) this.byHandle.delete(handle);
+    if (command === 'DeleteMessageCommand' || command === 'DeleteMessageBatchCommand')
+      for (const handle of handlesOf(input)) this.byHandle.delete(handle);
     if (command !== 'ReceiveMessageCommand') return;
-    for (const message of (output as { Messages?: { Body?: string; ReceiptHandle?: string; MessageId?: string; Attributes?: Record<string, string> }[] }).Messages ?? []) {
+    for (const message of (
+      output as { Messages?: { Body?: string; ReceiptHandle?: string; MessageId?: string; Attributes?: Record<string, string> }[] }
+    ).Messages ?? []) {
       try {
         const key = decodeWorkMessage(message.Body ?? '');
         const slice = executionKey(key.jobId, key.scheduledAt);
         if (message.ReceiptHandle) this.byHandle.set(message.ReceiptHandle, slice);
-        this.onReceived?.({ executionKey: slice, messageId: message.MessageId ?? '', receiveCount: Number(message.Attributes?.ApproximateReceiveCount ?? 0) });
+        this.onReceived?.({
+          executionKey: slice,
+          messageId: message.MessageId ?? '',
+          receiveCount: Number(message.Attributes?.ApproximateReceiveCount ?? 0),
+        });
       } catch {
         // A scan request or a bogus body: no slice to tie a fault to.
       }
@@ -161,7 +163,9 @@ class ReceivedSlices {
 /** The receipt handles a request names: its own, or its batch entries'. */
 function handlesOf(input: unknown): string[] {
   const request = input as { ReceiptHandle?: string; Entries?: { ReceiptHandle?: string }[] };
-  return [request.ReceiptHandle, ...(request.Entries ?? []).map((entry) => entry.ReceiptHandle)].filter((handle): handle is string => handle !== undefined);
+  return [request.ReceiptHandle, ...(request.Entries ?? []).map((entry) => entry.ReceiptHandle)].filter(
+    (handle): handle is string => handle !== undefined,
+  );
 }
 
 /**
@@ -192,14 +196,20 @@ export function refusal(service: Service, command: string, request: HttpRequest,
   const failed = { httpStatusCode: 500, requestId };
   const serverError = random.chance(0.3);
   if (service === 'sqs') {
-    if (serverError) return new SQSServiceException({ name: 'InternalFailure', $fault: 'server', $metadata: failed, message: 'internal failure (chaos)' });
-    return Object.assign(new RequestThrottled({ $metadata: throttled, message: 'rate exceeded (chaos)' }), { $retryable: { throttling: true } });
+    if (serverError)
+      return new SQSServiceException({ name: 'InternalFailure', $fault: 'server', $metadata: failed, message: 'internal failure (chaos)' });
+    return Object.assign(new RequestThrottled({ $metadata: throttled, message: 'rate exceeded (chaos)' }), {
+      $retryable: { throttling: true },
+    });
   }
   if (command === 'TransactWriteItemsCommand' && !serverError && random.chance(0.5)) {
     return transactionThrottled(request, throttled, random);
   }
   if (serverError) return new InternalServerError({ $metadata: failed, message: 'internal server error (chaos)' });
-  const error: DynamoDBServiceException = new ThrottlingException({ $metadata: throttled, message: 'rate of requests exceeds the allowed throughput (chaos)' });
+  const error: DynamoDBServiceException = new ThrottlingException({
+    $metadata: throttled,
+    message: 'rate of requests exceeds the allowed throughput (chaos)',
+  });
   return Object.assign(error, { $retryable: { throttling: true } });
 }
 

@@ -42,7 +42,10 @@ export function chaosHandlers(prefix: string, random: SeededRandom, slowHandlers
         },
       ]);
     });
-  return [effect('chaos-fast', () => random.int(0, 300)), effect('chaos-slow', () => (slowHandlers ? random.int(2500, 6000) : random.int(0, 300)))];
+  return [
+    effect('chaos-fast', () => random.int(0, 300)),
+    effect('chaos-slow', () => (slowHandlers ? random.int(2500, 6000) : random.int(0, 300))),
+  ];
 }
 
 const FAST_CRONS = ['*/5 * * * * *', '*/7 * * * * *', '*/10 * * * * *'];
@@ -70,7 +73,16 @@ const ZONES = ['UTC', 'Asia/Kolkata', 'America/New_York', 'Europe/Berlin'];
  * twice) has occurrences in the gap or the repeat, and on both sides of it.
  */
 export const DST_ZONE = 'America/New_York';
-const DST_CRONS = ['*/20 * 1 * * *', '*/20 * 2 * * *', '*/20 * 1-3 * * *', '10,40 * 1,2 * * *', '0 * 2 * * *', '* 1 * * *', '* 2 * * *', '*/15 * 0-2 * * *'];
+const DST_CRONS = [
+  '*/20 * 1 * * *',
+  '*/20 * 2 * * *',
+  '*/20 * 1-3 * * *',
+  '10,40 * 1,2 * * *',
+  '0 * 2 * * *',
+  '* 1 * * *',
+  '* 2 * * *',
+  '*/15 * 0-2 * * *',
+];
 
 /**
  * `count` schedules: one in eight an every-few-seconds 6-field cron, one in
@@ -86,7 +98,13 @@ export function chaosJobs(count: number, random: SeededRandom, options: { dst?: 
     const dst = options.dst === true && i % 4 === 1;
     return {
       id: `chaos-${String(i).padStart(4, '0')}`,
-      schedule: dst ? random.pick(DST_CRONS) : i % 8 === 0 ? random.pick(FAST_CRONS) : i % 8 === 4 ? random.pick(RATES) : random.pick(SLOW_CRONS)(random.int(0, 59)),
+      schedule: dst
+        ? random.pick(DST_CRONS)
+        : i % 8 === 0
+          ? random.pick(FAST_CRONS)
+          : i % 8 === 4
+            ? random.pick(RATES)
+            : random.pick(SLOW_CRONS)(random.int(0, 59)),
       timeZone: dst ? DST_ZONE : random.pick(ZONES),
       handler: i % 5 === 0 ? 'chaos-slow' : 'chaos-fast',
       ...(!dst && i % 6 === 3 && { jitter: JITTER }),
@@ -108,7 +126,13 @@ export function isEverySeconds(schedule: string): boolean {
 
 /** Another schedule of the same kind, for a lifecycle change of schedule. */
 export function otherSchedule(schedule: string, random: SeededRandom): string {
-  const pool = FAST_CRONS.includes(schedule) ? FAST_CRONS : DST_CRONS.includes(schedule) ? DST_CRONS : RATES.includes(schedule) ? RATES : undefined;
+  const pool = FAST_CRONS.includes(schedule)
+    ? FAST_CRONS
+    : DST_CRONS.includes(schedule)
+      ? DST_CRONS
+      : RATES.includes(schedule)
+        ? RATES
+        : undefined;
   if (pool) return random.pick(pool.filter((cron) => cron !== schedule));
   for (;;) {
     const next = random.pick(SLOW_CRONS)(random.int(0, 59));

@@ -25,7 +25,13 @@ export interface SentWork {
   readonly dropped: boolean;
 }
 
-export function chaosWorkQueue(inner: WorkQueue, config: ReplicaChaosConfig, random: SeededRandom, report: FaultReporter, onSent?: (sent: SentWork) => void): WorkQueue {
+export function chaosWorkQueue(
+  inner: WorkQueue,
+  config: ReplicaChaosConfig,
+  random: SeededRandom,
+  report: FaultReporter,
+  onSent?: (sent: SentWork) => void,
+): WorkQueue {
   return {
     hide: (receiptHandle, seconds) => inner.hide(receiptHandle, seconds),
     hideBatched: (receiptHandle, seconds) => inner.hideBatched(receiptHandle, seconds),

@@ -34,10 +34,17 @@ export function chaosReplica(options: ChaosReplicaOptions = {}): ReplicaSetup {
     if (!chaos) throw new Error('the chaos replica needs its faults in CRONFENCE_CHAOS (npm run chaos sets it)');
     const config = loadConfig();
     const random = new SeededRandom(chaos.seed ^ hashId(id));
-    const report: FaultReporter = (fault, executionKey, request) => toParent({ kind: 'fault', fault, ...(executionKey ? { executionKey } : {}), ...(request ? { request } : {}) });
+    const report: FaultReporter = (fault, executionKey, request) =>
+      toParent({ kind: 'fault', fault, ...(executionKey ? { executionKey } : {}), ...(request ? { request } : {}) });
     const clients = createAwsClients();
     const hangServer = chaos.hangRate > 0 ? await new HangServer().start() : undefined;
-    injectClientFaults(clients, { config: chaos, random, report, hangServer, onReceived: (receive) => toParent({ kind: 'received', ...receive }) });
+    injectClientFaults(clients, {
+      config: chaos,
+      random,
+      report,
+      hangServer,
+      onReceived: (receive) => toParent({ kind: 'received', ...receive }),
+    });
     const inner = (store: SliceStore): SliceStore => (options.slices ? options.slices(store, { clients, config }) : store);
     return {
       // The settlement drill's job (npm run chaos -- --settlement) beside the drill's own.
@@ -51,9 +58,12 @@ export function chaosReplica(options: ChaosReplicaOptions = {}): ReplicaSetup {
             toParent({ kind: 'renewed', executionKey: executionKey(key.jobId, key.scheduledAt), fence, at, ...(disarmed && { disarmed }) }),
           ),
           workQueue: chaosWorkQueue(ports.workQueue, chaos, random, report, (sent) => toParent({ kind: 'sent', ...sent })),
-          chunks: reportingChunkStore(ports.chunks, (refused) => toParent({ kind: 'chunk', ...refused, outcome: 'refused', at: Date.now() })),
+          chunks: reportingChunkStore(ports.chunks, (refused) =>
+            toParent({ kind: 'chunk', ...refused, outcome: 'refused', at: Date.now() }),
+          ),
         }),
-        onChunk: (slice, fence, chunk, outcome) => toParent({ kind: 'chunk', executionKey: executionKey(slice.jobId, slice.scheduledAt), fence, chunk, outcome, at: Date.now() }),
+        onChunk: (slice, fence, chunk, outcome) =>
+          toParent({ kind: 'chunk', executionKey: executionKey(slice.jobId, slice.scheduledAt), fence, chunk, outcome, at: Date.now() }),
       },
     };
   };

@@ -57,7 +57,10 @@ export function chaosConfigFromEnv(env?: Record<string, string | undefined>): Re
 
 export function parseFaultList(list: string): FaultKind[] {
   if (list === 'all') return [...FAULT_KINDS];
-  const names = list.split(',').map((name) => name.trim()).filter(Boolean);
+  const names = list
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
   for (const name of names) {
     if (!(FAULT_KINDS as readonly string[]).includes(name)) {
       throw new RangeError(`unknown fault ${JSON.stringify(name)}; known: ${FAULT_KINDS.join(', ')}, or "all"`);
@@ -83,10 +86,15 @@ export type FaultRates = Record<RateName, number>;
 /** `hang=0.01,throttle=0.05`: overrides of DEFAULT_FAULT_RATES. @throws {RangeError} naming the bad entry */
 export function parseFaultRates(list: string): Partial<FaultRates> {
   const rates: Partial<FaultRates> = {};
-  for (const entry of list.split(',').map((part) => part.trim()).filter(Boolean)) {
+  for (const entry of list
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)) {
     const [name, value, ...rest] = entry.split('=');
     if (name === undefined || !(name in DEFAULT_FAULT_RATES)) {
-      throw new RangeError(`unknown rate ${JSON.stringify(name)} in ${JSON.stringify(entry)}; known: ${Object.keys(DEFAULT_FAULT_RATES).join(', ')}`);
+      throw new RangeError(
+        `unknown rate ${JSON.stringify(name)} in ${JSON.stringify(entry)}; known: ${Object.keys(DEFAULT_FAULT_RATES).join(', ')}`,
+      );
     }
     const rate = Number(value);
     if (rest.length > 0 || value === undefined || value.trim() === '' || !Number.isFinite(rate) || rate < 0 || rate > 1) {

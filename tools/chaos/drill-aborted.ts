@@ -15,7 +15,10 @@ export class DrillAbortedError extends CronfenceError {
     readonly replicasLog: string,
     cause: unknown,
   ) {
-    super(`the drill stopped in its ${phase} phase, without a verdict: its own request failed (${describeCause(cause)}); the replicas' log is ${replicasLog}`, { cause });
+    super(
+      `the drill stopped in its ${phase} phase, without a verdict: its own request failed (${describeCause(cause)}); the replicas' log is ${replicasLog}`,
+      { cause },
+    );
   }
 }
 

@@ -51,7 +51,11 @@ export async function drainWindow(runtime: Runtime, window: DrainedWindow, timeo
     for (let shard = 0; shard < runtime.config.shardCount && reconciled; shard++) {
       reconciled = ((await readPatiently(() => runtime.wheel.readCursor(shard)))?.reconciledThrough ?? 0) >= reconciledTo;
     }
-    const live = reconciled ? (await readSlices(runtime, window.jobIds, window.fromMs)).filter((slice) => slice.scheduledAt >= window.fromMs && slice.scheduledAt < window.toMs && !isFinal(slice.status)) : [];
+    const live = reconciled
+      ? (await readSlices(runtime, window.jobIds, window.fromMs)).filter(
+          (slice) => slice.scheduledAt >= window.fromMs && slice.scheduledAt < window.toMs && !isFinal(slice.status),
+        )
+      : [];
     if (reconciled && live.length === 0) return;
     await new Promise((resolve) => setTimeout(resolve, 2000));
   }
@@ -100,7 +104,9 @@ export async function readPatiently<T>(read: () => Promise<T>, tries = 5): Promi
 /** A job's item as stored, tombstone included. */
 export async function readJobRecord(runtime: Runtime, jobId: string): Promise<JobRecord | undefined> {
   const result = await readPatiently(() =>
-    runtime.clients.dynamo.send(new GetItemCommand({ TableName: runtime.config.jobsTable, Key: { jobId: { S: jobId } }, ConsistentRead: true })),
+    runtime.clients.dynamo.send(
+      new GetItemCommand({ TableName: runtime.config.jobsTable, Key: { jobId: { S: jobId } }, ConsistentRead: true }),
+    ),
   );
   return result.Item ? toJobRecord(result.Item) : undefined;
 }
@@ -112,19 +118,23 @@ export async function readSlices(runtime: Runtime, jobIds: readonly string[], fr
 }
 
 export async function readEffects(runtime: Runtime, prefix: string): Promise<Effect[]> {
-  return (await readPatiently(() => scanAll(runtime.clients.dynamo, { TableName: effectsTableName(prefix), ConsistentRead: true }))).map((item) => unmarshall(item) as Effect);
+  return (await readPatiently(() => scanAll(runtime.clients.dynamo, { TableName: effectsTableName(prefix), ConsistentRead: true }))).map(
+    (item) => unmarshall(item) as Effect,
+  );
 }
 
 /** The wheel table as the drill left it (entry packs, inboxes, cursors), raw: a lost occurrence is traced in its chain. */
 export async function readWheel(runtime: Runtime): Promise<Record<string, unknown>[]> {
-  return (await readPatiently(() => scanAll(runtime.clients.dynamo, { TableName: runtime.config.wheelTable, ConsistentRead: true }))).map((item) => unmarshall(item));
+  return (await readPatiently(() => scanAll(runtime.clients.dynamo, { TableName: runtime.config.wheelTable, ConsistentRead: true }))).map(
+    (item) => unmarshall(item),
+  );
 }
 
 /** Everything on the dead-letter queue (hidden for long enough to read it all once), by the slice each record names. */
 export async function readDeadLetters(runtime: Runtime): Promise<DeadLetterEntry[]> {
   const url = await queueUrl(runtime.clients.sqs, runtime.config.deadLetterQueueName);
   const entries: DeadLetterEntry[] = [];
-  for (let empty = 0; empty < 2; ) {
+  for (let empty = 0; empty < 2;) {
     const { Messages = [] } = await runtime.clients.sqs.send(
       new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, VisibilityTimeout: 600, WaitTimeSeconds: 1 }),
     );
@@ -154,4 +164,3 @@ export function deadLetterEntry(body: string): DeadLetterEntry | undefined {
     return undefined;
   }
 }
-

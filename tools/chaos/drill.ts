@@ -113,7 +113,12 @@ export async function runDrill(options: DrillOptions): Promise<ChaosReport> {
   let phase: DrillProgress['phase'] = 'starting';
   const progress = (now: DrillProgress['phase'], since: number): void => {
     phase = now;
-    options.onProgress?.({ phase, elapsedSeconds: Math.round((clock.now() - since) / 1000), committed: recorder.committed, faults: recorder.totalFaults() });
+    options.onProgress?.({
+      phase,
+      elapsedSeconds: Math.round((clock.now() - since) / 1000),
+      committed: recorder.committed,
+      faults: recorder.totalFaults(),
+    });
   };
   mkdirSync(options.outDir, { recursive: true });
   const timers = new Set<NodeJS.Timeout>();
@@ -131,7 +136,15 @@ export async function runDrill(options: DrillOptions): Promise<ChaosReport> {
     const spawn = spawner(options.seed, fleet, recorder, random, enabled, rates, dstOffsetMs);
     if (options.settlement) {
       const faultKinds = (['kill', 'pause'] as const).filter((kind) => enabled.has(kind));
-      settlement = await SettlementDrill.start({ runtime, prefix, seed: options.seed, clock, faultKinds, pauseMs: LEASE_MS + 2000, process: { fleet, recorder, clock, spawn } });
+      settlement = await SettlementDrill.start({
+        runtime,
+        prefix,
+        seed: options.seed,
+        clock,
+        faultKinds,
+        pauseMs: LEASE_MS + 2000,
+        process: { fleet, recorder, clock, spawn },
+      });
       const drill = settlement;
       recorder.onChunk = (chunk, replica) => drill.onChunk(chunk, replica);
     }
@@ -156,7 +169,17 @@ export async function runDrill(options: DrillOptions): Promise<ChaosReport> {
 
     const [, poisoner] = await Promise.all([
       executePlan(options, clock, startedAt, fleet, recorder, random, spawn),
-      changeJobs({ seed: options.seed, durationMs: options.durationSeconds * 1000, faults: enabled, clock, startedAt, runtime, specs, book, recorder }),
+      changeJobs({
+        seed: options.seed,
+        durationMs: options.durationSeconds * 1000,
+        faults: enabled,
+        clock,
+        startedAt,
+        runtime,
+        specs,
+        book,
+        recorder,
+      }),
     ]);
     const endedAt = clock.now();
     settlement?.windowEnded(endedAt);
@@ -165,11 +188,21 @@ export async function runDrill(options: DrillOptions): Promise<ChaosReport> {
     timers.add(setInterval(() => progress('draining', startedAt), 1000));
     // Jobs keep firing while the window drains; only occurrences inside the window are checked.
     const enumerate = options.dst ? scheduleMathOccurrences : cronParserOccurrences;
-    const expected = [...expectedOccurrences(book.histories(), startedAt, endedAt, enumerate), ...outageOccurrences(policies.outages, startedAt, enumerate)];
+    const expected = [
+      ...expectedOccurrences(book.histories(), startedAt, endedAt, enumerate),
+      ...outageOccurrences(policies.outages, startedAt, enumerate),
+    ];
     const drained = specs.concat(settlementSpec ? [settlementSpec] : [], policies.specs);
-    const latestOffset = Math.max(0, ...drained.map((spec) => (spec.jitter === undefined ? 0 : jitterOffsetMs(spec.id, parseJobSpec(spec).policies.jitterMs))));
+    const latestOffset = Math.max(
+      0,
+      ...drained.map((spec) => (spec.jitter === undefined ? 0 : jitterOffsetMs(spec.id, parseJobSpec(spec).policies.jitterMs))),
+    );
     const drainFrom = Math.min(startedAt, ...policies.outages.map((outage) => outage.outageFrom));
-    await drainWindow(runtime, { jobIds: drained.map((spec) => spec.id), fromMs: drainFrom, toMs: endedAt, startsBefore: endedAt + latestOffset }, DRAIN_TIMEOUT_MS);
+    await drainWindow(
+      runtime,
+      { jobIds: drained.map((spec) => spec.id), fromMs: drainFrom, toMs: endedAt, startsBefore: endedAt + latestOffset },
+      DRAIN_TIMEOUT_MS,
+    );
     await settlement?.stopFaults();
     for (const timer of timers) clearInterval(timer);
     await fleet.stopAll();
@@ -183,8 +216,25 @@ export async function runDrill(options: DrillOptions): Promise<ChaosReport> {
     const poisonVerdict = poisoner ? await readPoisonVerdict(runtime, poisoner, recorder, expected, checkedRun.verdict) : undefined;
     const verdict = poisonVerdict ? { ...checkedRun.verdict, missed: poisonVerdict.missed } : checkedRun.verdict;
     const poison = poisoner && poisonVerdict ? { verdict: poisonVerdict, poisonings: poisoner.poisonings() } : undefined;
-    const dst = options.dst ? { mode: options.dst, transition: DST_TRANSITIONS[options.dst].description, clockOffsetMs: dstOffsetMs } : undefined;
-    const report = buildReport({ prefix, options, rates: ratesInUse(rates, enabled), dst, verdict, policyViolations, faults: recorder.faults, expected: expected.length, startedAt, endedAt, drainedAt: clock.now(), requests: fleet.requests, settlement: settlementSection, poison });
+    const dst = options.dst
+      ? { mode: options.dst, transition: DST_TRANSITIONS[options.dst].description, clockOffsetMs: dstOffsetMs }
+      : undefined;
+    const report = buildReport({
+      prefix,
+      options,
+      rates: ratesInUse(rates, enabled),
+      dst,
+      verdict,
+      policyViolations,
+      faults: recorder.faults,
+      expected: expected.length,
+      startedAt,
+      endedAt,
+      drainedAt: clock.now(),
+      requests: fleet.requests,
+      settlement: settlementSection,
+      poison,
+    });
     writeOutputs(options, report, recorder, book, wheel, verdict, startedAt, clock.now());
     return report;
   } catch (error) {
@@ -233,23 +283,61 @@ async function readAndCheck(
 ): Promise<{ verdict: HistoryVerdict; policyViolations: string[]; settlementSection?: SettlementReport }> {
   const outageFrom = Math.min(startedAt, ...policies.outages.map((outage) => outage.outageFrom));
   const [randomSlices, policySlices, effects, deadLetters] = await Promise.all([
-    readSlices(runtime, specs.map((spec) => spec.id), startedAt),
-    readSlices(runtime, policies.specs.map((spec) => spec.id), outageFrom),
+    readSlices(
+      runtime,
+      specs.map((spec) => spec.id),
+      startedAt,
+    ),
+    readSlices(
+      runtime,
+      policies.specs.map((spec) => spec.id),
+      outageFrom,
+    ),
     readEffects(runtime, prefix),
     readDeadLetters(runtime),
   ]);
   const slices = [...randomSlices, ...policySlices];
-  const settled = settlement ? await settlement.collect(expected.filter((o) => o.jobId === SETTLEMENT_JOB_ID), slices, DELIVERY_TIMEOUT_MS) : undefined;
+  const settled = settlement
+    ? await settlement.collect(
+        expected.filter((o) => o.jobId === SETTLEMENT_JOB_ID),
+        slices,
+        DELIVERY_TIMEOUT_MS,
+      )
+    : undefined;
   effects.push(...(settled?.summaries ?? []));
   const { events, renewals, processFaults, clientFaults, receives } = recorder;
   const misfireOf = new Map(policies.outages.map((outage) => [outage.jobId, outage.misfire]));
   const overlapOf = new Map(OVERLAP_JOBS.map(({ id, overlap }) => [id, overlap]));
-  const startOffsetOf = new Map(specs.flatMap((spec) => (spec.jitter === undefined ? [] : [[spec.id, jitterOffsetMs(spec.id, parseJobSpec(spec).policies.jitterMs)] as const])));
-  const verdict = checkHistory({ events, renewals, processFaults, clientFaults, receives, slices, ledger: ledgerOfSlices(slices), effects, deadLetters, expected, misfireOf, overlapOf, startOffsetOf, catchUpBefore: startedAt, lateByDesign: new Set(overlapOf.keys()) });
+  const startOffsetOf = new Map(
+    specs.flatMap((spec) =>
+      spec.jitter === undefined ? [] : [[spec.id, jitterOffsetMs(spec.id, parseJobSpec(spec).policies.jitterMs)] as const],
+    ),
+  );
+  const verdict = checkHistory({
+    events,
+    renewals,
+    processFaults,
+    clientFaults,
+    receives,
+    slices,
+    ledger: ledgerOfSlices(slices),
+    effects,
+    deadLetters,
+    expected,
+    misfireOf,
+    overlapOf,
+    startOffsetOf,
+    catchUpBefore: startedAt,
+    lateByDesign: new Set(overlapOf.keys()),
+  });
   const oneTime = await Promise.all(
     policies.specs
       .filter((spec) => spec.policies?.afterOneTime !== undefined)
-      .map(async (spec) => ({ jobId: spec.id, afterOneTime: spec.policies?.afterOneTime ?? 'complete', record: await readJobRecord(runtime, spec.id) })),
+      .map(async (spec) => ({
+        jobId: spec.id,
+        afterOneTime: spec.policies?.afterOneTime ?? 'complete',
+        record: await readJobRecord(runtime, spec.id),
+      })),
   );
   const policyViolations = [
     ...checkPolicies({ slices: policySlices, outages: policies.outages, startedAt, enumerate, oneTime }),
@@ -259,7 +347,12 @@ async function readAndCheck(
   return { verdict, policyViolations, settlementSection };
 }
 
-function checkSettlementRun(settlement: SettlementDrill, records: SettlementStoreRecords[], recorder: HistoryRecorder, verdict: HistoryVerdict): SettlementReport {
+function checkSettlementRun(
+  settlement: SettlementDrill,
+  records: SettlementStoreRecords[],
+  recorder: HistoryRecorder,
+  verdict: HistoryVerdict,
+): SettlementReport {
   const settlementVerdict = checkSettlement({
     merchants: SETTLEMENT_MERCHANTS,
     chunks: SETTLEMENT_CHUNKS,
@@ -278,7 +371,6 @@ function checkSettlementRun(settlement: SettlementDrill, records: SettlementStor
   });
 }
 
-
 function writeOutputs(
   options: DrillOptions,
   report: ChaosReport,
@@ -290,7 +382,10 @@ function writeOutputs(
   endedAt: number,
 ): void {
   writeFileSync(path.join(options.outDir, 'report.json'), JSON.stringify(report, null, 2));
-  writeFileSync(path.join(options.outDir, 'events.jsonl'), recorder.events.map((o) => JSON.stringify({ replica: o.replica, offsetMs: o.offsetMs, ...o.event })).join('\n'));
+  writeFileSync(
+    path.join(options.outDir, 'events.jsonl'),
+    recorder.events.map((o) => JSON.stringify({ replica: o.replica, offsetMs: o.offsetMs, ...o.event })).join('\n'),
+  );
   // What the checker read besides the stores, so a verdict can be examined again.
   writeFileSync(path.join(options.outDir, 'renewals.jsonl'), recorder.renewals.map((renewal) => JSON.stringify(renewal)).join('\n'));
   writeFileSync(path.join(options.outDir, 'process-faults.json'), JSON.stringify(recorder.processFaults, null, 2));
@@ -299,7 +394,14 @@ function writeOutputs(
   writeFileSync(path.join(options.outDir, 'sends.jsonl'), recorder.sends.map((send) => JSON.stringify(send)).join('\n'));
   writeFileSync(path.join(options.outDir, 'wheel.jsonl'), wheel.map((item) => JSON.stringify(item)).join('\n'));
   // Each job's recorded history: what the expected occurrences followed.
-  writeFileSync(path.join(options.outDir, 'jobs.json'), JSON.stringify(book.histories().filter((history) => history.changes.length > 1), null, 2));
+  writeFileSync(
+    path.join(options.outDir, 'jobs.json'),
+    JSON.stringify(
+      book.histories().filter((history) => history.changes.length > 1),
+      null,
+      2,
+    ),
+  );
   writeFileSync(
     path.join(options.outDir, 'timeline.svg'),
     renderTimelineSvg({
@@ -319,7 +421,13 @@ function ratesInUse(rates: FaultRates, enabled: ReadonlySet<FaultKind>): Record<
   return Object.fromEntries(Object.entries(rates).filter(([name]) => enabled.has((name === 'replay' ? 'duplicate' : name) as FaultKind)));
 }
 
-function replicaChaos(seed: number, clockOffsetMs: number, enabled: ReadonlySet<FaultKind>, rates: FaultRates, random: SeededRandom): ReplicaChaosConfig {
+function replicaChaos(
+  seed: number,
+  clockOffsetMs: number,
+  enabled: ReadonlySet<FaultKind>,
+  rates: FaultRates,
+  random: SeededRandom,
+): ReplicaChaosConfig {
   const rate = (fault: FaultKind, value: number): number => (enabled.has(fault) ? value : 0);
   return {
     seed: seed * 1_000_003 + random.int(0, 1_000_000),

@@ -78,8 +78,16 @@ export function zonedInstant(local: string, timeZone: string): number {
 
 /** The local wall time of `instant` in `timeZone`, read as if it were UTC. */
 export function wallOf(instant: number, timeZone: string): number {
-  const parts = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' })
-    .formatToParts(new Date(instant));
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  }).formatToParts(new Date(instant));
   const part = (type: string): number => Number(parts.find((p) => p.type === type)?.value);
   return Date.UTC(part('year'), part('month') - 1, part('day'), part('hour'), part('minute'), part('second'));
 }
@@ -91,7 +99,12 @@ export function wallOf(instant: number, timeZone: string): number {
 export const scheduleMathOccurrences: Enumerate = (definition, fromMs, toMs) =>
   occurrencesBetween(scheduleOf(definition), fromMs, toMs, MAX_PER_INTERVAL);
 
-export function expectedOccurrences(histories: readonly JobHistory[], fromMs: number, toMs: number, enumerate: Enumerate = cronParserOccurrences): ExpectedOccurrence[] {
+export function expectedOccurrences(
+  histories: readonly JobHistory[],
+  fromMs: number,
+  toMs: number,
+  enumerate: Enumerate = cronParserOccurrences,
+): ExpectedOccurrence[] {
   const expected: ExpectedOccurrence[] = [];
   for (const { jobId, changes } of histories) {
     changes.forEach((change, index) => {

@@ -36,7 +36,11 @@ export function planFaults(options: FaultPlanOptions): PlannedFault[] {
   const random = new SeededRandom(options.seed * 7919 + 17);
   const meanGap = options.meanGapMs ?? 6000;
   const plan: PlannedFault[] = [];
-  for (let at = WARMUP_MS + random.int(0, meanGap); at < options.durationMs - QUIET_TAIL_MS; at += random.int(meanGap / 2, (meanGap * 3) / 2)) {
+  for (
+    let at = WARMUP_MS + random.int(0, meanGap);
+    at < options.durationMs - QUIET_TAIL_MS;
+    at += random.int(meanGap / 2, (meanGap * 3) / 2)
+  ) {
     const kind = random.pick(kinds);
     plan.push(kind === 'pause' ? { atMs: at, kind, pauseMs: options.leaseMs + random.int(1000, 3000) } : { atMs: at, kind });
   }
@@ -71,7 +75,11 @@ export function planLifecycle(options: LifecyclePlanOptions): PlannedChange[] {
   const random = new SeededRandom(options.seed * 104_729 + 3);
   const meanGap = options.meanGapMs ?? 2500;
   const plan: PlannedChange[] = [];
-  for (let at = LIFECYCLE_WARMUP_MS + random.int(0, meanGap); at < options.durationMs - LIFECYCLE_QUIET_TAIL_MS; at += random.int(meanGap / 2, (meanGap * 3) / 2)) {
+  for (
+    let at = LIFECYCLE_WARMUP_MS + random.int(0, meanGap);
+    at < options.durationMs - LIFECYCLE_QUIET_TAIL_MS;
+    at += random.int(meanGap / 2, (meanGap * 3) / 2)
+  ) {
     const job = options.preferred.length > 0 && random.chance(0.5) ? random.pick(options.preferred) : random.int(0, options.jobCount - 1);
     plan.push({ atMs: at, job, choice: random.next() });
   }

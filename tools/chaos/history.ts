@@ -11,11 +11,37 @@ import type { LedgerRecord } from '../../lib/core/ledger.ts';
 import { SliceStatus, type Slice } from '../../lib/core/slice.ts';
 import { distribution, type Distribution } from '../../lib/core/stats.ts';
 import type { ExpectedOccurrence } from './expected.ts';
-import { eventTime, groupBy, type DeadLetterEntry, type InjectedClientFault, type InjectedProcessFault, type ObservedEvent, type ObservedReceive, type ObservedRenewal } from './observed.ts';
+import {
+  eventTime,
+  groupBy,
+  type DeadLetterEntry,
+  type InjectedClientFault,
+  type InjectedProcessFault,
+  type ObservedEvent,
+  type ObservedReceive,
+  type ObservedRenewal,
+} from './observed.ts';
 import { committedThenDead, succeededWithoutWrites, type Effect } from './outcomes.ts';
-import { failoverClass, findDisplacements, findFailovers, findOvertakenClaims, findOverlaps, type Displacement, type Failover, type FailoverClass, type Overlap } from './takeovers.ts';
+import {
+  failoverClass,
+  findDisplacements,
+  findFailovers,
+  findOvertakenClaims,
+  findOverlaps,
+  type Displacement,
+  type Failover,
+  type FailoverClass,
+  type Overlap,
+} from './takeovers.ts';
 
-export type { DeadLetterEntry, InjectedClientFault, InjectedProcessFault, ObservedEvent, ObservedReceive, ObservedRenewal } from './observed.ts';
+export type {
+  DeadLetterEntry,
+  InjectedClientFault,
+  InjectedProcessFault,
+  ObservedEvent,
+  ObservedReceive,
+  ObservedRenewal,
+} from './observed.ts';
 export type { Effect } from './outcomes.ts';
 export type { Displacement, Failover, Overlap } from './takeovers.ts';
 
@@ -95,12 +121,22 @@ export function checkHistory(input: HistoryInput): HistoryVerdict {
 
   const duplicates = [...effectsByKey].filter(([, effects]) => effects.length > 1).map(([key]) => key);
   const misfireRanges = groupBy(
-    input.slices.filter((slice) => slice.status === SliceStatus.Skipped && slice.skipReason === 'misfire' && slice.missedUntil !== undefined),
+    input.slices.filter(
+      (slice) => slice.status === SliceStatus.Skipped && slice.skipReason === 'misfire' && slice.missedUntil !== undefined,
+    ),
     (slice) => slice.jobId,
   );
   const finished = input.expected.map((expected) => {
     const slice = sliceByKey.get(expected.executionKey) ?? coveringRange(misfireRanges.get(expected.jobId), expected.scheduledAt);
-    return { expected, verdict: finalVerdict(expected, slice, input.misfireOf?.get(expected.jobId) ?? 'all', input.overlapOf?.get(expected.jobId) ?? 'allow') };
+    return {
+      expected,
+      verdict: finalVerdict(
+        expected,
+        slice,
+        input.misfireOf?.get(expected.jobId) ?? 'all',
+        input.overlapOf?.get(expected.jobId) ?? 'allow',
+      ),
+    };
   });
   const missed = finished.filter(({ verdict }) => verdict === 'missed').map(({ expected }) => expected.executionKey);
 
@@ -121,10 +157,18 @@ export function checkHistory(input: HistoryInput): HistoryVerdict {
   }
 
   const failovers = findFailovers(input.processFaults, input.renewals, claimsOf, byKey, input.clientFaults ?? [], input.receives ?? []);
-  const latencies = (kind: FailoverClass): Distribution => distribution(failovers.filter((failover) => failoverClass(failover) === kind).map((failover) => failover.latencyMs));
+  const latencies = (kind: FailoverClass): Distribution =>
+    distribution(failovers.filter((failover) => failoverClass(failover) === kind).map((failover) => failover.latencyMs));
   const startLags = input.events
-    .filter((observed) => observed.event.type === 'started' && Date.parse(observed.event.scheduledAt) >= (input.catchUpBefore ?? 0) && !input.lateByDesign?.has(observed.event.jobId))
-    .map((observed) => eventTime(observed) - Date.parse(observed.event.scheduledAt) - (input.startOffsetOf?.get(observed.event.jobId) ?? 0));
+    .filter(
+      (observed) =>
+        observed.event.type === 'started' &&
+        Date.parse(observed.event.scheduledAt) >= (input.catchUpBefore ?? 0) &&
+        !input.lateByDesign?.has(observed.event.jobId),
+    )
+    .map(
+      (observed) => eventTime(observed) - Date.parse(observed.event.scheduledAt) - (input.startOffsetOf?.get(observed.event.jobId) ?? 0),
+    );
   const finalStates: Record<string, number> = {};
   for (const slice of input.slices) finalStates[slice.status] = (finalStates[slice.status] ?? 0) + 1;
 

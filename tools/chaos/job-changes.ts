@@ -41,9 +41,22 @@ type Step = { readonly atMs: number; readonly run: () => Promise<void> };
 export async function changeJobs(context: JobChangeContext): Promise<PoisonInjector | undefined> {
   const { runtime, specs, book, recorder, faults } = context;
   const readRecord = (jobId: string): ReturnType<typeof readJobRecord> => readJobRecord(runtime, jobId);
-  const lifecycle = new LifecycleInjector({ repository: runtime.jobs(), readRecord, book, random: new SeededRandom(context.seed + 2) }, specs);
+  const lifecycle = new LifecycleInjector(
+    { repository: runtime.jobs(), readRecord, book, random: new SeededRandom(context.seed + 2) },
+    specs,
+  );
   const poisoner = faults.has('poison')
-    ? new PoisonInjector({ writeBadRow: badRowWriter(runtime), repository: runtime.jobs(), readRecord, specOf: (jobId) => lifecycle.spec(jobId), book, now: () => context.clock.now() }, specs.map((spec) => spec.id))
+    ? new PoisonInjector(
+        {
+          writeBadRow: badRowWriter(runtime),
+          repository: runtime.jobs(),
+          readRecord,
+          specOf: (jobId) => lifecycle.spec(jobId),
+          book,
+          now: () => context.clock.now(),
+        },
+        specs.map((spec) => spec.id),
+      )
     : undefined;
   const steps: Step[] = [];
   if (faults.has('lifecycle')) {
@@ -104,7 +117,9 @@ export async function readPoisonVerdict(
 ): Promise<PoisonVerdict> {
   const shards = Array.from({ length: runtime.config.shardCount }, (_, shard) => shard);
   const setAside = (await Promise.all(shards.map((shard) => runtime.wheel.setAsideJobs(shard)))).flat();
-  const setAsideEvents = recorder.events.filter((observed) => observed.event.type === 'set_aside').map((observed) => ({ jobId: observed.event.jobId, at: eventTime(observed) }));
+  const setAsideEvents = recorder.events
+    .filter((observed) => observed.event.type === 'set_aside')
+    .map((observed) => ({ jobId: observed.event.jobId, at: eventTime(observed) }));
   const byKey = new Map(expected.map((occurrence) => [occurrence.executionKey, occurrence]));
   const missed = verdict.missed.map((key) => byKey.get(key) ?? { executionKey: key, jobId: '', scheduledAt: 0 });
   return checkPoison({ poisonings: poisoner.poisonings(), setAside, setAsideEvents, missed });

@@ -13,7 +13,8 @@ import type { DstPolicy } from '../../lib/core/schedule.ts';
  * (poison-faults.ts), no new generation, no definition the engine can run
  * until `repair` (a put of its good definition) gives it a new one.
  */
-export type JobChangeKind = 'create' | 'pause' | 'resume' | 'schedule' | 'payload' | 'disable' | 'enable' | 'delete' | 'readd' | 'poison' | 'repair';
+export type JobChangeKind =
+  'create' | 'pause' | 'resume' | 'schedule' | 'payload' | 'disable' | 'enable' | 'delete' | 'readd' | 'poison' | 'repair';
 
 export interface JobDefinition {
   readonly schedule: string;
@@ -66,7 +67,9 @@ export class JobHistoryBook {
     const jobId = record.id;
     const list = this.changes.get(jobId) ?? [];
     if ((list.at(-1)?.generation ?? 0) >= record.generation) return false;
-    const definition = isTombstone(record) ? undefined : { schedule: record.schedule, timeZone: record.timeZone, dst: record.dst, enabled: record.enabled };
+    const definition = isTombstone(record)
+      ? undefined
+      : { schedule: record.schedule, timeZone: record.timeZone, dst: record.dst, enabled: record.enabled };
     list.push({ kind, at: record.updatedAt, generation: record.generation, definition });
     this.changes.set(jobId, list);
     return true;

@@ -54,9 +54,13 @@ export function checkPoison(input: PoisonCheckInput): PoisonVerdict {
   const recordOf = new Map(input.setAside.map((record) => [record.jobId, record]));
   const wasSetAside = (p: Poisoning): boolean =>
     recordOf.get(p.jobId)?.generation === p.generation ||
-    input.setAsideEvents.some((event) => event.jobId === p.jobId && event.at >= p.at && event.at < (p.repairedAt ?? Number.POSITIVE_INFINITY));
+    input.setAsideEvents.some(
+      (event) => event.jobId === p.jobId && event.at >= p.at && event.at < (p.repairedAt ?? Number.POSITIVE_INFINITY),
+    );
   const excusedBy = (o: PoisonCheckInput['missed'][number]): boolean =>
-    input.poisonings.some((p) => p.jobId === o.jobId && o.scheduledAt >= p.at - REACH_BACK_MS && o.scheduledAt < (p.repairedAt ?? Number.POSITIVE_INFINITY));
+    input.poisonings.some(
+      (p) => p.jobId === o.jobId && o.scheduledAt >= p.at - REACH_BACK_MS && o.scheduledAt < (p.repairedAt ?? Number.POSITIVE_INFINITY),
+    );
   const setAside = input.poisonings.filter(wasSetAside);
   return {
     poisonedJobs: new Set(input.poisonings.map((p) => p.jobId)).size,

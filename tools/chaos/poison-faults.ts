@@ -131,7 +131,11 @@ export class PoisonInjector {
       this.deps.onError?.(error, `poison ${kind} of ${jobId}`);
     }
     const stored = await this.deps.readRecord(jobId);
-    const landed = stored !== undefined && !('deleted' in stored && stored.deleted) && stored.generation === generation && String((stored as unknown as Record<string, unknown>)[BAD_VALUES[kind].attribute]) === BAD_VALUES[kind].value;
+    const landed =
+      stored !== undefined &&
+      !('deleted' in stored && stored.deleted) &&
+      stored.generation === generation &&
+      String((stored as unknown as Record<string, unknown>)[BAD_VALUES[kind].attribute]) === BAD_VALUES[kind].value;
     if (!landed || !book.poisoned(jobId, at)) return undefined;
     this.live.set(jobId, { jobId, kind, generation, at });
     return jobId;

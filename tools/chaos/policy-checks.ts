@@ -47,7 +47,11 @@ export interface PolicyCheckInput {
   readonly startedAt: number;
   readonly enumerate: Enumerate;
   /** The one-time jobs as the store holds them at the end, by their `afterOneTime`. */
-  readonly oneTime: readonly { readonly jobId: string; readonly afterOneTime: 'complete' | 'delete'; readonly record: JobRecord | undefined }[];
+  readonly oneTime: readonly {
+    readonly jobId: string;
+    readonly afterOneTime: 'complete' | 'delete';
+    readonly record: JobRecord | undefined;
+  }[];
 }
 
 const ran = (slice: Slice | undefined): boolean => slice?.status === SliceStatus.Succeeded || slice?.status === SliceStatus.Dead;
@@ -55,11 +59,21 @@ const ran = (slice: Slice | undefined): boolean => slice?.status === SliceStatus
 export function checkPolicies(input: PolicyCheckInput): string[] {
   const problems: string[] = [];
   const outageIds = new Set(input.outages.map((outage) => outage.jobId));
-  const misfireRanges = input.slices.filter((slice) => slice.status === SliceStatus.Skipped && slice.skipReason === 'misfire' && slice.missedUntil !== undefined);
+  const misfireRanges = input.slices.filter(
+    (slice) => slice.status === SliceStatus.Skipped && slice.skipReason === 'misfire' && slice.missedUntil !== undefined,
+  );
   for (const range of misfireRanges) {
-    if (!outageIds.has(range.jobId)) problems.push(`${range.jobId}: a misfire range at ${isoSecond(range.scheduledAt)} on a job that had no outage`);
+    if (!outageIds.has(range.jobId))
+      problems.push(`${range.jobId}: a misfire range at ${isoSecond(range.scheduledAt)} on a job that had no outage`);
   }
-  for (const outage of input.outages) problems.push(...checkOutage(outage, input, misfireRanges.filter((range) => range.jobId === outage.jobId)));
+  for (const outage of input.outages)
+    problems.push(
+      ...checkOutage(
+        outage,
+        input,
+        misfireRanges.filter((range) => range.jobId === outage.jobId),
+      ),
+    );
   for (const job of input.oneTime) problems.push(...checkOneTime(job, input.slices));
   return problems;
 }
@@ -72,35 +86,54 @@ function checkOutage(outage: OutageJob, input: PolicyCheckInput, ranges: readonl
     const notRun = outageOccurrences.filter((at) => !ran(slices.get(at)));
     return [
       ...(ranges.length > 0 ? [`${jobId} (misfire all): ${ranges.length} misfire ranges; expected none`] : []),
-      ...(notRun.length > 0 ? [`${jobId} (misfire all): ${notRun.length} occurrences of the outage did not run, first ${isoSecond(notRun[0] as number)}`] : []),
+      ...(notRun.length > 0
+        ? [`${jobId} (misfire all): ${notRun.length} occurrences of the outage did not run, first ${isoSecond(notRun[0] as number)}`]
+        : []),
     ];
   }
   const [range, ...extra] = ranges;
-  if (range === undefined || extra.length > 0) return [`${jobId} (misfire ${misfire}): ${ranges.length} misfire ranges; expected exactly one`];
+  if (range === undefined || extra.length > 0)
+    return [`${jobId} (misfire ${misfire}): ${ranges.length} misfire ranges; expected exactly one`];
   const until = range.missedUntil ?? range.scheduledAt;
   const problems: string[] = [];
-  if (range.scheduledAt !== outage.outageFrom) problems.push(`${jobId} (misfire ${misfire}): the range starts at ${isoSecond(range.scheduledAt)}, not at the outage's first occurrence ${isoSecond(outage.outageFrom)}`);
+  if (range.scheduledAt !== outage.outageFrom)
+    problems.push(
+      `${jobId} (misfire ${misfire}): the range starts at ${isoSecond(range.scheduledAt)}, not at the outage's first occurrence ${isoSecond(outage.outageFrom)}`,
+    );
   const covered = input.enumerate(outage.definition, range.scheduledAt, until);
-  if (range.missedCount !== covered.length) problems.push(`${jobId} (misfire ${misfire}): the range counts ${range.missedCount} occurrences; it covers ${covered.length}`);
+  if (range.missedCount !== covered.length)
+    problems.push(`${jobId} (misfire ${misfire}): the range counts ${range.missedCount} occurrences; it covers ${covered.length}`);
   const ranInRange = covered.filter((at) => at !== range.scheduledAt && ran(slices.get(at)));
   if (ranInRange.length > 0) problems.push(`${jobId} (misfire ${misfire}): ${ranInRange.length} occurrences inside the skipped range ran`);
   const firstScanFrom = outage.simulatedAt - SCANNER_SKEW_MS;
   if (misfire === 'latest') {
     const lastOfOutage = input.enumerate(outage.definition, outage.outageFrom, firstScanFrom).at(-1) ?? outage.outageFrom;
-    if (until < lastOfOutage) problems.push(`${jobId} (misfire latest): the range ends at ${isoSecond(until)}, before the outage's last occurrence ${isoSecond(lastOfOutage)}`);
+    if (until < lastOfOutage)
+      problems.push(
+        `${jobId} (misfire latest): the range ends at ${isoSecond(until)}, before the outage's last occurrence ${isoSecond(lastOfOutage)}`,
+      );
     if (!ran(slices.get(until))) problems.push(`${jobId} (misfire latest): the latest due occurrence ${isoSecond(until)} did not run`);
   } else if (until < firstScanFrom) {
-    problems.push(`${jobId} (misfire none): the range ends at ${isoSecond(until)}, before the outage was set up (${isoSecond(outage.simulatedAt)})`);
+    problems.push(
+      `${jobId} (misfire none): the range ends at ${isoSecond(until)}, before the outage was set up (${isoSecond(outage.simulatedAt)})`,
+    );
   }
   return problems;
 }
 
 function checkOneTime(job: PolicyCheckInput['oneTime'][number], slices: readonly Slice[]): string[] {
   const own = slices.filter((slice) => slice.jobId === job.jobId);
-  const problems = own.length === 1 && ran(own[0]) ? [] : [`${job.jobId}: ${own.length} slices (${own.map((slice) => slice.status).join(', ')}); expected one that ran`];
-  if (job.afterOneTime === 'delete' && !isTombstone(job.record)) problems.push(`${job.jobId}: still stored after its run; afterOneTime is delete`);
+  const problems =
+    own.length === 1 && ran(own[0])
+      ? []
+      : [`${job.jobId}: ${own.length} slices (${own.map((slice) => slice.status).join(', ')}); expected one that ran`];
+  if (job.afterOneTime === 'delete' && !isTombstone(job.record))
+    problems.push(`${job.jobId}: still stored after its run; afterOneTime is delete`);
   const slotAt = own[0]?.scheduledAt ?? 0;
-  if (job.afterOneTime === 'complete' && (isTombstone(job.record) || job.record === undefined || nextOccurrenceOf(job.record, slotAt + 1000) !== NEVER)) {
+  if (
+    job.afterOneTime === 'complete' &&
+    (isTombstone(job.record) || job.record === undefined || nextOccurrenceOf(job.record, slotAt + 1000) !== NEVER)
+  ) {
     problems.push(`${job.jobId}: not kept as completed (never firing again) after its run`);
   }
   return problems;
@@ -128,7 +161,9 @@ export function checkOverlapRuns(input: OverlapRunsInput): string[] {
     if (policy !== 'skip' && policy !== 'bufferOne') continue;
     const events = byJob.get(jobId) ?? [];
     const at = (type: string, key: string, fence: number): number | undefined => {
-      const found = events.find((observed) => observed.event.type === type && observed.event.executionKey === key && observed.event.fence === fence);
+      const found = events.find(
+        (observed) => observed.event.type === type && observed.event.executionKey === key && observed.event.fence === fence,
+      );
       return found && eventTime(found);
     };
     const runs = events
@@ -137,7 +172,9 @@ export function checkOverlapRuns(input: OverlapRunsInput): string[] {
         const { executionKey: key, fence } = observed.event;
         const start = at('started', key, fence);
         const claim = at('claimed', key, fence);
-        return start === undefined || claim === undefined ? [] : [{ key, start, claim, end: eventTime(observed), replica: observed.replica }];
+        return start === undefined || claim === undefined
+          ? []
+          : [{ key, start, claim, end: eventTime(observed), replica: observed.replica }];
       });
     for (const started of events.filter((observed) => observed.event.type === 'started')) {
       const key = started.event.executionKey;
@@ -145,7 +182,11 @@ export function checkOverlapRuns(input: OverlapRunsInput): string[] {
       const claim = at('claimed', key, started.event.fence) ?? start;
       const overlapped = runs.find(
         (run) =>
-          run.key !== key && run.start < start && start < run.end - COMMIT_REPLY_TOLERANCE_MS && claim > run.claim + CLAIM_ORDER_TOLERANCE_MS && !pausedDuring(input.processFaults, run),
+          run.key !== key &&
+          run.start < start &&
+          start < run.end - COMMIT_REPLY_TOLERANCE_MS &&
+          claim > run.claim + CLAIM_ORDER_TOLERANCE_MS &&
+          !pausedDuring(input.processFaults, run),
       );
       if (overlapped) problems.push(`${jobId} (overlap ${policy}): ${key} started while ${overlapped.key} was still running`);
     }
@@ -154,5 +195,11 @@ export function checkOverlapRuns(input: OverlapRunsInput): string[] {
 }
 
 function pausedDuring(faults: readonly InjectedProcessFault[], run: { replica: string; start: number; end: number }): boolean {
-  return faults.some((fault) => fault.kind === 'pause' && fault.replica === run.replica && fault.at < run.end && (fault.until ?? Number.POSITIVE_INFINITY) > run.start);
+  return faults.some(
+    (fault) =>
+      fault.kind === 'pause' &&
+      fault.replica === run.replica &&
+      fault.at < run.end &&
+      (fault.until ?? Number.POSITIVE_INFINITY) > run.start,
+  );
 }

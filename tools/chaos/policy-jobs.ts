@@ -65,7 +65,12 @@ export function policyJobs(now: number): (JobSpecInput & { id: string })[] {
     payload: { rev: 0 },
     policies: { ...DRILL_POLICIES, overlap: policy },
   }));
-  return [...misfire, ...overlap, oneTime(ONE_TIME_JOBS.keep, 'Asia/Kolkata', 'complete'), oneTime(ONE_TIME_JOBS.delete, 'Europe/Berlin', 'delete')];
+  return [
+    ...misfire,
+    ...overlap,
+    oneTime(ONE_TIME_JOBS.keep, 'Asia/Kolkata', 'complete'),
+    oneTime(ONE_TIME_JOBS.delete, 'Europe/Berlin', 'delete'),
+  ];
 }
 
 /** `instant` as the local time `at(...)` takes, YYYY-MM-DDTHH:MM:SS in `timeZone`. */

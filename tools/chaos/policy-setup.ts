@@ -31,13 +31,26 @@ export async function setUpPolicyJobs(runtime: Runtime, book: JobHistoryBook, no
     if (misfire === undefined) continue;
     const simulatedAt = runtime.clock.now();
     const outageFrom = await simulateOutage(runtime, spec.id, OUTAGE_MS);
-    outages.push({ jobId: spec.id, misfire, outageFrom, simulatedAt, definition: { schedule: job.schedule, timeZone: job.timeZone, dst: job.dst, enabled: true } });
+    outages.push({
+      jobId: spec.id,
+      misfire,
+      outageFrom,
+      simulatedAt,
+      definition: { schedule: job.schedule, timeZone: job.timeZone, dst: job.dst, enabled: true },
+    });
   }
   return { specs, outages };
 }
 
 /** The outage's occurrences of the misfire jobs (before the window): each must end as its policy says. */
-export function outageOccurrences(outages: readonly OutageJob[], startedAt: number, enumerate: Enumerate): ReturnType<typeof expectedOccurrences> {
-  const histories = outages.map((outage) => ({ jobId: outage.jobId, changes: [{ kind: 'create' as const, at: outage.outageFrom, generation: 1, definition: outage.definition }] }));
+export function outageOccurrences(
+  outages: readonly OutageJob[],
+  startedAt: number,
+  enumerate: Enumerate,
+): ReturnType<typeof expectedOccurrences> {
+  const histories = outages.map((outage) => ({
+    jobId: outage.jobId,
+    changes: [{ kind: 'create' as const, at: outage.outageFrom, generation: 1, definition: outage.definition }],
+  }));
   return expectedOccurrences(histories, 0, startedAt, enumerate);
 }

@@ -6,7 +6,15 @@
  */
 import type { Replica, ReplicaReport, ReplicaRole } from '../../lib/local/fleet.ts';
 import { FAULT_KINDS, type FaultKind } from './config.ts';
-import type { InjectedClientFault, InjectedProcessFault, ObservedChunk, ObservedEvent, ObservedReceive, ObservedRenewal, ObservedSend } from './observed.ts';
+import type {
+  InjectedClientFault,
+  InjectedProcessFault,
+  ObservedChunk,
+  ObservedEvent,
+  ObservedReceive,
+  ObservedRenewal,
+  ObservedSend,
+} from './observed.ts';
 
 export class HistoryRecorder {
   readonly events: ObservedEvent[] = [];
@@ -50,16 +58,34 @@ export class HistoryRecorder {
     if (report.kind === 'fault') {
       if (report.fault in this.faults) this.faults[report.fault as FaultKind]++;
       if (report.fault === 'throttle' || report.fault === 'hang') {
-        this.clientFaults.push({ kind: report.fault, replica: replica.id, at: now, request: report.request ?? '', ...(report.executionKey ? { executionKey: report.executionKey } : {}) });
+        this.clientFaults.push({
+          kind: report.fault,
+          replica: replica.id,
+          at: now,
+          request: report.request ?? '',
+          ...(report.executionKey ? { executionKey: report.executionKey } : {}),
+        });
       }
       return;
     }
     if (report.kind === 'received') {
-      this.receives.push({ replica: replica.id, executionKey: report.executionKey, at: now, messageId: report.messageId, receiveCount: report.receiveCount });
+      this.receives.push({
+        replica: replica.id,
+        executionKey: report.executionKey,
+        at: now,
+        messageId: report.messageId,
+        receiveCount: report.receiveCount,
+      });
       return;
     }
     if (report.kind === 'sent') {
-      this.sends.push({ replica: replica.id, executionKey: report.executionKey, at: now, delaySeconds: report.delaySeconds, dropped: report.dropped });
+      this.sends.push({
+        replica: replica.id,
+        executionKey: report.executionKey,
+        at: now,
+        delaySeconds: report.delaySeconds,
+        dropped: report.dropped,
+      });
       return;
     }
     if (report.kind === 'chunk') {
@@ -69,7 +95,14 @@ export class HistoryRecorder {
       this.onChunk?.(observed, replica);
       return;
     }
-    this.renewals.push({ replica: replica.id, offsetMs: this.offsets.get(replica.id) ?? 0, executionKey: report.executionKey, fence: report.fence, at: report.at, ...(report.disarmed && { disarmed: report.disarmed }) });
+    this.renewals.push({
+      replica: replica.id,
+      offsetMs: this.offsets.get(replica.id) ?? 0,
+      executionKey: report.executionKey,
+      fence: report.fence,
+      at: report.at,
+      ...(report.disarmed && { disarmed: report.disarmed }),
+    });
   }
 
   processFault(fault: InjectedProcessFault): void {

@@ -78,7 +78,18 @@ export interface ChaosReport {
     committedThenDead: string[];
     succeededWithoutWrites: string[];
     /** `receivedMs`: the standby's receive of the message it claimed with, after the victim's last heartbeat. */
-    slowestFailovers: { executionKey: string; victim: string; standby: string; fault: string; latencyMs: number; receivedMs?: number; slowedBy?: string; claimAfterPause?: true; messageHeldBy?: string; disarmed?: true }[];
+    slowestFailovers: {
+      executionKey: string;
+      victim: string;
+      standby: string;
+      fault: string;
+      latencyMs: number;
+      receivedMs?: number;
+      slowedBy?: string;
+      claimAfterPause?: true;
+      messageHeldBy?: string;
+      disarmed?: true;
+    }[];
   };
 }
 
@@ -140,7 +151,11 @@ export interface ReportInput {
 export function buildReport(input: ReportInput): ChaosReport {
   const { verdict, options } = input;
   const round = (n: number): number => (Number.isNaN(n) ? 0 : Math.round(n));
-  const reportedApart = (latencies: Distribution): { p50Ms: number; maxMs: number; count: number } => ({ p50Ms: round(latencies.p50), maxMs: round(latencies.max), count: latencies.count });
+  const reportedApart = (latencies: Distribution): { p50Ms: number; maxMs: number; count: number } => ({
+    p50Ms: round(latencies.p50),
+    maxMs: round(latencies.max),
+    count: latencies.count,
+  });
   const report: Omit<ChaosReport, 'violations'> = {
     seed: options.seed,
     prefix: input.prefix,
@@ -153,7 +168,11 @@ export function buildReport(input: ReportInput): ChaosReport {
       ...(input.rates ? { rates: input.rates } : {}),
       ...(input.dst ? { dst: input.dst } : {}),
     },
-    window: { startedAt: new Date(input.startedAt).toISOString(), endedAt: new Date(input.endedAt).toISOString(), drainedAt: new Date(input.drainedAt).toISOString() },
+    window: {
+      startedAt: new Date(input.startedAt).toISOString(),
+      endedAt: new Date(input.endedAt).toISOString(),
+      drainedAt: new Date(input.drainedAt).toISOString(),
+    },
     expectedOccurrences: input.expected,
     finalStates: verdict.finalStates,
     duplicates: verdict.duplicates.length,
@@ -168,7 +187,12 @@ export function buildReport(input: ReportInput): ChaosReport {
     skippedByChange: verdict.skippedByChange,
     skippedByPolicy: verdict.skippedByPolicy,
     policyViolations: [...(input.policyViolations ?? [])],
-    failover: { p50Ms: round(verdict.failover.p50), p99Ms: round(verdict.failover.p99), maxMs: round(verdict.failover.max), count: verdict.failover.count },
+    failover: {
+      p50Ms: round(verdict.failover.p50),
+      p99Ms: round(verdict.failover.p99),
+      maxMs: round(verdict.failover.max),
+      count: verdict.failover.count,
+    },
     failoverSlowedByAws: reportedApart(verdict.failoverSlowedByAws),
     failoverAfterPausedClaim: reportedApart(verdict.failoverAfterPausedClaim),
     failoverAfterHolderOfMessageStopped: reportedApart(verdict.failoverAfterHolderOfMessageStopped),
@@ -185,24 +209,44 @@ export function buildReport(input: ReportInput): ChaosReport {
       fenceViolations: verdict.fenceViolations.slice(0, 10),
       healthyHoldersDisplaced: verdict.healthyHoldersDisplaced
         .slice(0, 10)
-        .map(({ executionKey, holder, holderFence, standby, silenceMs }) => ({ executionKey, holder, holderFence, standby, silenceMs: Math.round(silenceMs) })),
+        .map(({ executionKey, holder, holderFence, standby, silenceMs }) => ({
+          executionKey,
+          holder,
+          holderFence,
+          standby,
+          silenceMs: Math.round(silenceMs),
+        })),
       committedThenDead: verdict.committedThenDead.slice(0, 10),
       succeededWithoutWrites: verdict.succeededWithoutWrites.slice(0, 10),
       slowestFailovers: [...verdict.failovers]
         .sort((a, b) => b.latencyMs - a.latencyMs)
         .slice(0, 5)
-        .map(({ executionKey, victim, standby, fault, latencyMs, lastHeartbeatAt, receivedAt, slowedBy, claimAfterPause, messageHeldBy, disarmed }) => ({
-          executionKey,
-          victim,
-          standby,
-          fault,
-          latencyMs: Math.round(latencyMs),
-          ...(receivedAt !== undefined ? { receivedMs: Math.round(receivedAt - lastHeartbeatAt) } : {}),
-          ...(slowedBy ? { slowedBy } : {}),
-          ...(claimAfterPause ? { claimAfterPause } : {}),
-          ...(messageHeldBy !== undefined ? { messageHeldBy } : {}),
-          ...(disarmed ? { disarmed } : {}),
-        })),
+        .map(
+          ({
+            executionKey,
+            victim,
+            standby,
+            fault,
+            latencyMs,
+            lastHeartbeatAt,
+            receivedAt,
+            slowedBy,
+            claimAfterPause,
+            messageHeldBy,
+            disarmed,
+          }) => ({
+            executionKey,
+            victim,
+            standby,
+            fault,
+            latencyMs: Math.round(latencyMs),
+            ...(receivedAt !== undefined ? { receivedMs: Math.round(receivedAt - lastHeartbeatAt) } : {}),
+            ...(slowedBy ? { slowedBy } : {}),
+            ...(claimAfterPause ? { claimAfterPause } : {}),
+            ...(messageHeldBy !== undefined ? { messageHeldBy } : {}),
+            ...(disarmed ? { disarmed } : {}),
+          }),
+        ),
     },
   };
   return { ...report, violations: [...violations(report), ...(input.poison ? poisonViolations(input.poison.verdict) : [])] };
@@ -212,13 +256,17 @@ function violations(report: Omit<ChaosReport, 'violations'>): string[] {
   const broken: string[] = [];
   if (report.duplicates > 0) broken.push(`${report.duplicates} execution keys committed more than once`);
   if (report.missed > 0) broken.push(`${report.missed} expected occurrences never reached a final state`);
-  if (report.zombieCommitsAccepted > 0) broken.push(`${report.zombieCommitsAccepted} commits landed for a fence older than the slice's last claim`);
+  if (report.zombieCommitsAccepted > 0)
+    broken.push(`${report.zombieCommitsAccepted} commits landed for a fence older than the slice's last claim`);
   if (report.fenceViolations > 0) broken.push(`${report.fenceViolations} slices whose fence did not grow monotonically`);
-  if (report.healthyHoldersDisplaced > 0) broken.push(`${report.healthyHoldersDisplaced} takeovers of a holder that was still renewing its lease`);
+  if (report.healthyHoldersDisplaced > 0)
+    broken.push(`${report.healthyHoldersDisplaced} takeovers of a holder that was still renewing its lease`);
   if (report.committedThenDead > 0) broken.push(`${report.committedThenDead} execution keys both committed and DEAD or dead-lettered`);
-  if (report.succeededWithoutWrites > 0) broken.push(`${report.succeededWithoutWrites} SUCCEEDED slices without their business write or ledger record`);
+  if (report.succeededWithoutWrites > 0)
+    broken.push(`${report.succeededWithoutWrites} SUCCEEDED slices without their business write or ledger record`);
   for (const problem of report.policyViolations) broken.push(`schedule policy: ${problem}`);
   broken.push(...(report.settlement?.violations ?? []));
-  if (report.failover.count > 0 && report.failover.maxMs >= FAILOVER_GOAL_MS) broken.push(`failover max ${report.failover.maxMs} ms is not under ${FAILOVER_GOAL_MS} ms`);
+  if (report.failover.count > 0 && report.failover.maxMs >= FAILOVER_GOAL_MS)
+    broken.push(`failover max ${report.failover.maxMs} ms is not under ${FAILOVER_GOAL_MS} ms`);
   return broken;
 }

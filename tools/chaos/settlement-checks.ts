@@ -67,7 +67,14 @@ export interface SettlementVerdict {
   readonly failover: Distribution;
   /** The same takeovers, from the kill or pause itself. */
   readonly failoverFromFault: Distribution;
-  readonly slowestFailovers: { executionKey: string; victim: string; standby: string; fault: string; latencyMs: number; fromFaultMs: number }[];
+  readonly slowestFailovers: {
+    executionKey: string;
+    victim: string;
+    standby: string;
+    fault: string;
+    latencyMs: number;
+    fromFaultMs: number;
+  }[];
 }
 
 export function checkSettlement(input: SettlementCheckInput): SettlementVerdict {
@@ -82,7 +89,20 @@ export function checkSettlement(input: SettlementCheckInput): SettlementVerdict 
     return failover.takeoverAt - (fault?.at ?? failover.lastHeartbeatAt);
   };
   const sum = (field: keyof SettlementVerdict['totals']): number => occurrences.reduce((total, occurrence) => total + occurrence[field], 0);
-  const totalFields = ['payoutRows', 'duplicatePayouts', 'missingPayouts', 'acceptedWires', 'duplicateWires', 'missingWires', 'chunksCommitted', 'committedChunksRedone', 'chunksSkippedByStandby', 'zombieChunksRefused', 'faultsMidBatch', 'takeovers'] as const;
+  const totalFields = [
+    'payoutRows',
+    'duplicatePayouts',
+    'missingPayouts',
+    'acceptedWires',
+    'duplicateWires',
+    'missingWires',
+    'chunksCommitted',
+    'committedChunksRedone',
+    'chunksSkippedByStandby',
+    'zombieChunksRefused',
+    'faultsMidBatch',
+    'takeovers',
+  ] as const;
   return {
     occurrences,
     totals: Object.fromEntries(totalFields.map((field) => [field, sum(field)])) as SettlementVerdict['totals'],
@@ -91,7 +111,14 @@ export function checkSettlement(input: SettlementCheckInput): SettlementVerdict 
     slowestFailovers: [...failovers]
       .sort((a, b) => b.latencyMs - a.latencyMs)
       .slice(0, 5)
-      .map((failover) => ({ executionKey: failover.executionKey, victim: failover.victim, standby: failover.standby, fault: failover.fault, latencyMs: Math.round(failover.latencyMs), fromFaultMs: Math.round(fromFault(failover)) })),
+      .map((failover) => ({
+        executionKey: failover.executionKey,
+        victim: failover.victim,
+        standby: failover.standby,
+        fault: failover.fault,
+        latencyMs: Math.round(failover.latencyMs),
+        fromFaultMs: Math.round(fromFault(failover)),
+      })),
   };
 }
 
@@ -158,17 +185,24 @@ function faultsMidBatch(reports: readonly ObservedChunk[], processFaults: readon
 }
 
 /** The settlement's broken invariants, one line each. */
-export function settlementViolations(verdict: SettlementVerdict, expected: { readonly merchants: number; readonly chunks: number; readonly failoverBoundMs: number }): string[] {
+export function settlementViolations(
+  verdict: SettlementVerdict,
+  expected: { readonly merchants: number; readonly chunks: number; readonly failoverBoundMs: number },
+): string[] {
   const broken: string[] = [];
   if (verdict.occurrences.length === 0) broken.push('settlement: no occurrence in the window (run the drill for at least 60 s)');
   for (const o of verdict.occurrences) {
     const at = `settlement ${o.executionKey}`;
     if (o.status !== 'SUCCEEDED') broken.push(`${at} ended ${o.status}`);
     if (o.payoutRows !== expected.merchants || o.duplicatePayouts > 0 || o.missingPayouts > 0) {
-      broken.push(`${at}: ${o.payoutRows} payout rows (${o.duplicatePayouts} merchants twice, ${o.missingPayouts} missing), not ${expected.merchants}`);
+      broken.push(
+        `${at}: ${o.payoutRows} payout rows (${o.duplicatePayouts} merchants twice, ${o.missingPayouts} missing), not ${expected.merchants}`,
+      );
     }
     if (o.acceptedWires !== expected.merchants || o.duplicateWires > 0 || o.missingWires > 0) {
-      broken.push(`${at}: ${o.acceptedWires} wires accepted (${o.duplicateWires} merchants paid twice, ${o.missingWires} unpaid), not ${expected.merchants}`);
+      broken.push(
+        `${at}: ${o.acceptedWires} wires accepted (${o.duplicateWires} merchants paid twice, ${o.missingWires} unpaid), not ${expected.merchants}`,
+      );
     }
     if (o.chunksCommitted !== expected.chunks) broken.push(`${at}: ${o.chunksCommitted} chunk records, not ${expected.chunks}`);
     if (o.committedChunksRedone > 0) broken.push(`${at}: ${o.committedChunksRedone} committed chunks redone after a takeover`);

@@ -20,7 +20,8 @@ export function reportingChunkStore(inner: ChunkStore, onRefused: (refused: Refu
       try {
         return await inner.commitChunk(request);
       } catch (error) {
-        if (error instanceof FencedOutError) onRefused({ executionKey: executionKey(request.key.jobId, request.key.scheduledAt), fence: request.fence, chunk: request.chunk });
+        if (error instanceof FencedOutError)
+          onRefused({ executionKey: executionKey(request.key.jobId, request.key.scheduledAt), fence: request.fence, chunk: request.chunk });
         throw error;
       }
     },

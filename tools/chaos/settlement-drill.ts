@@ -108,7 +108,13 @@ export class SettlementDrill {
   }
 
   private startDispatcher(lanes: number, idleMs: number): void {
-    const dispatcher = new OutboxDispatcher({ store: this.options.runtime.outbox, clock: this.options.clock, concurrency: lanes, takeMs: 5000, backoff: { baseMs: 100, maxMs: 2000 } });
+    const dispatcher = new OutboxDispatcher({
+      store: this.options.runtime.outbox,
+      clock: this.options.clock,
+      concurrency: lanes,
+      takeMs: 5000,
+      backoff: { baseMs: 100, maxMs: 2000 },
+    });
     this.dispatching = new AbortController();
     this.dispatcherDone = dispatcher.run(this.dispatching.signal, idleMs, 100);
   }
@@ -158,7 +164,11 @@ export class SettlementDrill {
    * SUCCEEDED occurrence and no outbox item is pending, then reads the
    * payout rows, chunk records and outbox items of each.
    */
-  async collect(occurrences: readonly { jobId: string; scheduledAt: number }[], slices: readonly Slice[], timeoutMs: number): Promise<{ records: SettlementStoreRecords[]; summaries: Effect[] }> {
+  async collect(
+    occurrences: readonly { jobId: string; scheduledAt: number }[],
+    slices: readonly Slice[],
+    timeoutMs: number,
+  ): Promise<{ records: SettlementStoreRecords[]; summaries: Effect[] }> {
     const { runtime } = this.options;
     const statusOf = new Map(slices.map((slice) => [executionKey(slice.jobId, slice.scheduledAt), slice.status as string]));
     const keys = occurrences.map((o) => executionKey(o.jobId, o.scheduledAt));
@@ -167,13 +177,21 @@ export class SettlementDrill {
     this.startDispatcher(DRAIN_DISPATCH_LANES, DRAIN_DISPATCH_IDLE_MS);
     for (;;) {
       const wired = keys.every((key) => statusOf.get(key) !== 'SUCCEEDED' || this.wiresOf(key).length >= SETTLEMENT_MERCHANTS);
-      const pending = wired ? (await Promise.all(keys.map((key) => runtime.outbox.list(key).catch(() => [{ status: 'PENDING' }])))).flat().filter((item) => item.status === 'PENDING').length : 1;
+      const pending = wired
+        ? (await Promise.all(keys.map((key) => runtime.outbox.list(key).catch(() => [{ status: 'PENDING' }]))))
+            .flat()
+            .filter((item) => item.status === 'PENDING').length
+        : 1;
       if (pending === 0 || Date.now() > deadline) break;
       await new Promise((resolve) => setTimeout(resolve, 3000));
     }
     // What is not delivered by now is reported missing; the reads below get the emulator to themselves.
     await this.stopDispatcher();
-    const rows = (await readPatiently(() => scanAll(runtime.clients.dynamo, { TableName: `${this.options.prefix}-${PAYOUTS_TABLE.logicalName}`, ConsistentRead: true }))).map((item) => unmarshall(item));
+    const rows = (
+      await readPatiently(() =>
+        scanAll(runtime.clients.dynamo, { TableName: `${this.options.prefix}-${PAYOUTS_TABLE.logicalName}`, ConsistentRead: true }),
+      )
+    ).map((item) => unmarshall(item));
     const records = await Promise.all(
       occurrences.map(async ({ jobId, scheduledAt }): Promise<SettlementStoreRecords> => {
         const key = executionKey(jobId, scheduledAt);

@@ -22,7 +22,13 @@ export interface SettlementReport {
 /** The report's settlement section (report.ts) from the verdict, with its violations. */
 export function settlementReport(
   verdict: SettlementVerdict,
-  context: { readonly merchants: number; readonly chunks: number; readonly failoverBoundMs: number; readonly injected: number; readonly bank: { requests: number; replays: number; refused: number } },
+  context: {
+    readonly merchants: number;
+    readonly chunks: number;
+    readonly failoverBoundMs: number;
+    readonly injected: number;
+    readonly bank: { requests: number; replays: number; refused: number };
+  },
 ): SettlementReport {
   const round = (n: number): number => (Number.isNaN(n) ? 0 : Math.round(n));
   return {
@@ -30,8 +36,17 @@ export function settlementReport(
     chunksPerSettlement: context.chunks,
     occurrences: verdict.occurrences,
     totals: verdict.totals,
-    failover: { p50Ms: round(verdict.failover.p50), p99Ms: round(verdict.failover.p99), maxMs: round(verdict.failover.max), count: verdict.failover.count },
-    failoverFromFault: { p50Ms: round(verdict.failoverFromFault.p50), maxMs: round(verdict.failoverFromFault.max), count: verdict.failoverFromFault.count },
+    failover: {
+      p50Ms: round(verdict.failover.p50),
+      p99Ms: round(verdict.failover.p99),
+      maxMs: round(verdict.failover.max),
+      count: verdict.failover.count,
+    },
+    failoverFromFault: {
+      p50Ms: round(verdict.failoverFromFault.p50),
+      maxMs: round(verdict.failoverFromFault.max),
+      count: verdict.failoverFromFault.count,
+    },
     slowestFailovers: verdict.slowestFailovers,
     midBatchFaultsInjected: context.injected,
     bank: context.bank,

@@ -6,7 +6,16 @@
  */
 import type { LifecycleEventType } from '../../lib/core/events.ts';
 import type { ProcessFaultKind } from './fault-plan.ts';
-import { eventTime, groupBy, realTime, type InjectedClientFault, type InjectedProcessFault, type ObservedEvent, type ObservedReceive, type ObservedRenewal } from './observed.ts';
+import {
+  eventTime,
+  groupBy,
+  realTime,
+  type InjectedClientFault,
+  type InjectedProcessFault,
+  type ObservedEvent,
+  type ObservedReceive,
+  type ObservedRenewal,
+} from './observed.ts';
 
 export interface Failover {
   readonly executionKey: string;
@@ -105,9 +114,19 @@ export function findOverlaps(byKey: Map<string, ObservedEvent[]>, claimsOf: Clai
           observed.event.fence === previous.event.fence &&
           ['committed', 'fenced_out', 'failed', 'dead'].includes(observed.event.type),
       );
-      const started = events.some((observed) => observed.replica === previous.replica && observed.event.fence === previous.event.fence && observed.event.type === 'started');
+      const started = events.some(
+        (observed) =>
+          observed.replica === previous.replica && observed.event.fence === previous.event.fence && observed.event.type === 'started',
+      );
       if (started && zombieEnd && eventTime(zombieEnd) > eventTime(standby)) {
-        overlaps.push({ executionKey: key, zombie: previous.replica, zombieFence: previous.event.fence, standby: standby.replica, from: eventTime(standby), to: eventTime(zombieEnd) });
+        overlaps.push({
+          executionKey: key,
+          zombie: previous.replica,
+          zombieFence: previous.event.fence,
+          standby: standby.replica,
+          from: eventTime(standby),
+          to: eventTime(zombieEnd),
+        });
       }
     }
   }
@@ -122,7 +141,11 @@ const MESSAGE_VISIBILITY_MS = 3000;
  * message's visibility extension. Its other requests about the slice, a settlement's chunk transactions, slow none:
  * in a CI drill a throttled chunk commit put the settlement's only two takeovers (about 3.1 s each) apart.
  */
-const RENEWAL_REQUESTS: ReadonlySet<string> = new Set(['UpdateItemCommand', 'ChangeMessageVisibilityCommand', 'ChangeMessageVisibilityBatchCommand']);
+const RENEWAL_REQUESTS: ReadonlySet<string> = new Set([
+  'UpdateItemCommand',
+  'ChangeMessageVisibilityCommand',
+  'ChangeMessageVisibilityBatchCommand',
+]);
 
 export function findFailovers(
   processFaults: readonly InjectedProcessFault[],
@@ -155,10 +178,16 @@ export function findFailovers(
       // One failover per takeover, from the victim's last fault before it: a pause it came back from and renewed after,
       // or a fault after the takeover, would list it again (a 300 s drill listed one three times), the first from the
       // heartbeats before that earlier pause.
-      const stoppedBy = processFaults.filter((other) => other.replica === fault.replica && other.kind !== 'scannerKill' && other.at <= eventTime(takeover)).at(-1);
+      const stoppedBy = processFaults
+        .filter((other) => other.replica === fault.replica && other.kind !== 'scannerKill' && other.at <= eventTime(takeover))
+        .at(-1);
       if (stoppedBy !== fault) continue;
       const victimRenewals = renewals.filter(
-        (renewal) => renewal.replica === fault.replica && renewal.executionKey === key && renewal.fence === claim.event.fence && realTime(renewal, renewal.at) <= fault.at,
+        (renewal) =>
+          renewal.replica === fault.replica &&
+          renewal.executionKey === key &&
+          renewal.fence === claim.event.fence &&
+          realTime(renewal, renewal.at) <= fault.at,
       );
       const heartbeats = victimRenewals.map((renewal) => realTime(renewal, renewal.at));
       const disarmed = victimRenewals.some((renewal) => renewal.disarmed === true);
@@ -171,15 +200,26 @@ export function findFailovers(
             ? // The victim's own renewal of the slice refused or hung, from a message visibility before its last
               // heartbeat: an extension SQS did not confirm makes the holder disarm the fast takeover, and the standby
               // waits for the lease (the designed slow path, docs/architecture.md).
-              injected.at >= lastHeartbeatAt - MESSAGE_VISIBILITY_MS && injected.executionKey === key && RENEWAL_REQUESTS.has(injected.request)
-            : injected.at >= lastHeartbeatAt && (injected.executionKey === key || (injected.executionKey === undefined && injected.kind === 'hang' && injected.replica === takeover.replica))),
+              injected.at >= lastHeartbeatAt - MESSAGE_VISIBILITY_MS &&
+              injected.executionKey === key &&
+              RENEWAL_REQUESTS.has(injected.request)
+            : injected.at >= lastHeartbeatAt &&
+              (injected.executionKey === key ||
+                (injected.executionKey === undefined && injected.kind === 'hang' && injected.replica === takeover.replica))),
       )?.kind;
       const claimAfterPause =
         claim.event.overtakeable === true &&
         processFaults.some(
-          (paused) => paused.kind === 'pause' && paused.replica === fault.replica && paused.at <= eventTime(claim) && (paused.until ?? paused.at) >= eventTime(claim) - MESSAGE_VISIBILITY_MS,
+          (paused) =>
+            paused.kind === 'pause' &&
+            paused.replica === fault.replica &&
+            paused.at <= eventTime(claim) &&
+            (paused.until ?? paused.at) >= eventTime(claim) - MESSAGE_VISIBILITY_MS,
         );
-      const receivedAt = receives.findLast((receive) => receive.replica === takeover.replica && receive.executionKey === key && receive.at >= lastHeartbeatAt && receive.at <= takeoverAt)?.at;
+      const receivedAt = receives.findLast(
+        (receive) =>
+          receive.replica === takeover.replica && receive.executionKey === key && receive.at >= lastHeartbeatAt && receive.at <= takeoverAt,
+      )?.at;
       const messageHeldBy = receives.find(
         (receive) =>
           receive.executionKey === key &&
@@ -187,7 +227,13 @@ export function findFailovers(
           receive.replica !== fault.replica &&
           receive.at >= lastHeartbeatAt &&
           receive.at <= takeoverAt &&
-          processFaults.some((held) => held.kind !== 'scannerKill' && held.replica === receive.replica && held.at >= receive.at && held.at < Math.min(takeoverAt, receive.at + MESSAGE_VISIBILITY_MS)),
+          processFaults.some(
+            (held) =>
+              held.kind !== 'scannerKill' &&
+              held.replica === receive.replica &&
+              held.at >= receive.at &&
+              held.at < Math.min(takeoverAt, receive.at + MESSAGE_VISIBILITY_MS),
+          ),
       )?.replica;
       failovers.push({
         executionKey: key,
@@ -214,7 +260,12 @@ export function findFailovers(
  * came between the write and its report (seen: a 5.4 s "failover" of a bufferOne slice released before the pause).
  */
 function releasedByOverlapGate(events: readonly ObservedEvent[], replica: string, fence: number): boolean {
-  return events.some((observed) => observed.replica === replica && observed.event.fence === fence && (observed.event.type === 'buffered' || observed.event.type === 'skipped'));
+  return events.some(
+    (observed) =>
+      observed.replica === replica &&
+      observed.event.fence === fence &&
+      (observed.event.type === 'buffered' || observed.event.type === 'skipped'),
+  );
 }
 
 /**
@@ -268,13 +319,25 @@ export function findDisplacements(
           (ATTEMPT_ENDS.includes(o.event.type) || (o.event.type === 'fenced_out' && eventTime(o) < takeoverAt)),
       );
       if (ended) continue;
-      const renewedAt = (renewalsOf.get(`${key}#${holder.event.fence}#${holder.replica}`) ?? []).map((r) => realTime(r, r.at)).filter((at) => at <= takeoverAt);
+      const renewedAt = (renewalsOf.get(`${key}#${holder.event.fence}#${holder.replica}`) ?? [])
+        .map((r) => realTime(r, r.at))
+        .filter((at) => at <= takeoverAt);
       const lastRenewalAt = Math.max(eventTime(holder), ...renewedAt);
       if (renewedAt.length === 0 && wasOvertaken(holder, events)) continue;
-      const stopped = (faultsOf.get(holder.replica) ?? []).some((fault) => fault.at <= takeoverAt && (fault.until ?? Number.POSITIVE_INFINITY) >= lastRenewalAt);
+      const stopped = (faultsOf.get(holder.replica) ?? []).some(
+        (fault) => fault.at <= takeoverAt && (fault.until ?? Number.POSITIVE_INFINITY) >= lastRenewalAt,
+      );
       const silenceMs = takeoverAt - lastRenewalAt;
       if (stopped || silenceMs >= (renewedAt.length > 0 ? bounds.minSilenceMs : bounds.heartbeatMs)) continue;
-      displacements.push({ executionKey: key, holder: holder.replica, holderFence: holder.event.fence, standby: takeover.replica, lastRenewalAt, takeoverAt, silenceMs });
+      displacements.push({
+        executionKey: key,
+        holder: holder.replica,
+        holderFence: holder.event.fence,
+        standby: takeover.replica,
+        lastRenewalAt,
+        takeoverAt,
+        silenceMs,
+      });
     }
   }
   return displacements;

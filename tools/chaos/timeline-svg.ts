@@ -42,16 +42,21 @@ export function renderTimelineSvg(input: TimelineInput): string {
     `<text x="10" y="20" font-size="14" font-weight="bold">${escapeXml(input.title)}</text>`,
   ];
   workers.forEach((worker) => parts.push(`<text x="10" y="${y(worker) + 12}">${escapeXml(worker)}</text>`));
-  for (let s = 0; s <= span / 1000; s += 10) parts.push(`<text x="${x(input.startedAt + s * 1000)}" y="${timelineHeight - 12}" fill="#666">${s}s</text>`);
+  for (let s = 0; s <= span / 1000; s += 10)
+    parts.push(`<text x="${x(input.startedAt + s * 1000)}" y="${timelineHeight - 12}" fill="#666">${s}s</text>`);
 
   for (const fault of input.processFaults) {
     if (!lane.has(fault.replica)) continue;
     if (fault.kind === 'pause') {
-      parts.push(`<rect x="${x(fault.at)}" y="${y(fault.replica) - 2}" width="${Math.max(2, x(fault.until ?? fault.at) - x(fault.at))}" height="${LANE}" fill="#bbb" opacity="0.6"><title>paused</title></rect>`);
+      parts.push(
+        `<rect x="${x(fault.at)}" y="${y(fault.replica) - 2}" width="${Math.max(2, x(fault.until ?? fault.at) - x(fault.at))}" height="${LANE}" fill="#bbb" opacity="0.6"><title>paused</title></rect>`,
+      );
     } else {
       const cx = x(fault.at);
       const cy = y(fault.replica) + 7;
-      parts.push(`<path d="M${cx - 5} ${cy - 5} L${cx + 5} ${cy + 5} M${cx - 5} ${cy + 5} L${cx + 5} ${cy - 5}" stroke="black" stroke-width="2"><title>killed</title></path>`);
+      parts.push(
+        `<path d="M${cx - 5} ${cy - 5} L${cx + 5} ${cy + 5} M${cx - 5} ${cy + 5} L${cx + 5} ${cy - 5}" stroke="black" stroke-width="2"><title>killed</title></path>`,
+      );
     }
   }
 
@@ -80,13 +85,23 @@ export function renderTimelineSvg(input: TimelineInput): string {
   parts.push(
     `<text x="${LEFT}" y="${timelineHeight + 4}" fill="#444">green committed · red fenced out · orange failed · grey paused · × killed · blue takeover (last heartbeat → standby claim)${(input.chunks ?? []).length > 0 ? ' · settlement runs outlined purple; chunk ticks: purple committed, lilac skipped (checkpoint), red refused (fence)' : ''}</text>`,
   );
-  parts.push(...histogram(input.verdict.failovers.map((f) => f.latencyMs), histogramTop));
+  parts.push(
+    ...histogram(
+      input.verdict.failovers.map((f) => f.latencyMs),
+      histogramTop,
+    ),
+  );
   parts.push('</svg>');
   return parts.join('\n');
 }
 
 /** One tick per settlement chunk report, on its worker's lane, above the attempt bars. */
-function chunkTicks(chunks: readonly ObservedChunk[], lane: ReadonlyMap<string, number>, x: (t: number) => number, y: (worker: string) => number): string[] {
+function chunkTicks(
+  chunks: readonly ObservedChunk[],
+  lane: ReadonlyMap<string, number>,
+  x: (t: number) => number,
+  y: (worker: string) => number,
+): string[] {
   return chunks
     .filter((chunk) => lane.has(chunk.replica))
     .map((chunk) => {
@@ -102,16 +117,22 @@ function histogram(latencies: readonly number[], top: number): string[] {
   for (const latency of latencies) bins[Math.min(bins.length - 1, Math.max(0, Math.floor(latency / 500)))]! += 1;
   const max = Math.max(1, ...bins);
   const barWidth = 50;
-  const parts = [`<text x="10" y="${top}" font-size="13" font-weight="bold">Failover latency (last heartbeat → standby claim), n=${latencies.length}</text>`];
+  const parts = [
+    `<text x="10" y="${top}" font-size="13" font-weight="bold">Failover latency (last heartbeat → standby claim), n=${latencies.length}</text>`,
+  ];
   bins.forEach((count, i) => {
     const h = (count / max) * 150;
     const bx = LEFT + i * (barWidth + 4);
-    parts.push(`<rect x="${bx}" y="${top + 170 - h}" width="${barWidth}" height="${h}" fill="${i * 500 >= 5000 ? '#d62728' : '#1f77b4'}"/>`);
+    parts.push(
+      `<rect x="${bx}" y="${top + 170 - h}" width="${barWidth}" height="${h}" fill="${i * 500 >= 5000 ? '#d62728' : '#1f77b4'}"/>`,
+    );
     parts.push(`<text x="${bx}" y="${top + 184}" fill="#666">${(i * 0.5).toFixed(1)}s</text>`);
     if (count > 0) parts.push(`<text x="${bx + 18}" y="${top + 165 - h}">${count}</text>`);
   });
   const goal = LEFT + 10 * (barWidth + 4) - 2;
-  parts.push(`<line x1="${goal}" y1="${top + 10}" x2="${goal}" y2="${top + 172}" stroke="#d62728" stroke-dasharray="4 3"/><text x="${goal + 4}" y="${top + 20}" fill="#d62728">5 s goal</text>`);
+  parts.push(
+    `<line x1="${goal}" y1="${top + 10}" x2="${goal}" y2="${top + 172}" stroke="#d62728" stroke-dasharray="4 3"/><text x="${goal + 4}" y="${top + 20}" fill="#d62728">5 s goal</text>`,
+  );
   return parts;
 }
 

@@ -33,7 +33,12 @@ export function benchCommand(write: (line: string) => void): Command {
     .addOption(new Option('--shards <n>', `shards (default ${FULL_SIZES.shards})`).argParser(parseInteger))
     .addOption(new Option('--scanners <n>', 'scanner processes in the burst').argParser(parseInteger))
     .addOption(new Option('--workers <n>', 'worker processes in the burst').argParser(parseInteger))
-    .addOption(new Option('--worker-batches <n>', 'SQS batches of 10 each worker process runs at once (like an event source\'s concurrency)').argParser(parseInteger))
+    .addOption(
+      new Option(
+        '--worker-batches <n>',
+        "SQS batches of 10 each worker process runs at once (like an event source's concurrency)",
+      ).argParser(parseInteger),
+    )
     .action(async (flags: BenchFlags) => {
       const base = flags.quick ? QUICK_SIZES : FULL_SIZES;
       const sizes: BenchSizes = {

@@ -19,70 +19,108 @@ export function chaosCommand(write: (line: string) => void): Command {
     .description('run scanners and workers under injected faults and check the history for double commits, missed slices and slow failover')
     .addOption(new Option('--scanners <n>', 'scanner replicas').argParser(wholeNumberAtLeast(1, 'nothing would create slices')).default(3))
     .addOption(new Option('--workers <n>', 'worker replicas').argParser(wholeNumberAtLeast(2, 'a failover needs a standby')).default(4))
-    .addOption(new Option('--jobs <n>', 'schedules (one in eight every few seconds, the rest every 30 s to 2 min)').argParser(wholeNumberAtLeast(1, 'there would be nothing to check')).default(100))
     .addOption(
-      new Option('--duration <seconds>', `how long faults are injected (at least ${MIN_DURATION_S}; ${MIN_SETTLEMENT_DURATION_S} with --settlement)`)
+      new Option('--jobs <n>', 'schedules (one in eight every few seconds, the rest every 30 s to 2 min)')
+        .argParser(wholeNumberAtLeast(1, 'there would be nothing to check'))
+        .default(100),
+    )
+    .addOption(
+      new Option(
+        '--duration <seconds>',
+        `how long faults are injected (at least ${MIN_DURATION_S}; ${MIN_SETTLEMENT_DURATION_S} with --settlement)`,
+      )
         .argParser(wholeNumberAtLeast(MIN_DURATION_S, 'the one-time policy jobs fire 25 s in, and their checks expect them run'))
         .default(90),
     )
     .addOption(new Option('--seed <n>', 'the same seed gives the same fault plan').argParser(parseInteger).default(1))
-    .addOption(new Option('--faults <list>', `comma-separated, or "all": ${FAULT_KINDS.join(', ')}`).argParser(asArgument(parseFaultList)).default([...FAULT_KINDS], 'all'))
+    .addOption(
+      new Option('--faults <list>', `comma-separated, or "all": ${FAULT_KINDS.join(', ')}`)
+        .argParser(asArgument(parseFaultList))
+        .default([...FAULT_KINDS], 'all'),
+    )
     .addOption(
       new Option(
         '--rates <list>',
-        `override per-message, per-call or per-try probabilities, e.g. hang=0.01,throttle=0.05 (defaults: ${Object.entries(DEFAULT_FAULT_RATES)
+        `override per-message, per-call or per-try probabilities, e.g. hang=0.01,throttle=0.05 (defaults: ${Object.entries(
+          DEFAULT_FAULT_RATES,
+        )
           .map(([name, rate]) => `${name}=${rate}`)
           .join(',')})`,
       ).argParser(asArgument(parseFaultRates)),
     )
     .addOption(
-      new Option('--dst [transition]', `offset every clock so the window crosses a DST transition of America/New_York: ${DST_MODES.join(' or ')} (alone: spring)`).argParser(
-        asArgument((value: string) => parseDstMode(value)),
-      ),
+      new Option(
+        '--dst [transition]',
+        `offset every clock so the window crosses a DST transition of America/New_York: ${DST_MODES.join(' or ')} (alone: spring)`,
+      ).argParser(asArgument((value: string) => parseDstMode(value))),
     )
-    .option('--settlement', 'add the 1,200-merchant settlement (merchant-settlement-fast, every minute at :30) paying a mock bank through the outbox; its workers are killed and paused mid-batch')
+    .option(
+      '--settlement',
+      'add the 1,200-merchant settlement (merchant-settlement-fast, every minute at :30) paying a mock bank through the outbox; its workers are killed and paused mid-batch',
+    )
     .option('--out <dir>', 'where report.json, timeline.svg and events.jsonl go', '.cronfence/chaos')
     .option('--json', 'print report.json instead of the summary')
-    .action(async (flags: { scanners: number; workers: number; jobs: number; duration: number; seed: number; faults: FaultKind[]; rates?: Partial<FaultRates>; dst?: DstMode | true; settlement?: boolean; out: string; json?: boolean }, command: Command) => {
-      if (flags.settlement && flags.duration < MIN_SETTLEMENT_DURATION_S) {
-        command.error(`error: option '--duration' ${flags.duration} is below ${MIN_SETTLEMENT_DURATION_S} with --settlement: the settlement fires once a minute, and a shorter window may hold none`);
-      }
-      const bar = new SingleBar({
-        format: 'chaos {phase} |{bar}| {value}/{total} s · {committed} committed · {faults} faults',
-        stream: process.stderr,
-        hideCursor: true,
-      });
-      // cli-progress draws only on a terminal; elsewhere (CI logs) each phase change is one line.
-      const drawBar = !flags.json && process.stderr.isTTY;
-      let lastPhase = '';
-      if (drawBar) bar.start(flags.duration, 0, { phase: 'starting', committed: 0, faults: 0 });
-      const outDir = path.resolve(flags.out);
-      const { faults, rates } = flags;
-      const dst = parseDstMode(flags.dst);
-      const report = await runDrill({
-        scanners: flags.scanners,
-        workers: flags.workers,
-        jobs: flags.jobs,
-        durationSeconds: flags.duration,
-        seed: flags.seed,
-        faults,
-        rates,
-        dst,
-        settlement: flags.settlement === true,
-        outDir,
-        onProgress: (progress: DrillProgress) => {
-          if (drawBar) bar.update(Math.min(progress.elapsedSeconds, flags.duration), { ...progress });
-          else if (!flags.json && progress.phase !== lastPhase) {
-            process.stderr.write(`chaos: ${progress.phase} at ${progress.elapsedSeconds} s (${progress.committed} committed, ${progress.faults} faults)\n`);
-          }
-          lastPhase = progress.phase;
+    .action(
+      async (
+        flags: {
+          scanners: number;
+          workers: number;
+          jobs: number;
+          duration: number;
+          seed: number;
+          faults: FaultKind[];
+          rates?: Partial<FaultRates>;
+          dst?: DstMode | true;
+          settlement?: boolean;
+          out: string;
+          json?: boolean;
         },
-      });
-      if (drawBar) bar.stop();
-      if (flags.json) write(JSON.stringify(report, null, 2));
-      else printSummary(report, outDir, write);
-      if (report.violations.length > 0) process.exitCode = 1;
-    });
+        command: Command,
+      ) => {
+        if (flags.settlement && flags.duration < MIN_SETTLEMENT_DURATION_S) {
+          command.error(
+            `error: option '--duration' ${flags.duration} is below ${MIN_SETTLEMENT_DURATION_S} with --settlement: the settlement fires once a minute, and a shorter window may hold none`,
+          );
+        }
+        const bar = new SingleBar({
+          format: 'chaos {phase} |{bar}| {value}/{total} s · {committed} committed · {faults} faults',
+          stream: process.stderr,
+          hideCursor: true,
+        });
+        // cli-progress draws only on a terminal; elsewhere (CI logs) each phase change is one line.
+        const drawBar = !flags.json && process.stderr.isTTY;
+        let lastPhase = '';
+        if (drawBar) bar.start(flags.duration, 0, { phase: 'starting', committed: 0, faults: 0 });
+        const outDir = path.resolve(flags.out);
+        const { faults, rates } = flags;
+        const dst = parseDstMode(flags.dst);
+        const report = await runDrill({
+          scanners: flags.scanners,
+          workers: flags.workers,
+          jobs: flags.jobs,
+          durationSeconds: flags.duration,
+          seed: flags.seed,
+          faults,
+          rates,
+          dst,
+          settlement: flags.settlement === true,
+          outDir,
+          onProgress: (progress: DrillProgress) => {
+            if (drawBar) bar.update(Math.min(progress.elapsedSeconds, flags.duration), { ...progress });
+            else if (!flags.json && progress.phase !== lastPhase) {
+              process.stderr.write(
+                `chaos: ${progress.phase} at ${progress.elapsedSeconds} s (${progress.committed} committed, ${progress.faults} faults)\n`,
+              );
+            }
+            lastPhase = progress.phase;
+          },
+        });
+        if (drawBar) bar.stop();
+        if (flags.json) write(JSON.stringify(report, null, 2));
+        else printSummary(report, outDir, write);
+        if (report.violations.length > 0) process.exitCode = 1;
+      },
+    );
 }
 
 /** A parser whose RangeError becomes commander's own "invalid argument" message, naming the option. */
@@ -106,13 +144,30 @@ function settlementRows(report: ChaosReport, ok: (pass: boolean) => string): (st
     `settlement ${o.executionKey.split(':').slice(1).join(':')}`,
     `${o.status}; payouts ${o.payoutRows} (${o.duplicatePayouts} twice, ${o.missingPayouts} missing); wires ${o.acceptedWires} (${o.duplicateWires} twice, ${o.missingWires} missing); ` +
       `chunks ${o.chunksCommitted}, redone ${o.committedChunksRedone}, skipped by standby ${o.chunksSkippedByStandby}, zombie refused ${o.zombieChunksRefused}; faults mid-batch ${o.faultsMidBatch}, takeovers ${o.takeovers}`,
-    ok(o.status === 'SUCCEEDED' && o.payoutRows === merchants && o.missingPayouts + o.duplicatePayouts + o.duplicateWires + o.missingWires + o.committedChunksRedone === 0 && o.acceptedWires === merchants),
+    ok(
+      o.status === 'SUCCEEDED' &&
+        o.payoutRows === merchants &&
+        o.missingPayouts + o.duplicatePayouts + o.duplicateWires + o.missingWires + o.committedChunksRedone === 0 &&
+        o.acceptedWires === merchants,
+    ),
   ]);
   const t = settlement.totals;
   rows.push(['settlement committed chunks redone after a takeover', t.committedChunksRedone, ok(t.committedChunksRedone === 0)]);
-  rows.push(['settlement duplicate payouts / duplicate wires / missing', `${t.duplicatePayouts} / ${t.duplicateWires} / ${t.missingPayouts + t.missingWires}`, ok(t.duplicatePayouts + t.duplicateWires + t.missingPayouts + t.missingWires === 0)]);
-  rows.push(['settlement failover p50 / p99 / max', `${settlement.failover.p50Ms} / ${settlement.failover.p99Ms} / ${settlement.failover.maxMs} ms (n=${settlement.failover.count}); ${settlement.failoverFromFault.count - settlement.failover.count} more slowed by a throttled or hung request; from the kill or pause, all: max ${settlement.failoverFromFault.maxMs} ms`, ok(settlement.failover.maxMs < 5000)]);
-  rows.push(['settlement mock bank', `${settlement.bank.requests} requests, ${settlement.bank.replays} replays answered by key, ${settlement.bank.refused} refused (503)`, '']);
+  rows.push([
+    'settlement duplicate payouts / duplicate wires / missing',
+    `${t.duplicatePayouts} / ${t.duplicateWires} / ${t.missingPayouts + t.missingWires}`,
+    ok(t.duplicatePayouts + t.duplicateWires + t.missingPayouts + t.missingWires === 0),
+  ]);
+  rows.push([
+    'settlement failover p50 / p99 / max',
+    `${settlement.failover.p50Ms} / ${settlement.failover.p99Ms} / ${settlement.failover.maxMs} ms (n=${settlement.failover.count}); ${settlement.failoverFromFault.count - settlement.failover.count} more slowed by a throttled or hung request; from the kill or pause, all: max ${settlement.failoverFromFault.maxMs} ms`,
+    ok(settlement.failover.maxMs < 5000),
+  ]);
+  rows.push([
+    'settlement mock bank',
+    `${settlement.bank.requests} requests, ${settlement.bank.replays} replays answered by key, ${settlement.bank.refused} refused (503)`,
+    '',
+  ]);
   return rows;
 }
 
@@ -144,9 +199,21 @@ function printSummary(report: ChaosReport, outDir: string, write: (line: string)
       ['committed then DEAD or dead-lettered', report.committedThenDead, ok(report.committedThenDead === 0)],
       ['SUCCEEDED without its business write', report.succeededWithoutWrites, ok(report.succeededWithoutWrites === 0)],
       ['skipped by a lifecycle change while pending', report.skippedByChange, ''],
-      ['failover p50 / p99 / max', `${report.failover.p50Ms} / ${report.failover.p99Ms} / ${report.failover.maxMs} ms (n=${report.failover.count})`, ok(report.failover.maxMs < 5000)],
-      ['failover slowed by a throttled or hung request: p50 / max', `${report.failoverSlowedByAws.p50Ms} / ${report.failoverSlowedByAws.maxMs} ms (n=${report.failoverSlowedByAws.count})`, ''],
-      ['failover of a claim read after its own pause (fast takeover disarmed): p50 / max', `${report.failoverAfterPausedClaim.p50Ms} / ${report.failoverAfterPausedClaim.maxMs} ms (n=${report.failoverAfterPausedClaim.count})`, ''],
+      [
+        'failover p50 / p99 / max',
+        `${report.failover.p50Ms} / ${report.failover.p99Ms} / ${report.failover.maxMs} ms (n=${report.failover.count})`,
+        ok(report.failover.maxMs < 5000),
+      ],
+      [
+        'failover slowed by a throttled or hung request: p50 / max',
+        `${report.failoverSlowedByAws.p50Ms} / ${report.failoverSlowedByAws.maxMs} ms (n=${report.failoverSlowedByAws.count})`,
+        '',
+      ],
+      [
+        'failover of a claim read after its own pause (fast takeover disarmed): p50 / max',
+        `${report.failoverAfterPausedClaim.p50Ms} / ${report.failoverAfterPausedClaim.maxMs} ms (n=${report.failoverAfterPausedClaim.count})`,
+        '',
+      ],
       [
         'failover whose message another worker held when it was killed or paused: p50 / max',
         `${report.failoverAfterHolderOfMessageStopped.p50Ms} / ${report.failoverAfterHolderOfMessageStopped.maxMs} ms (n=${report.failoverAfterHolderOfMessageStopped.count})`,
@@ -155,7 +222,9 @@ function printSummary(report: ChaosReport, outDir: string, write: (line: string)
       ['claims overtaken before their handler started', report.overtakenClaims, ''],
       ['start lag p50 / p99 / max', `${report.startLag.p50Ms} / ${report.startLag.p99Ms} / ${report.startLag.maxMs} ms`, ''],
       ['final states', JSON.stringify(report.finalStates), ''],
-      ...(report.settings.dst ? [['DST transition crossed', `${report.settings.dst.transition} (clocks ${report.settings.dst.clockOffsetMs} ms)`, '']] : []),
+      ...(report.settings.dst
+        ? [['DST transition crossed', `${report.settings.dst.transition} (clocks ${report.settings.dst.clockOffsetMs} ms)`, '']]
+        : []),
       ['faults injected', JSON.stringify(report.faults), ''],
       ...settlementRows(report, ok),
       ...poisonRows(report, ok),

@@ -21,7 +21,10 @@ export class SettlementAppStack extends cdk.Stack {
       // The worker Lambda is generated around this module and bundled with esbuild.
       jobs: path.join(__dirname, '../src/cron-jobs.ts'),
       // Where the outbox dispatcher (the construct's outbox Lambda, every minute) sends the wires.
-      workerEnvironment: { PAYOUTS_TABLE: payouts.tableName, BANK_URL: this.node.tryGetContext('bankUrl') ?? 'https://bank.example.com/v1' },
+      workerEnvironment: {
+        PAYOUTS_TABLE: payouts.tableName,
+        BANK_URL: this.node.tryGetContext('bankUrl') ?? 'https://bank.example.com/v1',
+      },
     });
     // The handler writes its payout rows inside its chunk commits and its summary row inside the final commit.
     this.scheduler.grantCommit(payouts);

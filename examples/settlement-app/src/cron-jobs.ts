@@ -36,10 +36,16 @@ function chunkOf(ctx: JobContext, merchants: number, n: number, url: string | un
   return {
     // Inside DynamoDB: the rows commit with the chunk record, on the fence, or not at all.
     writes: payouts.map(({ merchant, amountMinor }) => ({
-      put: { tableName: payoutsTable(), item: { payoutId: `${ctx.executionKey}#${merchant}`, merchant, amountMinor, currency: 'INR', chunk: n, fence: ctx.fence } },
+      put: {
+        tableName: payoutsTable(),
+        item: { payoutId: `${ctx.executionKey}#${merchant}`, merchant, amountMinor, currency: 'INR', chunk: n, fence: ctx.fence },
+      },
     })),
     // Outside: one wire per merchant, delivered by the outbox dispatcher with `Idempotency-Key: <executionKey>#<merchant>`.
-    outbox: url === undefined ? [] : payouts.map(({ merchant, amountMinor }) => wireRequest(url, merchant, amountMinor, `${ctx.executionKey}#${merchant}`)),
+    outbox:
+      url === undefined
+        ? []
+        : payouts.map(({ merchant, amountMinor }) => wireRequest(url, merchant, amountMinor, `${ctx.executionKey}#${merchant}`)),
   };
 }
 

@@ -15,20 +15,28 @@ test('the settlement job is declared for the worker that runs its handler', () =
 
 test('the worker may write the payouts table inside its commit, and knows its name', () => {
   const workers = template.findResources('AWS::Lambda::Function', {
-    Properties: { Description: Match.stringLikeRegexp('cronfence worker'), Environment: { Variables: Match.objectLike({ PAYOUTS_TABLE: Match.anyValue() }) } },
+    Properties: {
+      Description: Match.stringLikeRegexp('cronfence worker'),
+      Environment: { Variables: Match.objectLike({ PAYOUTS_TABLE: Match.anyValue() }) },
+    },
   });
   expect(Object.keys(workers)).toHaveLength(1);
   template.hasResourceProperties('AWS::IAM::Policy', {
     PolicyDocument: {
       Statement: Match.arrayWith([
-        Match.objectLike({ Action: Match.arrayWith(['dynamodb:PutItem', 'dynamodb:ConditionCheckItem']), Resource: Match.objectLike({ 'Fn::GetAtt': [Match.stringLikeRegexp('^Payouts'), 'Arn'] }) }),
+        Match.objectLike({
+          Action: Match.arrayWith(['dynamodb:PutItem', 'dynamodb:ConditionCheckItem']),
+          Resource: Match.objectLike({ 'Fn::GetAtt': [Match.stringLikeRegexp('^Payouts'), 'Arn'] }),
+        }),
       ]),
     },
   });
 });
 
 test('the outbox dispatcher runs every minute, delivering the wires the chunks record', () => {
-  const dispatchers = template.findResources('AWS::Lambda::Function', { Properties: { Description: Match.stringLikeRegexp('cronfence outbox') } });
+  const dispatchers = template.findResources('AWS::Lambda::Function', {
+    Properties: { Description: Match.stringLikeRegexp('cronfence outbox') },
+  });
   expect(Object.keys(dispatchers)).toHaveLength(1);
   template.hasResourceProperties('AWS::Events::Rule', {
     ScheduleExpression: 'rate(1 minute)',

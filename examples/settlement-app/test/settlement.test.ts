@@ -37,14 +37,22 @@ test('one run pays 1,200 merchants: 30 chunks of payout rows, then the outbox de
   expect(run.executionKey).toBe('merchant-settlement:2026-12-31T20:30:00Z');
   expect(run.ledger).toMatchObject({ outcome: 'SUCCEEDED', fence: 1 });
   const rows = (await cron.items('payouts')).filter((row) => String(row.payoutId).startsWith(run.executionKey));
-  expect(rows.filter((row) => row.payoutId !== run.executionKey).map((row) => row.merchant).sort()).toEqual(merchants);
+  expect(
+    rows
+      .filter((row) => row.payoutId !== run.executionKey)
+      .map((row) => row.merchant)
+      .sort(),
+  ).toEqual(merchants);
   expect(rows.find((row) => row.payoutId === run.executionKey)).toMatchObject({ merchants: 1200, chunks: 30, fence: 1 });
 
   const outbox = await cron.deliverOutbox(run.executionKey);
   expect(outbox).toHaveLength(1200);
   expect(outbox.every((item) => item.status === 'DELIVERED')).toBe(true);
   expect(wiresOf(run.executionKey).sort()).toEqual(merchants);
-  expect(bank.booked.get(`${run.executionKey}#m0001`)).toMatchObject({ fence: '1', body: { merchant: 'm0001', reference: `${run.executionKey}#m0001` } });
+  expect(bank.booked.get(`${run.executionKey}#m0001`)).toMatchObject({
+    fence: '1',
+    body: { merchant: 'm0001', reference: `${run.executionKey}#m0001` },
+  });
 });
 
 test('a run that loses its lease after its chunks: the standby skips every committed chunk, the zombie’s commit is refused, each merchant is paid once', async () => {

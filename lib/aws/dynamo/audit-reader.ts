@@ -77,10 +77,19 @@ export interface AuditHistory {
 export async function readAuditHistory(dynamo: DynamoDBClient, tables: AuditTables, request: AuditReadRequest): Promise<AuditHistory> {
   const progress = request.onProgress ?? (() => {});
   const effects = await readEffects(dynamo, request, (done) => progress({ phase: 'effects', done }));
-  const jobRows = readRows(await readJobs(dynamo, tables.jobsTable, request.jobId, (done) => progress({ phase: 'jobs', done })), readJobRow);
+  const jobRows = readRows(
+    await readJobs(dynamo, tables.jobsTable, request.jobId, (done) => progress({ phase: 'jobs', done })),
+    readJobRow,
+  );
   const jobs = jobRows.rows;
-  const orphans = request.jobId !== undefined ? [] : await readSliceJobIds(dynamo, tables.slicesTable, request, (done) => progress({ phase: 'keys', done }));
-  const jobIds = request.jobId !== undefined ? [request.jobId] : [...new Set([...jobs.map((job) => job.id), ...jobRows.unreadable.map((row) => row.jobId), ...orphans])].sort();
+  const orphans =
+    request.jobId !== undefined
+      ? []
+      : await readSliceJobIds(dynamo, tables.slicesTable, request, (done) => progress({ phase: 'keys', done }));
+  const jobIds =
+    request.jobId !== undefined
+      ? [request.jobId]
+      : [...new Set([...jobs.map((job) => job.id), ...jobRows.unreadable.map((row) => row.jobId), ...orphans])].sort();
   let queried = 0;
   const perJob = await mapBounded(jobIds, QUERY_CONCURRENCY, async (jobId) => {
     const slices = await readSlices(dynamo, tables.slicesTable, jobId, request);
@@ -93,7 +102,11 @@ export async function readAuditHistory(dynamo: DynamoDBClient, tables: AuditTabl
   return { jobs, slices, ledger: ledgerOfSlices(slices), effects: effects.stamped, unstampedEffects: effects.unstamped, unreadable };
 }
 
-async function readEffects(dynamo: DynamoDBClient, request: AuditReadRequest, onPage: (scanned: number) => void): Promise<{ stamped: BusinessEffect[]; unstamped: number }> {
+async function readEffects(
+  dynamo: DynamoDBClient,
+  request: AuditReadRequest,
+  onPage: (scanned: number) => void,
+): Promise<{ stamped: BusinessEffect[]; unstamped: number }> {
   const stamped: BusinessEffect[] = [];
   let unstamped = 0;
   for (const source of request.effects ?? []) {
@@ -101,11 +114,17 @@ async function readEffects(dynamo: DynamoDBClient, request: AuditReadRequest, on
     const fenceAttribute = source.fenceAttribute ?? 'fence';
     const items = await scanAll(
       dynamo,
-      { TableName: source.table, ProjectionExpression: '#key, #fence', ExpressionAttributeNames: { '#key': keyAttribute, '#fence': fenceAttribute }, ConsistentRead: true },
+      {
+        TableName: source.table,
+        ProjectionExpression: '#key, #fence',
+        ExpressionAttributeNames: { '#key': keyAttribute, '#fence': fenceAttribute },
+        ConsistentRead: true,
+      },
       onPage,
     ).catch((error: unknown) => {
       // One of the user's own tables: bootstrap would not create it.
-      if (error instanceof MissingResourceError) throw new CronfenceError(`business table ${JSON.stringify(source.table)} does not exist`, { cause: error });
+      if (error instanceof MissingResourceError)
+        throw new CronfenceError(`business table ${JSON.stringify(source.table)} does not exist`, { cause: error });
       throw error;
     });
     for (const item of items) {
@@ -125,7 +144,12 @@ async function readEffects(dynamo: DynamoDBClient, request: AuditReadRequest, on
   return { stamped, unstamped };
 }
 
-async function readJobs(dynamo: DynamoDBClient, jobsTable: string, jobId: string | undefined, onPage: (scanned: number) => void): Promise<Item[]> {
+async function readJobs(
+  dynamo: DynamoDBClient,
+  jobsTable: string,
+  jobId: string | undefined,
+  onPage: (scanned: number) => void,
+): Promise<Item[]> {
   if (jobId === undefined) return scanAll(dynamo, { TableName: jobsTable, ConsistentRead: true }, onPage);
   const result = await onTable(jobsTable, () =>
     dynamo.send(new GetItemCommand({ TableName: jobsTable, Key: { jobId: { S: jobId } }, ConsistentRead: true })),
@@ -135,7 +159,12 @@ async function readJobs(dynamo: DynamoDBClient, jobsTable: string, jobId: string
 }
 
 /** Job ids of the slices scheduled in the window (keys only). */
-async function readSliceJobIds(dynamo: DynamoDBClient, slicesTable: string, request: AuditReadRequest, onPage: (scanned: number) => void): Promise<string[]> {
+async function readSliceJobIds(
+  dynamo: DynamoDBClient,
+  slicesTable: string,
+  request: AuditReadRequest,
+  onPage: (scanned: number) => void,
+): Promise<string[]> {
   const items = await scanAll(
     dynamo,
     {
@@ -155,7 +184,11 @@ async function readSlices(dynamo: DynamoDBClient, slicesTable: string, jobId: st
     queryAll(dynamo, {
       TableName: slicesTable,
       KeyConditionExpression: 'jobId = :job AND scheduledAt BETWEEN :since AND :last',
-      ExpressionAttributeValues: { ':job': { S: jobId }, ':since': { N: String(request.since) }, ':last': { N: String(request.until - 1) } },
+      ExpressionAttributeValues: {
+        ':job': { S: jobId },
+        ':since': { N: String(request.since) },
+        ':last': { N: String(request.until - 1) },
+      },
       ConsistentRead: true,
     }),
     // A range record (MISSED, or SKIPPED by the misfire policy) is one item at its first occurrence: one that began

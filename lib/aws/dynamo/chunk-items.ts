@@ -2,7 +2,15 @@
  * Translation between the chunks table's items and the core's chunk and
  * outbox types (lib/core/chunks.ts). No rules here: only names and shapes.
  */
-import { chunkKey, chunkSortKey, outboxShardOf, outboxSortKey, type ChunkRecord, type OutboxItem, type OutboxStatus } from '../../core/chunks.ts';
+import {
+  chunkKey,
+  chunkSortKey,
+  outboxShardOf,
+  outboxSortKey,
+  type ChunkRecord,
+  type OutboxItem,
+  type OutboxStatus,
+} from '../../core/chunks.ts';
 import { fromItem, toItem, type Item } from './items.ts';
 
 export function chunkRecordItem(record: ChunkRecord, expiresAtSeconds: number): Item {

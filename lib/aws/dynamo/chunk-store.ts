@@ -4,7 +4,15 @@
  * partition of the chunks table.
  */
 import { GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { chunkItemCount, chunkSortKey, MAX_ITEMS_PER_CHUNK, type ChunkCommitOutcome, type ChunkCommitRequest, type ChunkRecord, type ChunkStore } from '../../core/chunks.ts';
+import {
+  chunkItemCount,
+  chunkSortKey,
+  MAX_ITEMS_PER_CHUNK,
+  type ChunkCommitOutcome,
+  type ChunkCommitRequest,
+  type ChunkRecord,
+  type ChunkStore,
+} from '../../core/chunks.ts';
 import type { Random } from '../../core/backoff.ts';
 import { TooManyWritesError } from '../../core/errors.ts';
 import { executionKey } from '../../core/execution-key.ts';
@@ -45,7 +53,11 @@ export class DynamoChunkStore implements ChunkStore {
   private async readChunk(key: string, chunk: number): Promise<ChunkRecord | undefined> {
     const result = await onTable(this.config.chunksTable, () =>
       this.dynamo.send(
-        new GetItemCommand({ TableName: this.config.chunksTable, Key: { executionKey: { S: key }, item: { S: chunkSortKey(chunk) } }, ConsistentRead: true }),
+        new GetItemCommand({
+          TableName: this.config.chunksTable,
+          Key: { executionKey: { S: key }, item: { S: chunkSortKey(chunk) } },
+          ConsistentRead: true,
+        }),
       ),
     );
     return result.Item ? toChunkRecord(result.Item) : undefined;

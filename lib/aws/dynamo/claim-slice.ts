@@ -37,7 +37,16 @@
 import { randomUUID } from 'node:crypto';
 import { GetItemCommand, PutItemCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { ClaimOutcome } from '../../core/ports.ts';
-import { isClaimable, isOwnClaimResent, isRecreatable, LEASE_EXPIRY_MARGIN_MS, SliceStatus, type Slice, type SliceDefinition, type SliceKey } from '../../core/slice.ts';
+import {
+  isClaimable,
+  isOwnClaimResent,
+  isRecreatable,
+  LEASE_EXPIRY_MARGIN_MS,
+  SliceStatus,
+  type Slice,
+  type SliceDefinition,
+  type SliceKey,
+} from '../../core/slice.ts';
 import { isConditionFailure, onTable } from './errors.ts';
 import { sliceDefinitionFields, sliceKeyItem, toItem, toSlice } from './items.ts';
 
@@ -62,7 +71,17 @@ const LATER_DELIVERY = '(attribute_not_exists(leaseReceiveCount) OR leaseReceive
 /** Not a resend of the request that already won (SDK retries send the same token). */
 const NOT_THIS_CLAIM = '(attribute_not_exists(claimToken) OR claimToken <> :token)';
 /** What an older generation's last run left on an instant a newer one re-creates. */
-const LAST_RUN_FIELDS = ['skipReason', 'finishedAt', 'expiresAt', 'lastError', 'nextAttemptAt', 'bufferedAt', 'operatorSlot', 'sweepShard', 'sweepAt'];
+const LAST_RUN_FIELDS = [
+  'skipReason',
+  'finishedAt',
+  'expiresAt',
+  'lastError',
+  'nextAttemptAt',
+  'bufferedAt',
+  'operatorSlot',
+  'sweepShard',
+  'sweepAt',
+];
 
 export interface ClaimRequest {
   readonly key: SliceKey;
@@ -77,7 +96,8 @@ export interface ClaimRequest {
 export async function claimSlice(dynamo: DynamoDBClient, tableName: string, request: ClaimRequest): Promise<ClaimOutcome> {
   const token = randomUUID();
   const { run } = request;
-  if (run === undefined) return settle(dynamo, tableName, request, token, await conditionalClaim(dynamo, tableName, request.key, claimInput(request, token)));
+  if (run === undefined)
+    return settle(dynamo, tableName, request, token, await conditionalClaim(dynamo, tableName, request.key, claimInput(request, token)));
   const created = await createClaimed(dynamo, tableName, request, run, token);
   if (created.won) return created;
   const current = created.current;
@@ -88,7 +108,13 @@ export async function claimSlice(dynamo: DynamoDBClient, tableName: string, requ
 }
 
 /** A conditional claim's outcome: won, won by this very request resent, or lost with the slice as it is. */
-async function settle(dynamo: DynamoDBClient, tableName: string, request: ClaimRequest, token: string, attempt: ConditionalClaim): Promise<ClaimOutcome> {
+async function settle(
+  dynamo: DynamoDBClient,
+  tableName: string,
+  request: ClaimRequest,
+  token: string,
+  attempt: ConditionalClaim,
+): Promise<ClaimOutcome> {
   if (attempt.won) return { won: true, slice: attempt.slice };
   const current = attempt.current ?? (await readSlice(dynamo, tableName, request.key));
   if (current && isOwnClaimResent(current, request.owner, token)) return { won: true, slice: current };
@@ -96,7 +122,13 @@ async function settle(dynamo: DynamoDBClient, tableName: string, request: ClaimR
 }
 
 /** CREATE: the whole new slice, claimed, in one conditional put. */
-async function createClaimed(dynamo: DynamoDBClient, tableName: string, request: ClaimRequest, run: SliceDefinition, token: string): Promise<ConditionalClaim> {
+async function createClaimed(
+  dynamo: DynamoDBClient,
+  tableName: string,
+  request: ClaimRequest,
+  run: SliceDefinition,
+  token: string,
+): Promise<ConditionalClaim> {
   const { now, messageId } = request;
   const slice: Record<string, unknown> = {
     ...sliceDefinitionFields(run, now),
@@ -114,7 +146,14 @@ async function createClaimed(dynamo: DynamoDBClient, tableName: string, request:
   const item = { ...toItem(slice), ...sliceKeyItem(request.key) };
   try {
     await onTable(tableName, () =>
-      dynamo.send(new PutItemCommand({ TableName: tableName, Item: item, ConditionExpression: NO_SLICE, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' })),
+      dynamo.send(
+        new PutItemCommand({
+          TableName: tableName,
+          Item: item,
+          ConditionExpression: NO_SLICE,
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      ),
     );
     return { won: true, slice: toSlice(item) };
   } catch (error) {
@@ -123,7 +162,10 @@ async function createClaimed(dynamo: DynamoDBClient, tableName: string, request:
   }
 }
 
-type ClaimInput = Pick<ConstructorParameters<typeof UpdateItemCommand>[0], 'UpdateExpression' | 'ConditionExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'>;
+type ClaimInput = Pick<
+  ConstructorParameters<typeof UpdateItemCommand>[0],
+  'UpdateExpression' | 'ConditionExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'
+>;
 
 /** CLAIM: an existing slice, of the definition's generation when one is given. */
 function claimInput(request: ClaimRequest, token: string): ClaimInput {
@@ -146,7 +188,8 @@ function claimInput(request: ClaimRequest, token: string): ClaimInput {
         'claimToken = :token',
         ...(messageId === undefined ? [] : ['leaseMessageId = :message']),
         ...(count === undefined ? [] : ['leaseReceiveCount = :receiveCount']),
-      ].join(', ') + ` REMOVE nextAttemptAt${messageId === undefined ? ', leaseMessageId' : ''}${count === undefined ? ', leaseReceiveCount' : ''}`,
+      ].join(', ') +
+      ` REMOVE nextAttemptAt${messageId === undefined ? ', leaseMessageId' : ''}${count === undefined ? ', leaseReceiveCount' : ''}`,
     ConditionExpression: run === undefined ? `${EXISTS} AND ${claimable}` : `${EXISTS} AND ${SAME_GENERATION} AND ${claimable}`,
     ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner', ...(run && { '#generation': 'generation' }) },
     ExpressionAttributeValues: {
@@ -165,7 +208,12 @@ function recreateInput(request: ClaimRequest, run: SliceDefinition, token: strin
   const { now, messageId } = request;
   const count = messageId === undefined ? undefined : request.receiveCount;
   const definition = definitionValues(run, now);
-  const absent = [...LAST_RUN_FIELDS, ...(run.payload === undefined ? ['#payload'] : []), ...(messageId === undefined ? ['leaseMessageId'] : []), ...(count === undefined ? ['leaseReceiveCount'] : [])];
+  const absent = [
+    ...LAST_RUN_FIELDS,
+    ...(run.payload === undefined ? ['#payload'] : []),
+    ...(messageId === undefined ? ['leaseMessageId'] : []),
+    ...(count === undefined ? ['leaseReceiveCount'] : []),
+  ];
   return {
     UpdateExpression:
       [
@@ -182,7 +230,13 @@ function recreateInput(request: ClaimRequest, run: SliceDefinition, token: strin
         ...Object.keys(definition).map((name) => `${name.replace(':', '#')} = ${name}`),
       ].join(', ') + ` REMOVE ${absent.join(', ')}`,
     ConditionExpression: OLDER_GENERATION_SKIPPED,
-    ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner', '#generation': 'generation', ...namesOf(definition), ...(run.payload === undefined && { '#payload': 'payload' }) },
+    ExpressionAttributeNames: {
+      '#status': 'status',
+      '#owner': 'owner',
+      '#generation': 'generation',
+      ...namesOf(definition),
+      ...(run.payload === undefined && { '#payload': 'payload' }),
+    },
     ExpressionAttributeValues: {
       ...baseValues(request, token),
       ':enqueued': { S: SliceStatus.Enqueued },
@@ -201,7 +255,9 @@ function baseValues(request: ClaimRequest, token: string): Record<string, Attrib
     ':one': { N: '1' },
     ':token': { S: token },
     ...(request.messageId === undefined ? {} : { ':message': { S: request.messageId } }),
-    ...(request.messageId === undefined || request.receiveCount === undefined ? {} : { ':receiveCount': { N: String(request.receiveCount) } }),
+    ...(request.messageId === undefined || request.receiveCount === undefined
+      ? {}
+      : { ':receiveCount': { N: String(request.receiveCount) } }),
   };
 }
 

@@ -74,7 +74,12 @@ export async function commitChunk(
   }
 }
 
-function transactItems(tables: ChunkTables, request: ChunkCommitRequest, executionKey: string, expiresAtSeconds: number): TransactWriteItem[] {
+function transactItems(
+  tables: ChunkTables,
+  request: ChunkCommitRequest,
+  executionKey: string,
+  expiresAtSeconds: number,
+): TransactWriteItem[] {
   const record: ChunkRecord = {
     executionKey,
     chunk: request.chunk,
@@ -91,7 +96,11 @@ function transactItems(tables: ChunkTables, request: ChunkCommitRequest, executi
         Key: sliceKeyItem(request.key),
         ConditionExpression: CLAIM_HOLDS,
         ExpressionAttributeNames: { '#owner': 'owner', '#status': 'status' },
-        ExpressionAttributeValues: { ':fence': { N: String(request.fence) }, ':owner': { S: request.owner }, ':running': { S: SliceStatus.Running } },
+        ExpressionAttributeValues: {
+          ':fence': { N: String(request.fence) },
+          ':owner': { S: request.owner },
+          ':running': { S: SliceStatus.Running },
+        },
       },
     },
     { Put: { TableName: tables.chunksTable, Item: chunkRecordItem(record, expiresAtSeconds), ConditionExpression: FIRST_RECORD } },
@@ -114,7 +123,8 @@ async function cancelledOutcome(
   readRecord: () => Promise<ChunkRecord | undefined>,
 ): Promise<ChunkCommitOutcome> {
   const [claim, record, ...rest] = codes;
-  if (claim === 'ConditionalCheckFailed') throw new FencedOutError(`${executionKey}#chunk-${request.chunk}`, request.fence, { cause: error });
+  if (claim === 'ConditionalCheckFailed')
+    throw new FencedOutError(`${executionKey}#chunk-${request.chunk}`, request.fence, { cause: error });
   if (record === 'ConditionalCheckFailed') {
     const existing = await readRecord();
     return existing?.fence === request.fence && existing.owner === request.owner ? 'committed' : 'already-committed';
@@ -122,7 +132,9 @@ async function cancelledOutcome(
   const index = rest.findIndex((code) => code === 'ConditionalCheckFailed');
   if (index >= 0) throw new BusinessConditionFailedError(`${executionKey}#chunk-${request.chunk}`, index, { cause: error });
   const code = codes.find((c) => c !== undefined) ?? 'Unknown';
-  throw new CommitRejectedError(`${executionKey}#chunk-${request.chunk}`, code, error instanceof Error ? error.message : String(error), { cause: error });
+  throw new CommitRejectedError(`${executionKey}#chunk-${request.chunk}`, code, error instanceof Error ? error.message : String(error), {
+    cause: error,
+  });
 }
 
 function notCancelled(error: unknown, executionKey: string): unknown {

@@ -19,7 +19,13 @@
  *            generation the change ended that has no slice (a claim that
  *            creates it first wins).
  */
-import { UpdateItemCommand, type AttributeValue, type DynamoDBClient, type TransactWriteItem, type UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
+import {
+  UpdateItemCommand,
+  type AttributeValue,
+  type DynamoDBClient,
+  type TransactWriteItem,
+  type UpdateItemCommandInput,
+} from '@aws-sdk/client-dynamodb';
 import type { MissedRange, SkippedRange } from '../../core/advance-plan.ts';
 import type { SkipReason } from '../../core/job-record.ts';
 import type { NewSlice, RangeRecordOutcome } from '../../core/ports.ts';
@@ -41,10 +47,30 @@ const NEW_SLICE = 'attribute_not_exists(jobId)';
 const OLDER_GENERATION_UNRUN =
   '(#status IN (:enqueued, :failed, :skipped) AND (attribute_not_exists(generation) OR generation < :generation))';
 /** What the last run of an older generation left behind: an unclaimed slice has no lease (its receive count too) nor `claimedFrom`. */
-const LAST_RUN_FIELDS = ['#owner', 'leaseExpiresAt', 'leaseMessageId', 'leaseReceiveCount', 'claimedFrom', 'nextAttemptAt', 'lastError', 'startedAt', 'finishedAt', 'expiresAt', 'skipReason', 'operatorSlot', 'bufferedAt'];
+const LAST_RUN_FIELDS = [
+  '#owner',
+  'leaseExpiresAt',
+  'leaseMessageId',
+  'leaseReceiveCount',
+  'claimedFrom',
+  'nextAttemptAt',
+  'lastError',
+  'startedAt',
+  'finishedAt',
+  'expiresAt',
+  'skipReason',
+  'operatorSlot',
+  'bufferedAt',
+];
 
 /** ENQUEUE, as a transaction item; `extra` adds the operator's record, or a triggered slot's own payload. */
-export function slicePut(tables: SliceTables, run: SliceDefinition, slice: NewSlice, now: number, extra: Record<string, unknown> = {}): TransactWriteItem {
+export function slicePut(
+  tables: SliceTables,
+  run: SliceDefinition,
+  slice: NewSlice,
+  now: number,
+  extra: Record<string, unknown> = {},
+): TransactWriteItem {
   return recreatableSliceUpdate(tables, slice, {
     ...definitionFields(run, now),
     status: SliceStatus.Enqueued,
@@ -56,12 +82,22 @@ export function slicePut(tables: SliceTables, run: SliceDefinition, slice: NewSl
 }
 
 /** ENQUEUE, one request. @returns whether the slice was created (by this call: a resend after a lost reply finds its own). */
-export function enqueueSlice(dynamo: DynamoDBClient, tables: SliceTables, run: SliceDefinition, slice: NewSlice, now: number): Promise<boolean> {
+export function enqueueSlice(
+  dynamo: DynamoDBClient,
+  tables: SliceTables,
+  run: SliceDefinition,
+  slice: NewSlice,
+  now: number,
+): Promise<boolean> {
   return send(
     dynamo,
     tables,
     slicePut(tables, run, slice, now),
-    (old) => old.status?.S === SliceStatus.Enqueued && old.generation?.N === String(run.generation) && old.createdAt?.N === String(now) && old.sweepAt?.N === String(slice.sweepAt),
+    (old) =>
+      old.status?.S === SliceStatus.Enqueued &&
+      old.generation?.N === String(run.generation) &&
+      old.createdAt?.N === String(now) &&
+      old.sweepAt?.N === String(slice.sweepAt),
   );
 }
 
@@ -69,12 +105,29 @@ export function enqueueSlice(dynamo: DynamoDBClient, tables: SliceTables, run: S
  * RANGE: the MISSED record of an outage, or the SKIPPED record of due occurrences the misfire policy does not run.
  * A refusal is judged from the item the condition saw: this generation's range record (another scan's) or another slice.
  */
-export async function recordRange(dynamo: DynamoDBClient, tables: SliceTables, jobId: string, run: SliceDefinition, range: MissedRange | SkippedRange, now: number): Promise<RangeRecordOutcome> {
+export async function recordRange(
+  dynamo: DynamoDBClient,
+  tables: SliceTables,
+  jobId: string,
+  run: SliceDefinition,
+  range: MissedRange | SkippedRange,
+  now: number,
+): Promise<RangeRecordOutcome> {
   const status = 'reason' in range ? { status: SliceStatus.Skipped, skipReason: range.reason } : { status: SliceStatus.Missed };
   const key = { jobId, scheduledAt: range.from };
-  const item = recreatableSliceUpdate(tables, key, { ...definitionFields(run, now), payload: undefined, ...status, attempts: 0, missedUntil: range.to, missedCount: range.count, finishedAt: now });
+  const item = recreatableSliceUpdate(tables, key, {
+    ...definitionFields(run, now),
+    payload: undefined,
+    ...status,
+    attempts: 0,
+    missedUntil: range.to,
+    missedCount: range.count,
+    finishedAt: now,
+  });
   try {
-    await onTable(tables.slicesTable, () => dynamo.send(new UpdateItemCommand({ ...(item.Update as UpdateItemCommandInput), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' })));
+    await onTable(tables.slicesTable, () =>
+      dynamo.send(new UpdateItemCommand({ ...(item.Update as UpdateItemCommandInput), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' })),
+    );
     return 'written';
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
@@ -87,7 +140,14 @@ export async function recordRange(dynamo: DynamoDBClient, tables: SliceTables, j
  * SETTLE: SKIPPED with `reason`, in history for the retention. @returns whether it was written (by this call: a
  * resend of it after its first try landed unanswered finds its own record and counts it, as settle-pending-slices.ts does).
  */
-export function settleAbsentSlice(dynamo: DynamoDBClient, tables: SliceTables, key: SliceKey, run: SliceDefinition, reason: SkipReason, now: number): Promise<boolean> {
+export function settleAbsentSlice(
+  dynamo: DynamoDBClient,
+  tables: SliceTables,
+  key: SliceKey,
+  run: SliceDefinition,
+  reason: SkipReason,
+  now: number,
+): Promise<boolean> {
   return send(
     dynamo,
     tables,
@@ -99,7 +159,11 @@ export function settleAbsentSlice(dynamo: DynamoDBClient, tables: SliceTables, k
       finishedAt: now,
       expiresAt: Math.floor((now + tables.sliceRetentionMs) / 1000),
     }),
-    (old) => old.status?.S === SliceStatus.Skipped && old.skipReason?.S === reason && old.generation?.N === String(run.generation) && old.finishedAt?.N === String(now),
+    (old) =>
+      old.status?.S === SliceStatus.Skipped &&
+      old.skipReason?.S === reason &&
+      old.generation?.N === String(run.generation) &&
+      old.finishedAt?.N === String(now),
   );
 }
 
@@ -115,11 +179,18 @@ function definitionFields(run: SliceDefinition, now: number): Record<string, unk
 }
 
 /** @param ownWrite recognises, in the item a failed condition returns, this very write landed by an earlier try of the request. */
-async function send(dynamo: DynamoDBClient, tables: SliceTables, item: TransactWriteItem, ownWrite?: (old: Record<string, AttributeValue>) => boolean): Promise<boolean> {
+async function send(
+  dynamo: DynamoDBClient,
+  tables: SliceTables,
+  item: TransactWriteItem,
+  ownWrite?: (old: Record<string, AttributeValue>) => boolean,
+): Promise<boolean> {
   const update = item.Update;
   if (update === undefined) throw new TypeError('a slice write is an Update');
   try {
-    await onTable(tables.slicesTable, () => dynamo.send(new UpdateItemCommand({ ...update, ...(ownWrite && { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }) })));
+    await onTable(tables.slicesTable, () =>
+      dynamo.send(new UpdateItemCommand({ ...update, ...(ownWrite && { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }) })),
+    );
     return true;
   } catch (error) {
     if (isConditionFailure(error)) return ownWrite !== undefined && error.Item !== undefined && ownWrite(error.Item);

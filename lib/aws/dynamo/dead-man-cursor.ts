@@ -22,7 +22,9 @@ export interface DeadManCursor {
 const key = (): Item => ({ shard: { N: String(DEAD_MAN_CURSOR_SHARD) }, entry: { S: ENTRY } });
 
 export async function readDeadManCursor(dynamo: DynamoDBClient, wheelTable: string): Promise<DeadManCursor> {
-  const { Item: item } = await onTable(wheelTable, () => dynamo.send(new GetItemCommand({ TableName: wheelTable, Key: key(), ConsistentRead: true })));
+  const { Item: item } = await onTable(wheelTable, () =>
+    dynamo.send(new GetItemCommand({ TableName: wheelTable, Key: key(), ConsistentRead: true })),
+  );
   if (item === undefined) return {};
   const raw = fromItem(item);
   return {

@@ -34,7 +34,12 @@ export function unprocessedBackoffMs(tries: number, random: Random): number {
  * Cancellation codes of a transaction that wrote nothing and may simply be
  * sent again: a conflicting transaction on one of its items, or throttling.
  */
-const BUSY_CANCELLATION_CODES = new Set(['TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded', 'RequestLimitExceeded']);
+const BUSY_CANCELLATION_CODES = new Set([
+  'TransactionConflict',
+  'ThrottlingError',
+  'ProvisionedThroughputExceeded',
+  'RequestLimitExceeded',
+]);
 
 export function isBusyCancellation(code: string | undefined): boolean {
   return code !== undefined && BUSY_CANCELLATION_CODES.has(code);
@@ -109,7 +114,10 @@ export async function onTables<T>(
         await dynamo.send(new DescribeTableCommand({ TableName: tableName }));
       } catch (describeError) {
         if (!(describeError instanceof ResourceNotFoundException)) continue;
-        throw new MissingResourceError('table', tableName, { cause: error, usersOwn: users.has(tableName) && !tables.cronfence.includes(tableName) });
+        throw new MissingResourceError('table', tableName, {
+          cause: error,
+          usersOwn: users.has(tableName) && !tables.cronfence.includes(tableName),
+        });
       }
     }
     throw error;

@@ -28,7 +28,12 @@ export interface SliceReads {
 }
 
 /** Per job, the latest scheduled time among `keys` whose slice is final (jobs with none are absent). */
-export async function latestFinalAmong(dynamo: DynamoDBClient, slicesTable: string, keys: readonly SliceKey[], reads: SliceReads): Promise<Map<string, number>> {
+export async function latestFinalAmong(
+  dynamo: DynamoDBClient,
+  slicesTable: string,
+  keys: readonly SliceKey[],
+  reads: SliceReads,
+): Promise<Map<string, number>> {
   const latest = new Map<string, number>();
   for (let start = 0; start < keys.length; start += KEYS_PER_BATCH) {
     let pending: KeysAndAttributes | undefined = {
@@ -50,7 +55,13 @@ export async function latestFinalAmong(dynamo: DynamoDBClient, slicesTable: stri
 }
 
 /** Scheduled time of the job's latest final slot at or after `from`, if any. */
-export async function latestFinalSince(dynamo: DynamoDBClient, slicesTable: string, jobId: string, from: number, reads: SliceReads): Promise<number | undefined> {
+export async function latestFinalSince(
+  dynamo: DynamoDBClient,
+  slicesTable: string,
+  jobId: string,
+  from: number,
+  reads: SliceReads,
+): Promise<number | undefined> {
   let start: Item | undefined;
   do {
     reads.requests++;
@@ -69,7 +80,9 @@ export async function latestFinalSince(dynamo: DynamoDBClient, slicesTable: stri
         }),
       ),
     );
-    const final = (page.Items ?? []).map(fromItem).find((item) => isFinal(item.status as SliceStatus) && typeof item.scheduledAt === 'number');
+    const final = (page.Items ?? [])
+      .map(fromItem)
+      .find((item) => isFinal(item.status as SliceStatus) && typeof item.scheduledAt === 'number');
     if (final !== undefined) return finalAt(final);
     start = page.LastEvaluatedKey;
   } while (start !== undefined);

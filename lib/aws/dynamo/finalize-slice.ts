@@ -26,25 +26,25 @@
  * MissingResourceError naming it; a timeout or lost connection (outcome
  * unknown) is thrown as it is, for the caller to retry as the same commit.
  */
-import {
-  TransactWriteItemsCommand,
-  UpdateItemCommand,
-  type DynamoDBClient,
-  type TransactWriteItem,
-} from '@aws-sdk/client-dynamodb';
+import { TransactWriteItemsCommand, UpdateItemCommand, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import type { Random } from '../../core/backoff.ts';
 import { sleep } from '../../core/clock.ts';
-import {
-  BusinessConditionFailedError,
-  CommitRejectedError,
-  StoreBusyError,
-} from '../../core/errors.ts';
+import { BusinessConditionFailedError, CommitRejectedError, StoreBusyError } from '../../core/errors.ts';
 import { executionKey as keyOf } from '../../core/execution-key.ts';
 import { ledgerRecordOf } from '../../core/ledger.ts';
 import { SliceStatus } from '../../core/slice.ts';
 import { finalizeRefusal, type Finalize } from '../../core/slice-transitions.ts';
 import { readSlice } from './claim-slice.ts';
-import { busyBackoffMs, cancellationCodes, isBusyCancellation, isBusyRefusal, isClientRejection, isConditionFailure, onTable, onTables } from './errors.ts';
+import {
+  busyBackoffMs,
+  cancellationCodes,
+  isBusyCancellation,
+  isBusyRefusal,
+  isClientRejection,
+  isConditionFailure,
+  onTable,
+  onTables,
+} from './errors.ts';
 import { sliceKeyItem, toSlice } from './items.ts';
 
 export interface FinalizeRequest extends Finalize {
@@ -58,7 +58,10 @@ type TryResult = { readonly busy: string; readonly error: unknown } | undefined;
 
 export async function finalizeSlice(dynamo: DynamoDBClient, slicesTable: string, request: FinalizeRequest, random: Random): Promise<void> {
   const executionKey = keyOf(request.key.jobId, request.key.scheduledAt);
-  const send = (request.extraWrites ?? []).length === 0 ? () => updateOnly(dynamo, slicesTable, request, executionKey) : () => transaction(dynamo, slicesTable, request, executionKey);
+  const send =
+    (request.extraWrites ?? []).length === 0
+      ? () => updateOnly(dynamo, slicesTable, request, executionKey)
+      : () => transaction(dynamo, slicesTable, request, executionKey);
   for (let attempt = 1; ; attempt++) {
     const busy = await send();
     if (busy === undefined) return;
@@ -70,7 +73,9 @@ export async function finalizeSlice(dynamo: DynamoDBClient, slicesTable: string,
 /** No business writes: the slice's own conditional UpdateItem; a refusal is judged from the item the condition saw. */
 async function updateOnly(dynamo: DynamoDBClient, slicesTable: string, request: FinalizeRequest, executionKey: string): Promise<TryResult> {
   try {
-    await onTable(slicesTable, () => dynamo.send(new UpdateItemCommand({ ...sliceUpdate(slicesTable, request), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' })));
+    await onTable(slicesTable, () =>
+      dynamo.send(new UpdateItemCommand({ ...sliceUpdate(slicesTable, request), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' })),
+    );
     return undefined;
   } catch (error) {
     if (isConditionFailure(error)) {
@@ -83,11 +88,18 @@ async function updateOnly(dynamo: DynamoDBClient, slicesTable: string, request: 
   }
 }
 
-async function transaction(dynamo: DynamoDBClient, slicesTable: string, request: FinalizeRequest, executionKey: string): Promise<TryResult> {
+async function transaction(
+  dynamo: DynamoDBClient,
+  slicesTable: string,
+  request: FinalizeRequest,
+  executionKey: string,
+): Promise<TryResult> {
   const extra = request.extraWrites ?? [];
   const items: TransactWriteItem[] = [{ Update: sliceUpdate(slicesTable, request) }, ...extra];
   try {
-    await onTables(dynamo, { cronfence: [slicesTable], users: extra.map(tableOf) }, () => dynamo.send(new TransactWriteItemsCommand({ TransactItems: items })));
+    await onTables(dynamo, { cronfence: [slicesTable], users: extra.map(tableOf) }, () =>
+      dynamo.send(new TransactWriteItemsCommand({ TransactItems: items })),
+    );
     return undefined;
   } catch (error) {
     const codes = cancellationCodes(error);

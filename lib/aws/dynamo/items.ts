@@ -100,7 +100,14 @@ export function toJobRecord(item: Item): JobRecord {
 
 export function jobRecordItem(record: JobRecord): Item {
   if (!isTombstone(record)) return jobItem(record);
-  return toItem({ jobId: record.id, deleted: true, generation: record.generation, version: record.version, updatedAt: record.updatedAt, changeReason: record.changeReason });
+  return toItem({
+    jobId: record.id,
+    deleted: true,
+    generation: record.generation,
+    version: record.version,
+    updatedAt: record.updatedAt,
+    changeReason: record.changeReason,
+  });
 }
 
 /** A job item. */

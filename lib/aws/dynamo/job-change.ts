@@ -44,15 +44,25 @@ export async function writeJobChange(dynamo: DynamoDBClient, tables: ChangeTable
     items.push({
       Put: {
         TableName: tables.wheelTable,
-        Item: { ...wheelKey(write.shard, `!inbox#${write.inbox.jobId}`), jobId: { S: write.inbox.jobId }, generation: { N: String(write.inbox.generation) }, from: { N: String(write.inbox.from) } },
+        Item: {
+          ...wheelKey(write.shard, `!inbox#${write.inbox.jobId}`),
+          jobId: { S: write.inbox.jobId },
+          generation: { N: String(write.inbox.generation) },
+          from: { N: String(write.inbox.from) },
+        },
         ConditionExpression: 'attribute_not_exists(generation) OR generation <= :generation',
         ExpressionAttributeValues: { ':generation': { N: String(write.inbox.generation) } },
       },
     });
   }
-  if (write.settle) items.push({ Put: { TableName: tables.wheelTable, Item: { ...toItem({ ...write.settle }), ...wheelKey(write.shard, settleKey(write.settle)) } } });
+  if (write.settle)
+    items.push({
+      Put: { TableName: tables.wheelTable, Item: { ...toItem({ ...write.settle }), ...wheelKey(write.shard, settleKey(write.settle)) } },
+    });
   try {
-    await onTables(dynamo, { cronfence: [tables.jobsTable, tables.wheelTable] }, () => dynamo.send(new TransactWriteItemsCommand({ TransactItems: items })));
+    await onTables(dynamo, { cronfence: [tables.jobsTable, tables.wheelTable] }, () =>
+      dynamo.send(new TransactWriteItemsCommand({ TransactItems: items })),
+    );
     return true;
   } catch (error) {
     // A lost race, or a conflict with a scan's removal of the inbox entry at that moment: read again and plan again.
@@ -77,7 +87,9 @@ export async function pendingSettles(dynamo: DynamoDBClient, tables: ChangeTable
 
 /** Removes a settle once its occurrences all have a record. */
 export async function clearSettle(dynamo: DynamoDBClient, tables: ChangeTables, settle: DueSettle): Promise<void> {
-  await onTable(tables.wheelTable, () => dynamo.send(new DeleteItemCommand({ TableName: tables.wheelTable, Key: wheelKey(settle.shard, settleKey(settle)) })));
+  await onTable(tables.wheelTable, () =>
+    dynamo.send(new DeleteItemCommand({ TableName: tables.wheelTable, Key: wheelKey(settle.shard, settleKey(settle)) })),
+  );
 }
 
 function settleKey(settle: Pick<DueSettle, 'jobId' | 'generation'>): string {

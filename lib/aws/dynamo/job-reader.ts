@@ -32,7 +32,9 @@ export class DynamoJobReader implements JobReader {
 
   async record(id: string): Promise<JobRecord | undefined> {
     const table = this.config.jobsTable;
-    const result = await onTable(table, () => this.dynamo.send(new GetItemCommand({ TableName: table, Key: { jobId: { S: id } }, ConsistentRead: true })));
+    const result = await onTable(table, () =>
+      this.dynamo.send(new GetItemCommand({ TableName: table, Key: { jobId: { S: id } }, ConsistentRead: true })),
+    );
     return result.Item ? toJobRecord(result.Item) : undefined;
   }
 
@@ -69,7 +71,9 @@ export class DynamoJobReader implements JobReader {
       if (tries > GET_TRIES) throw new StoreBusyError('reading jobs', 'UnprocessedKeys');
       if (tries > 1) await sleep(unprocessedBackoffMs(tries, this.random));
       const request = keys;
-      const result = await onTable(table, () => this.dynamo.send(new BatchGetItemCommand({ RequestItems: { [table]: { Keys: request, ConsistentRead: consistent } } })));
+      const result = await onTable(table, () =>
+        this.dynamo.send(new BatchGetItemCommand({ RequestItems: { [table]: { Keys: request, ConsistentRead: consistent } } })),
+      );
       items.push(...(result.Responses?.[table] ?? []));
       keys = (result.UnprocessedKeys?.[table]?.Keys ?? []) as typeof keys;
     }

@@ -34,8 +34,13 @@ export class DynamoJobStore implements JobStore {
   async slicesOf(jobId: string, fromMs: number, toMs?: number): Promise<Slice[]> {
     const items = await queryAll(this.dynamo, {
       TableName: this.config.slicesTable,
-      KeyConditionExpression: toMs === undefined ? 'jobId = :job AND scheduledAt >= :from' : 'jobId = :job AND scheduledAt BETWEEN :from AND :last',
-      ExpressionAttributeValues: { ':job': { S: jobId }, ':from': { N: String(fromMs) }, ...(toMs !== undefined && { ':last': { N: String(toMs - 1) } }) },
+      KeyConditionExpression:
+        toMs === undefined ? 'jobId = :job AND scheduledAt >= :from' : 'jobId = :job AND scheduledAt BETWEEN :from AND :last',
+      ExpressionAttributeValues: {
+        ':job': { S: jobId },
+        ':from': { N: String(fromMs) },
+        ...(toMs !== undefined && { ':last': { N: String(toMs - 1) } }),
+      },
       ConsistentRead: true,
     });
     return items.map(toSlice);

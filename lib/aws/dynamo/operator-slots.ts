@@ -57,11 +57,22 @@ export type SlotOutcome =
 const BUSY_TRIES = 4;
 
 /** Adds the triggered slot of request `write.requestId`, or finds the one its first try added. */
-export async function writeTriggerSlot(dynamo: DynamoDBClient, tables: OperatorTables, job: StoredJob, write: TriggerWrite, now: number, random: Random): Promise<SlotOutcome> {
+export async function writeTriggerSlot(
+  dynamo: DynamoDBClient,
+  tables: OperatorTables,
+  job: StoredJob,
+  write: TriggerWrite,
+  now: number,
+  random: Random,
+): Promise<SlotOutcome> {
   const marker = { jobId: job.id, scheduledAt: requestMarkerInstant(write.requestId) };
   for (let offsetTry = 0; offsetTry < TRIGGER_OFFSET_TRIES; offsetTry++) {
     const key = { jobId: job.id, scheduledAt: triggerInstant(write.requestId, now, offsetTry) };
-    const items = [markerPut(tables, marker, key, write, now), slotPut(tables, job, key, now, write.note, write.payload), liveJobCheck(tables, job)];
+    const items = [
+      markerPut(tables, marker, key, write, now),
+      slotPut(tables, job, key, now, write.note, write.payload),
+      liveJobCheck(tables, job),
+    ];
     const codes = await transact(dynamo, tables, items, `trigger of job ${job.id}`, random);
     if (codes === undefined) return { kind: 'created', key };
     if (codes[0] !== undefined) {
@@ -72,23 +83,47 @@ export async function writeTriggerSlot(dynamo: DynamoDBClient, tables: OperatorT
     if (codes[2] !== undefined) return { kind: 'job-changed' };
     // codes[1]: another trigger took this offset in this second; step to the next.
   }
-  throw new CronfenceError(`trigger of job ${JSON.stringify(job.id)}: ${TRIGGER_OFFSET_TRIES} slots in this second already taken; try again`);
+  throw new CronfenceError(
+    `trigger of job ${JSON.stringify(job.id)}: ${TRIGGER_OFFSET_TRIES} slots in this second already taken; try again`,
+  );
 }
 
 /** Adds the slice of past occurrence `scheduledAt`, unless one is there already. */
-export async function writeBackfillSlot(dynamo: DynamoDBClient, tables: OperatorTables, job: StoredJob, scheduledAt: number, note: OperatorSlot, now: number, random: Random): Promise<SlotOutcome> {
+export async function writeBackfillSlot(
+  dynamo: DynamoDBClient,
+  tables: OperatorTables,
+  job: StoredJob,
+  scheduledAt: number,
+  note: OperatorSlot,
+  now: number,
+  random: Random,
+): Promise<SlotOutcome> {
   const key = { jobId: job.id, scheduledAt };
-  const codes = await transact(dynamo, tables, [slotPut(tables, job, key, now, note), liveJobCheck(tables, job)], `backfill of job ${job.id}`, random);
+  const codes = await transact(
+    dynamo,
+    tables,
+    [slotPut(tables, job, key, now, note), liveJobCheck(tables, job)],
+    `backfill of job ${job.id}`,
+    random,
+  );
   if (codes === undefined) return { kind: 'created', key };
   if (codes[1] !== undefined) return { kind: 'job-changed' };
   return { kind: 'exists', key };
 }
 
 /** Sends the transaction; undefined when it committed, else the per-item cancellation codes. */
-async function transact(dynamo: DynamoDBClient, tables: OperatorTables, items: TransactWriteItem[], what: string, random: Random): Promise<(string | undefined)[] | undefined> {
+async function transact(
+  dynamo: DynamoDBClient,
+  tables: OperatorTables,
+  items: TransactWriteItem[],
+  what: string,
+  random: Random,
+): Promise<(string | undefined)[] | undefined> {
   for (let busyTries = 1; ; busyTries++) {
     try {
-      await onTables(dynamo, { cronfence: [tables.slicesTable, tables.jobsTable] }, () => dynamo.send(new TransactWriteItemsCommand({ TransactItems: items })));
+      await onTables(dynamo, { cronfence: [tables.slicesTable, tables.jobsTable] }, () =>
+        dynamo.send(new TransactWriteItemsCommand({ TransactItems: items })),
+      );
       return undefined;
     } catch (error) {
       const codes = cancellationCodes(error);
@@ -105,7 +140,14 @@ async function transact(dynamo: DynamoDBClient, tables: OperatorTables, items: T
   }
 }
 
-function slotPut(tables: OperatorTables, job: StoredJob, key: SliceKey, now: number, note: OperatorSlot, payload?: Record<string, unknown>): TransactWriteItem {
+function slotPut(
+  tables: OperatorTables,
+  job: StoredJob,
+  key: SliceKey,
+  now: number,
+  note: OperatorSlot,
+  payload?: Record<string, unknown>,
+): TransactWriteItem {
   const sweepAt = sweepAtFor(SliceStatus.Enqueued, { scheduledAt: key.scheduledAt, now, graceMs: tables.sweepGraceMs });
   return slicePut(tables, definitionOf(job), { ...key, sweepAt }, now, { operatorSlot: note, ...(payload !== undefined && { payload }) });
 }
@@ -140,11 +182,17 @@ function liveJobCheck(tables: OperatorTables, job: StoredJob): TransactWriteItem
   };
 }
 
-async function markedSlot(dynamo: DynamoDBClient, tables: OperatorTables, marker: SliceKey, requestId: string): Promise<{ key: SliceKey; createdAt: number }> {
+async function markedSlot(
+  dynamo: DynamoDBClient,
+  tables: OperatorTables,
+  marker: SliceKey,
+  requestId: string,
+): Promise<{ key: SliceKey; createdAt: number }> {
   const result = await dynamo.send(new GetItemCommand({ TableName: tables.slicesTable, Key: sliceKeyItem(marker), ConsistentRead: true }));
   const raw = result.Item ? fromItem(result.Item) : undefined;
   if (raw === undefined) throw new JobNotFoundError(marker.jobId);
   // 48-bit markers: two request ids meeting on one is not expected, but it must not hand back someone else's slot.
-  if (raw.requestId !== requestId) throw new CronfenceError(`request id ${JSON.stringify(requestId)} collides with ${JSON.stringify(raw.requestId)}; use another`);
+  if (raw.requestId !== requestId)
+    throw new CronfenceError(`request id ${JSON.stringify(requestId)} collides with ${JSON.stringify(raw.requestId)}; use another`);
   return { key: { jobId: marker.jobId, scheduledAt: raw.slotAt as number }, createdAt: raw.createdAt as number };
 }

@@ -57,7 +57,12 @@ export class DynamoOutboxStore implements OutboxStore {
         UpdateExpression: 'SET dueAt = :until, deliveries = deliveries + :one',
         ConditionExpression: UNTAKEN,
         ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':pending': { S: 'PENDING' }, ':seen': { N: String(item.dueAt ?? 0) }, ':until': { N: String(until) }, ':one': { N: '1' } },
+        ExpressionAttributeValues: {
+          ':pending': { S: 'PENDING' },
+          ':seen': { N: String(item.dueAt ?? 0) },
+          ':until': { N: String(until) },
+          ':one': { N: '1' },
+        },
       },
       () => {},
     );
@@ -92,7 +97,13 @@ export class DynamoOutboxStore implements OutboxStore {
     }
     await conditionalUpdate(
       this.dynamo,
-      { ...this.target(item), UpdateExpression: `SET ${set.join(', ')}${remove}`, ConditionExpression: STILL_MINE, ExpressionAttributeNames: { '#status': 'status' }, ExpressionAttributeValues: values },
+      {
+        ...this.target(item),
+        UpdateExpression: `SET ${set.join(', ')}${remove}`,
+        ConditionExpression: STILL_MINE,
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: values,
+      },
       () => {},
     );
   }

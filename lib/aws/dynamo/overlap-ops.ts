@@ -49,7 +49,13 @@ export class DynamoOverlapStore implements OverlapStore {
 
   async lane(jobId: string): Promise<OverlapLane | undefined> {
     const result = await onTable(this.config.slicesTable, () =>
-      this.dynamo.send(new GetItemCommand({ TableName: this.config.slicesTable, Key: sliceKeyItem({ jobId, scheduledAt: LANE_INSTANT }), ConsistentRead: true })),
+      this.dynamo.send(
+        new GetItemCommand({
+          TableName: this.config.slicesTable,
+          Key: sliceKeyItem({ jobId, scheduledAt: LANE_INSTANT }),
+          ConsistentRead: true,
+        }),
+      ),
     );
     if (!result.Item) return undefined;
     const raw = fromItem(result.Item);

@@ -18,7 +18,13 @@ import { queryAll } from './read-pages.ts';
 /** Still the run the reconciler found abandoned, and nothing follows it yet. */
 const ABANDONED_HOLDER = '#status = :running AND fence = :fence AND attribute_not_exists(sweepAt)';
 
-export async function slicesBetween(dynamo: DynamoDBClient, tableName: string, jobId: string, fromMs: number, toMs: number): Promise<Slice[]> {
+export async function slicesBetween(
+  dynamo: DynamoDBClient,
+  tableName: string,
+  jobId: string,
+  fromMs: number,
+  toMs: number,
+): Promise<Slice[]> {
   // An empty range holds nothing; DynamoDB rejects a BETWEEN whose upper bound is below its lower one (ValidationException).
   if (fromMs >= toMs) return [];
   const items = await onTable(tableName, () =>
@@ -31,7 +37,13 @@ export async function slicesBetween(dynamo: DynamoDBClient, tableName: string, j
   return items.map(toSlice);
 }
 
-export function followAbandoned(dynamo: DynamoDBClient, tableName: string, key: SliceKey, fence: number, sweepAt: number): Promise<boolean> {
+export function followAbandoned(
+  dynamo: DynamoDBClient,
+  tableName: string,
+  key: SliceKey,
+  fence: number,
+  sweepAt: number,
+): Promise<boolean> {
   return conditionalUpdate(
     dynamo,
     {
@@ -40,7 +52,11 @@ export function followAbandoned(dynamo: DynamoDBClient, tableName: string, key: 
       UpdateExpression: 'SET sweepShard = #shard, sweepAt = :sweep',
       ConditionExpression: ABANDONED_HOLDER,
       ExpressionAttributeNames: { '#status': 'status', '#shard': 'shard' },
-      ExpressionAttributeValues: { ':running': { S: SliceStatus.Running }, ':fence': { N: String(fence) }, ':sweep': { N: String(sweepAt) } },
+      ExpressionAttributeValues: {
+        ':running': { S: SliceStatus.Running },
+        ':fence': { N: String(fence) },
+        ':sweep': { N: String(sweepAt) },
+      },
     },
     () => {},
   );

@@ -67,7 +67,12 @@ export async function settlePendingSlices(dynamo: DynamoDBClient, slicesTable: s
   return skipped;
 }
 
-async function skipOne(dynamo: DynamoDBClient, slicesTable: string, key: Record<string, AttributeValue>, request: SettleRequest): Promise<boolean> {
+async function skipOne(
+  dynamo: DynamoDBClient,
+  slicesTable: string,
+  key: Record<string, AttributeValue>,
+  request: SettleRequest,
+): Promise<boolean> {
   let ownSkipResent = false;
   const skipped = await conditionalUpdate(
     dynamo,
@@ -91,7 +96,8 @@ async function skipOne(dynamo: DynamoDBClient, slicesTable: string, key: Record<
     // skip: the SDK sent the update again after its first try landed unanswered (a timeout), and it was ours.
     (error) => {
       const old = error.Item;
-      ownSkipResent = old?.status?.S === SliceStatus.Skipped && old.skipReason?.S === request.reason && old.finishedAt?.N === String(request.now);
+      ownSkipResent =
+        old?.status?.S === SliceStatus.Skipped && old.skipReason?.S === request.reason && old.finishedAt?.N === String(request.now);
     },
   );
   return skipped || ownSkipResent;

@@ -11,7 +11,15 @@ import { executionKey } from '../../core/execution-key.ts';
 import type { SkipReason } from '../../core/job-record.ts';
 import { ledgerRecordOf, type LedgerRecord } from '../../core/ledger.ts';
 import { mapBounded } from '../../core/map-bounded.ts';
-import type { BusinessWrite, ClaimOutcome, NewSlice, NotRunStatus, RangeRecordOutcome, SliceStore, SweepCandidate } from '../../core/ports.ts';
+import type {
+  BusinessWrite,
+  ClaimOutcome,
+  NewSlice,
+  NotRunStatus,
+  RangeRecordOutcome,
+  SliceStore,
+  SweepCandidate,
+} from '../../core/ports.ts';
 import { SliceStatus, type Slice, type SliceDefinition, type SliceKey } from '../../core/slice.ts';
 import { MAX_BUSINESS_WRITES_PER_COMMIT } from '../../core/slice-transitions.ts';
 import type { CronfenceConfig } from '../config.ts';
@@ -36,8 +44,22 @@ export class DynamoSliceStore implements SliceStore {
     private readonly random: Random,
   ) {}
 
-  claim(key: SliceKey, owner: string, now: number, messageId?: string, receiveCount?: number, run?: SliceDefinition): Promise<ClaimOutcome> {
-    return claimSlice(this.dynamo, this.config.slicesTable, { key: { jobId: key.jobId, scheduledAt: key.scheduledAt }, owner, now, messageId, receiveCount, run });
+  claim(
+    key: SliceKey,
+    owner: string,
+    now: number,
+    messageId?: string,
+    receiveCount?: number,
+    run?: SliceDefinition,
+  ): Promise<ClaimOutcome> {
+    return claimSlice(this.dynamo, this.config.slicesTable, {
+      key: { jobId: key.jobId, scheduledAt: key.scheduledAt },
+      owner,
+      now,
+      messageId,
+      receiveCount,
+      run,
+    });
   }
 
   async skipClaimed({ key, fence }: FencedClaim, reason: string, now: number, status: NotRunStatus = SliceStatus.Skipped): Promise<void> {
@@ -54,22 +76,35 @@ export class DynamoSliceStore implements SliceStore {
     if (writes.length > MAX_BUSINESS_WRITES_PER_COMMIT) {
       throw new TooManyWritesError(executionKey(key.jobId, key.scheduledAt), writes.length, MAX_BUSINESS_WRITES_PER_COMMIT);
     }
-    await finalizeSlice(this.dynamo, this.config.slicesTable, {
-      key,
-      fence,
-      owner,
-      now,
-      outcome: 'SUCCEEDED',
-      extraWrites: writes.map(toTransactItem),
-    }, this.random);
+    await finalizeSlice(
+      this.dynamo,
+      this.config.slicesTable,
+      {
+        key,
+        fence,
+        owner,
+        now,
+        outcome: 'SUCCEEDED',
+        extraWrites: writes.map(toTransactItem),
+      },
+      this.random,
+    );
   }
 
-  recordFailure({ key, fence }: FencedClaim, failure: { now: number; error: string; nextAttemptAt: number; sweepAt: number }): Promise<void> {
+  recordFailure(
+    { key, fence }: FencedClaim,
+    failure: { now: number; error: string; nextAttemptAt: number; sweepAt: number },
+  ): Promise<void> {
     return recordFailure(this.dynamo, this.config.slicesTable, key, fence, failure);
   }
 
   recordDead({ key, fence, owner }: Claim, now: number, error: string): Promise<void> {
-    return finalizeSlice(this.dynamo, this.config.slicesTable, { key, fence, owner, now, outcome: 'DEAD', error: error.slice(0, 2000) }, this.random);
+    return finalizeSlice(
+      this.dynamo,
+      this.config.slicesTable,
+      { key, fence, owner, now, outcome: 'DEAD', error: error.slice(0, 2000) },
+      this.random,
+    );
   }
 
   get(key: SliceKey): Promise<Slice | undefined> {
@@ -93,7 +128,9 @@ export class DynamoSliceStore implements SliceStore {
   }
 
   async enqueue(run: SliceDefinition, slices: readonly NewSlice[], now: number): Promise<SliceKey[]> {
-    const created = await mapBounded(slices, WRITE_CONCURRENCY, async (slice) => ((await enqueueSlice(this.dynamo, this.config, run, slice, now)) ? slice : undefined));
+    const created = await mapBounded(slices, WRITE_CONCURRENCY, async (slice) =>
+      (await enqueueSlice(this.dynamo, this.config, run, slice, now)) ? slice : undefined,
+    );
     return created.flatMap((slice) => (slice ? [{ jobId: slice.jobId, scheduledAt: slice.scheduledAt }] : []));
   }
 
@@ -106,7 +143,9 @@ export class DynamoSliceStore implements SliceStore {
   }
 
   async settleAbsent(jobId: string, run: SliceDefinition, instants: readonly number[], reason: SkipReason, now: number): Promise<number> {
-    const written = await mapBounded(instants, WRITE_CONCURRENCY, (scheduledAt) => settleAbsentSlice(this.dynamo, this.config, { jobId, scheduledAt }, run, reason, now));
+    const written = await mapBounded(instants, WRITE_CONCURRENCY, (scheduledAt) =>
+      settleAbsentSlice(this.dynamo, this.config, { jobId, scheduledAt }, run, reason, now),
+    );
     return written.filter(Boolean).length;
   }
 }

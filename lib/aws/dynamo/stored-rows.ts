@@ -35,7 +35,13 @@ const jobRow = z.looseObject({
   pause: z.looseObject({ until: num.optional() }, { error: 'must be an object' }).optional(),
 });
 
-const tombstoneRow = z.looseObject({ jobId: str.min(1), deleted: z.literal(true), version: num, updatedAt: num, generation: num.optional() });
+const tombstoneRow = z.looseObject({
+  jobId: str.min(1),
+  deleted: z.literal(true),
+  version: num,
+  updatedAt: num,
+  generation: num.optional(),
+});
 
 const sliceRow = z.looseObject({
   jobId: str.min(1),
@@ -66,7 +72,9 @@ export function readSliceRow(item: Item): RowRead<Slice> {
   const jobId = typeof raw.jobId === 'string' ? raw.jobId : '(no jobId)';
   const scheduledAt = typeof raw.scheduledAt === 'number' ? raw.scheduledAt : undefined;
   const key = scheduledAt === undefined ? jobId : executionKey(jobId, scheduledAt);
-  return { unreadable: { table: 'slices', key, jobId, ...(scheduledAt !== undefined && { scheduledAt }), reason: describeIssue(parsed.error) } };
+  return {
+    unreadable: { table: 'slices', key, jobId, ...(scheduledAt !== undefined && { scheduledAt }), reason: describeIssue(parsed.error) },
+  };
 }
 
 /** Splits items into what they are and the rows that cannot be read. */

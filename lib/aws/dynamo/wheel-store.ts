@@ -85,7 +85,9 @@ export class DynamoWheelStore implements WheelStore {
   ) {}
 
   async readCursor(shard: number): Promise<ShardCursor | undefined> {
-    const result = await onTable(this.table, () => this.dynamo.send(new GetItemCommand({ TableName: this.table, Key: this.key(shard, CURSOR_KEY), ConsistentRead: true })));
+    const result = await onTable(this.table, () =>
+      this.dynamo.send(new GetItemCommand({ TableName: this.table, Key: this.key(shard, CURSOR_KEY), ConsistentRead: true })),
+    );
     return cursorOf(result.Item);
   }
 
@@ -111,7 +113,10 @@ export class DynamoWheelStore implements WheelStore {
         const moved = await this.writeCursor(shard, {
           UpdateExpression: 'SET scannedThrough = :scanned, reconciledThrough = :reconciled',
           ConditionExpression: `${NO_CURSOR} OR ${NOT_BEHIND}`,
-          ExpressionAttributeValues: { ':scanned': { N: String(target.scannedThrough) }, ':reconciled': { N: String(target.reconciledThrough) } },
+          ExpressionAttributeValues: {
+            ':scanned': { N: String(target.scannedThrough) },
+            ':reconciled': { N: String(target.reconciledThrough) },
+          },
         });
         if (moved === undefined) throw new CronfenceError(`moving the cursor of shard ${shard}: DynamoDB returned no item`);
         return moved;
@@ -120,7 +125,10 @@ export class DynamoWheelStore implements WheelStore {
         // Another scan moved one field further: keep the larger of each.
         const current = await this.readCursor(shard);
         if (current === undefined) continue;
-        const merged = { scannedThrough: Math.max(current.scannedThrough, target.scannedThrough), reconciledThrough: Math.max(current.reconciledThrough, target.reconciledThrough) };
+        const merged = {
+          scannedThrough: Math.max(current.scannedThrough, target.scannedThrough),
+          reconciledThrough: Math.max(current.reconciledThrough, target.reconciledThrough),
+        };
         if (merged.scannedThrough === current.scannedThrough && merged.reconciledThrough === current.reconciledThrough) return current;
         target = merged;
       }
@@ -136,7 +144,11 @@ export class DynamoWheelStore implements WheelStore {
           KeyConditionExpression: '#shard = :shard AND #entry BETWEEN :from AND :to',
           ExpressionAttributeNames: { '#shard': 'shard', '#entry': 'entry' },
           // Every sort key of a bucket below `toMs` starts with its digits and sorts before this bound.
-          ExpressionAttributeValues: { ':shard': { N: String(shard) }, ':from': { S: bucketKey(fromMs) }, ':to': { S: `${bucketKey(toMs - 1)}~` } },
+          ExpressionAttributeValues: {
+            ':shard': { N: String(shard) },
+            ':from': { S: bucketKey(fromMs) },
+            ':to': { S: `${bucketKey(toMs - 1)}~` },
+          },
           ProjectionExpression: '#entry',
           ConsistentRead: true,
           Limit: 1,
@@ -260,16 +272,30 @@ export class DynamoWheelStore implements WheelStore {
     );
     return items.map((item) => {
       const raw = fromItem(item);
-      return { jobId: raw.jobId as string, generation: raw.generation as number, reason: raw.reason as string, from: raw.from as number, at: raw.at as number, by: raw.by as string };
+      return {
+        jobId: raw.jobId as string,
+        generation: raw.generation as number,
+        reason: raw.reason as string,
+        from: raw.from as number,
+        at: raw.at as number,
+        by: raw.by as string,
+      };
     });
   }
 
   /** One conditional write of the shard's cursor item. @returns the item as written (undefined while it is a claim alone) */
   private async writeCursor(
     shard: number,
-    update: Pick<UpdateItemCommandInput, 'UpdateExpression' | 'ConditionExpression' | 'ExpressionAttributeValues' | 'ReturnValuesOnConditionCheckFailure'>,
+    update: Pick<
+      UpdateItemCommandInput,
+      'UpdateExpression' | 'ConditionExpression' | 'ExpressionAttributeValues' | 'ReturnValuesOnConditionCheckFailure'
+    >,
   ): Promise<ShardCursor | undefined> {
-    const result = await onTable(this.table, () => this.dynamo.send(new UpdateItemCommand({ TableName: this.table, Key: this.key(shard, CURSOR_KEY), ReturnValues: 'ALL_NEW', ...update })));
+    const result = await onTable(this.table, () =>
+      this.dynamo.send(
+        new UpdateItemCommand({ TableName: this.table, Key: this.key(shard, CURSOR_KEY), ReturnValues: 'ALL_NEW', ...update }),
+      ),
+    );
     return cursorOf(result.Attributes);
   }
 
@@ -277,10 +303,15 @@ export class DynamoWheelStore implements WheelStore {
   private async writeBatch(requests: WriteRequest[], now: number): Promise<void> {
     let pending = requests;
     for (let tries = 1; pending.length > 0; tries++) {
-      if (tries > WRITE_TRIES) throw new CronfenceError(`placing wheel entries at ${now}: DynamoDB left ${pending.length} of ${requests.length} packs unprocessed after ${WRITE_TRIES} tries`);
+      if (tries > WRITE_TRIES)
+        throw new CronfenceError(
+          `placing wheel entries at ${now}: DynamoDB left ${pending.length} of ${requests.length} packs unprocessed after ${WRITE_TRIES} tries`,
+        );
       if (tries > 1) await sleep(unprocessedBackoffMs(tries, this.random));
       const batch = pending;
-      const result = await onTable(this.table, () => this.dynamo.send(new BatchWriteItemCommand({ RequestItems: { [this.table]: batch } })));
+      const result = await onTable(this.table, () =>
+        this.dynamo.send(new BatchWriteItemCommand({ RequestItems: { [this.table]: batch } })),
+      );
       pending = result.UnprocessedItems?.[this.table] ?? [];
     }
   }
@@ -300,7 +331,11 @@ function cursorOf(item: Record<string, AttributeValue> | undefined): ShardCursor
   const raw = fromItem(item);
   const scannedThrough = raw.scannedThrough as number;
   // A cursor written before claims existed: its claim is where it has scanned to.
-  return { scannedThrough, reconciledThrough: raw.reconciledThrough as number, claimedThrough: Math.max((raw.claimedThrough as number | undefined) ?? scannedThrough, scannedThrough) };
+  return {
+    scannedThrough,
+    reconciledThrough: raw.reconciledThrough as number,
+    claimedThrough: Math.max((raw.claimedThrough as number | undefined) ?? scannedThrough, scannedThrough),
+  };
 }
 
 function bucketKey(instant: number): string {
@@ -320,7 +355,11 @@ function packs(entries: readonly PlacedEntry[]): { bucket: number; jobs: string 
     let current: string[] = [];
     let size = 2;
     for (const entry of group) {
-      const text = JSON.stringify(entry.sentAt === undefined ? [entry.jobId, entry.generation, entry.from] : [entry.jobId, entry.generation, entry.from, entry.sentAt]);
+      const text = JSON.stringify(
+        entry.sentAt === undefined
+          ? [entry.jobId, entry.generation, entry.from]
+          : [entry.jobId, entry.generation, entry.from, entry.sentAt],
+      );
       if (current.length > 0 && size + text.length + 1 > PACK_BYTES) {
         out.push({ bucket, jobs: `[${current.join(',')}]` });
         current = [];
@@ -335,5 +374,10 @@ function packs(entries: readonly PlacedEntry[]): { bucket: number; jobs: string 
 }
 
 function unpack(jobs: string): (WheelEntry & { sentAt?: number })[] {
-  return (JSON.parse(jobs) as [string, number, number, number?][]).map(([jobId, generation, from, sentAt]) => ({ jobId, generation, from, ...(sentAt !== undefined && { sentAt }) }));
+  return (JSON.parse(jobs) as [string, number, number, number?][]).map(([jobId, generation, from, sentAt]) => ({
+    jobId,
+    generation,
+    from,
+    ...(sentAt !== undefined && { sentAt }),
+  }));
 }

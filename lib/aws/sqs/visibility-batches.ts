@@ -52,7 +52,11 @@ export class VisibilityBatches {
       const result = await this.sqs.send(
         new ChangeMessageVisibilityBatchCommand({
           QueueUrl: await this.url(),
-          Entries: changes.map((change, index) => ({ Id: String(index), ReceiptHandle: change.receiptHandle, VisibilityTimeout: change.seconds })),
+          Entries: changes.map((change, index) => ({
+            Id: String(index),
+            ReceiptHandle: change.receiptHandle,
+            VisibilityTimeout: change.seconds,
+          })),
         }),
       );
       const failed = new Map((result.Failed ?? []).map((entry) => [entry.Id, entry]));
@@ -75,7 +79,10 @@ export class VisibilityBatches {
  */
 function isMovedOn(entry: BatchResultErrorEntry): boolean {
   const code = entry.Code ?? '';
-  return /ReceiptHandleIsInvalid|MessageNotInflight/.test(code) || (/InvalidParameterValue/.test(code) && /ReceiptHandle/.test(entry.Message ?? ''));
+  return (
+    /ReceiptHandleIsInvalid|MessageNotInflight/.test(code) ||
+    (/InvalidParameterValue/.test(code) && /ReceiptHandle/.test(entry.Message ?? ''))
+  );
 }
 
 function clampSeconds(seconds: number): number {

@@ -2,7 +2,13 @@
  * The WorkQueue port over SQS. Delays are what make a slice surface at its
  * second: SQS DelaySeconds (0..900), the worker waits out the sub-second rest.
  */
-import { ChangeMessageVisibilityCommand, MessageNotInflight, ReceiptHandleIsInvalid, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import {
+  ChangeMessageVisibilityCommand,
+  MessageNotInflight,
+  ReceiptHandleIsInvalid,
+  SendMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
 import { encodeScanMessage, encodeWorkMessage } from '../../core/messages.ts';
 import type { DeadLetterRecord, DeadLetterSink, ScanQueue, ScanRequest, WorkMessage, WorkQueue } from '../../core/ports.ts';
 import { sendInBatches } from './send-batches.ts';
@@ -73,7 +79,9 @@ export class SqsDeadLetterSink implements DeadLetterSink {
   ) {}
 
   async send(record: DeadLetterRecord): Promise<void> {
-    await this.sqs.send(new SendMessageCommand({ QueueUrl: await this.url(), MessageBody: JSON.stringify({ kind: 'dead-slice', ...record }) }));
+    await this.sqs.send(
+      new SendMessageCommand({ QueueUrl: await this.url(), MessageBody: JSON.stringify({ kind: 'dead-slice', ...record }) }),
+    );
   }
 
   /** A message cronfence could not read or run, kept for an operator. */
