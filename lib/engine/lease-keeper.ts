@@ -136,8 +136,7 @@ export class LeaseKeeper {
    * to disarm after it (until half a heartbeat before the message could surface), so a slow but successful
    * extension does not disarm the fast takeover (a drill saw an 8-9 s failover after such a disarm). Meanwhile a
    * second extension goes out beside it, while the message cannot have surfaced yet: whichever lands first keeps this
-   * holder. Waited for alone, a hung extension left the disarm half a heartbeat, and a CI drill (2026-12-05) saw that
-   * renewal throttled past the moment the message surfaced: a standby took over a holder that had renewed 2 s before.
+   * holder: waited for alone, a hung extension would leave the disarm half a heartbeat (docs/chaos.md, incidents).
    */
   private async awaitExtensionInFlight(): Promise<void> {
     if (this.extensions.size === 0) return;
@@ -191,9 +190,7 @@ export class LeaseKeeper {
       )
       .finally(() => {
         this.extensions.delete(extension);
-        // And send the extension again beside that renewal, once: either landing keeps this holder. A CI drill
-        // (2026-12-03) saw an extension refused three times, then the disarming renewal throttled past the moment the
-        // message surfaced, and a standby took over a holder that had renewed 2 s before.
+        // And send the extension again beside that renewal, once: either landing keeps this holder.
         if (refused && !beside && !this.disarmed) this.extendVisibility(true);
       });
     this.extensions.add(extension);
@@ -224,8 +221,7 @@ export class LeaseKeeper {
       if (disarm) this.disarmed = true;
     });
     // Still unanswered a heartbeat before the message could surface (a loaded table): extend it now, not after the
-    // answer, or a standby given the message takes this live holder over on the holder's-message-back rule. A 300 s
-    // drill (2026-12-02) saw five such displacements as the fleet started: renewals of 2 s, 2.7-2.9 s of silence.
+    // answer, or a standby given the message takes this live holder over on the holder's-message-back rule.
     // Should this renewal then be refused, the message stays hidden one visibility timeout longer than it had to.
     // Beside an extension still in flight: one that hangs must not keep this one back.
     const early = new AbortController();

@@ -89,8 +89,7 @@ async function apply(
       const sweepAt = sweepAtFor(SliceStatus.Enqueued, { scheduledAt: decision.untilMs, now, graceMs: deps.sweepGraceMs });
       await deps.overlap.deferClaimed({ key: slice, fence: slice.fence }, now, sweepAt);
       // Said once the slice is given back, before the hide: a hide that fails leaves the slice just as buffered (its
-      // message returns sooner, to a claim the gate judges again). Emitted after it, a throttled hide left a slice
-      // given back without its event, and a drill read the next claim as a takeover of a live holder (2026-12-05).
+      // message returns sooner, to a claim the gate judges again), and no slice is given back without its event.
       deps.events.emit(
         lifecycleEvent('buffered', slice, deps.clock.now(), {
           fence: slice.fence,

@@ -109,7 +109,7 @@ const EARLY_TOLERANCE_MS = 2000;
  * How soon a message comes back after an error before its claim settled: 1 s after its first delivery, then
  * full-jittered exponential backoff by delivery, up to 16 s. At a fixed second, a table that stayed throttled was
  * sent a claim for every pending slice each second, more each second as slices fell due, and never recovered
- * (a LocalStack drill in CI, 2026-12-03: 14 failed messages in a 10 s window grew to 1,100 in one).
+ * (docs/chaos.md, "Incidents behind the claim and heartbeat rules").
  */
 const RETRY_AFTER_ERROR = { baseMs: 1000, maxMs: 16_000 };
 /** The longest lookahead a scan may have (CRONFENCE_LOOKAHEAD_MS), plus the clock-skew margin. */

@@ -130,8 +130,7 @@ export class SqsPoller {
 /**
  * When the receive's last SDK try was sent: only the try whose reply is read can have hidden its messages. Timed from
  * the call, a receive whose first try hung, was throttled, or timed out across a pause of this process read as held
- * up past its wait, and its messages' holders started with the fast takeover disarmed: 20 and 22 such claims in two
- * 300 s drills before (2026-12-05), none in the next.
+ * up past its wait, and its messages' holders started with the fast takeover disarmed (docs/chaos.md, incidents).
  */
 function trackTrySentAt(receive: ReceiveMessageCommand, clock: Clock): { value: number } {
   const sentAt = { value: clock.now() };

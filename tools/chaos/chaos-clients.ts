@@ -171,7 +171,7 @@ function handlesOf(input: unknown): string[] {
 /**
  * The execution key of the slice a DynamoDB request reads or writes, if any (the checker ties the fault to its slice):
  * by its key, or by the item it puts. A first claim puts the slice: named by its key alone, a standby's throttled
- * claim went untied, and the 4.8 s failover it caused counted as bounded (a 300 s drill, 2026-12-05).
+ * claim went untied, and the failover it slowed counted as bounded.
  */
 function sliceNamedBy(input: unknown): string | undefined {
   type Named = { Key?: KeyAttributes; Item?: KeyAttributes };
