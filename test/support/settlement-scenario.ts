@@ -26,7 +26,7 @@ import { Worker, type ReceivedMessage } from '../../lib/engine/worker.ts';
 import { PAYOUTS_TABLE } from '../../examples/jobs/examples.ts';
 import { merchantSettlement } from '../../examples/jobs/settlement.ts';
 import { readPatiently } from '../../tools/chaos/drill-stores.ts';
-import { MockBank } from '../../lib/local/mock-bank.ts';
+import { MockBank } from '../../examples/jobs/mock-bank.ts';
 import type { TestInstallation } from './harness.ts';
 import { gate } from './memory-engine.ts';
 import { enqueuedSlice, wholeSecond } from './slices.ts';

@@ -14,6 +14,7 @@ import { loadConfig, type CronfenceConfig } from '../../lib/aws/config.ts';
 import { HandlerRegistry } from '../../lib/engine/define-job.ts';
 import { merchantSettlement } from '../../examples/jobs/settlement.ts';
 import type { ReplicaSetup } from '../../lib/local/replica.ts';
+import { attachMeter } from '../meter/replica-meter.ts';
 import { HangServer, injectClientFaults } from './chaos-clients.ts';
 import { chaosHandlers } from './chaos-jobs.ts';
 import { chaosSliceStore, chaosWorkQueue, type FaultReporter } from './chaos-ports.ts';
@@ -49,6 +50,8 @@ export function chaosReplica(options: ChaosReplicaOptions = {}): ReplicaSetup {
     return {
       // The settlement drill's job (npm run chaos -- --settlement) beside the drill's own.
       handlers: new HandlerRegistry([...chaosHandlers(config.prefix, random, true), merchantSettlement]),
+      // The drill's report counts the replicas' AWS requests.
+      attach: attachMeter,
       runtime: {
         clients,
         clock: chaos.clockOffsetMs ? new OffsetClock(chaos.clockOffsetMs) : systemClock,
