@@ -39,7 +39,7 @@ export interface ReplicaPlan {
   /** The handlers a worker runs. */
   readonly handlers: HandlerRegistry;
   /** Clients, clock and port decorators (the chaos replica's faults and reports). */
-  readonly runtime?: Pick<RuntimeOptions, 'clients' | 'clock' | 'decoratePorts' | 'onChunk'>;
+  readonly runtime?: Pick<RuntimeOptions, 'clients' | 'clock' | 'decoratePorts'>;
   /** Which lifecycle events go to the parent. @default all of them */
   readonly forwards?: (event: LifecycleEvent) => boolean;
   /** A tool attached to the runtime once it is built (the request meter on its clients). @default none */

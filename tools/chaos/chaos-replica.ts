@@ -20,7 +20,7 @@ import { chaosHandlers } from './chaos-jobs.ts';
 import { chaosSliceStore, chaosWorkQueue, type FaultReporter } from './chaos-ports.ts';
 import { chaosConfigFromEnv } from './config.ts';
 import { reportingRenewals } from './renewal-reports.ts';
-import { reportingChunkStore } from './settlement-chunks.ts';
+import { reportingChunks } from './settlement-chunks.ts';
 import { SeededRandom } from './random.ts';
 
 export interface ChaosReplicaOptions {
@@ -55,18 +55,16 @@ export function chaosReplica(options: ChaosReplicaOptions = {}): ReplicaSetup {
       runtime: {
         clients,
         clock: chaos.clockOffsetMs ? new OffsetClock(chaos.clockOffsetMs) : systemClock,
-        decoratePorts: (ports) => ({
-          ...ports,
-          slices: reportingRenewals(chaosSliceStore(inner(ports.slices), chaos, random, report), ({ key, fence, at, disarmed }) =>
+        decoratePorts: (ports) => {
+          const slices = reportingRenewals(chaosSliceStore(inner(ports.slices), chaos, random, report), ({ key, fence, at, disarmed }) =>
             toParent({ kind: 'renewed', executionKey: executionKey(key.jobId, key.scheduledAt), fence, at, ...(disarmed && { disarmed }) }),
-          ),
-          workQueue: chaosWorkQueue(ports.workQueue, chaos, random, report, (sent) => toParent({ kind: 'sent', ...sent })),
-          chunks: reportingChunkStore(ports.chunks, (refused) =>
-            toParent({ kind: 'chunk', ...refused, outcome: 'refused', at: Date.now() }),
-          ),
-        }),
-        onChunk: (slice, fence, chunk, outcome) =>
-          toParent({ kind: 'chunk', executionKey: executionKey(slice.jobId, slice.scheduledAt), fence, chunk, outcome, at: Date.now() }),
+          );
+          const workQueue = chaosWorkQueue(ports.workQueue, chaos, random, report, (sent) => toParent({ kind: 'sent', ...sent }));
+          const chunkReports = reportingChunks({ slices, chunks: ports.chunks }, (chunk) =>
+            toParent({ kind: 'chunk', ...chunk, at: Date.now() }),
+          );
+          return { ...ports, workQueue, slices: chunkReports.slices, chunks: chunkReports.chunks };
+        },
       },
     };
   };
