@@ -33,10 +33,10 @@ export function devCommand(write: (line: string) => void, stateDir: string, addi
         flags: { scanners: number; workers: number; duration?: number; tick: number; json?: boolean; jobs?: string; schedule?: string },
         command: Command,
       ) => {
-        // Without a module the example jobs keep their own schedules: the option would be ignored, unchecked.
+        // It reschedules the module's jobs; without one (the repository's examples) it would be ignored, unchecked.
         if (flags.schedule !== undefined && flags.jobs === undefined) {
           command.error(
-            `error: option '--schedule <cron>' ${JSON.stringify(flags.schedule)} needs --jobs: the example jobs keep their own schedules`,
+            `error: option '--schedule <cron>' ${JSON.stringify(flags.schedule)} needs --jobs: it sets the schedule of the module's jobs`,
           );
         }
         await runDev({

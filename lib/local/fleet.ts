@@ -43,7 +43,7 @@ export interface FleetOptions {
   /** The messages of a tool attached to the replicas (tools/meter), unread. */
   readonly onToolMessage?: (message: ToolMessage, replica: Replica) => void;
   readonly env?: NodeJS.ProcessEnv;
-  /** A user's jobs module the workers run (`cronfence dev --jobs`). @default the example handlers */
+  /** A user's jobs module the workers run (`cronfence dev --jobs`). @default none: the entry's own handlers */
   readonly jobsModule?: string;
 }
 
