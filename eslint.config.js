@@ -7,10 +7,9 @@ import tseslint from 'typescript-eslint';
  * (README.md, "Layout"). What ships to Lambda and into a user's stack (core,
  * engine, aws, lambda, cdk) imports nothing that runs only on a laptop
  * (local); nothing in lib/ imports functions/, app/, scripts/, tools/ or
- * test/, and only the local dev path (its default jobs) imports examples/
- * (`lib/../examples`). The tools (tools/: the drill, the bench, their CLI;
- * not published) import lib/ and examples/, and each other only as
- * TOOL_LAYERS says.
+ * test/ or examples/ (none of them is published). The tools (tools/: the
+ * drill, the bench, the meter, the repository's dev additions, their CLI; not
+ * published) import lib/ and examples/, and each other only as TOOL_LAYERS says.
  * test/unit/folder-cycles.test.ts checks the folder graph for cycles as well.
  */
 const LAYERS = {
@@ -25,25 +24,26 @@ const LAYERS = {
   'lib/package': ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda'],
   // The construct runs the jobs it is given and imports no example.
   'lib/cdk': ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda', 'lib/package'],
-  // `cronfence dev` without `--jobs` runs the example jobs (examples/jobs).
-  'lib/local': ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda', 'lib/package', 'lib/../examples'],
+  'lib/local': ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda', 'lib/package'],
   'lib/testing': ['lib/core', 'lib/engine', 'lib/aws', 'lib/memory', 'lib/lambda', 'lib/package', 'lib/local'],
-  'lib/cli': ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda', 'lib/package', 'lib/../examples', 'lib/local'],
+  'lib/cli': ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda', 'lib/package', 'lib/local'],
   // The package's main entry (`cronfence`): what a jobs module imports.
   'lib/index.ts': ['lib/core', 'lib/engine', 'lib/lambda'],
   functions: ['lib/lambda'],
   app: ['lib/cdk', 'lib/../examples'],
-  // The example jobs and the worker entry around them (app/settlement-stack.ts).
-  'examples/jobs': ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda'],
+  // The example jobs, the worker entry around them (app/settlement-stack.ts), and how `npm start` runs them (dev-jobs.ts).
+  'examples/jobs': ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda', 'lib/local'],
 };
 /** The pure core, the engine and the in-memory stores reach AWS only through ports (lib/core/ports.ts). */
 const NO_AWS_SDK = ['lib/core', 'lib/engine', 'lib/memory'];
 const OUTSIDE_LIB = ['functions', 'app', 'examples', 'scripts', 'test', 'bin', 'tools'];
 /** The tools' folders and the other tools' folders each may import (any of lib/ is theirs to import). */
 const TOOL_LAYERS = {
-  'tools/chaos': [],
-  'tools/bench': [],
-  'tools/cli': ['tools/chaos', 'tools/bench'],
+  'tools/meter': [],
+  'tools/chaos': ['tools/meter'],
+  'tools/bench': ['tools/meter'],
+  'tools/dev': ['tools/meter'],
+  'tools/cli': ['tools/chaos', 'tools/bench', 'tools/dev'],
 };
 /** What a tool never imports: the Lambda entries, the app, the scripts and the tests (the example jobs it may run). */
 const OUTSIDE_TOOLS = ['functions', 'app', 'scripts', 'test', 'bin'];

@@ -1,12 +1,12 @@
-/** `cronfence dev`: the emulator, scanners, workers and the user's jobs module (or the example jobs), locally. */
+/** `cronfence dev`: the emulator, scanners, workers and the user's jobs module (in the repository, or the example jobs), locally. */
 import { Command, Option } from 'commander';
-import { runDev } from '../local/dev.ts';
+import { runDev, type DevAdditions } from '../local/dev.ts';
 import { DEFAULT_DEV_SCHEDULE } from '../local/dev-setup.ts';
 import { wholeNumberAtLeast } from './jobs-command.ts';
 
-export function devCommand(write: (line: string) => void, stateDir: string): Command {
+export function devCommand(write: (line: string) => void, stateDir: string, additions?: DevAdditions): Command {
   return new Command('dev')
-    .description('run the emulator, scanners, workers and your jobs module (or the example jobs) locally')
+    .description(`run the emulator, scanners, workers and your jobs module${additions ? ' (or the example jobs)' : ''} locally`)
     .addOption(new Option('--scanners <n>', 'scanner replicas').argParser(wholeNumberAtLeast(1, 'nothing would create slices')).default(3))
     .addOption(new Option('--workers <n>', 'worker replicas').argParser(wholeNumberAtLeast(1, 'nothing would run the jobs')).default(3))
     .addOption(
@@ -22,7 +22,7 @@ export function devCommand(write: (line: string) => void, stateDir: string): Com
     .option('--json', 'one JSON object per lifecycle event (a documented interface: docs/events.md)')
     .option(
       '--jobs <module>',
-      'your jobs module (defineJob handlers or a `registry`; optional `schedules`, `tables`): the workers run its handlers',
+      `your jobs module (defineJob handlers or a \`registry\`; optional \`schedules\`, \`tables\`): the workers run its handlers${additions ? ' (default: the example jobs)' : ' (required)'}`,
     )
     .option(
       '--schedule <cron>',
@@ -33,10 +33,10 @@ export function devCommand(write: (line: string) => void, stateDir: string): Com
         flags: { scanners: number; workers: number; duration?: number; tick: number; json?: boolean; jobs?: string; schedule?: string },
         command: Command,
       ) => {
-        // Without a module the example jobs keep their own schedules: the option would be ignored, unchecked.
+        // It reschedules the module's jobs; without one (the repository's examples) it would be ignored, unchecked.
         if (flags.schedule !== undefined && flags.jobs === undefined) {
           command.error(
-            `error: option '--schedule <cron>' ${JSON.stringify(flags.schedule)} needs --jobs: the example jobs keep their own schedules`,
+            `error: option '--schedule <cron>' ${JSON.stringify(flags.schedule)} needs --jobs: it sets the schedule of the module's jobs`,
           );
         }
         await runDev({
@@ -49,6 +49,7 @@ export function devCommand(write: (line: string) => void, stateDir: string): Com
           write,
           ...(flags.jobs !== undefined && { jobsModule: flags.jobs }),
           ...(flags.schedule !== undefined && { schedule: flags.schedule }),
+          ...(additions && { additions }),
         });
       },
     );

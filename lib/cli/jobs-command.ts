@@ -2,7 +2,6 @@
 import { Command, InvalidArgumentError } from 'commander';
 import type { StoredJob } from '../core/job-record.ts';
 import { nextOccurrenceOf } from '../core/job-lifecycle.ts';
-import { registry } from '../../examples/jobs/index.ts';
 import type { JobRepository } from '../engine/job-repository.ts';
 import { describeJobsModule } from '../package/describe-jobs-module.ts';
 import { table } from '../local/format.ts';
@@ -32,7 +31,7 @@ export function jobsCommand(
       '-s, --schedule <expr>',
       'cron (5 fields, or 6 with seconds first, e.g. "*/5 * * * * *"), "rate(5 minutes)" or one-time "at(2026-12-24T18:00:00)" in --tz',
     )
-    .option('--handler <name>', `handler name (known without --jobs: ${registry.names().join(', ')})`)
+    .option('--handler <name>', 'handler name (one --jobs exports, or the module a running `cronfence dev` runs)')
     .option('--jobs <module>', 'your jobs module: --handler must be one it exports')
     .option('-z, --tz <zone>', 'IANA time zone', 'UTC')
     .option('--dst-gap <policy>', 'a local time DST skips: "shift" (run it moved past the gap) or "skip" (default shift)')

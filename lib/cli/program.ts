@@ -1,6 +1,7 @@
 /**
  * The `cronfence` command line: the published commands (main.ts runs them;
- * the repository's tools/cli/main.ts adds its drill and bench beside them).
+ * the repository's tools/cli/main.ts adds its drill and bench beside them,
+ * and the example jobs and the request meter to `dev`).
  */
 import path from 'node:path';
 import { Command } from 'commander';
@@ -8,12 +9,12 @@ import { CronfenceError } from '../core/errors.ts';
 import { bootstrap } from '../aws/bootstrap.ts';
 import { localConfig } from '../aws/config.ts';
 import { tick } from '../engine/ticker.ts';
-import { registry } from '../../examples/jobs/index.ts';
 import { PACKAGE_ROOT } from '../package/package-files.ts';
 import { startEmulator, EmulatorSetupError, EmulatorStartError } from '../local/emulator.ts';
 import { createRuntime, type Runtime } from '../lambda/wiring.ts';
 import { devJobsModuleHandlers, useDevEndpointIfRunning } from './endpoint.ts';
 import { endQuietlyOnBrokenPipe } from './broken-pipe.ts';
+import type { DevAdditions } from '../local/dev.ts';
 import { devCommand } from './dev-command.ts';
 import { jobsCommand } from './jobs-command.ts';
 import { runsCommand } from './runs-command.ts';
@@ -22,8 +23,18 @@ import { verifyCommand } from './verify-command.ts';
 /** A command beyond the published ones, given where its output goes. */
 export type ExtraCommand = (write: (line: string) => void) => Command;
 
-/** Parses process.argv and runs the command it names; `more` are added after the published commands. */
-export async function runCronfence(more: readonly ExtraCommand[] = []): Promise<void> {
+/** What the repository's tools add to the published commands (tools/cli/main.ts). */
+export interface CliAdditions {
+  /** Added after the published commands. */
+  readonly commands?: readonly ExtraCommand[];
+  /** `cronfence dev`'s default jobs and tools. */
+  readonly dev?: DevAdditions;
+  /** The handlers `jobs add` checks against without --jobs and no running `cronfence dev --jobs`. @default unchecked */
+  readonly defaultHandlers?: readonly string[];
+}
+
+/** Parses process.argv and runs the command it names. */
+export async function runCronfence(additions: CliAdditions = {}): Promise<void> {
   endQuietlyOnBrokenPipe(process.stdout);
 
   const stateDir = path.resolve(localConfig().stateDir);
@@ -42,7 +53,7 @@ export async function runCronfence(more: readonly ExtraCommand[] = []): Promise<
     .description('Serverless distributed cron for AWS: every scheduled slice committed exactly once.')
     .showHelpAfterError();
 
-  program.addCommand(devCommand(write, stateDir));
+  program.addCommand(devCommand(write, stateDir, additions.dev));
 
   program
     .command('emulator')
@@ -75,10 +86,10 @@ export async function runCronfence(more: readonly ExtraCommand[] = []): Promise<
     .description('put one scan request per shard on the scan queue (what the per-minute rule does)')
     .action(async () => write(`queued scans of ${await tick(lazyRuntime().scanQueue, lazyRuntime().config.shardCount)} shards`));
 
-  // Handler names are checked against --jobs, else the module a running `cronfence dev --jobs` runs, else the examples.
+  // Handler names are checked against --jobs, else the module a running `cronfence dev --jobs` runs, else the tools' default.
   program.addCommand(
     jobsCommand(
-      (known) => lazyRuntime().jobs(known ?? devJobsModuleHandlers(stateDir) ?? registry.names()),
+      (known) => lazyRuntime().jobs(known ?? devJobsModuleHandlers(stateDir) ?? additions.defaultHandlers),
       write,
       undefined,
       () => lazyRuntime().operator(),
@@ -86,7 +97,7 @@ export async function runCronfence(more: readonly ExtraCommand[] = []): Promise<
   );
   program.addCommand(runsCommand(() => lazyRuntime().jobs(), write));
   program.addCommand(verifyCommand(() => ({ dynamo: lazyRuntime().clients.dynamo, config: lazyRuntime().config }), write));
-  for (const command of more) program.addCommand(command(write));
+  for (const command of additions.commands ?? []) program.addCommand(command(write));
 
   try {
     await program.parseAsync(process.argv);

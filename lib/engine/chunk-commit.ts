@@ -23,7 +23,6 @@ import { retryDelayMs } from '../core/backoff.ts';
 import {
   chunkInputChange,
   chunkInputDigest,
-  chunkItemCount,
   chunkProblem,
   type ChunkCommitOutcome,
   type ChunkOptions,
@@ -45,8 +44,6 @@ export interface AttemptChunksOptions {
   readonly signal: AbortSignal;
   readonly abortReason: () => Error;
   readonly random?: () => number;
-  /** Each chunk this attempt committed or found committed (the drill counts redone chunks from it). */
-  readonly onChunk?: (chunk: number, outcome: ChunkCommitOutcome, items: number) => void;
 }
 
 /** Tries of one chunk whose outcome was unknown or that DynamoDB refused for now. */
@@ -134,7 +131,6 @@ export class AttemptChunks {
     if (checkpoint.has(n)) {
       const change = chunkInputChange(checkpoint.get(n), digest);
       if (change !== undefined) throw new ChunkInputChangedError(this.executionKey, n, change);
-      this.options.onChunk?.(n, 'already-committed', 0);
       return 'already-committed';
     }
     const resolved = typeof work === 'function' ? await work() : work;
@@ -143,7 +139,6 @@ export class AttemptChunks {
     if (this.options.signal.aborted) throw this.options.abortReason();
     const outcome = await this.sendWithRetries(n, resolved, digest);
     checkpoint.set(n, undefined);
-    this.options.onChunk?.(n, outcome, outcome === 'committed' ? chunkItemCount(resolved) : 0);
     return outcome;
   }
 

@@ -29,7 +29,7 @@ import { supersededReason } from '../core/job-lifecycle.ts';
 import { isTombstone, type JobRecord, type SkipReason } from '../core/job-record.ts';
 import { lateFirstStart, planClaim, type IfMissing, type LateStart } from '../core/claim-plan.ts';
 import { decodeWorkMessage, type WorkOrder } from '../core/messages.ts';
-import type { ChunkCommitOutcome, ChunkStore } from '../core/chunks.ts';
+import type { ChunkStore } from '../core/chunks.ts';
 import type {
   BusinessWrite,
   ClaimOutcome,
@@ -84,8 +84,6 @@ export interface WorkerDeps {
   readonly oneTimeJobs?: OneTimeJobs;
   /** Where `ctx.commitChunk` commits; without it, a chunked handler fails with InvalidChunkError. */
   readonly chunks?: ChunkStore;
-  /** Each chunk an attempt committed, or skipped as committed by an earlier claim. */
-  readonly onChunk?: (slice: SliceKey, fence: number, chunk: number, outcome: ChunkCommitOutcome) => void;
 }
 
 /** Tries of one idempotent write (a commit, a one-time job's delete) whose outcome was unknown (a timeout, a lost reply) or that DynamoDB refused for now. */
@@ -362,7 +360,6 @@ export class Worker {
       signal,
       abortReason: () => abortReason(signal, slice),
       random: this.deps.random,
-      onChunk: (chunk, outcome) => this.deps.onChunk?.(key, slice.fence, chunk, outcome),
     });
     // The final commit goes only after every chunk in flight settled, and not at all if one failed.
     const commit = new AttemptCommit(

@@ -13,7 +13,7 @@ import { DynamoJobReader } from '../aws/dynamo/job-reader.ts';
 import { DynamoWheelStore } from '../aws/dynamo/wheel-store.ts';
 import { DynamoChunkStore } from '../aws/dynamo/chunk-store.ts';
 import { DynamoOutboxStore } from '../aws/dynamo/outbox-store.ts';
-import type { ChunkCommitOutcome, ChunkStore, OutboxStore } from '../core/chunks.ts';
+import type { ChunkStore, OutboxStore } from '../core/chunks.ts';
 import { dynamoJobRepository } from '../aws/job-repository-wiring.ts';
 import type { JobRepository } from '../engine/job-repository.ts';
 import { OperatorActions } from '../aws/operator-actions.ts';
@@ -23,7 +23,6 @@ import { EventBusSink } from '../aws/eventbridge/event-bus-sink.ts';
 import { queueUrl } from '../aws/sqs/queue-urls.ts';
 import { SqsDeadLetterSink, SqsScanQueue, SqsWorkQueue } from '../aws/sqs/work-queue.ts';
 import type { JobReader, SliceStore, WheelStore, WorkQueue } from '../core/ports.ts';
-import type { SliceKey } from '../core/slice.ts';
 import type { HandlerRegistry } from '../engine/define-job.ts';
 import { Scanner } from '../engine/scanner.ts';
 import { Worker } from '../engine/worker.ts';
@@ -82,7 +81,6 @@ export interface RuntimeOptions {
   readonly onError?: (error: unknown, context: string) => void;
   /** Decorates the ports before anything is built on them. @default none */
   readonly decoratePorts?: (ports: RuntimePorts) => RuntimePorts;
-  readonly onChunk?: (slice: SliceKey, fence: number, chunk: number, outcome: ChunkCommitOutcome) => void;
 }
 
 export function createRuntime(options: RuntimeOptions = {}): Runtime {
@@ -156,7 +154,6 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         overlap: new DynamoOverlapStore(clients.dynamo, config),
         onError,
         chunks,
-        onChunk: options.onChunk,
       }),
     scanner: (scannerId) =>
       new Scanner({

@@ -1,23 +1,18 @@
 /**
  * `cronfence dev`'s outbox: a dispatcher in the dev process delivering what
- * chunked commits recorded (as the construct's outbox Lambda does), and, for
- * the example jobs, a local mock bank the example settlement wires its 1,200
- * payouts to (a jobs module's requests go to the URLs it gives them).
+ * chunked commits recorded (as the construct's outbox Lambda does) to the
+ * URLs the jobs gave them (the examples': a mock bank, examples/jobs/dev-jobs.ts).
  */
 import { systemClock } from '../core/clock.ts';
 import { OutboxDispatcher } from '../engine/outbox-dispatcher.ts';
 import type { Runtime } from '../lambda/wiring.ts';
-import { MockBank } from './mock-bank.ts';
 
 export interface DevOutbox {
-  /** The example settlement's bank (example jobs only). */
-  readonly bank?: MockBank;
-  /** Stops the dispatcher (and the bank); a line on what was delivered. */
+  /** Stops the dispatcher; a line on what was delivered. */
   stop(): Promise<string>;
 }
 
-export async function startDevOutbox(runtime: Runtime, options: { readonly withBank: boolean }): Promise<DevOutbox> {
-  const bank = options.withBank ? await new MockBank().start() : undefined;
+export function startDevOutbox(runtime: Runtime): DevOutbox {
   const stopping = new AbortController();
   const counts = { delivered: 0, retried: 0, dead: 0 };
   const dispatcher = new OutboxDispatcher({
@@ -31,13 +26,10 @@ export async function startDevOutbox(runtime: Runtime, options: { readonly withB
   });
   const running = dispatcher.run(stopping.signal, 500, 100);
   return {
-    bank,
     async stop() {
       stopping.abort();
       await running;
-      await bank?.close();
-      const line = `outbox: ${counts.delivered} requests delivered, ${counts.retried} retried, ${counts.dead} dead-lettered`;
-      return bank ? `${line}; mock bank: ${bank.booked.size} wires accepted, ${bank.replays} repeats answered by idempotency key` : line;
+      return `outbox: ${counts.delivered} requests delivered, ${counts.retried} retried, ${counts.dead} dead-lettered`;
     },
   };
 }

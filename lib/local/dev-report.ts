@@ -19,8 +19,6 @@ export interface DevJobSummary {
 
 export interface DevSummary {
   readonly events: Record<string, number>;
-  /** AWS requests of all replicas, by service.Operation. */
-  readonly requests: Record<string, number>;
   readonly startLag: ReturnType<typeof distribution>;
   readonly jobs: DevJobSummary[];
   readonly startedAt: number;
@@ -78,7 +76,7 @@ export class DevReport {
   }
 
   /** Reads the ledger of every job; a store that is gone is reported in the summary, not thrown. */
-  async summarize(runtime: Runtime, requests: Readonly<Record<string, number>>): Promise<DevSummary> {
+  async summarize(runtime: Runtime): Promise<DevSummary> {
     let jobs: DevJobSummary[] = [];
     let jobsError: string | undefined;
     try {
@@ -95,7 +93,6 @@ export class DevReport {
     }
     const summary: DevSummary = {
       events: this.counts,
-      requests,
       startLag: distribution([...this.lags.values()]),
       jobs,
       startedAt: this.startedAt,
@@ -127,7 +124,6 @@ export class DevReport {
 }
 
 function printSummary(summary: DevSummary, write: (line: string) => void): void {
-  const executions = summary.events.committed ?? 0;
   write('');
   write(`ran ${Math.round((summary.endedAt - summary.startedAt) / 1000)} s; events: ${JSON.stringify(summary.events)}`);
   write(
@@ -142,17 +138,6 @@ function printSummary(summary: DevSummary, write: (line: string) => void): void 
   );
   if (summary.outboxError) write(`outbox not read: ${summary.outboxError}`);
   if (summary.outboxPending !== undefined) write(outboxLine(summary.outboxPending));
-  if (executions === 0) return;
-  write('');
-  write(`AWS requests by all replicas (scanners and workers), per committed execution (${executions}):`);
-  write(
-    table([
-      ['request', 'count', 'per execution'],
-      ...Object.entries(summary.requests)
-        .sort(([a], [b]) => a.localeCompare(b))
-        .map(([name, count]) => [name, count, (count / executions).toFixed(2)]),
-    ]),
-  );
 }
 
 /** Every PENDING outbox request (due or not), over the outbox shards; a shard at the limit makes it a lower bound. */

@@ -1,15 +1,13 @@
 /**
- * What `cronfence dev` prepares before replicas start: the schema, the
- * business tables, and the jobs. Without `--jobs`, the examples' payouts
- * table and jobs; with a user's jobs module, the tables it declares (each
- * named to its handlers through an environment variable) and its
- * `schedules` (or one job per handler), on their own schedules or one given.
+ * What `cronfence dev` prepares around its replicas: the jobs it runs, as
+ * DevJobs. A user's jobs module (`--jobs`) brings the tables it declares
+ * (each named to its handlers through an environment variable) and its
+ * `schedules` (or one job per handler), on their own schedules or one given;
+ * the repository's `npm start` brings the examples (examples/jobs/dev-jobs.ts).
  */
 import { CreateTableCommand, ResourceInUseException, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
-import { bootstrap, createTableInput } from '../aws/bootstrap.ts';
+import { createTableInput } from '../aws/bootstrap.ts';
 import type { TableDefinition } from '../aws/schema.ts';
-import { EXAMPLE_JOBS, merchantSettlement, PAYOUTS_TABLE, payoutsTableName } from '../../examples/jobs/examples.ts';
-import { registry } from '../../examples/jobs/index.ts';
 import type { JobSpecInput } from '../core/job-spec.ts';
 import type { StoredJob } from '../core/job-record.ts';
 import type { JobsModuleDescription } from '../package/describe-jobs-module.ts';
@@ -19,17 +17,32 @@ import type { Runtime } from '../lambda/wiring.ts';
 /** The schedule a handler gets in dev when its module declares no `schedules`. */
 export const DEFAULT_DEV_SCHEDULE = '*/5 * * * * *';
 
-export async function prepareDevEnvironment(runtime: Runtime): Promise<void> {
-  await bootstrap(runtime.clients, runtime.config);
-  await createBusinessTable(runtime, payoutsTableName(runtime.config.prefix), PAYOUTS_TABLE);
+/** The jobs a `cronfence dev` run registers and its workers run. */
+export interface DevJobs {
+  /** The module the workers load (`--jobs`); without one, the replica entry knows its handlers. */
+  readonly modulePath?: string;
+  /** After the bootstrap: creates the business tables and starts what the jobs call. @returns the replicas' environment */
+  prepare(runtime: Runtime, say: (line: string) => void): Promise<Record<string, string>>;
+  /** Registers (or re-registers) the jobs once the replicas are up. */
+  register(runtime: Runtime, say: (line: string) => void): Promise<StoredJob[]>;
+  /** Stops what `prepare` started. @returns a line on what it did, if any */
+  stop?(): Promise<string | undefined>;
+}
+
+/** A user's jobs module: its tables, and its `schedules` (or one job per handler), every one on `schedule` when given. */
+export function moduleDevJobs(jobs: JobsModuleDescription, schedule?: string): DevJobs {
+  return {
+    modulePath: jobs.path,
+    prepare: (runtime) => prepareModuleEnvironment(runtime, jobs),
+    register: (runtime) => registerModuleJobs(runtime, jobs, schedule),
+  };
 }
 
 /**
- * Bootstraps and creates the module's tables.
+ * Creates the module's tables.
  * @returns the environment the replicas need: each table's variable set to its local name.
  */
-export async function prepareModuleEnvironment(runtime: Runtime, jobs: JobsModuleDescription): Promise<Record<string, string>> {
-  await bootstrap(runtime.clients, runtime.config);
+async function prepareModuleEnvironment(runtime: Runtime, jobs: JobsModuleDescription): Promise<Record<string, string>> {
   const env: Record<string, string> = {};
   for (const table of jobs.tables) {
     const name = `${runtime.config.prefix}-${table.name}`;
@@ -39,7 +52,8 @@ export async function prepareModuleEnvironment(runtime: Runtime, jobs: JobsModul
   return env;
 }
 
-async function createBusinessTable(runtime: Runtime, name: string, table: TableDefinition): Promise<void> {
+/** A business table (not cronfence's own schema), if it is not there yet. */
+export async function createBusinessTable(runtime: Runtime, name: string, table: TableDefinition): Promise<void> {
   try {
     await runtime.clients.dynamo.send(new CreateTableCommand(createTableInput(name, table)));
   } catch (error) {
@@ -49,31 +63,19 @@ async function createBusinessTable(runtime: Runtime, name: string, table: TableD
 }
 
 /**
- * Registers (or re-registers) the example jobs; their first occurrence is the next one from now. With
- * `bankUrl`, the settlements wire their payouts there through the outbox.
- */
-export async function registerExampleJobs(runtime: Runtime, options: { readonly bankUrl?: string } = {}): Promise<StoredJob[]> {
-  const specs = EXAMPLE_JOBS.map((spec) =>
-    options.bankUrl !== undefined && spec.handler === merchantSettlement.name
-      ? { ...spec, payload: { ...spec.payload, bankUrl: options.bankUrl } }
-      : spec,
-  );
-  return putAll(runtime, specs, registry.names());
-}
-
-/**
  * The module's `schedules`, or one job per handler (id = handler name) on the
  * default dev schedule; `schedule`, when given, replaces every job's
  * schedule (a monthly job every few seconds, its payload and policies kept).
  */
-export async function registerModuleJobs(runtime: Runtime, jobs: JobsModuleDescription, schedule?: string): Promise<StoredJob[]> {
+async function registerModuleJobs(runtime: Runtime, jobs: JobsModuleDescription, schedule?: string): Promise<StoredJob[]> {
   const declared =
     jobs.schedules.length > 0 ? jobs.schedules : jobs.handlers.map((handler) => ({ id: handler, schedule: DEFAULT_DEV_SCHEDULE, handler }));
   const specs = schedule === undefined ? declared : declared.map((spec) => ({ ...spec, schedule }));
   return putAll(runtime, specs, jobs.handlers);
 }
 
-async function putAll(runtime: Runtime, specs: readonly JobSpecInput[], handlers: readonly string[]): Promise<StoredJob[]> {
+/** Puts every spec, its handler checked against `handlers`. */
+export async function putAll(runtime: Runtime, specs: readonly JobSpecInput[], handlers: readonly string[]): Promise<StoredJob[]> {
   const repository = runtime.jobs(handlers);
   const stored: StoredJob[] = [];
   for (const spec of specs) stored.push((await repository.put(spec)).job);

@@ -1,7 +1,7 @@
 /**
  * `cronfence dev`: the whole system on one machine. Starts the emulator
- * unless AWS_ENDPOINT_URL is set, bootstraps, registers the jobs (the
- * examples, or a user's jobs module), runs scanners and workers as separate
+ * unless AWS_ENDPOINT_URL is set, bootstraps, registers the jobs (a user's
+ * jobs module; in the repository, `npm start`'s examples), runs scanners and workers as separate
  * processes, stands in for the per-minute EventBridge rule (the tick: scan
  * requests and the dead-man's switch), and reports
  * every execution.
@@ -14,18 +14,41 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { destroyAwsClients } from '../aws/clients.ts';
+import { bootstrap } from '../aws/bootstrap.ts';
 import { localConfig } from '../aws/config.ts';
-import { describeJobsModule, type JobsModuleDescription } from '../package/describe-jobs-module.ts';
+import { CronfenceError } from '../core/errors.ts';
+import { describeJobsModule } from '../package/describe-jobs-module.ts';
 import { PACKAGE_ROOT } from '../package/package-files.ts';
 import { DevReport, type DevSummary } from './dev-report.ts';
-import { prepareDevEnvironment, prepareModuleEnvironment, registerExampleJobs, registerModuleJobs } from './dev-setup.ts';
+import { moduleDevJobs, type DevJobs } from './dev-setup.ts';
 import { emulatorProfile, ensureAwsEndpoint } from './emulator.ts';
 import { startDevOutbox, type DevOutbox } from './dev-outbox.ts';
-import { ReplicaFleet } from './fleet.ts';
+import { ReplicaFleet, type FleetOptions } from './fleet.ts';
 import { createTickHandler } from '../lambda/handlers.ts';
 import { createRuntime, type Runtime } from '../lambda/wiring.ts';
 
 export type { DevJobSummary, DevSummary } from './dev-report.ts';
+export type { DevJobs } from './dev-setup.ts';
+
+/** What the repository's tools add to `cronfence dev` (tools/dev): the example jobs by default, and the request meter. */
+export interface DevAdditions {
+  /** The jobs without `--jobs`. */
+  readonly defaultJobs: () => DevJobs;
+  /** The replica entry the fleet forks (one that calls startReplica). */
+  readonly replicaEntry: string;
+  /** Messages of the tools attached to the replicas. */
+  readonly onToolMessage: NonNullable<FleetOptions['onToolMessage']>;
+  /** Lines printed after the summary (not under --json). */
+  readonly summaryLines: (summary: DevSummary) => string[];
+}
+
+/** `cronfence dev` without a jobs module to run. */
+export class DevJobsMissingError extends CronfenceError {
+  override name = 'DevJobsMissingError';
+  constructor() {
+    super('dev needs --jobs <module>: your jobs module (defineJob handlers or a `registry`), whose handlers the workers run');
+  }
+}
 
 export interface DevOptions {
   readonly scanners: number;
@@ -38,19 +61,24 @@ export interface DevOptions {
   readonly tickSeconds: number;
   readonly stateDir: string;
   readonly write: (line: string) => void;
-  /** A user's jobs module whose handlers the workers run. @default the example jobs */
+  /** A user's jobs module whose handlers the workers run; required unless `additions` give default jobs. */
   readonly jobsModule?: string;
   /** With `jobsModule`: the schedule of every job registered. @default the module's `schedules`, or every 5 seconds per handler */
   readonly schedule?: string;
+  /** The repository's tools (tools/dev). @default none: the published command */
+  readonly additions?: DevAdditions;
 }
 
+/** @throws {DevJobsMissingError} without `jobsModule` or default jobs, before anything starts or is written. */
 export async function runDev(options: DevOptions): Promise<DevSummary> {
+  // A module that does not load, or none, fails before anything starts.
+  const module = options.jobsModule ? describeJobsModule(options.jobsModule) : undefined;
+  const jobs = module ? moduleDevJobs(module, options.schedule) : options.additions?.defaultJobs();
+  if (!jobs) throw new DevJobsMissingError();
   const stop = stopSignal();
   const report = new DevReport(options);
   try {
-    // A module that does not load fails before anything starts.
-    const jobs = options.jobsModule ? describeJobsModule(options.jobsModule) : undefined;
-    if (jobs) report.say(`jobs module ${jobs.path}: handlers ${jobs.handlers.join(', ')}`);
+    if (module) report.say(`jobs module ${module.path}: handlers ${module.handlers.join(', ')}`);
     report.say(
       process.env.AWS_ENDPOINT_URL
         ? `using AWS_ENDPOINT_URL=${process.env.AWS_ENDPOINT_URL}`
@@ -64,7 +92,8 @@ export async function runDev(options: DevOptions): Promise<DevSummary> {
     let fleet: ReplicaFleet | undefined;
     let outbox: DevOutbox | undefined;
     try {
-      const env = jobs ? await prepareModuleEnvironment(runtime, jobs) : await prepareDevEnvironment(runtime).then(() => ({}));
+      await bootstrap(runtime.clients, runtime.config);
+      const env = await jobs.prepare(runtime, (line) => report.say(line));
       mkdirSync(options.stateDir, { recursive: true });
       writeFileSync(
         statePath,
@@ -73,24 +102,28 @@ export async function runDev(options: DevOptions): Promise<DevSummary> {
           endpointEnv: endpoint.endpointEnv,
           pid: process.pid,
           prefix: runtime.config.prefix,
-          jobsModule: jobs?.path,
+          jobsModule: jobs.modulePath,
         }),
       );
       fleet = new ReplicaFleet({
         logFile: path.join(options.stateDir, 'replicas.log'),
         onEvent: (event) => report.onEvent(event),
         env: { ...process.env, ...env },
-        jobsModule: jobs?.path,
+        jobsModule: jobs.modulePath,
+        ...(options.additions && { entry: options.additions.replicaEntry, onToolMessage: options.additions.onToolMessage }),
       });
       await startReplicas(fleet, options, report);
-      outbox = await startDevOutbox(runtime, { withBank: jobs === undefined });
-      if (!stop.signalled()) await run(runtime, jobs, options, report, stop, outbox.bank?.url);
+      outbox = startDevOutbox(runtime);
+      if (!stop.signalled()) await run(runtime, jobs, options, report, stop);
     } finally {
       report.say('stopping replicas…');
       await fleet?.stopAll();
       if (outbox) report.say(await outbox.stop());
+      const stopped = await jobs.stop?.();
+      if (stopped) report.say(stopped);
     }
-    const summary = await report.summarize(runtime, fleet.requests);
+    const summary = await report.summarize(runtime);
+    for (const line of options.additions?.summaryLines(summary) ?? []) report.say(line);
     destroyAwsClients(runtime.clients);
     rmSync(statePath, { force: true });
     await endpoint.stop();
@@ -108,16 +141,8 @@ async function startReplicas(fleet: ReplicaFleet, options: DevOptions, report: D
 }
 
 /** Registers the jobs once the replicas are up (so no occurrence falls due while they boot), then ticks until the end. */
-async function run(
-  runtime: Runtime,
-  jobs: JobsModuleDescription | undefined,
-  options: DevOptions,
-  report: DevReport,
-  stop: StopSignal,
-  bankUrl?: string,
-): Promise<void> {
-  const registered = jobs ? await registerModuleJobs(runtime, jobs, options.schedule) : await registerExampleJobs(runtime, { bankUrl });
-  if (bankUrl) report.say(`the settlements wire their payouts through the outbox to a local mock bank at ${bankUrl}`);
+async function run(runtime: Runtime, jobs: DevJobs, options: DevOptions, report: DevReport, stop: StopSignal): Promise<void> {
+  const registered = await jobs.register(runtime, (line) => report.say(line));
   report.say(`registered ${registered.map((job) => `${job.id} (${job.schedule}, ${job.timeZone})`).join(', ')}`);
   report.outcomesFollow(registered.map((job) => job.id));
   const onTick = createTickHandler(runtime, {

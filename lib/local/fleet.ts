@@ -12,10 +12,9 @@ import { CronfenceError } from '../core/errors.ts';
 import type { LifecycleEvent } from '../core/events.ts';
 import type { ScanReport } from '../engine/scanner.ts';
 import { BUILD, packageFile } from '../package/package-files.ts';
-import type { ParentMessage, ReplicaMessage, ReplicaReport, ReplicaRole } from './replica-messages.ts';
-import { addSnapshots, emptySnapshot, type MeterSnapshot } from './request-meter.ts';
+import type { ParentMessage, ReplicaMessage, ReplicaReport, ReplicaRole, ToolMessage } from './replica-messages.ts';
 
-export type { ReplicaReport, ReplicaRole };
+export type { ReplicaReport, ReplicaRole, ToolMessage };
 
 export interface Replica {
   readonly id: string;
@@ -31,11 +30,6 @@ export interface ScanObservation {
   readonly at: number;
 }
 
-export interface RoleMeters {
-  readonly scanner: MeterSnapshot;
-  readonly worker: MeterSnapshot;
-}
-
 export interface FleetOptions {
   readonly logFile: string;
   /**
@@ -46,8 +40,10 @@ export interface FleetOptions {
   readonly onEvent: (event: LifecycleEvent, replica: Replica) => void;
   readonly onScan?: (scan: ScanObservation, replica: Replica) => void;
   readonly onReport?: (report: ReplicaReport, replica: Replica) => void;
+  /** The messages of a tool attached to the replicas (tools/meter), unread. */
+  readonly onToolMessage?: (message: ToolMessage, replica: Replica) => void;
   readonly env?: NodeJS.ProcessEnv;
-  /** A user's jobs module the workers run (`cronfence dev --jobs`). @default the example handlers */
+  /** A user's jobs module the workers run (`cronfence dev --jobs`). @default none: the entry's own handlers */
   readonly jobsModule?: string;
 }
 
@@ -58,7 +54,6 @@ export class ReplicaStartError extends CronfenceError {
 
 const DEV_REPLICA = 'lib/local/dev-replica.ts';
 const STOP_GRACE_MS = 8000;
-const METER_TIMEOUT_MS = 10_000;
 
 const FORMAT_BY_EXTENSION: Record<string, 'esm' | 'cjs' | undefined> = { '.mts': 'esm', '.mjs': 'esm', '.cts': 'cjs', '.cjs': 'cjs' };
 
@@ -83,28 +78,16 @@ function devReplicaEntry(jobsModule: string | undefined): string {
   return packageFile(DEV_REPLICA);
 }
 
-interface Member extends Replica {
-  /** The answer to a meter request in flight. */
-  pendingMeter?: (snapshot: MeterSnapshot) => void;
-}
-
 export class ReplicaFleet {
-  private readonly replicas = new Map<string, Member>();
+  private readonly replicas = new Map<string, Replica>();
   private readonly logFd: number;
   private logClosed = false;
   private readonly exited = new Set<string>();
   private readonly killed = new Set<string>();
-  /** The meters the replicas sent as they stopped (a killed replica sends none). */
-  private stopped: MeterSnapshot = emptySnapshot();
 
   constructor(private readonly options: FleetOptions) {
     mkdirSync(path.dirname(options.logFile), { recursive: true });
     this.logFd = openSync(options.logFile, 'a');
-  }
-
-  /** AWS requests, by service.Operation, of the replicas that stopped cleanly. */
-  get requests(): Record<string, number> {
-    return this.stopped.requests;
   }
 
   spawn(role: ReplicaRole, id: string, extraEnv: Record<string, string> = {}): Replica {
@@ -121,7 +104,7 @@ export class ReplicaFleet {
     let markReady: () => void = () => {};
     const ready = new Promise<void>((resolve) => (markReady = resolve));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    const member: Member = { id, role, process: child, ready, exited };
+    const member: Replica = { id, role, process: child, ready, exited };
     child.on('message', (message: ReplicaMessage) => this.receive(member, message, markReady));
     void exited.then(() => {
       markReady();
@@ -131,7 +114,7 @@ export class ReplicaFleet {
     return member;
   }
 
-  private receive(member: Member, message: ReplicaMessage, markReady: () => void): void {
+  private receive(member: Replica, message: ReplicaMessage, markReady: () => void): void {
     switch (message.kind) {
       case 'ready':
         return markReady();
@@ -145,10 +128,8 @@ export class ReplicaFleet {
       case 'renewed':
       case 'chunk':
         return this.options.onReport?.(message, member);
-      case 'meter':
-        if (message.final) this.stopped = addSnapshots(this.stopped, message.snapshot);
-        member.pendingMeter?.(message.snapshot);
-        member.pendingMeter = undefined;
+      default:
+        return this.options.onToolMessage?.(message, member);
     }
   }
 
@@ -177,25 +158,9 @@ export class ReplicaFleet {
     return !this.exited.has(replica.id) && !this.killed.has(replica.id);
   }
 
-  /** The live replicas' meters now, added up by role. */
-  async meters(): Promise<RoleMeters> {
-    const members = [...this.replicas.values()].filter((member) => this.isAlive(member));
-    const snapshots = await Promise.all(members.map((member) => this.meterOf(member)));
-    const byRole = (role: ReplicaRole): MeterSnapshot =>
-      snapshots.filter((_, i) => members[i]?.role === role).reduce(addSnapshots, emptySnapshot());
-    return { scanner: byRole('scanner'), worker: byRole('worker') };
-  }
-
-  private meterOf(member: Member): Promise<MeterSnapshot> {
-    return new Promise<MeterSnapshot>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new CronfenceError(`replica ${member.id} did not report its meter`)), METER_TIMEOUT_MS);
-      member.pendingMeter = (snapshot) => {
-        clearTimeout(timer);
-        resolve(snapshot);
-      };
-      const request: ParentMessage = { kind: 'meter' };
-      member.process.send(request);
-    });
+  /** A tool's message to a live replica (the request meter's request for a snapshot). */
+  send(replica: Replica, message: ParentMessage): void {
+    if (this.isAlive(replica) && replica.process.connected) replica.process.send(message);
   }
 
   /** SIGKILL: the replica is gone at once, as far as choosing victims goes. */

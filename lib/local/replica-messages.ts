@@ -2,11 +2,12 @@
  * What a replica process and its parent (lib/local/fleet.ts) say to each
  * other over the IPC channel: one discriminated union each way, so that the
  * parent switches on `kind` with the compiler checking every case, and no
- * report travels as log text.
+ * report travels as log text. The repository's tools add kinds of their own
+ * (`tools:…`, e.g. the request meter's snapshots): typed on their side, passed
+ * through here as ToolMessage.
  */
 import type { LifecycleEvent } from '../core/events.ts';
 import type { ScanReport } from '../engine/scanner.ts';
-import type { MeterSnapshot } from './request-meter.ts';
 
 export type ReplicaRole = 'scanner' | 'worker';
 
@@ -35,11 +36,16 @@ export type ReplicaMessage =
       readonly outcome: 'committed' | 'already-committed' | 'refused';
       readonly at: number;
     }
-  /** Its request meter: on the parent's request, and once more (`final`) as it exits. */
-  | { readonly kind: 'meter'; readonly snapshot: MeterSnapshot; readonly final: boolean };
+  /** A tool's own message (its kind names the tool), handed to the fleet's owner as it is. */
+  | ToolMessage;
 
-/** Parent -> replica: send your meter now. */
-export type ParentMessage = { readonly kind: 'meter' };
+/** Either way, a message of a tool attached to the replicas (tools/meter); the fleet passes it on unread. */
+export interface ToolMessage {
+  readonly kind: `tools:${string}`;
+}
+
+/** Parent -> replica: only tools ask replicas for anything. */
+export type ParentMessage = ToolMessage;
 
 /** The messages the fleet hands to its owner as they come (fault, receive, send, renewal and chunk reports). */
 export type ReplicaReport = Extract<ReplicaMessage, { kind: 'fault' | 'received' | 'sent' | 'renewed' | 'chunk' }>;

@@ -12,7 +12,8 @@
  * The replica reports to its parent by typed IPC messages
  * (replica-messages.ts), or writes its lifecycle events to stdout as JSON
  * lines when run alone; its logs go to stdout through Powertools' logger.
- * Its request meter is sent on request and as it exits.
+ * A tool attached by the entry (the request meter, tools/meter) answers the
+ * parent's requests and has a last word as the replica exits.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { EventSink, LifecycleEvent } from '../core/events.ts';
@@ -21,9 +22,8 @@ import { createAwsClients } from '../aws/clients.ts';
 import { loadConfig, localConfig } from '../aws/config.ts';
 import type { HandlerRegistry } from '../engine/define-job.ts';
 import { createScannerHandler, createWorkerHandler } from '../lambda/handlers.ts';
-import { createRuntime, type RuntimeOptions, type RuntimePorts } from '../lambda/wiring.ts';
-import type { ParentMessage, ReplicaMessage, ReplicaRole } from './replica-messages.ts';
-import { RequestMeter } from './request-meter.ts';
+import { createRuntime, type Runtime, type RuntimeOptions, type RuntimePorts } from '../lambda/wiring.ts';
+import type { ParentMessage, ReplicaMessage, ReplicaRole, ToolMessage } from './replica-messages.ts';
 import { PolledRecords } from './polled-records.ts';
 import { SqsPoller } from './sqs-poller.ts';
 
@@ -39,9 +39,19 @@ export interface ReplicaPlan {
   /** The handlers a worker runs. */
   readonly handlers: HandlerRegistry;
   /** Clients, clock and port decorators (the chaos replica's faults and reports). */
-  readonly runtime?: Pick<RuntimeOptions, 'clients' | 'clock' | 'decoratePorts' | 'onChunk'>;
+  readonly runtime?: Pick<RuntimeOptions, 'clients' | 'clock' | 'decoratePorts'>;
   /** Which lifecycle events go to the parent. @default all of them */
   readonly forwards?: (event: LifecycleEvent) => boolean;
+  /** A tool attached to the runtime once it is built (the request meter on its clients). @default none */
+  readonly attach?: (runtime: Runtime) => ReplicaAttachment;
+}
+
+/** What a tool attached to a replica says to the parent. */
+export interface ReplicaAttachment {
+  /** Its answer to a parent's message, if the message is its own. */
+  answer(message: ParentMessage): ToolMessage | undefined;
+  /** Its last word, sent as the replica exits. */
+  last(): ToolMessage;
 }
 
 /** An entry's plan, given its arguments and the channel to its parent. */
@@ -90,9 +100,10 @@ async function runReplica(entry: string, setup: ReplicaSetup): Promise<never> {
     sinks: [events],
     onError: (error, context) => log.warn(context, { error: String(error) }),
   });
-  const meter = new RequestMeter(runtime.config).attach(runtime.clients);
+  const attachment = plan.attach?.(runtime);
   process.on('message', (message: ParentMessage) => {
-    if (message.kind === 'meter') toParent({ kind: 'meter', snapshot: meter.snapshot(), final: false });
+    const answer = attachment?.answer(message);
+    if (answer) toParent(answer);
   });
   const handler =
     role === 'worker'
@@ -114,11 +125,7 @@ async function runReplica(entry: string, setup: ReplicaSetup): Promise<never> {
     clock: runtime.clock,
   });
   toParent({ kind: 'ready', role, id });
-  return runUntilStopped(
-    poller,
-    () => runtime.bus.flush(),
-    () => ({ kind: 'meter', snapshot: meter.snapshot(), final: true }),
-  );
+  return runUntilStopped(poller, () => runtime.bus.flush(), attachment && (() => attachment.last()));
 }
 
 /** `<entry> worker|scanner <id> [--jobs <module>]`; exits 2 with the usage line otherwise. */
@@ -143,10 +150,10 @@ function toParent(message: ReplicaMessage): void {
 /**
  * Polls until SIGTERM, SIGINT or the parent's disconnect (a drill, `cronfence
  * dev` or the bench gone: nobody would collect this replica's reports or stop
- * it), lets `beforeExit` run, then sends `last()` to the parent, if there is
- * one, and exits once it is out.
+ * it), lets `beforeExit` run, then sends `last()`, if any, to the parent, if
+ * there is one, and exits once it is out.
  */
-async function runUntilStopped(poller: SqsPoller, beforeExit: () => Promise<void>, last: () => ReplicaMessage): Promise<never> {
+async function runUntilStopped(poller: SqsPoller, beforeExit: () => Promise<void>, last?: () => ReplicaMessage): Promise<never> {
   const stop = (): void => {
     poller.stop();
     setTimeout(() => process.exit(1), STOP_GRACE_MS).unref();
@@ -156,7 +163,7 @@ async function runUntilStopped(poller: SqsPoller, beforeExit: () => Promise<void
   process.on('disconnect', stop);
   await poller.run();
   await beforeExit();
-  if (process.send && process.connected) process.send(last(), () => process.exit(0));
+  if (last && process.send && process.connected) process.send(last(), () => process.exit(0));
   else process.exit(0);
   return new Promise<never>(() => {});
 }

@@ -10,7 +10,7 @@ import { sliceKeyItem } from '../../lib/aws/dynamo/items.ts';
 import { executionKey } from '../../lib/core/execution-key.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cancellationCodes } from '../../lib/aws/dynamo/errors.ts';
-import { RequestMeter as RequestCounter } from '../../lib/local/request-meter.ts';
+import { RequestMeter as RequestCounter } from '../../tools/meter/request-meter.ts';
 import { createAwsClients, destroyAwsClients, type AwsClients } from '../../lib/aws/clients.ts';
 import { HangServer, injectClientFaults } from '../../tools/chaos/chaos-clients.ts';
 import type { FaultKind } from '../../tools/chaos/config.ts';

@@ -56,7 +56,19 @@ function runDev(env: NodeJS.ProcessEnv, timeoutMs: number): Promise<DevRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ['bin/cronfence.mjs', 'dev', '--scanners', '2', '--workers', '3', '--duration', String(DURATION_SECONDS), '--json'],
+      [
+        '--import',
+        'tsx',
+        'tools/cli/main.ts',
+        'dev',
+        '--scanners',
+        '2',
+        '--workers',
+        '3',
+        '--duration',
+        String(DURATION_SECONDS),
+        '--json',
+      ],
       { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let stdout = '';

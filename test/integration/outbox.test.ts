@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { executionKey } from '../../lib/core/execution-key.ts';
-import { MockBank } from '../../lib/local/mock-bank.ts';
+import { MockBank } from '../../examples/jobs/mock-bank.ts';
 import { createOutboxHandler } from '../../lib/lambda/outbox-handler.ts';
 import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
 import { enqueuedSlice, wholeSecond } from '../support/slices.ts';

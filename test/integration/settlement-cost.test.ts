@@ -1,6 +1,6 @@
 /**
  * What a payout costs in DynamoDB request units, measured with the bench's
- * request meter (lib/local/request-meter.ts, AWS's published unit rules) on
+ * request meter (tools/meter/request-meter.ts, AWS's published unit rules) on
  * one 1,200-merchant settlement against the emulator: the chunked commits
  * (rows, outbox items and their index entries, chunk records, fence checks)
  * and the outbox deliveries (take + record, each moving the index entry).
@@ -16,8 +16,8 @@ import { OutboxDispatcher } from '../../lib/engine/outbox-dispatcher.ts';
 import { merchantSettlement } from '../../examples/jobs/settlement.ts';
 import { PRICE_TABLE } from '../../tools/bench/price-table.ts';
 import { settlementUnits } from '../../tools/bench/settlement-cost.ts';
-import { MockBank } from '../../lib/local/mock-bank.ts';
-import { RequestMeter } from '../../lib/local/request-meter.ts';
+import { MockBank } from '../../examples/jobs/mock-bank.ts';
+import { RequestMeter } from '../../tools/meter/request-meter.ts';
 import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
 import { createPayoutsTable } from '../support/settlement-scenario.ts';
 import { enqueuedSlice, wholeSecond } from '../support/slices.ts';

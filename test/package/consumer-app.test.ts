@@ -148,11 +148,26 @@ describe('the packed files', () => {
     expect(tools).toEqual([]);
   });
 
+  it('hold no request meter, mock bank or example (tools/meter, examples/)', async () => {
+    const files = (await ok('tar', ['-tzf', tarball], work)).stdout.trim().split('\n');
+    expect(files.filter((file) => /(request-meter|request-units|mock-bank)[^/]*$|\/examples\//.test(file))).toEqual([]);
+  });
+
   it('give a cronfence command without the tools’ chaos and bench', async () => {
     const app = await cdkInitApp;
     const help = await ok('npx', ['cronfence', '--help'], app.dir);
     expect(help.stdout).toMatch(/^ +dev /m);
     expect(help.stdout).not.toMatch(/^ +(chaos|bench)\b/m);
+  }, 120_000);
+
+  it('give a cronfence dev that, without --jobs (no examples are packed), names the flag and writes nothing', async () => {
+    const app = await cdkInitApp;
+    const stateDir = path.join(app.dir, '.cronfence-no-jobs');
+    const dev = await run('npx', ['cronfence', 'dev', '--duration', '5'], app.dir, cleanEnv({ CRONFENCE_STATE_DIR: stateDir }), 60_000);
+    expect(dev.code).not.toBe(0);
+    expect(dev.stderr).toContain('cronfence: dev needs --jobs <module>');
+    expect(dev.stdout).toBe('');
+    expect(existsSync(stateDir)).toBe(false);
   }, 120_000);
 });
 

@@ -1,7 +1,8 @@
 /**
  * Ctrl-C and SIGTERM end `cronfence dev` cleanly: the signal goes to the
  * whole process group of the command, as a terminal sends Ctrl-C (and as
- * `npm start`'s group gets it). The run prints its summary, exits 0 without
+ * `npm start`'s group gets it; this runs what `npm start` runs, the tools'
+ * `dev` with the example jobs and the request meter). The run prints its summary, exits 0 without
  * a stack trace, and leaves no emulator or replica behind. The dev command
  * starts its own emulator here (no AWS_ENDPOINT_URL): the one the terminal's
  * signal used to kill first.
@@ -73,12 +74,16 @@ describe('stopping cronfence dev', () => {
         Object.entries(process.env).filter(([name]) => !name.startsWith('CRONFENCE_') && !name.startsWith('AWS_')),
       );
       Object.assign(env, { CRONFENCE_STATE_DIR: stateDir, CRONFENCE_PREFIX: `cc${randomUUID().slice(0, 8)}` });
-      const child = spawn(process.execPath, ['bin/cronfence.mjs', 'dev', '--duration', '60', '--scanners', '1', '--workers', '2'], {
-        cwd: ROOT,
-        env,
-        detached: true, // a process group of its own, as a terminal's foreground job
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', 'tools/cli/main.ts', 'dev', '--duration', '60', '--scanners', '1', '--workers', '2'],
+        {
+          cwd: ROOT,
+          env,
+          detached: true, // a process group of its own, as a terminal's foreground job
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
       const pid = child.pid ?? 0;
       cleanups.push(() => {
         if (alive(pid)) process.kill(-pid, 'SIGKILL');
@@ -111,6 +116,10 @@ describe('stopping cronfence dev', () => {
       // Read from the emulator after the replicas stopped: it must still be up then.
       expect(stdout).not.toContain('jobs and ledger not read');
       expect(stdout).toMatch(/^job +committed +ledger records +duplicate keys +workers used\nevery-5-seconds +[1-9]\d* +[1-9]\d* +0 /m);
+      // The replicas' request meters (tools/meter), sent as they stopped.
+      expect(stdout).toMatch(
+        /^AWS requests by all replicas \(scanners and workers\), per committed execution \(\d+\):\nrequest +count +per execution\ndynamo\.\w+ +\d+ /m,
+      );
       expect(stderr).not.toMatch(/Error|\n\s+at /);
       await until(
         () => running.every((p) => !alive(p.pid)),

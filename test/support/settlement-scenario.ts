@@ -26,7 +26,8 @@ import { Worker, type ReceivedMessage } from '../../lib/engine/worker.ts';
 import { PAYOUTS_TABLE } from '../../examples/jobs/examples.ts';
 import { merchantSettlement } from '../../examples/jobs/settlement.ts';
 import { readPatiently } from '../../tools/chaos/drill-stores.ts';
-import { MockBank } from '../../lib/local/mock-bank.ts';
+import { MockBank } from '../../examples/jobs/mock-bank.ts';
+import { reportingChunks } from '../../tools/chaos/settlement-chunks.ts';
 import type { TestInstallation } from './harness.ts';
 import { gate } from './memory-engine.ts';
 import { enqueuedSlice, wholeSecond } from './slices.ts';
@@ -192,9 +193,11 @@ export async function runSettlementTakeover(installation: TestInstallation, opti
       : runtime.chunks;
     const workerB = new Worker({
       workerId: 'worker-b',
-      slices: runtime.slices,
+      // The standby's chunk outcomes, read at its ports as the drill reads them.
+      ...reportingChunks({ slices: runtime.slices, chunks: standbyStore }, (chunk) => {
+        if (chunk.outcome !== 'refused') standbyChunks.set(chunk.chunk, chunk.outcome);
+      }),
       jobs: runtime.jobReader,
-      chunks: standbyStore,
       queue: runtime.workQueue,
       deadLetters: runtime.deadLetters,
       events: {
@@ -208,7 +211,6 @@ export async function runSettlementTakeover(installation: TestInstallation, opti
       },
       clock: systemClock,
       handlers,
-      onChunk: (_key, _fence, chunk, outcome) => standbyChunks.set(chunk, outcome),
     });
     // As the SQS event source would: a message whose processing threw comes back later (errors are counted, not fatal).
     const deadline = Date.now() + 90_000;

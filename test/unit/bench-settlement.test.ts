@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { PRICE_TABLE } from '../../tools/bench/price-table.ts';
 import { settlementRow, settlementUnits, usdPerMillionPayouts, type SettlementCost } from '../../tools/bench/settlement-cost.ts';
-import { emptySnapshot } from '../../lib/local/request-meter.ts';
+import { emptySnapshot } from '../../tools/meter/request-meter.ts';
 
 describe('bench settlement row', () => {
   it('counts base-table and index write units, and read units', () => {

@@ -9,6 +9,7 @@ import { ManualClock } from '../../lib/core/clock.ts';
 import { FencedOutError, InvalidChunkError } from '../../lib/core/errors.ts';
 import { executionKey } from '../../lib/core/execution-key.ts';
 import type { InMemoryChunkStore } from '../../lib/memory/index.ts';
+import { reportingChunks } from '../../tools/chaos/settlement-chunks.ts';
 import { createMemoryEngine, gate } from '../support/memory-engine.ts';
 
 const T0 = Date.parse('2026-09-01T00:30:00Z');
@@ -72,7 +73,11 @@ describe('ctx.commitChunk over the in-memory stores', () => {
     const holder = engine.deliver(engine.worker('holder', { slices: silent, chunks: pausedChunks }), original!);
     await engine.nextEvent((event) => event.type === 'fenced_out' && event.worker === 'holder');
     clock.advance(1000);
-    await engine.drain(engine.worker('standby', { onChunk: (_key, fence, chunk, outcome) => seen.push(`${fence}:${chunk}:${outcome}`) }));
+    // The outcomes as the drill reads them, at the standby's ports.
+    const reported = reportingChunks({ slices: engine.slices, chunks: engine.chunks }, (c) =>
+      seen.push(`${c.fence}:${c.chunk}:${c.outcome}`),
+    );
+    await engine.drain(engine.worker('standby', reported));
     release.open();
     expect(await holder).toBe('keep');
     await until(() => late.error !== undefined || late.outcome !== undefined);

@@ -74,7 +74,7 @@ describe('cronfence dev summary: the outbox', () => {
         },
       },
     } as unknown as Runtime;
-    await report.summarize(runtime, {});
+    await report.summarize(runtime);
     return lines;
   };
 

@@ -13,8 +13,6 @@ import { describeCycle, folderCycles, folderOf, readFolderGraph } from '../suppo
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const PRODUCT = ['lib', 'functions', 'app', 'examples/jobs', 'bin', 'scripts', 'tools'];
-/** `cronfence dev`'s default jobs (its local path and its command line). */
-const EXAMPLE_USERS = ['lib/local', 'lib/cli'];
 
 describe('folder graph', () => {
   const graph = readFolderGraph(ROOT, PRODUCT);
@@ -31,11 +29,9 @@ describe('folder graph', () => {
     expect(cycles.map((cycle) => describeCycle(graph, cycle)).join('\n')).toBe('');
   });
 
-  it('lib/ imports nothing from functions/, app/, scripts/, bin/, tools/ or test/, and only the local dev path imports examples/jobs', () => {
+  it('lib/ imports nothing from functions/, app/, scripts/, bin/, tools/, examples/ or test/', () => {
     const outward = graph.imports.filter((edge) => edge.from.startsWith('lib/') && !edge.to.startsWith('lib/'));
-    const allowed = (edge: { from: string; to: string }) =>
-      edge.to.startsWith('examples/jobs/') && EXAMPLE_USERS.includes(folderOf(edge.from));
-    expect(outward.filter((edge) => !allowed(edge)).map((edge) => `${edge.from} -> ${edge.to}`)).toEqual([]);
+    expect(outward.map((edge) => `${edge.from} -> ${edge.to}`)).toEqual([]);
     // The construct runs the jobs it is given: neither it nor anything it bundles reaches an example.
     for (const folder of ['lib/core', 'lib/engine', 'lib/aws', 'lib/lambda', 'lib/package', 'lib/cdk'])
       expect(graph.edges.get(folder)?.has('examples') ?? false).toBe(false);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RequestMeter } from '../../lib/local/request-meter.ts';
+import { RequestMeter } from '../../tools/meter/request-meter.ts';
 import {
   indexWritesForPut,
   indexWritesForUpdate,
@@ -9,7 +9,7 @@ import {
   updatedAttributes,
   writeRequestUnits,
   type IndexShape,
-} from '../../lib/local/request-units.ts';
+} from '../../tools/meter/request-units.ts';
 
 const SWEEP: IndexShape = { indexName: 'sweep', keyAttributes: ['sweepShard', 'sweepAt'], projected: ['status', 'scanId'] };
 

@@ -20,7 +20,8 @@ import { bootstrap } from '../../lib/aws/bootstrap.ts';
 import { destroyAwsClients } from '../../lib/aws/clients.ts';
 import { createRuntime, type Runtime } from '../../lib/lambda/wiring.ts';
 import { ReplicaFleet } from '../../lib/local/fleet.ts';
-import { addSnapshots, subtractSnapshots, type MeterSnapshot } from '../../lib/local/request-meter.ts';
+import { FleetMeters, type RoleMeters } from '../meter/replica-meter.ts';
+import { addSnapshots, subtractSnapshots, type MeterSnapshot } from '../meter/request-meter.ts';
 import { packageFile } from '../../lib/package/package-files.ts';
 import { CreateTableCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import { createTableInput } from '../../lib/aws/bootstrap.ts';
@@ -100,13 +101,16 @@ export async function runBurst(options: BurstOptions): Promise<BurstResult> {
       if (event.startLagMs !== undefined && event.jobId.startsWith('burst-')) lags.push(event.startLagMs);
     } else if (event.type === 'committed') committed.set(event.executionKey, Date.parse(event.at));
   };
+  const fleetMeters = new FleetMeters();
   const fleet = new ReplicaFleet({
+    onToolMessage: fleetMeters.onToolMessage,
     entry: BENCH_REPLICA,
     env: options.env,
     logFile: path.join(options.logDir, 'replicas.log'),
     onEvent,
     onScan: ({ report, at }) => scans.push({ at, created: report.sent }),
   });
+  const metered: MeteredFleet = { meters: () => fleetMeters.of(fleet) };
   try {
     await bootstrap(runtime.clients, runtime.config);
     options.onProgress('burst: starting replicas', 0, options.slices);
@@ -118,11 +122,11 @@ export async function runBurst(options: BurstOptions): Promise<BurstResult> {
     const heartbeatRounds: HeartbeatRound[] = [];
     for (const jobs of [1, options.heartbeat.concurrentJobs]) {
       heartbeatRounds.push(
-        await heartbeatRound(runtime, fleet, committed, jobs, options.heartbeat.holdMs, heartbeatRounds.length, options.onProgress),
+        await heartbeatRound(runtime, metered, committed, jobs, options.heartbeat.holdMs, heartbeatRounds.length, options.onProgress),
       );
     }
 
-    const withBusinessWrite = await businessWriteRound(runtime, fleet, committed, BUSINESS_WRITE_JOBS, options.onProgress);
+    const withBusinessWrite = await businessWriteRound(runtime, metered, committed, BUSINESS_WRITE_JOBS, options.onProgress);
 
     // Due a little after registration is expected to end; the scan request goes out a second before.
     const registerEstimateMs = 2000 + options.slices * 1.5;
@@ -136,7 +140,7 @@ export async function runBurst(options: BurstOptions): Promise<BurstResult> {
       (written) => options.onProgress('burst: registering jobs due in the same second', written, options.slices),
     );
     await sleepUntil(systemClock, dueAt - 1000);
-    const before = await fleet.meters();
+    const before = await metered.meters();
     const scanRequestedAt = Date.now();
     await tick(runtime.scanQueue, runtime.config.shardCount);
     const isBurst = (key: string): boolean => key.startsWith('burst-');
@@ -148,7 +152,7 @@ export async function runBurst(options: BurstOptions): Promise<BurstResult> {
       timeoutMs,
       () => options.onProgress('burst: slices committed', [...committed.keys()].filter(isBurst).length, options.slices),
     );
-    const after = await fleet.meters();
+    const after = await metered.meters();
     const scannerMeter = subtractSnapshots(after.scanner, before.scanner);
     const workerMeter = subtractSnapshots(after.worker, before.worker);
 
@@ -203,7 +207,7 @@ const BUSINESS_WRITE_JOBS = 200;
 /** Jobs due in one second whose commits carry one business write each: their requests per execution. */
 async function businessWriteRound(
   runtime: Runtime,
-  fleet: ReplicaFleet,
+  fleet: MeteredFleet,
   committed: Map<string, number>,
   jobs: number,
   onProgress: BurstOptions['onProgress'],
@@ -237,7 +241,7 @@ async function businessWriteRound(
 
 async function heartbeatRound(
   runtime: Runtime,
-  fleet: ReplicaFleet,
+  fleet: MeteredFleet,
   committed: Map<string, number>,
   jobs: number,
   holdMs: number,
@@ -303,4 +307,9 @@ async function waitFor(done: () => boolean, timeoutMs: number, onTick: () => voi
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   onTick();
+}
+
+/** The fleet's replicas' meters now (tools/meter/replica-meter.ts). */
+interface MeteredFleet {
+  meters(): Promise<RoleMeters>;
 }

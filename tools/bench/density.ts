@@ -13,7 +13,7 @@ import { destroyAwsClients } from '../../lib/aws/clients.ts';
 import { createRuntime } from '../../lib/lambda/wiring.ts';
 import { packageFile } from '../../lib/package/package-files.ts';
 import { BENCH_NOOP } from './bench-jobs.ts';
-import { sumValues } from '../../lib/local/request-meter.ts';
+import { sumValues } from '../meter/request-meter.ts';
 import { dailyJobAt, firstOpenSecond, registerSchedules } from './register-schedules.ts';
 import type { ScanProbeResult } from './scan-probe.ts';
 

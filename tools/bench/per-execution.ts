@@ -4,7 +4,7 @@
  * (the targets exclude them: heartbeats depend on how long a job runs, empty
  * receives on how long pollers sit idle).
  */
-import { sumValues, type MeterSnapshot } from '../../lib/local/request-meter.ts';
+import { sumValues, type MeterSnapshot } from '../meter/request-meter.ts';
 import { round } from './density.ts';
 
 export interface PerExecution {

@@ -9,7 +9,7 @@
 import { destroyAwsClients } from '../../lib/aws/clients.ts';
 import type { ScanReport } from '../../lib/engine/scanner.ts';
 import { createRuntime } from '../../lib/lambda/wiring.ts';
-import { RequestMeter, type MeterSnapshot } from '../../lib/local/request-meter.ts';
+import { RequestMeter, type MeterSnapshot } from '../meter/request-meter.ts';
 
 export interface ScanProbeResult {
   readonly shards: { shard: number; ms: number; report: ScanReport }[];

@@ -24,8 +24,8 @@ import { OutboxDispatcher } from '../../lib/engine/outbox-dispatcher.ts';
 import { PAYOUTS_TABLE } from '../../examples/jobs/examples.ts';
 import { merchantSettlement, SETTLEMENT_MERCHANTS } from '../../examples/jobs/settlement.ts';
 import { createRuntime, type Runtime } from '../../lib/lambda/wiring.ts';
-import { MockBank } from '../../lib/local/mock-bank.ts';
-import { RequestMeter, sumValues, type MeterSnapshot } from '../../lib/local/request-meter.ts';
+import { MockBank } from '../../examples/jobs/mock-bank.ts';
+import { RequestMeter, sumValues, type MeterSnapshot } from '../meter/request-meter.ts';
 import { round } from './density.ts';
 import { PRICE_TABLE } from './price-table.ts';
 

@@ -14,12 +14,13 @@ import { loadConfig, type CronfenceConfig } from '../../lib/aws/config.ts';
 import { HandlerRegistry } from '../../lib/engine/define-job.ts';
 import { merchantSettlement } from '../../examples/jobs/settlement.ts';
 import type { ReplicaSetup } from '../../lib/local/replica.ts';
+import { attachMeter } from '../meter/replica-meter.ts';
 import { HangServer, injectClientFaults } from './chaos-clients.ts';
 import { chaosHandlers } from './chaos-jobs.ts';
 import { chaosSliceStore, chaosWorkQueue, type FaultReporter } from './chaos-ports.ts';
 import { chaosConfigFromEnv } from './config.ts';
 import { reportingRenewals } from './renewal-reports.ts';
-import { reportingChunkStore } from './settlement-chunks.ts';
+import { reportingChunks } from './settlement-chunks.ts';
 import { SeededRandom } from './random.ts';
 
 export interface ChaosReplicaOptions {
@@ -49,21 +50,21 @@ export function chaosReplica(options: ChaosReplicaOptions = {}): ReplicaSetup {
     return {
       // The settlement drill's job (npm run chaos -- --settlement) beside the drill's own.
       handlers: new HandlerRegistry([...chaosHandlers(config.prefix, random, true), merchantSettlement]),
+      // The drill's report counts the replicas' AWS requests.
+      attach: attachMeter,
       runtime: {
         clients,
         clock: chaos.clockOffsetMs ? new OffsetClock(chaos.clockOffsetMs) : systemClock,
-        decoratePorts: (ports) => ({
-          ...ports,
-          slices: reportingRenewals(chaosSliceStore(inner(ports.slices), chaos, random, report), ({ key, fence, at, disarmed }) =>
+        decoratePorts: (ports) => {
+          const slices = reportingRenewals(chaosSliceStore(inner(ports.slices), chaos, random, report), ({ key, fence, at, disarmed }) =>
             toParent({ kind: 'renewed', executionKey: executionKey(key.jobId, key.scheduledAt), fence, at, ...(disarmed && { disarmed }) }),
-          ),
-          workQueue: chaosWorkQueue(ports.workQueue, chaos, random, report, (sent) => toParent({ kind: 'sent', ...sent })),
-          chunks: reportingChunkStore(ports.chunks, (refused) =>
-            toParent({ kind: 'chunk', ...refused, outcome: 'refused', at: Date.now() }),
-          ),
-        }),
-        onChunk: (slice, fence, chunk, outcome) =>
-          toParent({ kind: 'chunk', executionKey: executionKey(slice.jobId, slice.scheduledAt), fence, chunk, outcome, at: Date.now() }),
+          );
+          const workQueue = chaosWorkQueue(ports.workQueue, chaos, random, report, (sent) => toParent({ kind: 'sent', ...sent }));
+          const chunkReports = reportingChunks({ slices, chunks: ports.chunks }, (chunk) =>
+            toParent({ kind: 'chunk', ...chunk, at: Date.now() }),
+          );
+          return { ...ports, workQueue, slices: chunkReports.slices, chunks: chunkReports.chunks };
+        },
       },
     };
   };

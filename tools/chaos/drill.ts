@@ -6,6 +6,7 @@
  * a DST transition, then a check of the recorded history against the
  * invariants.
  */
+import { FleetMeters } from '../meter/replica-meter.ts';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -103,7 +104,9 @@ export async function runDrill(options: DrillOptions): Promise<ChaosReport> {
   const enabled = new Set(options.faults);
   const rates: FaultRates = { ...DEFAULT_FAULT_RATES, ...options.rates };
   const recorder = new HistoryRecorder();
+  const meters = new FleetMeters();
   const fleet = new ReplicaFleet({
+    onToolMessage: meters.onToolMessage,
     entry: options.replicaEntry ?? CHAOS_REPLICA,
     logFile: path.join(options.outDir, 'replicas.log'),
     env,
@@ -231,7 +234,7 @@ export async function runDrill(options: DrillOptions): Promise<ChaosReport> {
       startedAt,
       endedAt,
       drainedAt: clock.now(),
-      requests: fleet.requests,
+      requests: meters.requests,
       settlement: settlementSection,
       poison,
     });

@@ -22,7 +22,7 @@ import { EXAMPLE_JOBS, PAYOUTS_TABLE } from '../../examples/jobs/examples.ts';
 import { MERCHANTS_PER_CHUNK, SETTLEMENT_MERCHANTS } from '../../examples/jobs/settlement.ts';
 import type { Runtime } from '../../lib/lambda/wiring.ts';
 import type { Replica } from '../../lib/local/fleet.ts';
-import { MockBank } from '../../lib/local/mock-bank.ts';
+import { MockBank } from '../../examples/jobs/mock-bank.ts';
 import { readPatiently } from './drill-stores.ts';
 import type { ProcessFaultKind } from './fault-plan.ts';
 import type { ObservedChunk } from './observed.ts';

@@ -2,8 +2,9 @@
  * The one request meter: a client middleware that counts every AWS request a
  * process makes, per service.Operation, and what each moved: items read and
  * written, DynamoDB request units by AWS's rules (request-units.ts), SQS
- * messages, EventBridge entries. Every local replica carries one: `cronfence
- * dev` and the chaos drill report its request counts, the bench its units.
+ * messages, EventBridge entries. The tools attach one to their replicas
+ * (replica-meter.ts): the repository's `cronfence dev` (`npm start`) and the
+ * chaos drill report its request counts, the bench its units.
  * It sits just outside the deserializer, below the retry middleware, so each
  * HTTP attempt counts, as AWS bills; a refused conditional write consumes its
  * units too.
@@ -14,9 +15,9 @@
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { DeserializeMiddleware, MiddlewareStack } from '@smithy/types';
-import type { AwsClients } from '../aws/clients.ts';
-import type { CronfenceConfig } from '../aws/config.ts';
-import { CHUNKS_TABLE, JOBS_TABLE, SLICES_TABLE, WHEEL_TABLE, type TableDefinition } from '../aws/schema.ts';
+import type { AwsClients } from '../../lib/aws/clients.ts';
+import type { CronfenceConfig } from '../../lib/aws/config.ts';
+import { CHUNKS_TABLE, JOBS_TABLE, SLICES_TABLE, WHEEL_TABLE, type TableDefinition } from '../../lib/aws/schema.ts';
 import {
   indexWritesForPut,
   indexWritesForUpdate,
