@@ -33,7 +33,7 @@ import { checkHistory, type HistoryVerdict } from './history.ts';
 import { JobHistoryBook } from './job-history.ts';
 import { checkOverlapRuns, checkPolicies } from './policy-checks.ts';
 import { OVERLAP_JOBS } from './policy-jobs.ts';
-import { outageOccurrences, setUpMisfireJobs, setUpPolicyJobs, type PolicySetup } from './policy-setup.ts';
+import { outageOccurrences, setUpPolicyJobs, type PolicySetup } from './policy-setup.ts';
 import { changeJobs, readPoisonVerdict } from './job-changes.ts';
 import { HistoryRecorder } from './recorder.ts';
 import { buildReport, FAILOVER_GOAL_MS, type ChaosReport } from './report.ts';
@@ -159,11 +159,10 @@ export async function runDrill(options: DrillOptions): Promise<ChaosReport> {
 
     const specs = chaosJobs(options.jobs, new SeededRandom(options.seed + 1), { dst: options.dst !== undefined });
     const book = new JobHistoryBook();
-    const outages = await setUpMisfireJobs(runtime, book, clock.now());
     for (const spec of specs) book.record('create', (await runtime.jobs().put(spec)).job);
     const settlementSpec = settlement?.spec();
     if (settlementSpec) book.record('create', (await runtime.jobs().put(settlementSpec)).job);
-    const policies = await setUpPolicyJobs(runtime, book, clock.now(), outages);
+    const policies = await setUpPolicyJobs(runtime, book, clock.now());
     const startedAt = clock.now();
     await tick(runtime.scanQueue, runtime.config.shardCount);
     timers.add(setInterval(() => void tick(runtime.scanQueue, runtime.config.shardCount).catch(() => {}), TICK_MS));

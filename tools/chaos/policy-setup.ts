@@ -17,19 +17,18 @@ export interface PolicySetup {
   readonly outages: readonly OutageJob[];
 }
 
-/**
- * Stores the misfire jobs and gives each its simulated outage. Called before any put that sends a scan request: a scan
- * that takes a misfire job's generation up from the inbox before simulateOutage moves it back leaves no outage (a
- * settlement drill on a loaded machine missed the outage's five occurrences so). They are put without that request too.
- */
-export async function setUpMisfireJobs(runtime: Runtime, book: JobHistoryBook, now: number): Promise<readonly OutageJob[]> {
-  const quiet = dynamoJobRepository(runtime.clients.dynamo, runtime.config, runtime.clock, { random: runtime.random });
+/** Stores the schedule-policy jobs (policy-jobs.ts) and gives the misfire ones their outage. */
+export async function setUpPolicyJobs(runtime: Runtime, book: JobHistoryBook, now: number): Promise<PolicySetup> {
+  const specs = policyJobs(now);
   const outages: OutageJob[] = [];
-  for (const spec of policyJobs(now)) {
+  // The misfire jobs are put without the scan request a change sends: a scan it started could take their generation
+  // up from the inbox before simulateOutage moves it back, and the outage would not happen.
+  const quiet = dynamoJobRepository(runtime.clients.dynamo, runtime.config, runtime.clock, { random: runtime.random });
+  for (const spec of specs) {
     const misfire = MISFIRE_JOBS.find((entry) => entry.id === spec.id)?.misfire;
-    if (misfire === undefined) continue;
-    const { job } = await quiet.put(spec);
+    const { job } = await (misfire === undefined ? runtime.jobs() : quiet).put(spec);
     book.record('create', job);
+    if (misfire === undefined) continue;
     const simulatedAt = runtime.clock.now();
     const outageFrom = await simulateOutage(runtime, spec.id, OUTAGE_MS);
     outages.push({
@@ -39,21 +38,6 @@ export async function setUpMisfireJobs(runtime: Runtime, book: JobHistoryBook, n
       simulatedAt,
       definition: { schedule: job.schedule, timeZone: job.timeZone, dst: job.dst, enabled: true },
     });
-  }
-  return outages;
-}
-
-/** Stores the other schedule-policy jobs (overlap, one-time), their one-time ones due after `now`. */
-export async function setUpPolicyJobs(
-  runtime: Runtime,
-  book: JobHistoryBook,
-  now: number,
-  outages: readonly OutageJob[],
-): Promise<PolicySetup> {
-  const specs = policyJobs(now);
-  for (const spec of specs) {
-    if (MISFIRE_JOBS.some((entry) => entry.id === spec.id)) continue;
-    book.record('create', (await runtime.jobs().put(spec)).job);
   }
   return { specs, outages };
 }
