@@ -21,6 +21,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { createTableInput } from '../lib/aws/bootstrap.ts';
 import { DeadManWatch, type DeadManStep } from '../lib/aws/dead-man-watch.ts';
+import { systemClock } from '../lib/core/clock.ts';
 import { jobItem, toItem } from '../lib/aws/dynamo/items.ts';
 import { JOBS_TABLE, SLICES_TABLE, WHEEL_TABLE } from '../lib/aws/schema.ts';
 import { DEFAULT_POLICIES } from '../lib/core/job-spec.ts';
@@ -90,7 +91,7 @@ try {
     `registered ${jobCount} jobs and ${registered.slices} slices in ${registered.seconds.toFixed(1)} s (${registered.requests} BatchWriteItem requests)`,
   );
 
-  const watch = new DeadManWatch(dynamo, config, { ...(jobsPerRun !== undefined && { jobsPerRun }) });
+  const watch = new DeadManWatch(dynamo, config, systemClock, { ...(jobsPerRun !== undefined && { jobsPerRun }) });
   const steps: { step: DeadManStep; seconds: number; requests: Record<string, number>; waited: Record<string, number> }[] = [];
   do {
     requests.clear();

@@ -20,7 +20,7 @@
  * list leaves out) and the slot goes DEAD with that reason; a list that only
  * grew at its end (new merchants in new chunks) is accounted for, and runs.
  */
-import { sleep } from '../../lib/core/clock.ts';
+import { realSleep } from '../../lib/core/clock.ts';
 import type { ChunkWork } from '../../lib/core/chunks.ts';
 import { shardOf } from '../../lib/core/shard.ts';
 import { defineJob, type JobContext } from '../../lib/engine/define-job.ts';
@@ -114,7 +114,7 @@ export const merchantSettlement = defineJob('merchant-settlement', async (ctx) =
     await ctx.commitChunk(
       n,
       async () => {
-        if (plan.chunkWorkMs > 0) await sleep(plan.chunkWorkMs, ctx.signal);
+        if (plan.chunkWorkMs > 0) await realSleep(plan.chunkWorkMs, ctx.signal);
         return settlementChunk(ctx, plan, n);
       },
       { input: chunkMerchants(plan, n) },

@@ -18,6 +18,7 @@
  * it read with the same `judge`.
  */
 import { ScanCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { Clock } from '../core/clock.ts';
 import { deadManVerdict, freshnessProbes, type DeadManJob, type DeadManVerdict, type StaleJob } from '../core/dead-man.ts';
 import { lifecycleEvent, type EventSink } from '../core/events.ts';
 import { activeSince, isActiveAt } from '../core/job-lifecycle.ts';
@@ -80,6 +81,8 @@ export class DeadManWatch {
   constructor(
     private readonly dynamo: DynamoDBClient,
     private readonly config: WatchConfig,
+    /** Whose timers pace its reads' retries. */
+    private readonly clock: Clock,
     private readonly options: DeadManOptions = {},
   ) {}
 
@@ -121,7 +124,7 @@ export class DeadManWatch {
 
   /** Judges `jobs` (tombstones and paused jobs are skipped), emitting nothing. */
   judge(jobs: readonly JobRecord[], now: number): Promise<DeadManReport> {
-    return judgeJobs(this.dynamo, this.config, jobs, now);
+    return judgeJobs(this.dynamo, this.config, jobs, now, this.clock);
   }
 
   private async scanPage(after: string | undefined, limit: number): Promise<{ items: Item[]; lastKey: string | undefined }> {
@@ -144,6 +147,7 @@ export async function judgeJobs(
   config: Pick<CronfenceConfig, 'slicesTable' | 'deadManFactor'>,
   jobs: readonly JobRecord[],
   now: number,
+  clock: Clock,
 ): Promise<DeadManReport> {
   const factor = config.deadManFactor;
   const reads: SliceReads = { requests: 0 };
@@ -161,7 +165,7 @@ export async function judgeJobs(
     }
   }
   const keys: SliceKey[] = suspects.flatMap(({ job, probes }) => probes.map((scheduledAt) => ({ jobId: job.id, scheduledAt })));
-  const probed = await latestFinalAmong(dynamo, config.slicesTable, keys, reads);
+  const probed = await latestFinalAmong(dynamo, config.slicesTable, keys, reads, clock);
   const unproven = suspects.filter(({ job }) => {
     const latest = probed.get(job.id);
     return latest === undefined || verdict(job, latest).kind === 'stale';

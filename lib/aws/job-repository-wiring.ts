@@ -31,9 +31,9 @@ export function dynamoJobRepository(
 ): JobRepository {
   return new JobRepository({
     jobs: new DynamoJobStore(dynamo, config),
-    reader: new DynamoJobReader(dynamo, config, wiring.random),
-    slices: new DynamoSliceStore(dynamo, config, wiring.random),
-    wheel: new DynamoWheelStore(dynamo, config, wiring.random),
+    reader: new DynamoJobReader(dynamo, config, clock, wiring.random),
+    slices: new DynamoSliceStore(dynamo, config, clock, wiring.random),
+    wheel: new DynamoWheelStore(dynamo, config, clock, wiring.random),
     clock,
     shardCount: config.shardCount,
     knownHandlers: wiring.knownHandlers,

@@ -9,7 +9,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { parseSlotPayload, planBackfill } from '../core/backfill-plan.ts';
 import type { Random } from '../core/backoff.ts';
-import { sleep, type Clock } from '../core/clock.ts';
+import type { Clock } from '../core/clock.ts';
 import { JobVersionConflictError } from '../core/errors.ts';
 import { executionKey } from '../core/execution-key.ts';
 import { validatePauseUntil, validateReason, validateRequestId, type OperatorSlot } from '../core/operator.ts';
@@ -100,7 +100,7 @@ export class OperatorActions {
     const payload = request.payload === undefined ? undefined : parseSlotPayload(request.payload);
     const { outcome } = await this.withLiveJob(jobId, (job, now) => {
       const note: OperatorSlot = { action: 'trigger', actor: request.actor, reason, at: now, requestId };
-      return writeTriggerSlot(this.dynamo, this.config, job, { requestId, note, payload }, now, this.random);
+      return writeTriggerSlot(this.dynamo, this.config, job, { requestId, note, payload }, now, this.clock, this.random);
     });
     const key = (outcome as Exclude<SlotOutcome, { kind: 'job-changed' }>).key;
     const slice = await this.slices.get(key);
@@ -123,12 +123,13 @@ export class OperatorActions {
     const outbox: SliceKey[] = [];
     const startedAt = this.clock.now();
     for (const scheduledAt of occurrences) {
-      if (request.ratePerSecond !== undefined) await sleep(startedAt + (progress.done * 1000) / request.ratePerSecond - this.clock.now());
+      if (request.ratePerSecond !== undefined)
+        await this.clock.sleep(startedAt + (progress.done * 1000) / request.ratePerSecond - this.clock.now());
       const written = await this.withLiveJob(
         jobId,
         (current, now) => {
           const note: OperatorSlot = { action: 'backfill', actor: request.actor, reason, at: now };
-          return writeBackfillSlot(this.dynamo, this.config, current, scheduledAt, note, now, this.random);
+          return writeBackfillSlot(this.dynamo, this.config, current, scheduledAt, note, now, this.clock, this.random);
         },
         job,
       );

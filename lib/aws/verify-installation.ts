@@ -53,7 +53,8 @@ export type VerifyReport = AuditReport & {
 };
 
 export async function verifyInstallation(source: VerifySource, request: VerifyRequest): Promise<VerifyReport> {
-  const now = (source.clock ?? systemClock).now();
+  const clock = source.clock ?? systemClock;
+  const now = clock.now();
   const until = request.until ?? now;
   if (!(until > request.since))
     throw new RangeError(`until (${new Date(until).toISOString()}) must be after since (${new Date(request.since).toISOString()})`);
@@ -86,7 +87,13 @@ export async function verifyInstallation(source: VerifySource, request: VerifyRe
   const factor = source.config.deadManFactor ?? DEFAULT_DEAD_MAN_FACTOR;
   // Judged at the window's end: a drill's window checked afterwards is not stale for the silence since it ended.
   const judgedAt = Math.min(now, until);
-  const deadMan = await judgeJobs(source.dynamo, { slicesTable: source.config.slicesTable, deadManFactor: factor }, history.jobs, judgedAt);
+  const deadMan = await judgeJobs(
+    source.dynamo,
+    { slicesTable: source.config.slicesTable, deadManFactor: factor },
+    history.jobs,
+    judgedAt,
+    clock,
+  );
   const report = auditHistory({
     ...history,
     now,
@@ -96,7 +103,7 @@ export async function verifyInstallation(source: VerifySource, request: VerifyRe
     lateThresholdMs: request.lateThresholdMs,
     occurrenceCap: request.occurrenceCap,
     stale: deadMan.stale,
-    setAside: await readSetAside(source, request.jobId),
+    setAside: await readSetAside(source, clock, request.jobId),
   });
   return {
     ...report,
@@ -106,10 +113,10 @@ export async function verifyInstallation(source: VerifySource, request: VerifyRe
 }
 
 /** The scans' set-aside records (one Query per shard), of the one job asked about if any; none when the wheel is not configured. */
-async function readSetAside(source: VerifySource, jobId: string | undefined): Promise<SetAsideJob[]> {
+async function readSetAside(source: VerifySource, clock: Clock, jobId: string | undefined): Promise<SetAsideJob[]> {
   const { wheelTable, shardCount } = source.config;
   if (wheelTable === undefined || shardCount === undefined) return [];
-  const wheel = new DynamoWheelStore(source.dynamo, { wheelTable }, Math.random);
+  const wheel = new DynamoWheelStore(source.dynamo, { wheelTable }, clock, Math.random);
   const shards = Array.from({ length: shardCount }, (_, shard) => shard);
   const records = (await Promise.all(shards.map((shard) => wheel.setAsideJobs(shard)))).flat();
   return records.filter((record) => jobId === undefined || record.jobId === jobId);

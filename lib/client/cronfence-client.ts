@@ -62,15 +62,15 @@ export class CronfenceClient {
   ) {
     const clock = options.clock ?? systemClock;
     // A change asks for a scan of its shard, so a job created or resumed now is not late by a tick.
-    const scans = new SqsScanQueue(clients.sqs, () => queueUrl(clients.sqs, config.scanQueueName, config.queueUrls.scan));
+    const scans = new SqsScanQueue(clients.sqs, () => queueUrl(clients.sqs, config.scanQueueName, config.queueUrls.scan), clock);
     this.jobs = dynamoJobRepository(clients.dynamo, config, clock, { random: Math.random, knownHandlers: options.knownHandlers, scans });
-    const queue = new SqsWorkQueue(clients.sqs, () => queueUrl(clients.sqs, config.workQueueName, config.queueUrls.work));
+    const queue = new SqsWorkQueue(clients.sqs, () => queueUrl(clients.sqs, config.workQueueName, config.queueUrls.work), clock);
     this.operator = new OperatorActions(
       clients.dynamo,
       config,
       clock,
       this.jobs,
-      new DynamoSliceStore(clients.dynamo, config, Math.random),
+      new DynamoSliceStore(clients.dynamo, config, clock, Math.random),
       queue,
       Math.random,
     );

@@ -1,46 +1,21 @@
 /**
- * Time source for the engine. Every rule that compares instants reads this,
- * never `Date.now()` inline, so tests can step time (backwards too) and the
- * chaos drill can give each process a skewed clock.
+ * Time for the engine: the instant (`now`) and the timers (`sleep`, `timeout`).
+ * Every rule that compares instants reads `now`, and every wait goes through
+ * `sleep` or `timeout`, never `Date.now()`, `setTimeout` or `AbortSignal.timeout`
+ * inline: tests step time (backwards too), the chaos drill gives each process
+ * a skewed clock, and the simulator runs the engine in virtual time.
  */
 export interface Clock {
   /** Epoch milliseconds. */
   now(): number;
-}
-
-export const systemClock: Clock = { now: () => Date.now() };
-
-/** A clock that only moves when told to; for pure unit tests. */
-export class ManualClock implements Clock {
-  constructor(private current: number) {}
-
-  now(): number {
-    return this.current;
-  }
-
-  set(epochMs: number): void {
-    this.current = epochMs;
-  }
-
-  advance(ms: number): void {
-    this.current += ms;
-  }
-}
-
-/** The system clock shifted by a fixed offset; models a skewed host. */
-export class OffsetClock implements Clock {
-  constructor(
-    private readonly offsetMs: number,
-    private readonly base: Clock = systemClock,
-  ) {}
-
-  now(): number {
-    return this.base.now() + this.offsetMs;
-  }
+  /** Resolves once `ms` have passed on this clock's timers, or rejects with the signal's reason when it aborts. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /** A signal that aborts with a `TimeoutError` once `ms` have passed on this clock's timers. */
+  timeout(ms: number): AbortSignal;
 }
 
 /** Resolves after `ms` of real time, or rejects when `signal` aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+export function realSleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
       reject(signal.reason);
@@ -61,13 +36,69 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+/** Host time and real timers. */
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  sleep: realSleep,
+  timeout: (ms) => AbortSignal.timeout(Math.max(0, ms)),
+};
+
+/**
+ * A clock whose `now` only moves when told to; for pure unit tests of rules that read the instant. Its timers
+ * are real ones: a wait under it takes real time. To run code that waits in virtual time, use the simulator's
+ * VirtualClock (cronfence/testing).
+ */
+export class ManualClock implements Clock {
+  constructor(private current: number) {}
+
+  now(): number {
+    return this.current;
+  }
+
+  set(epochMs: number): void {
+    this.current = epochMs;
+  }
+
+  advance(ms: number): void {
+    this.current += ms;
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return realSleep(ms, signal);
+  }
+
+  timeout(ms: number): AbortSignal {
+    return systemClock.timeout(ms);
+  }
+}
+
+/** Another clock shifted by a fixed offset, sharing its timers; models a skewed host. */
+export class OffsetClock implements Clock {
+  constructor(
+    private readonly offsetMs: number,
+    private readonly base: Clock = systemClock,
+  ) {}
+
+  now(): number {
+    return this.base.now() + this.offsetMs;
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return this.base.sleep(ms, signal);
+  }
+
+  timeout(ms: number): AbortSignal {
+    return this.base.timeout(ms);
+  }
+}
+
 /**
  * Resolves once `clock` reads `at` or later, or rejects when `signal` aborts.
- * A timer can fire a millisecond before the clock says its time came (and an
- * injected clock need not run at the timer's pace), so it sleeps again until
- * the clock agrees: a slice's handler never starts before its second.
+ * A timer can fire a millisecond before the clock says its time came (and a
+ * skewed clock can be stepped while it waits), so it sleeps again until the
+ * clock agrees: a slice's handler never starts before its second.
  */
 export async function sleepUntil(clock: Clock, at: number, signal?: AbortSignal): Promise<void> {
-  for (let left = at - clock.now(); left > 0; left = at - clock.now()) await sleep(Math.max(1, left), signal);
+  for (let left = at - clock.now(); left > 0; left = at - clock.now()) await clock.sleep(Math.max(1, left), signal);
   if (signal?.aborted) throw signal.reason;
 }

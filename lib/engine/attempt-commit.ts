@@ -15,7 +15,7 @@
  *   flight, the commit's own outcome decides: a commit that landed is
  *   committed, never dead-lettered.
  */
-import { sleep } from '../core/clock.ts';
+import type { Clock } from '../core/clock.ts';
 import { AlreadyCommittedError } from '../core/errors.ts';
 import type { BusinessWrite } from '../core/ports.ts';
 
@@ -29,6 +29,7 @@ export class AttemptCommit {
   private state: CommitState = { kind: 'none' };
 
   constructor(
+    private readonly clock: Clock,
     private readonly executionKey: string,
     private readonly signal: AbortSignal,
     private readonly abortReason: () => Error,
@@ -77,7 +78,7 @@ export class AttemptCommit {
   async settledCause(error: unknown, maxWaitMs: number): Promise<unknown> {
     if (this.state.kind === 'pending') {
       const waited = new AbortController();
-      await Promise.race([this.state.done.catch(() => {}), sleep(maxWaitMs, waited.signal).catch(() => {})]);
+      await Promise.race([this.state.done.catch(() => {}), this.clock.sleep(maxWaitMs, waited.signal).catch(() => {})]);
       waited.abort();
     }
     const state: CommitState = this.state;

@@ -30,7 +30,7 @@ import {
   type ChunkStore,
   type ChunkWork,
 } from '../core/chunks.ts';
-import { sleep, type Clock } from '../core/clock.ts';
+import type { Clock } from '../core/clock.ts';
 import { ChunkInputChangedError, CronfenceError, InvalidChunkError, StoreBusyError } from '../core/errors.ts';
 import { executionKey } from '../core/execution-key.ts';
 import type { SliceKey } from '../core/slice.ts';
@@ -151,7 +151,7 @@ export class AttemptChunks {
       } catch (error) {
         const sendAgain = !(error instanceof CronfenceError) || error instanceof StoreBusyError;
         if (!sendAgain || attempt >= CHUNK_TRIES || this.options.signal.aborted) throw error;
-        await sleep(retryDelayMs(attempt, CHUNK_BACKOFF, this.options.random));
+        await clock.sleep(retryDelayMs(attempt, CHUNK_BACKOFF, this.options.random));
       }
     }
   }

@@ -10,13 +10,15 @@
  * claim back that long, and with it the holder's first renewal (a LocalStack
  * drill: a standby's claim landed at once and its slice started 10 s later).
  */
-import { sleep } from '../core/clock.ts';
+import type { Clock } from '../core/clock.ts';
 
 export interface Hideable {
   hide(receiptHandle: string, seconds: number): Promise<void>;
 }
 
 export interface KeepHiddenOptions {
+  /** Whose timers pace the extensions. */
+  readonly clock: Clock;
   readonly everyMs: number;
   readonly visibilitySeconds: number;
   /** A failed extension is reported and retried at the next beat; the work goes on. */
@@ -33,7 +35,7 @@ export async function keepHidden<T>(
   const beat = (async () => {
     for (;;) {
       try {
-        await sleep(options.everyMs, stop.signal);
+        await options.clock.sleep(options.everyMs, stop.signal);
       } catch {
         return;
       }

@@ -4,7 +4,7 @@
  * refused (a standby took over) or renewals keep failing until the lease has
  * run out, `signal` aborts with a LeaseLostError and the keeper stops.
  */
-import { sleep, type Clock } from '../core/clock.ts';
+import type { Clock } from '../core/clock.ts';
 import { CronfenceError, LeaseLostError } from '../core/errors.ts';
 import { executionKey } from '../core/execution-key.ts';
 import type { SliceStore, WorkQueue } from '../core/ports.ts';
@@ -93,7 +93,7 @@ export class LeaseKeeper {
     let wait = this.options.overtakeable ? 0 : Math.max(0, heartbeatMs - (this.clock.now() - this.options.claimedAt));
     while (!this.stopped.signal.aborted && !this.lost) {
       try {
-        await sleep(wait, AbortSignal.any([this.stopped.signal, this.wake.signal]));
+        await this.clock.sleep(wait, AbortSignal.any([this.stopped.signal, this.wake.signal]));
       } catch {
         if (this.stopped.signal.aborted) return;
       }
@@ -144,7 +144,7 @@ export class LeaseKeeper {
     this.extendVisibility(true);
     const budget = new AbortController();
     let timedOut = false;
-    const timeUp = sleep(this.surfacesAt() - this.options.heartbeatMs / 2 - this.clock.now(), budget.signal).then(
+    const timeUp = this.clock.sleep(this.surfacesAt() - this.options.heartbeatMs / 2 - this.clock.now(), budget.signal).then(
       () => void (timedOut = true),
       () => {},
     );
@@ -226,13 +226,13 @@ export class LeaseKeeper {
     // Beside an extension still in flight: one that hangs must not keep this one back.
     const early = new AbortController();
     if (!disarm && !this.disarmed) {
-      sleep(this.surfacesAt() - this.options.heartbeatMs - this.clock.now(), early.signal).then(
+      this.clock.sleep(this.surfacesAt() - this.options.heartbeatMs - this.clock.now(), early.signal).then(
         () => this.extendVisibility(true),
         () => {},
       );
     }
     const ranOut = new AbortController();
-    const deadline = sleep(this.lastRenewedAt + leaseMs - now, ranOut.signal).then(
+    const deadline = this.clock.sleep(this.lastRenewedAt + leaseMs - now, ranOut.signal).then(
       () => Promise.reject(new LeaseRanOutError()),
       () => undefined,
     );

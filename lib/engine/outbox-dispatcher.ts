@@ -14,7 +14,7 @@
  */
 import { retryDelayMs, type BackoffPolicy } from '../core/backoff.ts';
 import { DEFAULT_MAX_DELIVERIES, OUTBOX_SHARDS, type DeliveryResult, type OutboxItem, type OutboxStore } from '../core/chunks.ts';
-import { sleep, type Clock } from '../core/clock.ts';
+import type { Clock } from '../core/clock.ts';
 import { parseExecutionKey } from '../core/execution-key.ts';
 import type { DeadLetterSink } from '../core/ports.ts';
 
@@ -99,7 +99,7 @@ export class OutboxDispatcher {
       // A full page means more may be waiting in this shard: read it again before moving on.
       if (pass.delivered + pass.retried + pass.dead < limit) {
         this.shard = (this.shard + 1) % OUTBOX_SHARDS;
-        if (this.shard === 0) await sleep(idleMs, signal).catch(() => {});
+        if (this.shard === 0) await this.deps.clock.sleep(idleMs, signal).catch(() => {});
       }
     }
   }
@@ -132,7 +132,7 @@ export class OutboxDispatcher {
         method: item.method,
         headers,
         body: item.body,
-        signal: AbortSignal.timeout(this.takeMs),
+        signal: this.deps.clock.timeout(this.takeMs),
       }));
       if (status >= 200 && status < 300) return { kind: 'delivered', now: this.deps.clock.now(), statusCode: status };
       error = `HTTP ${status}`;

@@ -10,7 +10,7 @@
  */
 import { MAX_LOOKAHEAD_MS } from '../core/advance-plan.ts';
 import { retryDelayMs } from '../core/backoff.ts';
-import { sleep, sleepUntil, type Clock } from '../core/clock.ts';
+import { sleepUntil, type Clock } from '../core/clock.ts';
 import {
   ChunkInputChangedError,
   CronfenceError,
@@ -180,6 +180,7 @@ export class Worker {
       tracked,
       message.receiptHandle,
       {
+        clock,
         everyMs: visibilityMs / 2.5,
         visibilitySeconds: Math.ceil(visibilityMs / 1000),
         onError: (error) => this.deps.onError?.(error, 'claim heartbeat'),
@@ -219,6 +220,7 @@ export class Worker {
         tracked,
         message.receiptHandle,
         {
+          clock: time,
           everyMs: slice.policies.heartbeatMs,
           visibilitySeconds,
           onError: (error) => this.deps.onError?.(error, 'overlap gate heartbeat'),
@@ -349,7 +351,7 @@ export class Worker {
       (error) => this.deps.onError?.(error, 'lease renewal'),
     );
     lease.start();
-    const timeout = AbortSignal.timeout(slice.policies.timeoutMs);
+    const timeout = clock.timeout(slice.policies.timeoutMs);
     const signal = AbortSignal.any([lease.signal, timeout]);
     const chunks = new AttemptChunks({
       store: this.deps.chunks,
@@ -363,6 +365,7 @@ export class Worker {
     });
     // The final commit goes only after every chunk in flight settled, and not at all if one failed.
     const commit = new AttemptCommit(
+      clock,
       executionKey(slice.jobId, slice.scheduledAt),
       signal,
       () => abortReason(signal, slice),
@@ -420,7 +423,7 @@ export class Worker {
         const sendAgain = !(error instanceof CronfenceError) || error instanceof StoreBusyError;
         if (!sendAgain || attempt >= WRITE_TRIES) throw error;
         this.deps.onError?.(error, what);
-        await sleep(retryDelayMs(attempt, WRITE_BACKOFF, this.deps.random));
+        await this.deps.clock.sleep(retryDelayMs(attempt, WRITE_BACKOFF, this.deps.random));
       }
     }
   }

@@ -4,6 +4,7 @@
  * deletes its own (lib/local/polled-records.ts, given through `decoratePorts`).
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { Clock } from '../core/clock.ts';
 import { MessageDeletes } from '../aws/sqs/message-deletes.ts';
 
 export interface SqsEventSource {
@@ -29,11 +30,11 @@ export interface BatchDeletes {
  * deleted at once, its deletes coalesced with its batch-mates' (docs/architecture.md, "A record done early in a slow
  * batch"); those still waiting when the batch returns are left to the event source, which deletes them then.
  */
-export function lambdaEventSource(sqs: SQSClient, urls: Record<'work' | 'scan', () => Promise<string>>): SqsEventSource {
+export function lambdaEventSource(sqs: SQSClient, urls: Record<'work' | 'scan', () => Promise<string>>, clock: Clock): SqsEventSource {
   return {
     hiddenSince: () => undefined,
     batchDeletes: (queue, onError) => {
-      const deletes = new MessageDeletes(sqs, urls[queue], onError);
+      const deletes = new MessageDeletes(sqs, urls[queue], onError, clock);
       return { delete: (receiptHandle) => deletes.delete(receiptHandle), end: () => deletes.discardPending() };
     },
   };

@@ -112,7 +112,12 @@ export function createScannerHandler(
  */
 function withVisibilityHeartbeat<T>(runtime: Runtime, record: SQSRecord, work: () => Promise<T>): Promise<T> {
   const seconds = SCAN_QUEUE.visibilityTimeoutSeconds;
-  return keepHidden(runtime.scanQueue, record.receiptHandle, { everyMs: (seconds * 1000) / 2.5, visibilitySeconds: seconds }, work);
+  return keepHidden(
+    runtime.scanQueue,
+    record.receiptHandle,
+    { clock: runtime.clock, everyMs: (seconds * 1000) / 2.5, visibilitySeconds: seconds },
+    work,
+  );
 }
 
 /** A record settled `delete` goes at once, not when its batch returns (event-source.ts). */

@@ -93,18 +93,18 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     onError(error, 'event bus'),
   );
   const events = new FanOutEventSink(bus, ...(options.sinks ?? []));
-  const wheel = new DynamoWheelStore(clients.dynamo, config, random);
-  const jobReader = new DynamoJobReader(clients.dynamo, config, random);
+  const wheel = new DynamoWheelStore(clients.dynamo, config, clock, random);
+  const jobReader = new DynamoJobReader(clients.dynamo, config, clock, random);
   const outbox = new DynamoOutboxStore(clients.dynamo, config);
   const workQueueUrl = () => queueUrl(clients.sqs, config.workQueueName, config.queueUrls.work);
   const scanQueueUrl = () => queueUrl(clients.sqs, config.scanQueueName, config.queueUrls.scan);
   const { slices, chunks, workQueue, eventSource } = (options.decoratePorts ?? identity)({
-    slices: new DynamoSliceStore(clients.dynamo, config, random),
-    chunks: new DynamoChunkStore(clients.dynamo, config, random),
-    workQueue: new SqsWorkQueue(clients.sqs, workQueueUrl),
-    eventSource: lambdaEventSource(clients.sqs, { work: workQueueUrl, scan: scanQueueUrl }),
+    slices: new DynamoSliceStore(clients.dynamo, config, clock, random),
+    chunks: new DynamoChunkStore(clients.dynamo, config, clock, random),
+    workQueue: new SqsWorkQueue(clients.sqs, workQueueUrl, clock),
+    eventSource: lambdaEventSource(clients.sqs, { work: workQueueUrl, scan: scanQueueUrl }, clock),
   });
-  const scanQueue = new SqsScanQueue(clients.sqs, scanQueueUrl);
+  const scanQueue = new SqsScanQueue(clients.sqs, scanQueueUrl, clock);
   const deadLetters = new SqsDeadLetterSink(clients.sqs, () =>
     queueUrl(clients.sqs, config.deadLetterQueueName, config.queueUrls.deadLetter),
   );
@@ -126,7 +126,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     eventSource,
     // A change asks for a scan of its shard: its next occurrence is not late by a tick.
     jobs: (knownHandlers) => dynamoJobRepository(clients.dynamo, config, clock, { random, knownHandlers, scans: scanQueue }),
-    deadMan: () => new DeadManWatch(clients.dynamo, config, { events }),
+    deadMan: () => new DeadManWatch(clients.dynamo, config, clock, { events }),
     operator: () =>
       new OperatorActions(
         clients.dynamo,

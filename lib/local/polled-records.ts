@@ -8,6 +8,7 @@
  * share a DeleteMessageBatch (message-deletes.ts).
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { Clock } from '../core/clock.ts';
 import { MessageDeletes } from '../aws/sqs/message-deletes.ts';
 import type { BatchDeletes, SqsEventSource } from '../lambda/event-source.ts';
 
@@ -17,8 +18,8 @@ export class PolledRecords implements SqsEventSource {
   private readonly hidden = new Map<string, number>();
   private readonly deleted = new Set<string>();
 
-  constructor(sqs: SQSClient, queueUrl: () => Promise<string>, onError: (error: unknown) => void) {
-    this.deletes = new MessageDeletes(sqs, queueUrl, onError);
+  constructor(sqs: SQSClient, queueUrl: () => Promise<string>, onError: (error: unknown) => void, clock: Clock) {
+    this.deletes = new MessageDeletes(sqs, queueUrl, onError, clock);
   }
 
   /** A batch received: its messages hidden since `hiddenSince`, at the earliest. */

@@ -16,6 +16,7 @@
  * parent's requests and has a last word as the replica exits.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
+import { systemClock } from '../core/clock.ts';
 import type { EventSink, LifecycleEvent } from '../core/events.ts';
 import { queueUrl } from '../aws/sqs/queue-urls.ts';
 import { createAwsClients } from '../aws/clients.ts';
@@ -91,7 +92,7 @@ async function runReplica(entry: string, setup: ReplicaSetup): Promise<never> {
   const config = loadConfig();
   const url = () => queueUrl(clients.sqs, role === 'worker' ? config.workQueueName : config.scanQueueName);
   // The poller is the handler's event source: since when it hid each record, and the deletes of those done early.
-  const records = new PolledRecords(clients.sqs, url, onPollError(log));
+  const records = new PolledRecords(clients.sqs, url, onPollError(log), plan.runtime?.clock ?? systemClock);
   const decorate = plan.runtime?.decoratePorts ?? ((ports: RuntimePorts) => ports);
   const runtime = createRuntime({
     ...plan.runtime,

@@ -10,7 +10,7 @@
 import { ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import { longPollRequestTimeoutMs } from '../aws/clients.ts';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
-import { sleep, systemClock, type Clock } from '../core/clock.ts';
+import { realSleep, systemClock, type Clock } from '../core/clock.ts';
 import type { SqsHandler } from '../lambda/handlers.ts';
 import { PolledRecords } from './polled-records.ts';
 
@@ -54,6 +54,7 @@ export class SqsPoller {
         options.sqs,
         async () => options.queueUrl,
         (error) => options.onError?.(error),
+        options.clock ?? systemClock,
       );
   }
 
@@ -87,7 +88,7 @@ export class SqsPoller {
         messages = received.Messages ?? [];
       } catch (error) {
         this.options.onError?.(error);
-        await sleep(500).catch(() => {});
+        await realSleep(500).catch(() => {});
         continue;
       }
       if (messages.length === 0) continue;

@@ -18,7 +18,7 @@ import { ensureAwsEndpoint, type AwsEndpoint } from '../local/emulator.ts';
 import { createRuntime, type Runtime } from '../lambda/wiring.ts';
 import type { JobSpecInput } from '../core/job-spec.ts';
 import { OUTBOX_SHARDS, type OutboxItem } from '../core/chunks.ts';
-import { sleep } from '../core/clock.ts';
+import { realSleep, systemClock } from '../core/clock.ts';
 import { OutboxDispatcher, type DeliverRequest } from '../engine/outbox-dispatcher.ts';
 import {
   runSlice,
@@ -140,7 +140,7 @@ export class CronfenceTest {
   ): Promise<OutboxItem[]> {
     // runSlice's workers run on the slice's clock (a monthly job's next occurrence may be weeks ahead), and the
     // requests they recorded are due by it: the dispatcher's clock runs at least as far ahead as the latest of them.
-    const clock = { aheadMs: 0, now: () => Date.now() + clock.aheadMs };
+    const clock = { ...systemClock, aheadMs: 0, now: () => Date.now() + clock.aheadMs };
     const dispatcher = new OutboxDispatcher({
       store: this.runtime.outbox,
       clock,
@@ -160,7 +160,7 @@ export class CronfenceTest {
         moved += pass.delivered + pass.retried + pass.dead;
       }
       // Only retries waiting out their backoff are left.
-      if (moved === 0) await sleep(100);
+      if (moved === 0) await realSleep(100);
     }
   }
 

@@ -5,7 +5,7 @@
  * run takes a few seconds a case).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock, sleep } from '../../lib/core/clock.ts';
+import { ManualClock, realSleep } from '../../lib/core/clock.ts';
 import type { WorkQueue } from '../../lib/core/ports.ts';
 import { InMemoryWorkQueue } from '../../lib/memory/index.ts';
 import { createTestInstallation } from '../support/harness.ts';
@@ -52,7 +52,7 @@ export const sqsQueueFactory = async (): Promise<QueueContractInstallation> => {
         receiptHandle: message.ReceiptHandle ?? '',
         receiveCount: Number(message.Attributes?.ApproximateReceiveCount ?? 0),
       })),
-    wait: (ms) => sleep(ms),
+    wait: (ms) => realSleep(ms),
     destroy: () => installation.destroy(),
   };
 };

@@ -7,7 +7,7 @@
  * or lose a reply of the real store.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sleep, systemClock } from '../../lib/core/clock.ts';
+import { realSleep, systemClock } from '../../lib/core/clock.ts';
 import { StoreBusyError } from '../../lib/core/errors.ts';
 import { executionKey } from '../../lib/core/execution-key.ts';
 import type { BusinessWrite, SliceStore } from '../../lib/core/ports.ts';
@@ -101,7 +101,7 @@ describe('commit outcomes', () => {
   it('on the last attempt, a commit whose reply comes after the timeout is committed, never DEAD or dead-lettered', async () => {
     const slices = withCommit(async (inner, args) => {
       await inner.commit(...args);
-      await sleep(1500);
+      await realSleep(1500);
     });
     const { key, disposition, types } = await runSlice(
       'late-reply',

@@ -10,6 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { DeadManWatch } from '../../lib/aws/dead-man-watch.ts';
+import { systemClock } from '../../lib/core/clock.ts';
 import { jobItem, toItem } from '../../lib/aws/dynamo/items.ts';
 import { DEFAULT_POLICIES } from '../../lib/core/job-spec.ts';
 import type { StoredJob } from '../../lib/core/job-record.ts';
@@ -33,7 +34,7 @@ describe("dead-man's switch", () => {
     const { runtime } = installation;
     const { job } = await runtime.jobs(['tick']).put({ id: 'young', schedule: EVERY_2S, handler: 'tick' });
     const report = await verifyInstallation(
-      { dynamo: runtime.clients.dynamo, config: runtime.config, clock: { now: () => job.updatedAt + 60_000 } },
+      { dynamo: runtime.clients.dynamo, config: runtime.config, clock: { ...systemClock, now: () => job.updatedAt + 60_000 } },
       { since: job.updatedAt - 3_600_000 },
     );
     expect(report.expected.occurrences).toBe(0);
@@ -108,7 +109,7 @@ describe("dead-man's switch", () => {
     expect(stale.map((detail) => detail.jobId)).toEqual(['silent']);
 
     const verified = await verifyInstallation(
-      { dynamo: runtime.clients.dynamo, config: runtime.config, clock: { now: () => later } },
+      { dynamo: runtime.clients.dynamo, config: runtime.config, clock: { ...systemClock, now: () => later } },
       { since: silent.updatedAt - 60_000 },
     );
     expect(verified.deadMan).toMatchObject({ factor: 2, checked: 2 });
@@ -162,7 +163,10 @@ describe("dead-man's switch", () => {
     await dynamo.send(new PutItemCommand({ TableName: jobsTable, Item: jobItem({ ...base('unparsable'), schedule: 'every tuesday' }) }));
 
     const events: string[] = [];
-    const watch = new DeadManWatch(dynamo, runtime.config, { events: { emit: (event) => events.push(event.jobId) }, jobsPerRun: 3 });
+    const watch = new DeadManWatch(dynamo, runtime.config, systemClock, {
+      events: { emit: (event) => events.push(event.jobId) },
+      jobsPerRun: 3,
+    });
     const steps = [];
     do steps.push(await watch.check(at));
     while (!steps.at(-1)?.roundEnded && steps.length < 10);
@@ -190,7 +194,7 @@ describe("dead-man's switch", () => {
     const { runtime } = installation;
     const logged: string[] = [];
     const onTick = createTickHandler(
-      { ...runtime, clock: { now: () => Date.parse('2026-12-01T10:00:00Z') } },
+      { ...runtime, clock: { ...systemClock, now: () => Date.parse('2026-12-01T10:00:00Z') } },
       { info: () => {}, error: (message, details) => logged.push(`${message} ${JSON.stringify(details)}`) },
     );
     const before = installation.events.ofType('stale').length;

@@ -9,7 +9,7 @@
  */
 import { DeleteMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sleep } from '../../lib/core/clock.ts';
+import { realSleep } from '../../lib/core/clock.ts';
 import { defineJob, HandlerRegistry } from '../../lib/engine/define-job.ts';
 import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
 import { enqueuedSlice, wholeSecond } from '../support/slices.ts';
@@ -43,7 +43,7 @@ beforeAll(async () => {
       const order = BATCH - claimsToSpread--;
       const sentAt = Date.now();
       const result = await next(args);
-      await sleep(sentAt + order * CLAIM_REPLY_SPACING_MS - Date.now());
+      await realSleep(sentAt + order * CLAIM_REPLY_SPACING_MS - Date.now());
       return result;
     },
     { step: 'initialize', name: 'spreadClaimReplies' },
@@ -86,7 +86,7 @@ describe('claims behind a Lambda event source', () => {
       const [abandoned, ...done] = received;
       for (const message of done)
         await installation.runtime.clients.sqs.send(new DeleteMessageCommand({ QueueUrl: url, ReceiptHandle: message.ReceiptHandle }));
-      await sleep(4000);
+      await realSleep(4000);
       const back = await installation.receive(url, BATCH, 30);
       expect(back.map((message) => message.MessageId)).toEqual([abandoned!.MessageId]);
     },

@@ -8,7 +8,7 @@
 import { DeleteMessageBatchCommand, type Message } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sleep } from '../../lib/core/clock.ts';
+import { realSleep } from '../../lib/core/clock.ts';
 import { defineJob, HandlerRegistry } from '../../lib/engine/define-job.ts';
 import { createWorkerHandler } from '../../lib/lambda/handlers.ts';
 import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
@@ -65,7 +65,7 @@ describe('a record done early in a slow Lambda batch', () => {
     const received: Message[] = [];
     while (received.length < 2) received.push(...(await installation.receive(url, 2 - received.length, LAMBDA_QUEUE_VISIBILITY_MS / 1000)));
 
-    const handlers = new HandlerRegistry([defineJob('fast', async () => {}), defineJob('slow', async () => sleep(SLOW_HANDLER_MS))]);
+    const handlers = new HandlerRegistry([defineJob('fast', async () => {}), defineJob('slow', async () => realSleep(SLOW_HANDLER_MS))]);
     const silent = { error: () => {}, info: () => {} };
     const handler = createWorkerHandler(installation.runtime, 'lambda-worker', handlers, silent);
     deleteRequests.length = 0;
@@ -98,7 +98,7 @@ describe('a record done early in a slow Lambda batch', () => {
       }),
     );
     expect(esmDelete.Failed ?? []).toEqual([]);
-    await sleep(4000);
+    await realSleep(4000);
     expect(await installation.receive(url, 10, 1)).toEqual([]);
   });
 });

@@ -12,7 +12,7 @@
 import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAwsClients, destroyAwsClients } from '../../lib/aws/clients.ts';
-import { sleep } from '../../lib/core/clock.ts';
+import { realSleep } from '../../lib/core/clock.ts';
 import { SqsPoller } from '../../lib/local/sqs-poller.ts';
 import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
 
@@ -28,11 +28,11 @@ describe('a poller that dies mid-poll', () => {
     const dying = createAwsClients();
     const poller = new SqsPoller({ sqs: dying.sqs, queueUrl, handler: async () => ({ batchItemFailures: [] }), onError: () => {} });
     const polling = poller.run();
-    await sleep(300);
+    await realSleep(300);
     // Death: the process's sockets close; the server keeps the poll it had already accepted.
     poller.stop();
     destroyAwsClients(dying);
-    await sleep(500);
+    await realSleep(500);
     // Visible 1.5 s after the death; a standby is polling by then.
     await installation.runtime.clients.sqs.send(
       new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'surfaces-after-death', DelaySeconds: 1 }),

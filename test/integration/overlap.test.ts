@@ -5,7 +5,7 @@
  * runs are timed by the handlers themselves.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sleep } from '../../lib/core/clock.ts';
+import { realSleep } from '../../lib/core/clock.ts';
 import type { OverlapPolicy } from '../../lib/core/job-spec.ts';
 import type { Slice } from '../../lib/core/slice.ts';
 import { defineJob, HandlerRegistry } from '../../lib/engine/define-job.ts';
@@ -38,7 +38,7 @@ async function runPolicy(id: string, policy: OverlapPolicy, runMs: number): Prom
       const run: Run = { scheduledAt: ctx.scheduledAt.getTime(), start: Date.now() };
       runs.push(run);
       try {
-        await sleep(runMs, ctx.signal);
+        await realSleep(runMs, ctx.signal);
       } catch (error) {
         run.aborted = true;
         throw error;

@@ -11,7 +11,7 @@
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sleep } from '../../lib/core/clock.ts';
+import { realSleep, systemClock } from '../../lib/core/clock.ts';
 import { PolledRecords } from '../../lib/local/polled-records.ts';
 import { SqsPoller } from '../../lib/local/sqs-poller.ts';
 import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
@@ -36,6 +36,7 @@ describe('the local poller', () => {
       sqs,
       async () => queueUrl,
       () => {},
+      systemClock,
     );
     const poller = new SqsPoller({
       sqs,
@@ -48,7 +49,7 @@ describe('the local poller', () => {
           event.Records.map(async (record) => {
             deliveries.push(record.body);
             // The slow one holds its batch past the queue's 3 s visibility, once.
-            if (record.body === 'slow' && slowRuns++ === 0) await sleep(5000);
+            if (record.body === 'slow' && slowRuns++ === 0) await realSleep(5000);
             early.delete(record.receiptHandle);
           }),
         );
@@ -59,7 +60,7 @@ describe('the local poller', () => {
       new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: ['fast', 'slow'].map((body) => ({ Id: body, MessageBody: body })) }),
     );
     const running = poller.run();
-    await sleep(7000);
+    await realSleep(7000);
     poller.stop();
     await running;
     // Deleted at the batch's end, `fast` would have surfaced at 3 s and been delivered again.

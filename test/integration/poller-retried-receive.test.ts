@@ -8,7 +8,7 @@ import { RequestThrottled, SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { FinalizeRequestMiddleware, MiddlewareStack } from '@smithy/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAwsClients, destroyAwsClients } from '../../lib/aws/clients.ts';
-import { sleep } from '../../lib/core/clock.ts';
+import { realSleep, systemClock } from '../../lib/core/clock.ts';
 import { PolledRecords } from '../../lib/local/polled-records.ts';
 import { SqsPoller } from '../../lib/local/sqs-poller.ts';
 import { createTestInstallation, eventually, type TestInstallation } from '../support/harness.ts';
@@ -23,7 +23,7 @@ afterAll(() => installation?.destroy());
 function refuseFirstReceiveTry(refusedAt: { value?: number }): FinalizeRequestMiddleware<object, object> {
   return (next, context) => async (args) => {
     if (context.commandName !== 'ReceiveMessageCommand' || refusedAt.value !== undefined) return next(args);
-    await sleep(2000);
+    await realSleep(2000);
     refusedAt.value = Date.now();
     throw Object.assign(new RequestThrottled({ $metadata: { httpStatusCode: 400 }, message: 'rate exceeded (test)' }), {
       $retryable: { throttling: true },
@@ -47,6 +47,7 @@ describe('the poller times a receive from the try that answered it', () => {
       clients.sqs,
       async () => queueUrl,
       () => {},
+      systemClock,
     );
     const poller = new SqsPoller({
       sqs: clients.sqs,

@@ -5,7 +5,7 @@
  * real claim.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sleep } from '../../lib/core/clock.ts';
+import { realSleep } from '../../lib/core/clock.ts';
 import { definitionOf } from '../../lib/core/job-record.ts';
 import { supersededReason } from '../../lib/core/job-lifecycle.ts';
 import { defineJob, HandlerRegistry } from '../../lib/engine/define-job.ts';
@@ -57,7 +57,7 @@ describe('a newer generation meeting an older one mid-claim', () => {
     const first = (await jobs.put(spec)).job;
     // An occurrence of both generations (every 5 s), close enough for the workers to claim it now.
     const at = Math.ceil((Date.now() + 1000) / 5000) * 5000;
-    await sleep(Math.max(0, at - 1000 - Date.now()));
+    await realSleep(Math.max(0, at - 1000 - Date.now()));
     const key = { jobId: first.id, scheduledAt: at };
     // The old generation's message is claimed first: its worker holds the slice while it reads the job.
     const old = await runtime.slices.claim(key, 'w-old', Date.now(), 'm-old', 1, definitionOf(first));

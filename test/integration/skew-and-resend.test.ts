@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAwsClients, destroyAwsClients } from '../../lib/aws/clients.ts';
 import { DynamoSliceStore } from '../../lib/aws/dynamo/slice-store.ts';
-import { OffsetClock, sleep } from '../../lib/core/clock.ts';
+import { OffsetClock, realSleep, systemClock } from '../../lib/core/clock.ts';
 import { definitionOf } from '../../lib/core/job-record.ts';
 import { MAX_CLOCK_SKEW_MS } from '../../lib/core/slice.ts';
 import { defineJob, HandlerRegistry } from '../../lib/engine/define-job.ts';
@@ -27,7 +27,7 @@ describe('clock skew', () => {
     const handlers = new HandlerRegistry([
       defineJob('slow-skew', async (ctx) => {
         runs.push(ctx.worker);
-        await sleep(3500, ctx.signal);
+        await realSleep(3500, ctx.signal);
       }),
     ]);
     const { key } = await enqueuedSlice(installation, { id: 'skewed', handler: 'slow-skew' }, wholeSecond(), ['slow-skew']);
@@ -57,7 +57,7 @@ describe('clock skew', () => {
       receiptHandle: original!.ReceiptHandle!,
       messageId: original!.MessageId,
     });
-    await sleep(1500);
+    await realSleep(1500);
     const late = await worker('fast-standby', MAX_CLOCK_SKEW_MS).process({
       body: duplicate!.Body!,
       receiptHandle: duplicate!.ReceiptHandle!,
@@ -90,7 +90,7 @@ describe('a resent claim', () => {
       { step: 'finalizeRequest', name: 'sendTwice' },
     );
     try {
-      await use(new DynamoSliceStore(clients.dynamo, installation.runtime.config, Math.random), sent);
+      await use(new DynamoSliceStore(clients.dynamo, installation.runtime.config, systemClock, Math.random), sent);
     } finally {
       destroyAwsClients(clients);
     }

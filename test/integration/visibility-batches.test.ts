@@ -8,7 +8,7 @@ import { DeleteMessageCommand, ReceiveMessageCommand, SendMessageBatchCommand, t
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_WAIT_MS } from '../../lib/aws/sqs/coalesced-entries.ts';
 import { VisibilityBatches } from '../../lib/aws/sqs/visibility-batches.ts';
-import { sleep } from '../../lib/core/clock.ts';
+import { realSleep, systemClock } from '../../lib/core/clock.ts';
 import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
 
 let installation: TestInstallation;
@@ -46,7 +46,7 @@ describe('VisibilityBatches', () => {
     );
     const messages = await receiveAll(3);
     expect(messages).toHaveLength(3);
-    const batches = new VisibilityBatches(sqs, async () => queueUrl);
+    const batches = new VisibilityBatches(sqs, async () => queueUrl, systemClock);
     sent.length = 0;
     const [a, b, c] = messages as [(typeof messages)[0], (typeof messages)[0], (typeof messages)[0]];
     // a back at once, b and c hidden for a minute: only a may be received again.
@@ -54,7 +54,7 @@ describe('VisibilityBatches', () => {
     expect(sent.filter((name) => name.startsWith('ChangeMessageVisibility'))).toEqual(['ChangeMessageVisibilityBatchCommand']);
     const again = await receiveAll(1);
     expect(again.map((message) => message.body)).toEqual([a.body]);
-    await sleep(1200);
+    await realSleep(1200);
     const more = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
     expect(more.Messages ?? []).toEqual([]);
     for (const message of [...again, b, c]) await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.handle }));
@@ -72,12 +72,12 @@ describe('VisibilityBatches', () => {
       );
       const messages = await receiveAll(10);
       expect(messages).toHaveLength(10);
-      const batches = new VisibilityBatches(sqs, async () => queueUrl);
+      const batches = new VisibilityBatches(sqs, async () => queueUrl, systemClock);
       sent.length = 0;
       // Five changes 120 ms apart (480 ms in all, past a fixed quarter-second window): one request.
       const changes: Promise<void>[] = [];
       for (const [index, message] of messages.slice(0, 5).entries()) {
-        if (index > 0) await sleep(120);
+        if (index > 0) await realSleep(120);
         changes.push(batches.change(message.handle, 30));
       }
       await Promise.all(changes);
@@ -90,7 +90,7 @@ describe('VisibilityBatches', () => {
         batches.change(messages[5]!.handle, 30).then(() => void (firstSettledAfter = Date.now() - firstAskedAt)),
       ];
       for (const message of messages.slice(6)) {
-        await sleep(200);
+        await realSleep(200);
         trickle.push(batches.change(message.handle, 30));
       }
       await Promise.all(trickle);
@@ -109,11 +109,11 @@ describe('VisibilityBatches', () => {
     const [message] = await receiveAll(1);
     if (message === undefined) throw new Error('no message received');
     await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: message.handle }));
-    await new VisibilityBatches(sqs, async () => queueUrl).change(message.handle, 30);
+    await new VisibilityBatches(sqs, async () => queueUrl, systemClock).change(message.handle, 30);
   });
 
   it('a request refused whole (no such queue) fails each change in it', async () => {
-    const batches = new VisibilityBatches(sqs, async () => `${queueUrl}-no-such-queue`);
+    const batches = new VisibilityBatches(sqs, async () => `${queueUrl}-no-such-queue`, systemClock);
     const results = await Promise.allSettled([batches.change('h1', 5), batches.change('h2', 5)]);
     expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected']);
   });

@@ -5,6 +5,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CoalescedEntries, MAX_WAIT_MS, QUIET_MS } from '../../lib/aws/sqs/coalesced-entries.ts';
+import { systemClock } from '../../lib/core/clock.ts';
+import { HeldClock } from '../support/held-clock.ts';
 
 beforeEach(() => vi.useFakeTimers());
 afterEach(() => vi.useRealTimers());
@@ -15,7 +17,7 @@ function recorder() {
   const entries = new CoalescedEntries<string>(async (batch) => {
     sent.push([...batch]);
     await new Promise<void>((resolve) => (release = resolve));
-  });
+  }, systemClock);
   return { sent, entries, release: () => release() };
 }
 
@@ -54,5 +56,21 @@ describe('CoalescedEntries.discard', () => {
     await vi.advanceTimersByTimeAsync(QUIET_MS);
     release();
     expect(sent).toEqual([['next']]);
+  });
+});
+
+describe('CoalescedEntries timers', () => {
+  it("are its clock's: the entries go when the clock fires the quiet wait, and the max wait is cancelled", async () => {
+    const clock = new HeldClock();
+    const sent: string[][] = [];
+    const entries = new CoalescedEntries<string>(async (batch) => void sent.push([...batch]), clock);
+    entries.add('a');
+    expect(clock.waits.map((w) => w.ms)).toEqual([QUIET_MS, MAX_WAIT_MS]);
+    await vi.advanceTimersByTimeAsync(MAX_WAIT_MS * 2);
+    expect(sent).toEqual([]);
+    clock.waits[0]!.release();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(sent).toEqual([['a']]);
+    expect(clock.waits[1]!.signal?.aborted).toBe(true);
   });
 });

@@ -10,7 +10,7 @@ import { ConfiguredRetryStrategy } from '@smithy/core/retry';
 import { HttpResponse } from '@smithy/core/transport';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { onThrottledRequest } from '../../lib/aws/throttle-meter.ts';
-import { ManualClock, sleep } from '../../lib/core/clock.ts';
+import { ManualClock, realSleep } from '../../lib/core/clock.ts';
 import { FanOutEventSink, lifecycleEvent, type LifecycleEventDetails, type LifecycleEventType } from '../../lib/core/events.ts';
 import { EngineMetrics, engineMetricsOutput, lambdaMetrics } from '../../lib/lambda/emf-metrics.ts';
 import { DEFAULT_METRICS_NAMESPACE, ENGINE_METRICS, PER_JOB_METRICS } from '../../lib/lambda/metric-names.ts';
@@ -176,7 +176,7 @@ describe('EngineMetrics (Powertools EMF)', () => {
     const { metrics, sink } = sinkFor(queueClock);
     const events = new FanOutEventSink(engine.events, sink);
     const job = await engine.register({ id: 'takeover', policies: FAST }, async (ctx) => {
-      if (ctx.worker === 'stuck') await sleep(60_000, ctx.signal);
+      if (ctx.worker === 'stuck') await realSleep(60_000, ctx.signal);
     });
     await engine.enqueue(job, T0);
     // The holder's store stops answering renewals (a partition): its lease runs out and its writes are refused.

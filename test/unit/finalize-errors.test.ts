@@ -14,6 +14,7 @@ import {
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { finalizeSlice, type FinalizeRequest } from '../../lib/aws/dynamo/finalize-slice.ts';
+import { systemClock } from '../../lib/core/clock.ts';
 import { CommitRejectedError, FencedOutError, OutcomeOnRecordError, StoreBusyError } from '../../lib/core/errors.ts';
 
 const T = Date.parse('2026-11-29T12:00:00Z');
@@ -69,15 +70,15 @@ function fakeDynamo(answers: (Error | undefined)[], slice?: Record<string, unkno
 describe('finalize paths', () => {
   it('without business writes is one UpdateItem of the slice; with them one transaction', async () => {
     const single = fakeDynamo([undefined]);
-    await finalizeSlice(single, 'slices', alone, Math.random);
+    await finalizeSlice(single, 'slices', alone, systemClock, Math.random);
     expect(single.writes).toEqual(['UpdateItemCommand']);
     const transaction = fakeDynamo([undefined]);
-    await finalizeSlice(transaction, 'slices', request, Math.random);
+    await finalizeSlice(transaction, 'slices', request, systemClock, Math.random);
     expect(transaction.writes).toEqual(['TransactWriteItemsCommand']);
   });
 
   it('a refused UpdateItem whose slice shows this very commit is success (the reply was lost)', async () => {
-    await finalizeSlice(fakeDynamo([conditionFailed(finalSlice('SUCCEEDED'))]), 'slices', alone, Math.random);
+    await finalizeSlice(fakeDynamo([conditionFailed(finalSlice('SUCCEEDED'))]), 'slices', alone, systemClock, Math.random);
   });
 
   it('a refused UpdateItem whose slice moved on to another claim is FencedOutError', async () => {
@@ -85,6 +86,7 @@ describe('finalize paths', () => {
       fakeDynamo([conditionFailed({ ...finalSlice('SUCCEEDED'), fence: 3, owner: 'w2' })]),
       'slices',
       alone,
+      systemClock,
       Math.random,
     ).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(FencedOutError);
@@ -92,7 +94,9 @@ describe('finalize paths', () => {
 
   it('a refused UpdateItem of a slice still RUNNING under a newer claim is FencedOutError', async () => {
     const running = { ...finalSlice('SUCCEEDED'), status: 'RUNNING', fence: 3, owner: 'w2' };
-    const error = await finalizeSlice(fakeDynamo([conditionFailed(running)]), 'slices', alone, Math.random).catch((e: unknown) => e);
+    const error = await finalizeSlice(fakeDynamo([conditionFailed(running)]), 'slices', alone, systemClock, Math.random).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(FencedOutError);
   });
 
@@ -104,7 +108,7 @@ describe('finalize paths', () => {
       message: 'conflict',
     });
     const dynamo = fakeDynamo([conflict, undefined]);
-    await finalizeSlice(dynamo, 'slices', alone, Math.random);
+    await finalizeSlice(dynamo, 'slices', alone, systemClock, Math.random);
     expect(dynamo.writes).toHaveLength(2);
   });
 });
@@ -112,20 +116,20 @@ describe('finalize paths', () => {
 describe('finalize refusals', () => {
   it('throttling is sent again and succeeds; it is never a lost lease', async () => {
     const dynamo = fakeDynamo([cancelled('None', 'ThrottlingError'), cancelled('ProvisionedThroughputExceeded', 'None'), undefined]);
-    await finalizeSlice(dynamo, 'slices', request, Math.random);
+    await finalizeSlice(dynamo, 'slices', request, systemClock, Math.random);
     expect(dynamo.writes).toHaveLength(3);
   });
 
   it('throttling that does not let up is StoreBusyError (safe to send again), not FencedOutError', async () => {
     const dynamo = fakeDynamo(Array.from({ length: 10 }, () => cancelled('ThrottlingError', 'None')));
-    const error = await finalizeSlice(dynamo, 'slices', request, Math.random).catch((e: unknown) => e);
+    const error = await finalizeSlice(dynamo, 'slices', request, systemClock, Math.random).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StoreBusyError);
     expect(error).not.toBeInstanceOf(FencedOutError);
   });
 
   it('a validation error in the transaction is CommitRejectedError naming the code, sent once', async () => {
     const dynamo = fakeDynamo([cancelled('None', 'ValidationError')]);
-    const error = await finalizeSlice(dynamo, 'slices', request, Math.random).catch((e: unknown) => e);
+    const error = await finalizeSlice(dynamo, 'slices', request, systemClock, Math.random).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(CommitRejectedError);
     expect((error as CommitRejectedError).code).toBe('ValidationError');
     expect(dynamo.writes).toHaveLength(1);
@@ -133,7 +137,7 @@ describe('finalize refusals', () => {
 
   it('an item collection over its size limit is CommitRejectedError, not a lost lease', async () => {
     const dynamo = fakeDynamo([cancelled('None', 'ItemCollectionSizeLimitExceeded')]);
-    await expect(finalizeSlice(dynamo, 'slices', request, Math.random)).rejects.toBeInstanceOf(CommitRejectedError);
+    await expect(finalizeSlice(dynamo, 'slices', request, systemClock, Math.random)).rejects.toBeInstanceOf(CommitRejectedError);
   });
 
   it('a 500 after the SDK retries is an unknown outcome, thrown as it is for the worker to send the same commit again', async () => {
@@ -143,7 +147,7 @@ describe('finalize refusals', () => {
       $metadata: { httpStatusCode: 500 },
       message: 'boom',
     });
-    const error = await finalizeSlice(fakeDynamo([serverError]), 'slices', request, Math.random).catch((e: unknown) => e);
+    const error = await finalizeSlice(fakeDynamo([serverError]), 'slices', request, systemClock, Math.random).catch((e: unknown) => e);
     expect(error).toBe(serverError);
   });
 
@@ -154,7 +158,9 @@ describe('finalize refusals', () => {
       $metadata: { httpStatusCode: 400 },
       message: 'slow down',
     });
-    await expect(finalizeSlice(fakeDynamo([throttled]), 'slices', request, Math.random)).rejects.toBeInstanceOf(StoreBusyError);
+    await expect(finalizeSlice(fakeDynamo([throttled]), 'slices', request, systemClock, Math.random)).rejects.toBeInstanceOf(
+      StoreBusyError,
+    );
   });
 
   it('a validation error outside a cancellation is CommitRejectedError, not an unknown outcome', async () => {
@@ -164,7 +170,7 @@ describe('finalize refusals', () => {
       $metadata: { httpStatusCode: 400 },
       message: 'Item size has exceeded the maximum allowed size',
     });
-    const error = await finalizeSlice(fakeDynamo([invalid]), 'slices', request, Math.random).catch((e: unknown) => e);
+    const error = await finalizeSlice(fakeDynamo([invalid]), 'slices', request, systemClock, Math.random).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(CommitRejectedError);
     expect((error as Error).message).toContain('maximum allowed size');
   });
@@ -174,6 +180,7 @@ describe('finalize refusals', () => {
       fakeDynamo([cancelled('ConditionalCheckFailed', 'None')], finalSlice('SUCCEEDED')),
       'slices',
       { ...request, outcome: 'DEAD' },
+      systemClock,
       Math.random,
     ).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OutcomeOnRecordError);
@@ -185,6 +192,7 @@ describe('finalize refusals', () => {
       fakeDynamo([cancelled('ConditionalCheckFailed', 'None')], finalSlice('DEAD')),
       'slices',
       request,
+      systemClock,
       Math.random,
     ).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OutcomeOnRecordError);

@@ -3,6 +3,7 @@ import { systemClock } from '../../lib/core/clock.ts';
 import { LeaseLostError } from '../../lib/core/errors.ts';
 import type { SliceStore } from '../../lib/core/ports.ts';
 import { LeaseKeeper } from '../../lib/engine/lease-keeper.ts';
+import { HeldClock } from '../support/held-clock.ts';
 
 const key = { jobId: 'job', scheduledAt: Date.parse('2026-11-29T12:00:00Z') };
 const wait = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -78,6 +79,26 @@ function timedKeeper(
 }
 
 describe('LeaseKeeper', () => {
+  it('waits out its heartbeat on its clock: a minute-long heartbeat renews as soon as the clock fires it', async () => {
+    const clock = new HeldClock(key.scheduledAt);
+    let renewals = 0;
+    const slices = { renew: async () => void renewals++ } as unknown as SliceStore;
+    const queue = { send: async () => {}, hide: async () => {}, hideBatched: async () => {} };
+    const timing = { leaseMs: 600_000, heartbeatMs: 60_000, visibilitySeconds: 180 };
+    const keeper = new LeaseKeeper(slices, queue, clock, { key, fence: 1, receiptHandle: 'r', claimedAt: clock.now(), ...timing });
+    keeper.start();
+    await wait(20);
+    expect(clock.waits.map((w) => w.ms)).toEqual([60_000]);
+    expect(renewals).toBe(0);
+    clock.waits[0]!.release();
+    await wait(20);
+    expect(renewals).toBe(1);
+    // The renewal's own deadline is the clock's too: the lease from the claim.
+    expect(clock.waits.map((w) => w.ms)).toContain(600_000);
+    await keeper.stop();
+    expect(keeper.lost).toBe(false);
+  });
+
   it('extends the message after each renewal that held', async () => {
     const { keeper, calls } = keeperWith(async () => {});
     keeper.start();
@@ -351,7 +372,7 @@ describe('LeaseKeeper', () => {
     // As above, but the process is paused across the moment the early extension was due (its clock jumps 1 s past
     // it): by then a standby may hold the message, and a hide would keep the standby's copy hidden.
     let jumpMs = 0;
-    const clock = { now: () => Date.now() + jumpMs };
+    const clock = { ...systemClock, now: () => Date.now() + jumpMs };
     const timeline: string[] = [];
     const slices = {
       renew: async () => {

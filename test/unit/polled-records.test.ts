@@ -4,6 +4,7 @@
  */
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
+import { systemClock } from '../../lib/core/clock.ts';
 import { PolledRecords } from '../../lib/local/polled-records.ts';
 
 function recordingSqs(): { sqs: SQSClient; deleted: string[] } {
@@ -23,6 +24,7 @@ describe('PolledRecords', () => {
       recordingSqs().sqs,
       async () => 'queue',
       () => {},
+      systemClock,
     );
     records.received(['a', 'b'], 10_000);
     expect(records.hiddenSince('a')).toBe(10_000);
@@ -37,6 +39,7 @@ describe('PolledRecords', () => {
       sqs,
       async () => 'queue',
       () => {},
+      systemClock,
     );
     records.received(['a', 'b'], 0);
     const early = records.batchDeletes();

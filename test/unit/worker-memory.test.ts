@@ -5,7 +5,7 @@
  * wait is on an event the engine emits.
  */
 import { describe, expect, it } from 'vitest';
-import { ManualClock, OffsetClock, sleep } from '../../lib/core/clock.ts';
+import { ManualClock, OffsetClock, realSleep, systemClock } from '../../lib/core/clock.ts';
 import { LeaseLostError } from '../../lib/core/errors.ts';
 import type { JobContext } from '../../lib/engine/define-job.ts';
 import { MAX_CLOCK_SKEW_MS } from '../../lib/core/slice.ts';
@@ -17,7 +17,7 @@ const FAST = { leaseMs: 1000, heartbeatMs: 100, timeoutMs: 30_000, backoffBaseMs
 
 /** Runs until `release` opens or the signal fires (rejecting with its reason, as a well-behaved handler does). */
 function held(ctx: JobContext, release: Promise<void>): Promise<void> {
-  return Promise.race([release, sleep(60_000, ctx.signal)]);
+  return Promise.race([release, realSleep(60_000, ctx.signal)]);
 }
 
 describe('Worker over the in-memory stores', () => {
@@ -237,7 +237,7 @@ describe('Worker over the in-memory stores', () => {
     // The worker's clock runs at half the timers' pace: one sleep for the gap ends with half of it still to go,
     // as a Node timer can end a millisecond before Date.now() reaches its time.
     const realStart = Date.now();
-    const workerClock = { now: () => T0 - 400 + Math.floor((Date.now() - realStart) / 2) };
+    const workerClock = { ...systemClock, now: () => T0 - 400 + Math.floor((Date.now() - realStart) / 2) };
     const startedAt: number[] = [];
     const job = await engine.register({ id: 'on-its-second', policies: FAST }, async () => {
       startedAt.push(workerClock.now());
@@ -286,7 +286,7 @@ describe('Worker over the in-memory stores', () => {
     const slowOverlap = Object.assign(Object.create(engine.overlap) as typeof engine.overlap, {
       lane: async (...args: Parameters<typeof engine.overlap.lane>) => {
         queueClock.advance(950);
-        await sleep(250);
+        await realSleep(250);
         return engine.overlap.lane(...args);
       },
     });
@@ -300,7 +300,7 @@ describe('Worker over the in-memory stores', () => {
     const [message] = engine.workQueue.receive();
     const holder = engine.deliver(engine.worker('gated-holder', { overlap: slowOverlap, slices: recordingRenewals }), message!);
     await engine.nextEvent((event) => event.type === 'started');
-    while (disarms.length === 0) await sleep(5);
+    while (disarms.length === 0) await realSleep(5);
     release.open();
     expect(await holder).toBe('delete');
     expect(disarms[0]).toBe(false);

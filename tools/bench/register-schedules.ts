@@ -7,6 +7,7 @@
  * conditions each job: right for users, a few hundred times too slow to set
  * up a million.
  */
+import { systemClock } from '../../lib/core/clock.ts';
 import { CronfenceError } from '../../lib/core/errors.ts';
 import { BatchWriteItemCommand, type DynamoDBClient, type WriteRequest } from '@aws-sdk/client-dynamodb';
 import { DEFAULT_POLICIES } from '../../lib/core/job-spec.ts';
@@ -80,7 +81,7 @@ export async function registerSchedules(
   jobAt: (index: number) => StoredJob,
   onProgress: (written: number) => void = () => {},
 ): Promise<void> {
-  const wheel = new DynamoWheelStore(dynamo, config, Math.random);
+  const wheel = new DynamoWheelStore(dynamo, config, systemClock, Math.random);
   const now = Date.now();
   for (let shard = 0; shard < config.shardCount; shard++)
     if ((await wheel.readCursor(shard)) === undefined) await wheel.moveCursor(shard, freshCursor(now));

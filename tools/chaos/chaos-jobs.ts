@@ -7,7 +7,7 @@
 import type { JobSpecInput } from '../../lib/core/job-spec.ts';
 import type { TableDefinition } from '../../lib/aws/schema.ts';
 import { defineJob, type JobHandler } from '../../lib/engine/define-job.ts';
-import { sleep } from '../../lib/core/clock.ts';
+import { realSleep } from '../../lib/core/clock.ts';
 import type { SeededRandom } from './random.ts';
 
 export const EFFECTS_TABLE: TableDefinition = {
@@ -25,7 +25,7 @@ export function chaosHandlers(prefix: string, random: SeededRandom, slowHandlers
   const effect = (name: string, pauseMs: () => number) =>
     defineJob(name, async (ctx) => {
       const ms = pauseMs();
-      if (ms > 0) await sleep(ms, ctx.signal);
+      if (ms > 0) await realSleep(ms, ctx.signal);
       await ctx.commit([
         {
           put: {

@@ -14,6 +14,7 @@ import {
   type ChunkStore,
 } from '../../core/chunks.ts';
 import type { Random } from '../../core/backoff.ts';
+import type { Clock } from '../../core/clock.ts';
 import { TooManyWritesError } from '../../core/errors.ts';
 import { executionKey } from '../../core/execution-key.ts';
 import type { SliceKey } from '../../core/slice.ts';
@@ -27,6 +28,8 @@ export class DynamoChunkStore implements ChunkStore {
   constructor(
     private readonly dynamo: DynamoDBClient,
     private readonly config: Pick<CronfenceConfig, 'slicesTable' | 'chunksTable' | 'sliceRetentionMs'>,
+    /** Whose timers pace a busy commit's next try. */
+    private readonly clock: Clock,
     /** The jitter of a busy commit's next try. */
     private readonly random: Random,
   ) {}
@@ -36,7 +39,15 @@ export class DynamoChunkStore implements ChunkStore {
     const count = chunkItemCount(request);
     if (count > MAX_ITEMS_PER_CHUNK) throw new TooManyWritesError(`${key}#chunk-${request.chunk}`, count, MAX_ITEMS_PER_CHUNK);
     const expiresAtSeconds = Math.floor((request.now + this.config.sliceRetentionMs) / 1000);
-    return commitChunk(this.dynamo, this.config, request, expiresAtSeconds, () => this.readChunk(key, request.chunk), this.random);
+    return commitChunk(
+      this.dynamo,
+      this.config,
+      request,
+      expiresAtSeconds,
+      () => this.readChunk(key, request.chunk),
+      this.clock,
+      this.random,
+    );
   }
 
   async committedChunks(slice: SliceKey): Promise<ChunkRecord[]> {

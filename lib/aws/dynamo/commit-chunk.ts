@@ -24,7 +24,7 @@
 import { TransactWriteItemsCommand, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { chunkItemCount, newOutboxItem, type ChunkCommitOutcome, type ChunkCommitRequest, type ChunkRecord } from '../../core/chunks.ts';
 import type { Random } from '../../core/backoff.ts';
-import { sleep } from '../../core/clock.ts';
+import type { Clock } from '../../core/clock.ts';
 import { BusinessConditionFailedError, CommitRejectedError, FencedOutError, StoreBusyError } from '../../core/errors.ts';
 import { executionKey as keyOf } from '../../core/execution-key.ts';
 import { SliceStatus } from '../../core/slice.ts';
@@ -51,6 +51,7 @@ export async function commitChunk(
   request: ChunkCommitRequest,
   expiresAtSeconds: number,
   readRecord: () => Promise<ChunkRecord | undefined>,
+  clock: Clock,
   random: Random,
 ): Promise<ChunkCommitOutcome> {
   const executionKey = keyOf(request.key.jobId, request.key.scheduledAt);
@@ -66,7 +67,7 @@ export async function commitChunk(
       const busy = codes.find(isBusyCancellation);
       if (busy !== undefined) {
         if (attempt >= BUSY_RETRIES) throw new StoreBusyError(`chunk ${request.chunk} of ${executionKey}`, busy, { cause: error });
-        await sleep(busyBackoffMs(attempt, random));
+        await clock.sleep(busyBackoffMs(attempt, random));
         continue;
       }
       return cancelledOutcome(codes, error, request, executionKey, readRecord);

@@ -11,7 +11,7 @@
  * the last instant it covers.
  */
 import { BatchGetItemCommand, QueryCommand, type DynamoDBClient, type KeysAndAttributes } from '@aws-sdk/client-dynamodb';
-import { sleep } from '../../core/clock.ts';
+import type { Clock } from '../../core/clock.ts';
 import { isFinal, type SliceKey, type SliceStatus } from '../../core/slice.ts';
 import { onTable } from './errors.ts';
 import { fromItem, sliceKeyItem, type Item } from './items.ts';
@@ -33,6 +33,7 @@ export async function latestFinalAmong(
   slicesTable: string,
   keys: readonly SliceKey[],
   reads: SliceReads,
+  clock: Clock,
 ): Promise<Map<string, number>> {
   const latest = new Map<string, number>();
   for (let start = 0; start < keys.length; start += KEYS_PER_BATCH) {
@@ -42,7 +43,7 @@ export async function latestFinalAmong(
       ExpressionAttributeNames: { '#status': 'status' },
     };
     for (let round = 0; pending !== undefined && round < UNPROCESSED_ROUNDS; round++) {
-      if (round > 0) await sleep(50 * 2 ** round);
+      if (round > 0) await clock.sleep(50 * 2 ** round);
       const request: KeysAndAttributes = pending;
       reads.requests++;
       const result = await onTable(slicesTable, () => dynamo.send(new BatchGetItemCommand({ RequestItems: { [slicesTable]: request } })));

@@ -28,7 +28,7 @@
  */
 import { TransactWriteItemsCommand, UpdateItemCommand, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import type { Random } from '../../core/backoff.ts';
-import { sleep } from '../../core/clock.ts';
+import type { Clock } from '../../core/clock.ts';
 import { BusinessConditionFailedError, CommitRejectedError, StoreBusyError } from '../../core/errors.ts';
 import { executionKey as keyOf } from '../../core/execution-key.ts';
 import { ledgerRecordOf } from '../../core/ledger.ts';
@@ -56,7 +56,13 @@ const BUSY_RETRIES = 4;
 /** Why a try of the finalize wrote nothing and may be sent again, or undefined if it is final. */
 type TryResult = { readonly busy: string; readonly error: unknown } | undefined;
 
-export async function finalizeSlice(dynamo: DynamoDBClient, slicesTable: string, request: FinalizeRequest, random: Random): Promise<void> {
+export async function finalizeSlice(
+  dynamo: DynamoDBClient,
+  slicesTable: string,
+  request: FinalizeRequest,
+  clock: Clock,
+  random: Random,
+): Promise<void> {
   const executionKey = keyOf(request.key.jobId, request.key.scheduledAt);
   const send =
     (request.extraWrites ?? []).length === 0
@@ -66,7 +72,7 @@ export async function finalizeSlice(dynamo: DynamoDBClient, slicesTable: string,
     const busy = await send();
     if (busy === undefined) return;
     if (attempt >= BUSY_RETRIES) throw new StoreBusyError(`commit of ${executionKey}`, busy.busy, { cause: busy.error });
-    await sleep(busyBackoffMs(attempt, random));
+    await clock.sleep(busyBackoffMs(attempt, random));
   }
 }
 

@@ -9,7 +9,7 @@
  */
 import { BatchGetItemCommand, GetItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Random } from '../../core/backoff.ts';
-import { sleep } from '../../core/clock.ts';
+import type { Clock } from '../../core/clock.ts';
 import { StoreBusyError } from '../../core/errors.ts';
 import type { JobRecord } from '../../core/job-record.ts';
 import type { JobReader } from '../../core/ports.ts';
@@ -26,6 +26,8 @@ export class DynamoJobReader implements JobReader {
   constructor(
     private readonly dynamo: DynamoDBClient,
     private readonly config: Pick<CronfenceConfig, 'jobsTable'>,
+    /** Whose timers pace asking again for unprocessed keys. */
+    private readonly clock: Clock,
     /** The jitter of asking again for unprocessed keys. */
     private readonly random: Random,
   ) {}
@@ -69,7 +71,7 @@ export class DynamoJobReader implements JobReader {
     let keys = ids.map((id) => ({ jobId: { S: id } }));
     for (let tries = 1; keys.length > 0; tries++) {
       if (tries > GET_TRIES) throw new StoreBusyError('reading jobs', 'UnprocessedKeys');
-      if (tries > 1) await sleep(unprocessedBackoffMs(tries, this.random));
+      if (tries > 1) await this.clock.sleep(unprocessedBackoffMs(tries, this.random));
       const request = keys;
       const result = await onTable(table, () =>
         this.dynamo.send(new BatchGetItemCommand({ RequestItems: { [table]: { Keys: request, ConsistentRead: consistent } } })),

@@ -25,7 +25,7 @@
  */
 import { GetItemCommand, TransactWriteItemsCommand, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import type { Random } from '../../core/backoff.ts';
-import { sleep } from '../../core/clock.ts';
+import type { Clock } from '../../core/clock.ts';
 import { CronfenceError, JobNotFoundError, StoreBusyError } from '../../core/errors.ts';
 import { requestMarkerInstant, triggerInstant, TRIGGER_OFFSET_TRIES, type OperatorSlot } from '../../core/operator.ts';
 import { definitionOf, type StoredJob } from '../../core/job-record.ts';
@@ -63,6 +63,7 @@ export async function writeTriggerSlot(
   job: StoredJob,
   write: TriggerWrite,
   now: number,
+  clock: Clock,
   random: Random,
 ): Promise<SlotOutcome> {
   const marker = { jobId: job.id, scheduledAt: requestMarkerInstant(write.requestId) };
@@ -73,7 +74,7 @@ export async function writeTriggerSlot(
       slotPut(tables, job, key, now, write.note, write.payload),
       liveJobCheck(tables, job),
     ];
-    const codes = await transact(dynamo, tables, items, `trigger of job ${job.id}`, random);
+    const codes = await transact(dynamo, tables, items, `trigger of job ${job.id}`, clock, random);
     if (codes === undefined) return { kind: 'created', key };
     if (codes[0] !== undefined) {
       const marked = await markedSlot(dynamo, tables, marker, write.requestId);
@@ -96,6 +97,7 @@ export async function writeBackfillSlot(
   scheduledAt: number,
   note: OperatorSlot,
   now: number,
+  clock: Clock,
   random: Random,
 ): Promise<SlotOutcome> {
   const key = { jobId: job.id, scheduledAt };
@@ -104,6 +106,7 @@ export async function writeBackfillSlot(
     tables,
     [slotPut(tables, job, key, now, note), liveJobCheck(tables, job)],
     `backfill of job ${job.id}`,
+    clock,
     random,
   );
   if (codes === undefined) return { kind: 'created', key };
@@ -117,6 +120,7 @@ async function transact(
   tables: OperatorTables,
   items: TransactWriteItem[],
   what: string,
+  clock: Clock,
   random: Random,
 ): Promise<(string | undefined)[] | undefined> {
   for (let busyTries = 1; ; busyTries++) {
@@ -135,7 +139,7 @@ async function transact(
         return codes;
       }
       if (busyTries >= BUSY_TRIES) throw new StoreBusyError(what, busy, { cause: error });
-      await sleep(busyBackoffMs(busyTries, random));
+      await clock.sleep(busyBackoffMs(busyTries, random));
     }
   }
 }

@@ -6,6 +6,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Claim, FencedClaim } from '../../core/claim.ts';
 import type { MissedRange, SkippedRange } from '../../core/advance-plan.ts';
 import type { Random } from '../../core/backoff.ts';
+import type { Clock } from '../../core/clock.ts';
 import { LeaseLostError, TooManyWritesError } from '../../core/errors.ts';
 import { executionKey } from '../../core/execution-key.ts';
 import type { SkipReason } from '../../core/job-record.ts';
@@ -40,6 +41,8 @@ export class DynamoSliceStore implements SliceStore {
   constructor(
     private readonly dynamo: DynamoDBClient,
     private readonly config: Pick<CronfenceConfig, 'slicesTable' | 'sliceRetentionMs'>,
+    /** Whose timers pace a busy commit's next try. */
+    private readonly clock: Clock,
     /** The jitter of a busy commit's next try. */
     private readonly random: Random,
   ) {}
@@ -87,6 +90,7 @@ export class DynamoSliceStore implements SliceStore {
         outcome: 'SUCCEEDED',
         extraWrites: writes.map(toTransactItem),
       },
+      this.clock,
       this.random,
     );
   }
@@ -103,6 +107,7 @@ export class DynamoSliceStore implements SliceStore {
       this.dynamo,
       this.config.slicesTable,
       { key, fence, owner, now, outcome: 'DEAD', error: error.slice(0, 2000) },
+      this.clock,
       this.random,
     );
   }

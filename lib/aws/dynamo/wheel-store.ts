@@ -41,7 +41,7 @@ import {
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
 import type { Random } from '../../core/backoff.ts';
-import { sleep } from '../../core/clock.ts';
+import type { Clock } from '../../core/clock.ts';
 import { CronfenceError } from '../../core/errors.ts';
 import type { WheelStore } from '../../core/ports.ts';
 import type { SetAsideJob } from '../../core/set-aside.ts';
@@ -80,6 +80,8 @@ export class DynamoWheelStore implements WheelStore {
   constructor(
     private readonly dynamo: DynamoDBClient,
     private readonly config: Pick<CronfenceConfig, 'wheelTable'>,
+    /** Whose timers pace sending unprocessed items again. */
+    private readonly clock: Clock,
     /** The jitter of sending unprocessed items again. */
     private readonly random: Random,
   ) {}
@@ -307,7 +309,7 @@ export class DynamoWheelStore implements WheelStore {
         throw new CronfenceError(
           `placing wheel entries at ${now}: DynamoDB left ${pending.length} of ${requests.length} packs unprocessed after ${WRITE_TRIES} tries`,
         );
-      if (tries > 1) await sleep(unprocessedBackoffMs(tries, this.random));
+      if (tries > 1) await this.clock.sleep(unprocessedBackoffMs(tries, this.random));
       const batch = pending;
       const result = await onTable(this.table, () =>
         this.dynamo.send(new BatchWriteItemCommand({ RequestItems: { [this.table]: batch } })),

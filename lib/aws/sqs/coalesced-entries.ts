@@ -5,6 +5,7 @@
  * entries of a Lambda batch, or of messages due in the same second, arrive
  * over tens of milliseconds, so ten of them cost one request instead of ten.
  */
+import type { Clock } from '../../core/clock.ts';
 
 /** Entries in one SQS batch request. */
 export const MAX_ENTRIES = 10;
@@ -20,19 +21,24 @@ export const MAX_WAIT_MS = 750;
 
 export class CoalescedEntries<T> {
   private pending: T[] = [];
-  private quietTimer: NodeJS.Timeout | undefined;
-  private maxWaitTimer: NodeJS.Timeout | undefined;
+  /** Aborted to cancel the flush it times. */
+  private quietTimer: AbortController | undefined;
+  private maxWaitTimer: AbortController | undefined;
   private readonly sending = new Set<Promise<void>>();
 
   /** `send` gets up to MAX_ENTRIES entries; it reports its own failures and never rejects. */
-  constructor(private readonly send: (entries: readonly T[]) => Promise<void>) {}
+  constructor(
+    private readonly send: (entries: readonly T[]) => Promise<void>,
+    /** Whose timers time the flushes. */
+    private readonly clock: Clock,
+  ) {}
 
   add(entry: T): void {
     this.pending.push(entry);
     if (this.pending.length >= MAX_ENTRIES) return this.flush();
-    clearTimeout(this.quietTimer);
-    this.quietTimer = setTimeout(() => this.flush(), QUIET_MS);
-    this.maxWaitTimer ??= setTimeout(() => this.flush(), MAX_WAIT_MS);
+    this.quietTimer?.abort();
+    this.quietTimer = this.flushAfter(QUIET_MS);
+    this.maxWaitTimer ??= this.flushAfter(MAX_WAIT_MS);
   }
 
   /** Sends what is pending now, and resolves once every request sent so far has returned. */
@@ -48,9 +54,21 @@ export class CoalescedEntries<T> {
     await Promise.all([...this.sending]);
   }
 
+  private flushAfter(ms: number): AbortController {
+    const timer = new AbortController();
+    // Checked again once the wait resolved: a timer cleared after it fired must not flush, as a cleared timeout would not.
+    void this.clock.sleep(ms, timer.signal).then(
+      () => {
+        if (!timer.signal.aborted) this.flush();
+      },
+      () => {},
+    );
+    return timer;
+  }
+
   private clearTimers(): void {
-    clearTimeout(this.quietTimer);
-    clearTimeout(this.maxWaitTimer);
+    this.quietTimer?.abort();
+    this.maxWaitTimer?.abort();
     this.quietTimer = undefined;
     this.maxWaitTimer = undefined;
   }

@@ -6,6 +6,7 @@
  * rescans its shard), so a lost delete costs a receive, never a second effect.
  */
 import { DeleteMessageBatchCommand, type BatchResultErrorEntry, type SQSClient } from '@aws-sdk/client-sqs';
+import type { Clock } from '../../core/clock.ts';
 import { CronfenceError } from '../../core/errors.ts';
 import { CoalescedEntries } from './coalesced-entries.ts';
 
@@ -20,13 +21,16 @@ export class MessageDeleteError extends CronfenceError {
 }
 
 export class MessageDeletes {
-  private readonly entries = new CoalescedEntries<string>((receiptHandles) => this.send(receiptHandles));
+  private readonly entries: CoalescedEntries<string>;
 
   constructor(
     private readonly sqs: SQSClient,
     private readonly url: () => Promise<string>,
     private readonly onError: (error: unknown) => void,
-  ) {}
+    clock: Clock,
+  ) {
+    this.entries = new CoalescedEntries<string>((receiptHandles) => this.send(receiptHandles), clock);
+  }
 
   delete(receiptHandle: string): void {
     this.entries.add(receiptHandle);

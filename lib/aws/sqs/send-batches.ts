@@ -4,18 +4,23 @@
  * re-sends whatever was not sent.
  */
 import { SendMessageBatchCommand, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
-import { sleep } from '../../core/clock.ts';
+import type { Clock } from '../../core/clock.ts';
 
 export const SQS_BATCH_SIZE = 10;
 const RETRIES = 3;
 
-export async function sendInBatches(sqs: SQSClient, url: string, entries: readonly SendMessageBatchRequestEntry[]): Promise<void> {
+export async function sendInBatches(
+  sqs: SQSClient,
+  url: string,
+  entries: readonly SendMessageBatchRequestEntry[],
+  clock: Clock,
+): Promise<void> {
   const batches: SendMessageBatchRequestEntry[][] = [];
   for (let i = 0; i < entries.length; i += SQS_BATCH_SIZE) batches.push(entries.slice(i, i + SQS_BATCH_SIZE));
-  await Promise.all(batches.map((batch) => sendBatch(sqs, url, batch)));
+  await Promise.all(batches.map((batch) => sendBatch(sqs, url, batch, clock)));
 }
 
-async function sendBatch(sqs: SQSClient, url: string, batch: SendMessageBatchRequestEntry[]): Promise<void> {
+async function sendBatch(sqs: SQSClient, url: string, batch: SendMessageBatchRequestEntry[], clock: Clock): Promise<void> {
   let pending = batch;
   for (let attempt = 1; pending.length > 0; attempt++) {
     const result = await sqs.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: pending }));
@@ -25,6 +30,6 @@ async function sendBatch(sqs: SQSClient, url: string, batch: SendMessageBatchReq
     if (attempt >= RETRIES) {
       throw new Error(`SQS refused ${pending.length} messages: ${JSON.stringify(result.Failed)}`);
     }
-    await sleep(50 * attempt);
+    await clock.sleep(50 * attempt);
   }
 }

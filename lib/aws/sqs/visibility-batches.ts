@@ -12,6 +12,7 @@
  * message that is gone is not an error: the message is theirs now.
  */
 import { ChangeMessageVisibilityBatchCommand, type BatchResultErrorEntry, type SQSClient } from '@aws-sdk/client-sqs';
+import type { Clock } from '../../core/clock.ts';
 import { CronfenceError } from '../../core/errors.ts';
 import { CoalescedEntries } from './coalesced-entries.ts';
 
@@ -35,12 +36,15 @@ export class VisibilityChangeError extends CronfenceError {
 }
 
 export class VisibilityBatches {
-  private readonly entries = new CoalescedEntries<PendingChange>((changes) => this.send(changes));
+  private readonly entries: CoalescedEntries<PendingChange>;
 
   constructor(
     private readonly sqs: SQSClient,
     private readonly url: () => Promise<string>,
-  ) {}
+    clock: Clock,
+  ) {
+    this.entries = new CoalescedEntries<PendingChange>((changes) => this.send(changes), clock);
+  }
 
   /** Resolves once SQS applied the change (or the message had moved on); the lease keeper starts only after it. */
   change(receiptHandle: string, seconds: number): Promise<void> {

@@ -9,6 +9,7 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
+import type { Clock } from '../../core/clock.ts';
 import { encodeScanMessage, encodeWorkMessage } from '../../core/messages.ts';
 import type { DeadLetterRecord, DeadLetterSink, ScanQueue, ScanRequest, WorkMessage, WorkQueue } from '../../core/ports.ts';
 import { sendInBatches } from './send-batches.ts';
@@ -23,8 +24,10 @@ export class SqsWorkQueue implements WorkQueue {
   constructor(
     private readonly sqs: SQSClient,
     private readonly url: () => Promise<string>,
+    /** Whose timers pace re-sends and coalesce visibility changes. */
+    private readonly clock: Clock,
   ) {
-    this.batchedVisibility = new VisibilityBatches(sqs, url);
+    this.batchedVisibility = new VisibilityBatches(sqs, url, clock);
   }
 
   async send(messages: readonly WorkMessage[]): Promise<void> {
@@ -37,6 +40,7 @@ export class SqsWorkQueue implements WorkQueue {
         MessageBody: encodeWorkMessage(message),
         DelaySeconds: clamp(message.delaySeconds, 0, MAX_DELAY_SECONDS),
       })),
+      this.clock,
     );
   }
 
@@ -53,6 +57,8 @@ export class SqsScanQueue implements ScanQueue {
   constructor(
     private readonly sqs: SQSClient,
     private readonly url: () => Promise<string>,
+    /** Whose timers pace re-sends. */
+    private readonly clock: Clock,
   ) {}
 
   async send(requests: readonly ScanRequest[]): Promise<void> {
@@ -61,6 +67,7 @@ export class SqsScanQueue implements ScanQueue {
       this.sqs,
       await this.url(),
       requests.map((request, index) => ({ Id: String(index), MessageBody: encodeScanMessage(request.shard) })),
+      this.clock,
     );
   }
 
