@@ -98,6 +98,14 @@ export class InMemoryWorkQueue implements WorkQueue {
     });
   }
 
+  /** When the next message hidden or delayed at `now` becomes visible: how long a long poll waits before it could return one. */
+  nextVisibleAfter(now: number): number | undefined {
+    let next: number | undefined;
+    for (const message of this.queued)
+      if (message.visibleAt > now && (next === undefined || message.visibleAt < next)) next = message.visibleAt;
+    return next;
+  }
+
   /** @returns false when no message on the queue was ever received with this handle (it is gone). */
   delete(receiptHandle: string): boolean {
     const index = this.queued.findIndex((message) => message.receiptHandles.has(receiptHandle));

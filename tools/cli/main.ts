@@ -11,8 +11,9 @@ import { runCronfence } from '../../lib/cli/program.ts';
 import { devAdditions } from '../dev/dev-additions.ts';
 import { benchCommand } from './bench-command.ts';
 import { chaosCommand } from './chaos-command.ts';
+import { simCommand } from './sim-command.ts';
 
 // Lambda runs Node 22; locally Node 20 is supported, so the SDK's Node 22 notice is noise here (as in bin/cronfence.mjs).
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-await runCronfence({ commands: [chaosCommand, benchCommand], dev: devAdditions(), defaultHandlers: exampleRegistry.names() });
+await runCronfence({ commands: [chaosCommand, benchCommand, simCommand], dev: devAdditions(), defaultHandlers: exampleRegistry.names() });

@@ -1,0 +1,211 @@
+/**
+ * `npm run sim`: many seeds of the simulation, one after another in this
+ * process, summed into one report. Each seed's verdict is the drill's
+ * checker's; a failing seed gets its history file, a one-line replay command
+ * and the trace of the first slice that broke.
+ */
+import { createHash } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { distribution } from '../../lib/core/stats.ts';
+import { realTime } from '../chaos/observed.ts';
+import { isBoundedFailover } from '../chaos/takeovers.ts';
+import type { ProfileName } from './sim-network.ts';
+import { simulateSeed, type SeedResult } from './simulate-seed.ts';
+
+export interface SimOptions {
+  readonly fromSeed: number;
+  readonly toSeed: number;
+  readonly minutes: number;
+  readonly profiles: readonly ProfileName[];
+  readonly out: string;
+  /** Write every seed's history, not only the failing ones'. */
+  readonly histories?: boolean;
+  readonly onSeed?: (done: number, total: number, seed: SeedSummary) => void;
+}
+
+export interface SeedSummary {
+  readonly seed: number;
+  readonly profile: ProfileName;
+  readonly expected: number;
+  readonly duplicates: number;
+  readonly missed: number;
+  readonly displaced: number;
+  readonly zombieCommitsAccepted: number;
+  readonly fenceViolations: number;
+  readonly committedThenDead: number;
+  readonly boundedFailovers: number;
+  readonly failoverMaxMs: number | null;
+  readonly processFaults: number;
+  readonly requestFaults: number;
+  /** sha256 of the seed's history (the same seed gives the same digest). */
+  readonly historyDigest: string;
+  readonly historyFile?: string;
+  readonly failing: boolean;
+}
+
+export interface SimReport {
+  readonly seeds: { readonly from: number; readonly to: number; readonly count: number };
+  readonly profiles: readonly ProfileName[];
+  readonly simulatedMinutes: number;
+  readonly wallSeconds: number;
+  readonly simulatedSecondsPerWallSecond: number;
+  readonly expectedOccurrences: number;
+  readonly duplicates: number;
+  readonly missed: number;
+  readonly displaced: number;
+  readonly zombieCommitsAccepted: number;
+  readonly fenceViolations: number;
+  readonly failover: {
+    readonly count: number;
+    readonly p50Ms: number | null;
+    readonly p99Ms: number | null;
+    readonly maxMs: number | null;
+  };
+  readonly failingSeeds: { readonly seed: number; readonly profile: ProfileName; readonly replay: string; readonly trace: string[] }[];
+  readonly perSeed: SeedSummary[];
+}
+
+export async function runSimulation(options: SimOptions): Promise<SimReport> {
+  await mkdir(options.out, { recursive: true });
+  const started = process.hrtime.bigint();
+  const perSeed: SeedSummary[] = [];
+  const failovers: number[] = [];
+  const failingSeeds: SimReport['failingSeeds'][number][] = [];
+  const total = (options.toSeed - options.fromSeed + 1) * options.profiles.length;
+  let done = 0;
+  for (const profile of options.profiles) {
+    for (let seed = options.fromSeed; seed <= options.toSeed; seed++) {
+      const result = await simulateSeed({ seed, minutes: options.minutes, profile });
+      const { verdict } = result;
+      const history = historyText(result);
+      const failing =
+        verdict.duplicates.length +
+          verdict.missed.length +
+          verdict.healthyHoldersDisplaced.length +
+          verdict.zombieCommitsAccepted.length +
+          verdict.fenceViolations.length +
+          verdict.committedThenDead.length >
+          0 || verdict.failover.max >= 5000;
+      const historyFile = failing || options.histories ? path.join(options.out, `history-${profile}-${seed}.json`) : undefined;
+      if (historyFile) await writeFile(historyFile, history);
+      failovers.push(...verdict.failovers.filter(isBoundedFailover).map((failover) => failover.latencyMs));
+      const summary: SeedSummary = {
+        seed,
+        profile,
+        expected: result.expected,
+        duplicates: verdict.duplicates.length,
+        missed: verdict.missed.length,
+        displaced: verdict.healthyHoldersDisplaced.length,
+        zombieCommitsAccepted: verdict.zombieCommitsAccepted.length,
+        fenceViolations: verdict.fenceViolations.length,
+        committedThenDead: verdict.committedThenDead.length,
+        boundedFailovers: verdict.failover.count,
+        failoverMaxMs: verdict.failover.count > 0 ? verdict.failover.max : null,
+        processFaults: result.history.processFaults.length,
+        requestFaults: result.history.clientFaults.length,
+        historyDigest: createHash('sha256').update(history).digest('hex'),
+        ...(historyFile && { historyFile }),
+        failing,
+      };
+      perSeed.push(summary);
+      if (failing)
+        failingSeeds.push({ seed, profile, replay: replayCommand(seed, options.minutes, profile), trace: traceOfFirstBreak(result) });
+      options.onSeed?.(++done, total, summary);
+    }
+  }
+  const wallSeconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const simulatedMinutes = options.minutes * total;
+  const sum = (pick: (seed: SeedSummary) => number): number => perSeed.reduce((acc, seed) => acc + pick(seed), 0);
+  const bounded = distribution(failovers);
+  const report: SimReport = {
+    seeds: { from: options.fromSeed, to: options.toSeed, count: options.toSeed - options.fromSeed + 1 },
+    profiles: options.profiles,
+    simulatedMinutes,
+    wallSeconds: round(wallSeconds),
+    simulatedSecondsPerWallSecond: round((simulatedMinutes * 60) / wallSeconds),
+    expectedOccurrences: sum((seed) => seed.expected),
+    duplicates: sum((seed) => seed.duplicates),
+    missed: sum((seed) => seed.missed),
+    displaced: sum((seed) => seed.displaced),
+    zombieCommitsAccepted: sum((seed) => seed.zombieCommitsAccepted),
+    fenceViolations: sum((seed) => seed.fenceViolations),
+    failover: {
+      count: bounded.count,
+      p50Ms: bounded.count > 0 ? bounded.p50 : null,
+      p99Ms: bounded.count > 0 ? bounded.p99 : null,
+      maxMs: bounded.count > 0 ? bounded.max : null,
+    },
+    failingSeeds,
+    perSeed,
+  };
+  await writeFile(path.join(options.out, 'sim-report.json'), `${JSON.stringify(report, null, 2)}\n`);
+  return report;
+}
+
+export function replayCommand(seed: number, minutes: number, profile: ProfileName): string {
+  return `npm run sim -- --seeds ${seed}-${seed} --minutes ${minutes} --profile ${profile} --histories`;
+}
+
+/** The history as one JSON text: what the seed's processes did and reported, in order; the claim tokens (random UUIDs the store draws) left out. */
+export function historyText(result: SeedResult): string {
+  const { observed, processFaults, clientFaults } = result.history;
+  return `${JSON.stringify({ seed: result.seed, profile: result.profile, simulatedMs: result.simulatedMs, processFaults, clientFaults, ...observed }, null, 1)}\n`;
+}
+
+/** What happened to the first slice that broke an invariant (or the slowest failover), one line each, on true time. */
+function traceOfFirstBreak(result: SeedResult): string[] {
+  const { verdict } = result;
+  const slowest = [...verdict.failovers].filter(isBoundedFailover).sort((a, b) => b.latencyMs - a.latencyMs)[0];
+  const key =
+    verdict.duplicates[0] ??
+    verdict.zombieCommitsAccepted[0] ??
+    verdict.fenceViolations[0] ??
+    verdict.healthyHoldersDisplaced[0]?.executionKey ??
+    verdict.committedThenDead[0] ??
+    verdict.missed[0] ??
+    slowest?.executionKey;
+  return key === undefined ? [] : [`slice ${key}`, ...sliceTimeline(result, key)];
+}
+
+/** Every observation about one slice, with the faults of the processes that touched it, ordered on true time. */
+export function sliceTimeline(result: SeedResult, key: string): string[] {
+  const { observed, processFaults, clientFaults } = result.history;
+  const rows: [number, string, string][] = [];
+  for (const { event, replica, offsetMs } of observed.events) {
+    if (event.executionKey !== key) continue;
+    const details = [event.takeover && 'takeover', event.claimMs !== undefined && `claim ${event.claimMs} ms`].filter(Boolean).join(', ');
+    rows.push([
+      realTime({ offsetMs }, Date.parse(event.at)),
+      replica,
+      `${event.type} fence ${event.fence}${details ? ` (${details})` : ''}`,
+    ]);
+  }
+  for (const renewal of observed.renewals)
+    if (renewal.executionKey === key)
+      rows.push([realTime(renewal, renewal.at), renewal.replica, `renewed fence ${renewal.fence}${renewal.disarmed ? ', disarmed' : ''}`]);
+  for (const receive of observed.receives)
+    if (receive.executionKey === key)
+      rows.push([receive.at, receive.replica, `received ${receive.messageId} (delivery ${receive.receiveCount})`]);
+  for (const send of observed.sends)
+    if (send.executionKey === key)
+      rows.push([send.at, send.process, `sent, delay ${send.delaySeconds} s${send.fate === 'sent' ? '' : `, ${send.fate}`}`]);
+  for (const fault of clientFaults) if (fault.executionKey === key) rows.push([fault.at, fault.replica, `${fault.kind}: ${fault.request}`]);
+  const touched = new Set(rows.map(([, replica]) => replica));
+  for (const fault of processFaults)
+    if (touched.has(fault.replica))
+      rows.push([
+        fault.at,
+        fault.replica,
+        `${fault.kind}${fault.until === undefined ? '' : ` until ${new Date(fault.until).toISOString()}`}`,
+      ]);
+  const first = Math.min(...rows.filter(([, , what]) => !/^(kill|pause|scannerKill)/.test(what)).map(([at]) => at));
+  return rows
+    .filter(([at]) => at >= first - 10_000)
+    .sort((a, b) => a[0] - b[0])
+    .map(([at, replica, what]) => `${new Date(at).toISOString()} ${replica.padEnd(12)} ${what}`);
+}
+
+function round(value: number): number {
+  return Math.round(value * 10) / 10;
+}
