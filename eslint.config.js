@@ -43,7 +43,9 @@ const TOOL_LAYERS = {
   'tools/chaos': ['tools/meter'],
   'tools/bench': ['tools/meter'],
   'tools/dev': ['tools/meter'],
-  'tools/cli': ['tools/chaos', 'tools/bench', 'tools/dev'],
+  // The simulation runs the drill's jobs, faults and checker in virtual time.
+  'tools/sim': ['tools/chaos'],
+  'tools/cli': ['tools/chaos', 'tools/bench', 'tools/dev', 'tools/sim'],
 };
 /** What a tool never imports: the Lambda entries, the app, the scripts and the tests (the example jobs it may run). */
 const OUTSIDE_TOOLS = ['functions', 'app', 'scripts', 'test', 'bin'];

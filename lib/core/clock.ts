@@ -40,7 +40,7 @@ export function realSleep(ms: number, signal?: AbortSignal): Promise<void> {
 export const systemClock: Clock = {
   now: () => Date.now(),
   sleep: realSleep,
-  timeout: (ms) => AbortSignal.timeout(Math.max(0, ms)),
+  timeout: (ms) => AbortSignal.timeout(Math.max(0, Math.ceil(ms))),
 };
 
 /**

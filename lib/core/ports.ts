@@ -245,8 +245,11 @@ export interface WorkMessage extends SliceKey {
 export interface WorkQueue {
   /** Sends in batches of 10. */
   send(messages: readonly WorkMessage[]): Promise<void>;
-  /** Hides a received message for `seconds` (renewal of a lease, or a retry delay). */
-  hide(receiptHandle: string, seconds: number): Promise<void>;
+  /**
+   * Hides a received message for `seconds` (renewal of a lease, or a retry delay). Once `signal` aborts the change is
+   * abandoned, neither sent nor tried again (lib/engine/message-hold.ts: never after its receipt may have lapsed).
+   */
+  hide(receiptHandle: string, seconds: number, signal?: AbortSignal): Promise<void>;
   /**
    * The same, for the visibility changes a batch asks for at once (a claim's,
    * behind Lambda from the function timeout down to the lease; an early
@@ -254,7 +257,7 @@ export interface WorkQueue {
    * change (750 ms at most) to share one request with the others of its batch. Heartbeats use `hide`, whose timing
    * the lease keeper counts on.
    */
-  hideBatched(receiptHandle: string, seconds: number): Promise<void>;
+  hideBatched(receiptHandle: string, seconds: number, signal?: AbortSignal): Promise<void>;
 }
 
 export interface DeadLetterRecord {

@@ -7,21 +7,21 @@
 import type { Clock } from '../core/clock.ts';
 import { CronfenceError, LeaseLostError } from '../core/errors.ts';
 import { executionKey } from '../core/execution-key.ts';
-import type { SliceStore, WorkQueue } from '../core/ports.ts';
+import type { SliceStore } from '../core/ports.ts';
 import type { SliceKey } from '../core/slice.ts';
+import type { MessageHold } from './message-hold.ts';
 
 export interface LeaseKeeperOptions {
   readonly key: SliceKey;
   readonly fence: number;
   readonly leaseMs: number;
   readonly heartbeatMs: number;
-  readonly receiptHandle: string;
+  /** The claimed slice's message: every extension goes through it, and it says when the message could surface. */
+  readonly hold: MessageHold;
   /** What each heartbeat sets the message's visibility timeout to (see `messageVisibilitySeconds`). */
   readonly visibilitySeconds: number;
   /** When the claim set the lease. */
   readonly claimedAt: number;
-  /** When the message was last made invisible before the lease began (its receipt, or an extension during the claim). @default claimedAt */
-  readonly hiddenAt?: number;
   /**
    * The claim returned when its message may already have surfaced again: a standby given it may claim on the
    * holder's-message-back rule before this lease is renewed. The first renewal is sent at once and disarms that rule.
@@ -33,8 +33,6 @@ export class LeaseKeeper {
   private readonly controller = new AbortController();
   private readonly stopped = new AbortController();
   private lastRenewedAt: number;
-  /** When the last visibility extension that SQS accepted was sent (at first, since when its receive hid the message: `hiddenAt`). */
-  private lastHiddenAt: number;
   /** Extensions sent and not yet answered: one at a time, and a second beside one that hangs (`awaitExtensionInFlight`). */
   private readonly extensions = new Set<Promise<void>>();
   /** The holder's-message-back takeover was disarmed: the message may surface while this holder still renews. */
@@ -48,13 +46,11 @@ export class LeaseKeeper {
 
   constructor(
     private readonly slices: SliceStore,
-    private readonly queue: WorkQueue,
     private readonly clock: Clock,
     private readonly options: LeaseKeeperOptions,
     private readonly onRenewError: (error: unknown) => void = () => {},
   ) {
     this.lastRenewedAt = options.claimedAt;
-    this.lastHiddenAt = options.hiddenAt ?? options.claimedAt;
   }
 
   /** Aborts when the lease is lost. */
@@ -140,7 +136,7 @@ export class LeaseKeeper {
    */
   private async awaitExtensionInFlight(): Promise<void> {
     if (this.extensions.size === 0) return;
-    const hiddenAt = this.lastHiddenAt;
+    const hiddenAt = this.options.hold.hiddenAt;
     this.extendVisibility(true);
     const budget = new AbortController();
     let timedOut = false;
@@ -149,7 +145,7 @@ export class LeaseKeeper {
       () => {},
     );
     try {
-      while (!timedOut && !this.disarmNow && this.extensions.size > 0 && this.lastHiddenAt === hiddenAt)
+      while (!timedOut && !this.disarmNow && this.extensions.size > 0 && this.options.hold.hiddenAt === hiddenAt)
         await Promise.race([...this.extensions, timeUp]);
     } finally {
       budget.abort();
@@ -168,16 +164,22 @@ export class LeaseKeeper {
     // Sent outside the heartbeat's own rhythm, only while the message cannot have surfaced: once it may have, a standby
     // may hold it, and this hide would keep the standby's copy hidden (as a timer that fired late after a pause would).
     if (beside && this.surfaced(this.clock.now())) return;
-    const sentAt = this.clock.now();
     let refused = false;
-    const extension: Promise<void> = this.queue
-      .hide(this.options.receiptHandle, this.options.visibilitySeconds)
+    const { hold } = this.options;
+    const sentAt = this.clock.now();
+    // In rhythm, after a renewal held, the lease says whose the message is; beside, only its receipt does.
+    const extension: Promise<void> = hold
+      .hide(this.options.visibilitySeconds, { leaseConfirmed: !beside })
+      .then((sent) => {
+        // Not sent: the receipt may have lapsed, a standby may hold the message. As refused, below.
+        if (!sent) throw new ReceiptLapsedError();
+      })
       .then(
-        () => {
-          this.lastHiddenAt = Math.max(this.lastHiddenAt, sentAt);
-        },
+        () => {},
         (error: unknown) => {
-          this.onRenewError(error);
+          if (!(error instanceof ReceiptLapsedError)) this.onRenewError(error);
+          // An extension sent after this one has landed (one beside it): this one no longer matters.
+          if (hold.hiddenAt > sentAt) return;
           // Refused (throttled, say): the message may surface before the next heartbeat's renewal lands, and a standby
           // given it would take over this live holder. Disarm that takeover now, a heartbeat sooner (a drill: the
           // disarming renewal a heartbeat later landed after the standby's claim on a loaded emulator).
@@ -198,7 +200,7 @@ export class LeaseKeeper {
 
   /** When the message surfaces unless extended again: a visibility timeout after the last extension SQS accepted. */
   private surfacesAt(): number {
-    return this.lastHiddenAt + this.options.visibilitySeconds * 1000;
+    return this.options.hold.surfacesAt;
   }
 
   /** Could the message have surfaced already (half a heartbeat of margin)? */
@@ -250,6 +252,14 @@ export class LeaseKeeper {
       ranOut.abort();
       early.abort();
     }
+  }
+}
+
+/** An extension not sent: its receipt may have lapsed. */
+class ReceiptLapsedError extends CronfenceError {
+  override name = 'ReceiptLapsedError';
+  constructor() {
+    super('the message may have surfaced: its receipt is no longer used');
   }
 }
 

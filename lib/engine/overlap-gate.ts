@@ -12,14 +12,14 @@ import type { Clock } from '../core/clock.ts';
 import { CronfenceError, LeaseLostError } from '../core/errors.ts';
 import { lifecycleEvent, type EventSink } from '../core/events.ts';
 import { decideOverlap, LINE_READ_LIMIT, readsLine, type OverlapDecision, type OverlapLane } from '../core/overlap-policy.ts';
-import type { OverlapStore, SliceStore, WorkQueue } from '../core/ports.ts';
+import type { OverlapStore, SliceStore } from '../core/ports.ts';
 import { sweepAtFor, SliceStatus, type Slice } from '../core/slice.ts';
+import type { MessageHold } from './message-hold.ts';
 
 export interface OverlapGateDeps {
   readonly workerId: string;
   readonly overlap: OverlapStore;
   readonly slices: Pick<SliceStore, 'skipClaimed' | 'get'>;
-  readonly queue: WorkQueue;
   readonly events: EventSink;
   readonly clock: Clock;
   readonly sweepGraceMs: number;
@@ -32,12 +32,16 @@ const LANE_TRIES = 4;
  * @returns `run` to go on with the handler, or what to do with the message:
  * `delete` (skipped) or `keep` (waiting, or the claim was lost meanwhile).
  */
-export async function passOverlapGate(deps: OverlapGateDeps, slice: Slice, receiptHandle: string): Promise<'run' | 'delete' | 'keep'> {
+export async function passOverlapGate(
+  deps: OverlapGateDeps,
+  slice: Slice,
+  hold: Pick<MessageHold, 'hide'>,
+): Promise<'run' | 'delete' | 'keep'> {
   try {
     for (let tries = 0; tries < LANE_TRIES; tries++) {
       const now = deps.clock.now();
       const { lane, decision } = await judge(deps, slice, now);
-      const outcome = await apply(deps, slice, receiptHandle, decision, now);
+      const outcome = await apply(deps, slice, hold, decision, now);
       if (outcome !== 'run') return outcome;
       if (lane?.runAt === slice.scheduledAt || (await deps.overlap.takeLane(slice.jobId, lane, slice.scheduledAt, now))) return 'run';
     }
@@ -72,7 +76,7 @@ async function judge(
 async function apply(
   deps: OverlapGateDeps,
   slice: Slice,
-  receiptHandle: string,
+  hold: Pick<MessageHold, 'hide'>,
   decision: OverlapDecision,
   now: number,
 ): Promise<'run' | 'delete' | 'keep'> {
@@ -97,7 +101,7 @@ async function apply(
           retryAt: new Date(decision.untilMs).toISOString(),
         }),
       );
-      await deps.queue.hide(receiptHandle, Math.ceil((decision.untilMs - now) / 1000));
+      await hold.hide(Math.ceil((decision.untilMs - now) / 1000));
       return 'keep';
     }
     case 'replace': {

@@ -58,6 +58,7 @@ import { AttemptChunks } from './chunk-commit.ts';
 import { keepHidden } from './keep-hidden.ts';
 import { passOverlapGate } from './overlap-gate.ts';
 import { LeaseKeeper, type LeaseKeeperOptions } from './lease-keeper.ts';
+import { MessageHold } from './message-hold.ts';
 
 export type Disposition = 'delete' | 'keep';
 
@@ -122,10 +123,21 @@ export class Worker {
    */
   async process(message: ReceivedMessage): Promise<Disposition> {
     const order = decodeWorkMessage(message.body);
+    const now = this.deps.clock.now();
+    // Since when the message is hidden, from its event source's `hiddenSince` where given (the local poller's): a reply
+    // read late (a loaded queue, a paused process) has less visibility left than `now` suggests, and a holder that
+    // started on it was taken over while it renewed.
+    const hold = new MessageHold(
+      this.deps.queue,
+      this.deps.clock,
+      message.receiptHandle,
+      Math.min(now, message.hiddenSince ?? now),
+      this.deps.queueVisibilityMs ?? 3000,
+    );
     try {
-      return await this.claimAndRun(order, message);
+      return await this.claimAndRun(order, message, hold, now);
     } catch (error) {
-      if (!(error instanceof UnrunnableMessageError)) await this.retrySoon(message);
+      if (!(error instanceof UnrunnableMessageError)) await this.retrySoon(message, hold);
       throw error;
     }
   }
@@ -137,19 +149,18 @@ export class Worker {
    * instead (RETRY_AFTER_ERROR), so the slice is tried again soon (a standby's
    * refused claim must not add a lease to the failover), not minutes later by the sweep.
    */
-  private async retrySoon(message: ReceivedMessage): Promise<void> {
+  private async retrySoon(message: ReceivedMessage, hold: MessageHold): Promise<void> {
     const seconds = 1 + Math.floor(retryDelayMs(message.receiveCount ?? 1, RETRY_AFTER_ERROR, this.deps.random) / 1000);
     try {
-      await this.deps.queue.hide(message.receiptHandle, seconds);
+      await hold.hide(seconds);
     } catch (error) {
       this.deps.onError?.(error, 'hiding a message after an error');
     }
   }
 
-  private async claimAndRun(order: WorkOrder, message: ReceivedMessage): Promise<Disposition> {
-    const { clock, queue, slices } = this.deps;
+  private async claimAndRun(order: WorkOrder, message: ReceivedMessage, hold: MessageHold, now: number): Promise<Disposition> {
+    const { clock, slices } = this.deps;
     const key: SliceKey = { jobId: order.jobId, scheduledAt: order.scheduledAt };
-    const now = clock.now();
     if (key.scheduledAt - now > EARLY_TOLERANCE_MS) {
       // No scan creates a slice further ahead than its longest lookahead: such a message is bogus unless its slice exists.
       if (key.scheduledAt - now > FARTHEST_SLICE_AHEAD_MS && !(await slices.get(key))) {
@@ -160,24 +171,15 @@ export class Worker {
       }
       // A slice created more than SQS's 900 s delay ahead (a long lookahead) surfaces early, with its batch: hidden
       // again until its second, in one request per batch, without a claim.
-      await queue.hideBatched(message.receiptHandle, Math.floor((key.scheduledAt - now) / 1000));
+      await hold.hide(Math.floor((key.scheduledAt - now) / 1000), { batched: true });
       return 'keep';
     }
     const visibilityMs = this.deps.queueVisibilityMs ?? 3000;
-    // When the message was last made invisible (received, or extended while a slow claim was pending): the lease
-    // keeper judges from it whether the message could surface under a live holder. From its event source's
-    // `hiddenSince` where given (the local poller's): a reply read late (a loaded queue, a paused process) has less
-    // visibility left than `now` suggests, and a holder that started on it was taken over while it renewed.
-    let hiddenAt = Math.min(now, message.hiddenSince ?? now);
-    const tracked = {
-      hide: async (receiptHandle: string, seconds: number, atClaim = false): Promise<void> => {
-        const sentAt = clock.now();
-        await (atClaim ? queue.hideBatched(receiptHandle, seconds) : queue.hide(receiptHandle, seconds));
-        hiddenAt = Math.max(hiddenAt, sentAt);
-      },
-    };
+    // Extensions while the claim (and the overlap gate) are pending: the lease keeper judges from the hold whether the
+    // message could surface under a live holder.
+    const extensions = { hide: async (_receipt: string, seconds: number): Promise<void> => void (await hold.hide(seconds)) };
     const { claim, superseded, ifMissing, record } = await keepHidden(
-      tracked,
+      extensions,
       message.receiptHandle,
       {
         clock,
@@ -187,13 +189,13 @@ export class Worker {
       },
       () => this.claimCurrent(order, now, message),
     );
-    if (!claim.won) return this.standDown(claim.current, message, order, ifMissing);
+    if (!claim.won) return this.standDown(claim.current, message, order, ifMissing, hold);
     const slice = claim.slice;
     if (superseded) return this.skipSuperseded(slice, superseded);
     const late = record && !isTombstone(record) ? lateFirstStart(slice, record, clock.now()) : undefined;
     if (late) return this.recordLate(slice, late);
     // Judged before any hide below, which a message already handed to a standby would not undo.
-    const overtakeable = clock.now() - hiddenAt > visibilityMs - slice.policies.heartbeatMs;
+    const overtakeable = clock.now() - hold.hiddenAt > visibilityMs - slice.policies.heartbeatMs;
     this.emit('claimed', slice, {
       fence: slice.fence,
       attempt: slice.attempts,
@@ -209,15 +211,15 @@ export class Worker {
     // queue and default policies they agree, and this costs no request.)
     const visibilitySeconds = messageVisibilitySeconds(slice.policies);
     if (Math.abs(visibilitySeconds * 1000 - visibilityMs) > slice.policies.heartbeatMs) {
-      await tracked.hide(message.receiptHandle, visibilitySeconds, true);
+      await hold.hide(visibilitySeconds, { batched: true });
     }
     if (this.deps.overlap && (slice.policies.overlap ?? 'allow') !== 'allow') {
-      const { workerId: id, overlap, slices: store, queue: work, events, clock: time } = this.deps;
+      const { workerId: id, overlap, slices: store, events, clock: time } = this.deps;
       // Kept hidden while the gate reads and writes, as during the claim: the lease keeper starts after it, and a
       // slow gate (1.1 s in a LocalStack drill, after a 1.2 s claim) left its first renewal to find the message's
       // visibility nearly spent and disarm the fast takeover; that holder's kill then failed over on the lease (9.7 s).
       const gate = await keepHidden(
-        tracked,
+        extensions,
         message.receiptHandle,
         {
           clock: time,
@@ -227,17 +229,16 @@ export class Worker {
         },
         () =>
           passOverlapGate(
-            { workerId: id, overlap, slices: store, queue: work, events, clock: time, sweepGraceMs: this.deps.sweepGraceMs ?? 30_000 },
+            { workerId: id, overlap, slices: store, events, clock: time, sweepGraceMs: this.deps.sweepGraceMs ?? 30_000 },
             slice,
-            message.receiptHandle,
+            hold,
           ),
       );
       if (gate !== 'run') return gate;
     }
     const handler = this.deps.handlers.get(slice.handler);
-    if (!handler)
-      return this.afterError(slice, new Error(`no handler named ${JSON.stringify(slice.handler)} in this worker`), message.receiptHandle);
-    return this.execute(slice, handler, message.receiptHandle, { claimedAt: now, hiddenAt, overtakeable });
+    if (!handler) return this.afterError(slice, new Error(`no handler named ${JSON.stringify(slice.handler)} in this worker`), hold);
+    return this.execute(slice, handler, hold, { claimedAt: now, overtakeable });
   }
 
   /**
@@ -314,6 +315,7 @@ export class Worker {
     message: ReceivedMessage,
     order: WorkOrder,
     ifMissing: ClaimedOrder['ifMissing'],
+    hold: MessageHold,
   ): Promise<Disposition> {
     const action = lostClaimAction(current, this.deps.clock.now(), message.messageId, message.receiveCount, order.generation);
     if (action.kind === 'drop' && action.reason === 'missing') {
@@ -323,21 +325,20 @@ export class Worker {
     if (action.kind === 'drop') return 'delete';
     if (action.kind === 'leave') return 'keep';
     // Someone holds a live lease (or a retry is not yet due): come back when that ends.
-    await this.deps.queue.hide(message.receiptHandle, Math.ceil((action.untilMs - this.deps.clock.now()) / 1000));
+    await hold.hide(Math.ceil((action.untilMs - this.deps.clock.now()) / 1000));
     return 'keep';
   }
 
   private async execute(
     slice: Slice,
     handler: JobHandler,
-    receiptHandle: string,
-    claim: Pick<LeaseKeeperOptions, 'claimedAt' | 'hiddenAt' | 'overtakeable'>,
+    hold: MessageHold,
+    claim: Pick<LeaseKeeperOptions, 'claimedAt' | 'overtakeable'>,
   ): Promise<Disposition> {
     const { clock, slices } = this.deps;
     const key: SliceKey = { jobId: slice.jobId, scheduledAt: slice.scheduledAt };
     const lease = new LeaseKeeper(
       slices,
-      this.deps.queue,
       clock,
       {
         key,
@@ -345,7 +346,7 @@ export class Worker {
         leaseMs: slice.policies.leaseMs,
         heartbeatMs: slice.policies.heartbeatMs,
         visibilitySeconds: messageVisibilitySeconds(slice.policies),
-        receiptHandle,
+        hold,
         ...claim,
       },
       (error) => this.deps.onError?.(error, 'lease renewal'),
@@ -395,7 +396,7 @@ export class Worker {
         this.emit('fenced_out', slice, { fence: slice.fence, attempt: slice.attempts, error: describe(cause) });
         return 'keep';
       }
-      return this.afterError(slice, cause, receiptHandle);
+      return this.afterError(slice, cause, hold);
     }
     await lease.stop();
     return this.committed(slice, startedAt.at);
@@ -462,7 +463,7 @@ export class Worker {
     }
   }
 
-  private async afterError(slice: Slice, error: unknown, receiptHandle: string): Promise<Disposition> {
+  private async afterError(slice: Slice, error: unknown, hold: MessageHold): Promise<Disposition> {
     const message = describe(error);
     // A chunk input that changed is met again by every retry: DEAD now, with the reason.
     if (afterFailure(slice.attempts, slice.policies) === 'dead' || error instanceof ChunkInputChangedError)
@@ -497,7 +498,7 @@ export class Worker {
       error: message,
       retryAt: new Date(nextAttemptAt).toISOString(),
     });
-    await this.deps.queue.hide(receiptHandle, Math.ceil(delay / 1000));
+    await hold.hide(Math.ceil(delay / 1000));
     return 'keep';
   }
 

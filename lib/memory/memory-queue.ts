@@ -75,11 +75,13 @@ export class InMemoryWorkQueue implements WorkQueue {
   }
 
   /** No request to share in memory: the same as `hide`. */
-  hideBatched(receiptHandle: string, seconds: number): Promise<void> {
-    return this.hide(receiptHandle, seconds);
+  hideBatched(receiptHandle: string, seconds: number, signal?: AbortSignal): Promise<void> {
+    return this.hide(receiptHandle, seconds, signal);
   }
 
-  async hide(receiptHandle: string, seconds: number): Promise<void> {
+  /** Applied at once: a signal already aborted abandons it, as it would a request not yet sent. */
+  async hide(receiptHandle: string, seconds: number, signal?: AbortSignal): Promise<void> {
+    signal?.throwIfAborted();
     const now = this.clock.now();
     const message = this.queued.find((candidate) => candidate.receiptHandles.has(receiptHandle));
     if (message === undefined) return;

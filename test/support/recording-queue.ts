@@ -22,12 +22,12 @@ export class RecordingQueue implements WorkQueue {
     await this.inner?.send(messages);
   }
 
-  async hide(receiptHandle: string, seconds: number): Promise<void> {
-    await this.inner?.hide(receiptHandle, seconds);
+  async hide(receiptHandle: string, seconds: number, signal?: AbortSignal): Promise<void> {
+    await this.inner?.hide(receiptHandle, seconds, signal);
   }
 
-  async hideBatched(receiptHandle: string, seconds: number): Promise<void> {
-    await this.inner?.hideBatched(receiptHandle, seconds);
+  async hideBatched(receiptHandle: string, seconds: number, signal?: AbortSignal): Promise<void> {
+    await this.inner?.hideBatched(receiptHandle, seconds, signal);
   }
 
   /** The messages sent from now on (call `take` on what it returns after the sends). */

@@ -1,12 +1,26 @@
 import { describe, expect, it } from 'vitest';
-import { systemClock } from '../../lib/core/clock.ts';
+import { systemClock, type Clock } from '../../lib/core/clock.ts';
 import { LeaseLostError } from '../../lib/core/errors.ts';
-import type { SliceStore } from '../../lib/core/ports.ts';
-import { LeaseKeeper } from '../../lib/engine/lease-keeper.ts';
+import type { SliceStore, WorkQueue } from '../../lib/core/ports.ts';
+import { LeaseKeeper, type LeaseKeeperOptions } from '../../lib/engine/lease-keeper.ts';
+import { MessageHold } from '../../lib/engine/message-hold.ts';
 import { HeldClock } from '../support/held-clock.ts';
 
 const key = { jobId: 'job', scheduledAt: Date.parse('2026-11-29T12:00:00Z') };
 const wait = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The keeper over a hold on `queue` made as the worker makes it (received at `hiddenAt`, or at the claim). */
+function makeKeeper(
+  slices: SliceStore,
+  queue: Pick<WorkQueue, 'hide' | 'hideBatched'>,
+  clock: Clock,
+  options: Omit<LeaseKeeperOptions, 'hold'> & { readonly receiptHandle: string; readonly hiddenAt?: number },
+  onRenewError?: (error: unknown) => void,
+): LeaseKeeper {
+  const { receiptHandle, hiddenAt, ...rest } = options;
+  const hold = new MessageHold(queue, clock, receiptHandle, hiddenAt ?? rest.claimedAt, rest.visibilitySeconds * 1000);
+  return new LeaseKeeper(slices, clock, { ...rest, hold }, onRenewError);
+}
 
 /** Only the two calls a lease keeper makes; the store's real fencing is tested against the emulator. */
 function keeperWith(
@@ -31,7 +45,7 @@ function keeperWith(
     },
     hideBatched: async () => {},
   };
-  const keeper = new LeaseKeeper(slices, queue, systemClock, {
+  const keeper = makeKeeper(slices, queue, systemClock, {
     key,
     fence: 3,
     leaseMs: timing.leaseMs ?? 400,
@@ -73,7 +87,7 @@ function timedKeeper(
     },
     hideBatched: async () => {},
   };
-  const keeper = new LeaseKeeper(slices, queue, systemClock, { key, fence: 1, receiptHandle: 'r', claimedAt: started, ...options });
+  const keeper = makeKeeper(slices, queue, systemClock, { key, fence: 1, receiptHandle: 'r', claimedAt: started, ...options });
   const callsOf = (prefix: string): { call: string; at: number }[] => timeline.filter((entry) => entry.call.startsWith(prefix));
   return { keeper, timeline, callsOf };
 }
@@ -85,7 +99,7 @@ describe('LeaseKeeper', () => {
     const slices = { renew: async () => void renewals++ } as unknown as SliceStore;
     const queue = { send: async () => {}, hide: async () => {}, hideBatched: async () => {} };
     const timing = { leaseMs: 600_000, heartbeatMs: 60_000, visibilitySeconds: 180 };
-    const keeper = new LeaseKeeper(slices, queue, clock, { key, fence: 1, receiptHandle: 'r', claimedAt: clock.now(), ...timing });
+    const keeper = makeKeeper(slices, queue, clock, { key, fence: 1, receiptHandle: 'r', claimedAt: clock.now(), ...timing });
     keeper.start();
     await wait(20);
     expect(clock.waits.map((w) => w.ms)).toEqual([60_000]);
@@ -187,7 +201,7 @@ describe('LeaseKeeper', () => {
       hideBatched: async () => {},
     };
     // Heartbeat 300 ms, visibility 3 s: the message could not surface before the next heartbeat's renewal on its own.
-    const keeper = new LeaseKeeper(
+    const keeper = makeKeeper(
       slices,
       queue,
       systemClock,
@@ -227,7 +241,7 @@ describe('LeaseKeeper', () => {
       },
       hideBatched: async () => {},
     };
-    const keeper = new LeaseKeeper(slices, queue, systemClock, {
+    const keeper = makeKeeper(slices, queue, systemClock, {
       key,
       fence: 3,
       leaseMs: 4000,
@@ -276,7 +290,7 @@ describe('LeaseKeeper', () => {
       renew: async (_c: unknown, _n: number, _l: number, disarm?: boolean) => void calls.push(disarm ? 'renew+disarm' : 'renew'),
     } as unknown as SliceStore;
     const queue = { send: async () => {}, hide: async () => (hides++ === 0 ? wait(650) : undefined), hideBatched: async () => {} };
-    const keeper = new LeaseKeeper(slices, queue, systemClock, {
+    const keeper = makeKeeper(slices, queue, systemClock, {
       key,
       fence: 1,
       leaseMs: 2000,
@@ -382,7 +396,7 @@ describe('LeaseKeeper', () => {
       },
     } as unknown as SliceStore;
     const queue = { send: async () => {}, hide: async () => void timeline.push('hide'), hideBatched: async () => {} };
-    const keeper = new LeaseKeeper(slices, queue, clock, {
+    const keeper = makeKeeper(slices, queue, clock, {
       key,
       fence: 1,
       leaseMs: 4000,

@@ -281,12 +281,14 @@ describe('Worker over the in-memory stores', () => {
     const release = gate();
     const job = await engine.register({ id: 'gated', policies: { ...FAST, overlap: 'skip' } }, (ctx) => held(ctx, release.opened));
     await engine.enqueue(job, T0);
-    // The gate's read takes 950 ms of clock time (and 250 ms of real time, for the hiding beat to run): without an
-    // extension meanwhile, the message's 1 s visibility would be 95 % spent when the lease keeper starts.
+    // The gate's read takes 950 ms of clock time, passing in steps over 250 ms of real time for the hiding beats to
+    // run: without an extension meanwhile, the message's 1 s visibility would be 95 % spent when the lease keeper starts.
     const slowOverlap = Object.assign(Object.create(engine.overlap) as typeof engine.overlap, {
       lane: async (...args: Parameters<typeof engine.overlap.lane>) => {
-        queueClock.advance(950);
-        await realSleep(250);
+        for (let step = 0; step < 10; step++) {
+          queueClock.advance(95);
+          await realSleep(25);
+        }
         return engine.overlap.lane(...args);
       },
     });

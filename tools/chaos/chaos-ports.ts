@@ -33,8 +33,8 @@ export function chaosWorkQueue(
   onSent?: (sent: SentWork) => void,
 ): WorkQueue {
   return {
-    hide: (receiptHandle, seconds) => inner.hide(receiptHandle, seconds),
-    hideBatched: (receiptHandle, seconds) => inner.hideBatched(receiptHandle, seconds),
+    hide: (receiptHandle, seconds, signal) => inner.hide(receiptHandle, seconds, signal),
+    hideBatched: (receiptHandle, seconds, signal) => inner.hideBatched(receiptHandle, seconds, signal),
     async send(messages) {
       const out: WorkMessage[] = [];
       const sent: SentWork[] = [];

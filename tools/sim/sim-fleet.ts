@@ -148,7 +148,7 @@ export function startReplica(context: FleetContext, role: ProcessRole, id: strin
           process,
           'sqs.receive',
           () => undefined,
-          () => longPoll(time, install),
+          () => longPoll(time, install, (taken) => recordReceives(observed, id, time, taken)),
           (messages) => messages.map((message) => keyOfBody(message.body)),
         );
       } catch (error) {
@@ -159,15 +159,6 @@ export function startReplica(context: FleetContext, role: ProcessRole, id: strin
       if (received.length === 0) continue;
       // The local poller's rule: a reply held up past the long poll's wait (a pause) may have spent the visibility on its way.
       const since = hiddenSince(sentAt, process.now(), LONG_POLL_MS / 1000);
-      for (const message of received) {
-        observed.receives.push({
-          replica: id,
-          executionKey: keyOfBody(message.body),
-          at: time.now(),
-          messageId: message.messageId,
-          receiveCount: message.receiveCount,
-        });
-      }
       running++;
       await handleSqsBatch(
         received.map(toRecord),
@@ -212,14 +203,34 @@ export function startReplica(context: FleetContext, role: ProcessRole, id: strin
  * visible; the server takes the messages it returns even if the poller died
  * meanwhile (the dead worker's long poll that takes a message).
  */
-async function longPoll(time: VirtualClock, install: MemoryInstallation): Promise<ReceivedWorkMessage[]> {
+async function longPoll(
+  time: VirtualClock,
+  install: MemoryInstallation,
+  onTaken: (messages: readonly ReceivedWorkMessage[]) => void,
+): Promise<ReceivedWorkMessage[]> {
   const until = time.now() + LONG_POLL_MS;
   for (;;) {
     const received = install.workQueue.receive(time.now(), { max: BATCH_SIZE, visibilitySeconds: SIM_SETTINGS.queueVisibilityMs / 1000 });
+    onTaken(received);
     if (received.length > 0 || time.now() >= until) return received;
     const next = install.workQueue.nextVisibleAfter(time.now());
     await time.sleep(Math.min(until, next ?? until) - time.now());
   }
+}
+
+/**
+ * Receives as the queue hands them out, on true time: a receive whose reply never reaches its worker (killed or
+ * paused on the way) still took the message, and the checker must see whose it was (failoverAfterHolderOfMessageStopped).
+ */
+function recordReceives(observed: SimObservations, replica: string, time: VirtualClock, messages: readonly ReceivedWorkMessage[]): void {
+  for (const message of messages)
+    observed.receives.push({
+      replica,
+      executionKey: keyOfBody(message.body),
+      at: time.now(),
+      messageId: message.messageId,
+      receiveCount: message.receiveCount,
+    });
 }
 
 /** The work queue with SQS's delivery faults on send: a message may arrive twice, twice with the copy late, or never. */

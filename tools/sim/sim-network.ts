@@ -102,6 +102,8 @@ export class SimNetwork {
             request,
             () => keyOf(args),
             () => (value as (...a: unknown[]) => unknown).apply(object, args),
+            undefined,
+            args.find((arg): arg is AbortSignal => arg instanceof AbortSignal),
           );
       },
     });
@@ -117,10 +119,13 @@ export class SimNetwork {
     keyOf: () => string | undefined,
     apply: () => R | Promise<R>,
     keysOfReply?: (reply: R) => readonly string[],
+    /** The caller's abort (WorkQueue.hide's): no try is sent after it, and a wait for a reply ends with it. */
+    signal?: AbortSignal,
   ): Promise<R> {
     for (let attempt = 1; ; attempt++) {
       // Each try is sent by the process: a paused one sends its retry when it resumes, a killed one never.
       await process.gate();
+      signal?.throwIfAborted();
       const fault = this.draw();
       const report = (key: string | undefined): void =>
         this.onFault({
@@ -132,12 +137,13 @@ export class SimNetwork {
         });
       if (fault === 'throttle' || fault === 'hang') report(keyOf());
       if (fault === 'throttle' || fault === 'hang') {
-        await this.time.sleep(fault === 'hang' ? REQUEST_TIMEOUT_MS : 2 * this.leg() + backoffMs(attempt, this.random));
+        await this.time.sleep(fault === 'hang' ? REQUEST_TIMEOUT_MS : 2 * this.leg() + backoffMs(attempt, this.random), signal);
         if (attempt < SDK_TRIES) continue;
         await process.gate();
         throw fault === 'hang' ? timeoutError(request) : throttledError(request);
       }
-      await this.time.sleep(this.leg());
+      // Aborted on its way out, the request never arrives.
+      await this.time.sleep(this.leg(), signal);
       let outcome: { value: R } | { error: unknown };
       try {
         outcome = { value: await apply() };
@@ -149,7 +155,7 @@ export class SimNetwork {
         if (keys.length === 0) report(keyOf());
         for (const key of keys) report(key);
       }
-      await this.time.sleep(fault === 'lostReply' ? REQUEST_TIMEOUT_MS : this.leg());
+      await this.time.sleep(fault === 'lostReply' ? REQUEST_TIMEOUT_MS : this.leg(), signal);
       await process.gate();
       if (fault === 'lostReply') throw timeoutError(request);
       if ('error' in outcome) throw outcome.error;

@@ -22,6 +22,7 @@ export const MAX_VISIBILITY_SECONDS = 43_200;
 interface PendingChange {
   readonly receiptHandle: string;
   readonly seconds: number;
+  readonly signal?: AbortSignal;
   readonly resolve: () => void;
   readonly reject: (error: unknown) => void;
 }
@@ -47,11 +48,24 @@ export class VisibilityBatches {
   }
 
   /** Resolves once SQS applied the change (or the message had moved on); the lease keeper starts only after it. */
-  change(receiptHandle: string, seconds: number): Promise<void> {
-    return new Promise((resolve, reject) => this.entries.add({ receiptHandle, seconds: clampSeconds(seconds), resolve, reject }));
+  change(receiptHandle: string, seconds: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) reject(signal.reason);
+      else this.entries.add({ receiptHandle, seconds: clampSeconds(seconds), signal, resolve, reject });
+    });
   }
 
-  private async send(changes: readonly PendingChange[]): Promise<void> {
+  /**
+   * Changes whose signal aborted while they waited are dropped; the request is abandoned when the first signal of the
+   * rest aborts (its changes fail together, as one request does).
+   */
+  private async send(waiting: readonly PendingChange[]): Promise<void> {
+    const changes = waiting.filter((change) => {
+      if (change.signal?.aborted) change.reject(change.signal.reason);
+      return change.signal?.aborted !== true;
+    });
+    if (changes.length === 0) return;
+    const signals = changes.flatMap((change) => (change.signal ? [change.signal] : []));
     try {
       const result = await this.sqs.send(
         new ChangeMessageVisibilityBatchCommand({
@@ -62,6 +76,7 @@ export class VisibilityBatches {
             VisibilityTimeout: change.seconds,
           })),
         }),
+        { abortSignal: signals.length > 0 ? AbortSignal.any(signals) : undefined },
       );
       const failed = new Map((result.Failed ?? []).map((entry) => [entry.Id, entry]));
       changes.forEach((change, index) => {

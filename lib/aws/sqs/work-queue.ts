@@ -44,12 +44,12 @@ export class SqsWorkQueue implements WorkQueue {
     );
   }
 
-  async hide(receiptHandle: string, seconds: number): Promise<void> {
-    await changeVisibility(this.sqs, await this.url(), receiptHandle, seconds);
+  async hide(receiptHandle: string, seconds: number, signal?: AbortSignal): Promise<void> {
+    await changeVisibility(this.sqs, await this.url(), receiptHandle, seconds, signal);
   }
 
-  hideBatched(receiptHandle: string, seconds: number): Promise<void> {
-    return this.batchedVisibility.change(receiptHandle, seconds);
+  hideBatched(receiptHandle: string, seconds: number, signal?: AbortSignal): Promise<void> {
+    return this.batchedVisibility.change(receiptHandle, seconds, signal);
   }
 }
 
@@ -97,14 +97,17 @@ export class SqsDeadLetterSink implements DeadLetterSink {
   }
 }
 
-async function changeVisibility(sqs: SQSClient, url: string, receiptHandle: string, seconds: number): Promise<void> {
+async function changeVisibility(sqs: SQSClient, url: string, receiptHandle: string, seconds: number, signal?: AbortSignal): Promise<void> {
+  signal?.throwIfAborted();
   try {
+    // An aborted signal ends the request and its retries: the SDK does not try an aborted request again.
     await sqs.send(
       new ChangeMessageVisibilityCommand({
         QueueUrl: url,
         ReceiptHandle: receiptHandle,
         VisibilityTimeout: clamp(Math.ceil(seconds), 0, MAX_VISIBILITY_SECONDS),
       }),
+      { abortSignal: signal },
     );
   } catch (error) {
     // Another consumer received the message since (our receipt handle is stale), or it is gone: it is theirs now.

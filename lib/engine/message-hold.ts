@@ -1,0 +1,82 @@
+/**
+ * A received message's visibility, as far as its receiver can count on it:
+ * hidden since the last hide SQS accepted (at first, its receive), for that
+ * hide's timeout. Until then the receipt holds the message; after, another
+ * consumer may have received it, and a visibility change sent with this
+ * receipt would hide *their* copy (a stale receipt handle is not promised to
+ * be refused: the emulator and the in-memory queue apply it). So every change
+ * goes through here: sent only while the receipt still holds the message with
+ * a margin, and abandoned (aborted, not retried) if it has not landed by
+ * then. A change hung in the SDK's retries then never lands seconds later
+ * under a standby, delaying a takeover or surfacing the standby's copy under
+ * its live holder (docs/chaos.md, "Found by the simulation").
+ */
+import type { Clock } from '../core/clock.ts';
+import type { WorkQueue } from '../core/ports.ts';
+
+/**
+ * How long before the computed surfacing a change is no longer sent (the receive's reply transit, SQS's own timing):
+ * half a heartbeat, a sixth of the visibility (a job's visibility is its lease less a heartbeat, three heartbeats by
+ * default: core/slice.ts), at most half a second.
+ */
+const MAX_SURFACE_MARGIN_MS = 500;
+
+export class MessageHold {
+  private lastHiddenAt: number;
+  private hiddenForMs: number;
+
+  constructor(
+    private readonly queue: Pick<WorkQueue, 'hide' | 'hideBatched'>,
+    private readonly clock: Clock,
+    readonly receiptHandle: string,
+    /** Since when the receive hid it at the latest, by this worker's clock. */
+    hiddenAt: number,
+    /** The visibility timeout the receive hid it for. */
+    visibilityMs: number,
+  ) {
+    this.lastHiddenAt = hiddenAt;
+    this.hiddenForMs = visibilityMs;
+  }
+
+  /** When the last accepted hide was sent (at first, the receive). */
+  get hiddenAt(): number {
+    return this.lastHiddenAt;
+  }
+
+  /** When the message surfaces unless hidden again. */
+  get surfacesAt(): number {
+    return this.lastHiddenAt + this.hiddenForMs;
+  }
+
+  /** Could the message have surfaced by `now`, give or take the margin: is the receipt no longer ours to use? */
+  lapsed(now = this.clock.now()): boolean {
+    return now >= this.lapsesAt;
+  }
+
+  /** When the receipt stops being used: the margin before the message could surface. */
+  private get lapsesAt(): number {
+    return this.surfacesAt - Math.min(MAX_SURFACE_MARGIN_MS, this.hiddenForMs / 6);
+  }
+
+  /**
+   * Hides the message for `seconds` from the change's arrival. `batched`: shares a request with its batch's changes
+   * (WorkQueue.hideBatched). `leaseConfirmed`: a renewal of this worker's lease has just held, so the message is this
+   * worker's to keep hidden whatever its receipt's age (a standby given it meanwhile was refused the claim).
+   * @returns false when the receipt had lapsed and nothing was sent.
+   * @throws the queue's error, or the abort's reason when the receipt lapsed before the change landed.
+   */
+  async hide(seconds: number, options: { readonly batched?: boolean; readonly leaseConfirmed?: boolean } = {}): Promise<boolean> {
+    const sentAt = this.clock.now();
+    if (!options.leaseConfirmed && this.lapsed(sentAt)) return false;
+    const lapses = options.leaseConfirmed ? undefined : this.clock.timeout(this.lapsesAt - sentAt);
+    await (options.batched
+      ? this.queue.hideBatched(this.receiptHandle, seconds, lapses)
+      : this.queue.hide(this.receiptHandle, seconds, lapses));
+    // Of two changes in flight, the one sent last is counted (SQS's order of arrival is not known here).
+    if (sentAt >= this.lastHiddenAt) {
+      this.lastHiddenAt = sentAt;
+      this.hiddenForMs = Math.max(0, seconds) * 1000;
+    }
+    return true;
+  }
+}

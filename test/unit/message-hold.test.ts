@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../lib/core/clock.ts';
+import { MessageHold } from '../../lib/engine/message-hold.ts';
+import { VirtualClock } from '../../tools/sim/virtual-clock.ts';
+
+const T0 = Date.parse('2026-12-06T12:00:00Z');
+
+function recordingQueue(behaviour: (signal?: AbortSignal) => Promise<void> = async () => {}) {
+  const hides: { seconds: number; batched: boolean }[] = [];
+  return {
+    hides,
+    hide: async (_receipt: string, seconds: number, signal?: AbortSignal) => {
+      hides.push({ seconds, batched: false });
+      await behaviour(signal);
+    },
+    hideBatched: async (_receipt: string, seconds: number, signal?: AbortSignal) => {
+      hides.push({ seconds, batched: true });
+      await behaviour(signal);
+    },
+  };
+}
+
+describe('MessageHold', () => {
+  it('sends a change while the receipt holds the message, and counts the new visibility from the change', async () => {
+    const clock = new ManualClock(T0);
+    const queue = recordingQueue();
+    const hold = new MessageHold(queue, clock, 'r1', T0, 3000);
+    clock.advance(2000);
+    expect(await hold.hide(5)).toBe(true);
+    expect(hold.surfacesAt).toBe(T0 + 2000 + 5000);
+    expect(await hold.hide(1, { batched: true })).toBe(true);
+    expect(queue.hides).toEqual([
+      { seconds: 5, batched: false },
+      { seconds: 1, batched: true },
+    ]);
+  });
+
+  it('sends nothing once the message could have surfaced (half a second of margin): another consumer may hold it', async () => {
+    const clock = new ManualClock(T0);
+    const queue = recordingQueue();
+    const hold = new MessageHold(queue, clock, 'r1', T0, 3000);
+    clock.advance(2500);
+    expect(hold.lapsed()).toBe(true);
+    expect(await hold.hide(5)).toBe(false);
+    expect(queue.hides).toEqual([]);
+  });
+
+  it('after a renewal held, the lease says whose the message is: a lapsed receipt still sends', async () => {
+    const clock = new ManualClock(T0);
+    const queue = recordingQueue();
+    const hold = new MessageHold(queue, clock, 'r1', T0, 3000);
+    clock.advance(4000);
+    expect(await hold.hide(3, { leaseConfirmed: true })).toBe(true);
+    expect(hold.hiddenAt).toBe(T0 + 4000);
+  });
+
+  it('abandons a change that has not landed when the receipt lapses: a hung request is not left to land under a standby', async () => {
+    const time = new VirtualClock(T0);
+    let aborted: unknown;
+    const queue = recordingQueue(
+      (signal) =>
+        new Promise<void>((_resolve, reject) =>
+          signal?.addEventListener('abort', () => {
+            aborted = time.now() - T0;
+            reject(signal.reason);
+          }),
+        ),
+    );
+    const hold = new MessageHold(queue, time, 'r1', T0, 3000);
+    const hidden = hold.hide(3);
+    const outcome = hidden.then(
+      () => 'landed',
+      (error: unknown) => (error as Error).name,
+    );
+    await time.run(T0 + 10_000);
+    expect(await outcome).toBe('TimeoutError');
+    expect(aborted).toBe(2500);
+    expect(hold.surfacesAt).toBe(T0 + 3000);
+  });
+});
