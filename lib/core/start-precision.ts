@@ -20,6 +20,11 @@ export type StartPrecision = (typeof START_PRECISIONS)[number];
 /** A cron scheduler's promise is the second: a stored job without the policy keeps it (docs/schedules.md, "Start precision"). */
 export const DEFAULT_START_PRECISION: StartPrecision = 'exact';
 
+/** How much later than its start a slice may surface under `precision`: the rounding up, under a second, for `within-second`. */
+export function surfaceSlackMs(precision: StartPrecision | undefined): number {
+  return precision === 'within-second' ? 1000 : 0;
+}
+
 /**
  * The SQS delay that has a message sent at `now` surface for a start at `startAt`:
  * `exact` rounds down (it surfaces in the second before `startAt`, never after it),
