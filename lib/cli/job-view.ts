@@ -5,6 +5,7 @@ import { isActiveAt, nextOccurrenceOf } from '../core/job-lifecycle.ts';
 import type { OperatorNote } from '../core/operator.ts';
 import type { StoredJob } from '../core/job-record.ts';
 import type { SetAsideJob } from '../core/set-aside.ts';
+import { DEFAULT_START_PRECISION } from '../core/start-precision.ts';
 import { table } from '../local/format.ts';
 
 /** enabled; paused (by whom, until when); or running again after a timed pause's end. */
@@ -83,6 +84,7 @@ export function jobDetail(job: StoredJob, setAside?: SetAsideJob, now = Date.now
     ['misfire', policies.misfire ?? 'all'],
     ['overlap', policies.overlap ?? 'allow'],
     ['jitter', policies.jitterMs ? `up to ${duration(policies.jitterMs)}` : 'none'],
+    ['start precision', policies.startPrecision ?? DEFAULT_START_PRECISION],
   ];
   if (setAside)
     rows.push(['set aside', `since ${isoSecond(setAside.at)} by ${setAside.by} (generation ${setAside.generation}): ${setAside.reason}`]);

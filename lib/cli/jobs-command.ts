@@ -2,6 +2,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import type { StoredJob } from '../core/job-record.ts';
 import { nextOccurrenceOf } from '../core/job-lifecycle.ts';
+import { START_PRECISIONS, type StartPrecision } from '../core/start-precision.ts';
 import type { JobRepository } from '../engine/job-repository.ts';
 import { describeJobsModule } from '../package/describe-jobs-module.ts';
 import { table } from '../local/format.ts';
@@ -54,6 +55,11 @@ export function jobsCommand(
       'an occurrence due while the previous still runs: "allow", "skip", "bufferOne", "bufferAll" or "replace" (default allow)',
     )
     .option('--jitter <duration>', 'start each occurrence up to this much later, a fixed offset per job, e.g. 90s')
+    .option(
+      '--precision <precision>',
+      'start "exact" on the second (the worker waits for it) or "within-second" after it (no wait: cheaper) (default exact)',
+      parseStartPrecision,
+    )
     .option('--after-run <what>', 'a one-time at(...) job after its run: "complete" (keep it) or "delete" (default complete)')
     .action(async (id: string, flags: AddFlags) => {
       const chosen = {
@@ -65,6 +71,7 @@ export function jobsCommand(
         misfire: flags.misfire,
         overlap: flags.overlap,
         afterOneTime: flags.afterRun,
+        startPrecision: flags.precision,
       };
       const policies = Object.fromEntries(Object.entries(chosen).filter(([, value]) => value !== undefined));
       // Validated by parseJobSpec in put, which names the bad value (`invalid dst.gap "later": ...`).
@@ -144,10 +151,18 @@ interface AddFlags {
   overlap?: string;
   jitter?: string;
   afterRun?: string;
+  precision?: StartPrecision;
 }
 
 function describe(job: StoredJob): string {
   return `${job.id}: "${job.schedule}" in ${job.timeZone} (DST ${job.dst.gap}/${job.dst.repeat}), handler ${job.handler}, next ${nextLabel(nextOccurrenceOf(job, Date.now()))}, version ${job.version}`;
+}
+
+/** `--precision`: refused by commander, which names the flag and the value, before anything is written. */
+function parseStartPrecision(value: string): StartPrecision {
+  const precision = START_PRECISIONS.find((known) => known === value);
+  if (precision === undefined) throw new InvalidArgumentError(`${JSON.stringify(value)} is not "exact" or "within-second"`);
+  return precision;
 }
 
 export function parseInteger(value: string): number {

@@ -13,14 +13,16 @@
  *
  * - The interval is the gap between the first two occurrences after the
  *   reference (a cron's gaps vary; this is the one the job is in).
- * - A slot starts at its second plus the job's jitter offset (jitter.ts) and
- *   may take its timeout to become final: both are added.
+ * - A slot starts at its second plus the job's jitter offset (jitter.ts), a
+ *   `within-second` one up to a second after that (start-precision.ts), and
+ *   may take its timeout to become final: all are added.
  * - A rare schedule (its next two occurrences more than RARE_INTERVAL_MS
  *   apart, or only one left: a yearly, quarterly, 29 February or one-time
  *   job) is due by its first occurrence after the reference: waiting k of
  *   its intervals would be waiting years.
  */
 import { jitterOffsetMs } from './jitter.ts';
+import { surfaceSlackMs } from './start-precision.ts';
 import { activeSince, isActiveAt } from './job-lifecycle.ts';
 import type { StoredJob } from './job-record.ts';
 import { NEXT_OCCURRENCE_HORIZON_MS, occurrencesBetween, scheduleOf, type Schedule } from './schedule.ts';
@@ -73,7 +75,8 @@ export function deadManVerdict(input: DeadManInput): DeadManVerdict {
   const rare = second === undefined || second - first > RARE_INTERVAL_MS;
   const intervalMs = second === undefined ? first - reference : second - first;
   const dueBy = rare ? first : Math.max(first, reference + factor * intervalMs);
-  const deadline = dueBy + jitterOffsetMs(job.id, job.policies.jitterMs) + job.policies.timeoutMs;
+  const { jitterMs, startPrecision, timeoutMs } = job.policies;
+  const deadline = dueBy + jitterOffsetMs(job.id, jitterMs) + surfaceSlackMs(startPrecision) + timeoutMs;
   if (now <= deadline) return { kind: 'ok', deadline };
   return { kind: 'stale', silentSince: reference, deadline, intervalMs, lastFinalAt: input.lastFinalAt, overdueAt: first };
 }

@@ -9,6 +9,7 @@ import { InvalidJobSpecError } from './errors.ts';
 import { DEFAULT_DST_POLICY, scheduleOf, validateSchedule, type DstPolicy } from './schedule.ts';
 import { scheduleKindOf } from './schedule-kinds.ts';
 import { codePointName, refusedCharacter } from './sqs-body.ts';
+import { DEFAULT_START_PRECISION, START_PRECISIONS, type StartPrecision } from './start-precision.ts';
 
 /** Largest JSON payload a job may carry; it is copied onto every slice. */
 export const MAX_PAYLOAD_BYTES = 16 * 1024;
@@ -54,6 +55,13 @@ export interface JobPolicies {
    * it once its slot is final. @default 'complete'
    */
   readonly afterOneTime?: AfterOneTime;
+  /**
+   * `exact`: the handler starts on its second (its message surfaces in the
+   * second before and the worker waits for it); `within-second`: it starts
+   * within about a second after, with no wait to pay for (start-precision.ts).
+   * Stored only when not the default. @default 'exact'
+   */
+  readonly startPrecision?: StartPrecision;
 }
 
 export const MISFIRE_POLICIES = ['all', 'latest', 'none'] as const;
@@ -137,6 +145,7 @@ const policiesSchema = z
     overlap: z.enum(OVERLAP_POLICIES, { error: 'must be "allow", "skip", "bufferOne", "bufferAll" or "replace"' }).optional(),
     jitterMs: int(0, MAX_JITTER_MS).optional(),
     afterOneTime: z.enum(['complete', 'delete'], { error: 'must be "complete" or "delete"' }).optional(),
+    startPrecision: z.enum(START_PRECISIONS, { error: 'must be "exact" or "within-second"' }).optional(),
   })
   .strict();
 
@@ -196,10 +205,16 @@ export function parseJobSpec(input: unknown, options: ParseJobSpecOptions = {}):
     throw new InvalidJobSpecError(path.join('.') || '(job)', valueAt(input, path), issue?.message ?? 'invalid');
   }
   const { jitter, ...parsedSpec } = parsed.data;
-  const spec: JobSpec =
-    jitter === undefined
-      ? parsedSpec
-      : { ...parsedSpec, policies: { ...parsedSpec.policies, jitterMs: jitterMsOf(jitter, parsedSpec.policies.jitterMs) } };
+  const { startPrecision, ...policies } = parsedSpec.policies;
+  const spec: JobSpec = {
+    ...parsedSpec,
+    policies: {
+      ...policies,
+      ...(jitter !== undefined && { jitterMs: jitterMsOf(jitter, policies.jitterMs) }),
+      // The default is left out of the record: an explicit 'exact' and none are the same definition.
+      ...(startPrecision !== undefined && startPrecision !== DEFAULT_START_PRECISION && { startPrecision }),
+    },
+  };
   validateSchedule(scheduleOf(spec));
   if (spec.policies.afterOneTime === 'delete' && scheduleKindOf(spec.schedule) !== 'at') {
     throw new InvalidJobSpecError(

@@ -131,6 +131,7 @@ export class Reconciler {
       if (slice && (await this.deps.slices.followAbandoned({ key: slice, fence: slice.fence }, sweepAt)))
         abandoned.push({ jobId: job.id, scheduledAt: action.scheduledAt });
     }
-    return [...created.map((key) => ({ ...key, startAt: key.scheduledAt + offset })), ...abandoned];
+    const { startPrecision } = job.policies;
+    return [...created.map((key) => ({ ...key, startAt: key.scheduledAt + offset, startPrecision })), ...abandoned];
   }
 }

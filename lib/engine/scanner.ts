@@ -257,8 +257,9 @@ export class Scanner {
     const [firstOccurrence] = occurrences;
     if (firstOccurrence !== undefined) assertSendable({ jobId: job.id, scheduledAt: firstOccurrence, generation: job.generation });
     if (first) await this.recordRanges(job, first, now, report);
+    const { startPrecision } = job.policies;
     for (const scheduledAt of occurrences)
-      messages.push({ jobId: job.id, scheduledAt, startAt: scheduledAt + offset, generation: job.generation });
+      messages.push({ jobId: job.id, scheduledAt, startAt: scheduledAt + offset, generation: job.generation, startPrecision });
     report.jobsAdvanced++;
     return next;
   }

@@ -1,13 +1,15 @@
 /**
  * Sends work messages so each surfaces at its start (its second, plus the
- * job's jitter offset), with the delay computed as each batch goes out: a
- * long scan's later batches would otherwise surface late by the time the
- * scan had taken.
+ * job's jitter offset), in the second before it or at or after it by the
+ * job's start precision (core/start-precision.ts), with the delay computed as
+ * each batch goes out: a long scan's later batches would otherwise surface
+ * late by the time the scan had taken.
  */
 import type { Clock } from '../core/clock.ts';
 import { mapBounded } from '../core/map-bounded.ts';
 import type { WorkQueue } from '../core/ports.ts';
 import type { SliceKey } from '../core/slice.ts';
+import { surfaceDelaySeconds, type StartPrecision } from '../core/start-precision.ts';
 
 /** SQS's SendMessageBatch limit. */
 const SEND_BATCH = 10;
@@ -21,6 +23,8 @@ export interface OutgoingMessage extends SliceKey {
   readonly startAt?: number;
   /** The job generation it is sent for. */
   readonly generation?: number;
+  /** The job's start precision (not part of the message): when in the second it surfaces. @default 'exact' */
+  readonly startPrecision?: StartPrecision;
 }
 
 /** @returns how many were sent. */
@@ -30,9 +34,9 @@ export async function sendDelayed(queue: WorkQueue, clock: Clock, messages: read
   await mapBounded(batches, SEND_CONCURRENCY, async (batch) => {
     const now = clock.now();
     await queue.send(
-      batch.map(({ startAt, ...message }) => ({
+      batch.map(({ startAt, startPrecision, ...message }) => ({
         ...message,
-        delaySeconds: Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.floor(((startAt ?? message.scheduledAt) - now) / 1000))),
+        delaySeconds: Math.min(MAX_DELAY_SECONDS, surfaceDelaySeconds(startAt ?? message.scheduledAt, now, startPrecision)),
       })),
     );
   });

@@ -380,7 +380,9 @@ export class Worker {
       // A claim its message may have outrun: a standby given the message may have claimed since. Start only on a lease
       // a renewal confirmed, so two handlers never run; if the standby won, this one stands down unstarted.
       if (claim.overtakeable) await Promise.race([lease.confirmed, rejectOnAbort(signal, slice)]);
-      // Its second, or later by the job's jitter offset (core/jitter.ts); the key stays the nominal second.
+      // Its second, or later by the job's jitter offset (core/jitter.ts); the key stays the nominal second. An `exact`
+      // job's message surfaced in the second before, so this waits; a `within-second` one's at or after it, so this
+      // returns at once, and waits only for a clock behind the sender's (core/start-precision.ts).
       const startAt = startAtOf(slice);
       await sleepUntil(clock, startAt, signal);
       startedAt.at = clock.now();

@@ -85,6 +85,19 @@ describe('addJob', () => {
     expect(error.message).toContain('61 * * * *');
   });
 
+  it('declares a start precision; a bad one throws at synth naming the field and the value', () => {
+    const { scheduler } = synthScheduler({ alarms: { enabled: false } }, (s) =>
+      s.addJob('cheap', { schedule: '* * * * *', handler: 'every-minute', policies: { startPrecision: 'within-second' } }),
+    );
+    expect(scheduler.declaredJobs.get('cheap')?.spec.policies.startPrecision).toBe('within-second');
+    const error = invalid(() =>
+      synthScheduler({}, (s) =>
+        s.addJob('bad', { schedule: '* * * * *', handler: 'every-minute', policies: { startPrecision: 'soon' as 'exact' } }),
+      ),
+    );
+    expect([error.field, error.value]).toEqual(['policies.startPrecision', 'soon']);
+  });
+
   it('throws at synth for a bad time zone, an unknown handler and a timeout the worker cannot hold', () => {
     expect(
       invalid(() => synthScheduler({}, (s) => s.addJob('tz', { schedule: '* * * * *', timeZone: 'Mars/Olympus', handler: 'every-minute' })))

@@ -53,6 +53,25 @@ describe('cronfence/client', () => {
     expect(await client.getJob('bad')).toBeUndefined();
   });
 
+  it('sets a start precision, stored only when not the default; a bad one is refused naming the field and the value', async () => {
+    const job = await client.createJob({
+      id: 'poll-tenant-1',
+      schedule: HOURLY,
+      handler: 'settle',
+      policies: { startPrecision: 'within-second' },
+    });
+    expect(job.policies.startPrecision).toBe('within-second');
+    expect((await client.getJob('poll-tenant-1'))?.policies.startPrecision).toBe('within-second');
+    // Back to the default: a new generation, and the stored policies hold no precision at all.
+    const exact = await client.updateJob('poll-tenant-1', { policies: { startPrecision: 'exact' } });
+    expect(exact.generation).toBe(job.generation + 1);
+    expect((await client.getJob('poll-tenant-1'))?.policies).not.toHaveProperty('startPrecision');
+    await expect(
+      client.createJob({ id: 'bad', schedule: HOURLY, handler: 'settle', policies: { startPrecision: 'later' as 'exact' } }),
+    ).rejects.toThrow('invalid policies.startPrecision "later": must be "exact" or "within-second"');
+    expect(await client.getJob('bad')).toBeUndefined();
+  });
+
   it('updates and deletes its own jobs, and refuses the jobs the CDK stack declares', async () => {
     await client.createJob({ id: 'settle-tenant-2', schedule: HOURLY, handler: 'settle', policies: { maxAttempts: 5 } });
     const updated = await client.updateJob('settle-tenant-2', { schedule: '30 * * * *', policies: { timeoutMs: 5000 } });

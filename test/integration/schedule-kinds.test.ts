@@ -2,8 +2,8 @@
  * Schedule kinds and policies against the emulator: what the real Scanner
  * sends as it takes up the wheel's buckets (rate, at) and the misfire
  * policy's SKIPPED range it records, the
- * real worker over the real queue (jitter's delay, a one-time job deleting
- * itself), read back from the tables; and `cronfence verify`'s expected
+ * real worker over the real queue (jitter's delay, a within-second start,
+ * a one-time job deleting itself), read back from the tables; and `cronfence verify`'s expected
  * occurrences counting a misfire range as SKIPPED, not missing, also where
  * the range began before the window.
  */
@@ -148,6 +148,46 @@ describe('schedule kinds against the emulator', () => {
     expect(runs[0]!.at - nominal).toBeGreaterThanOrEqual(offset);
     // Not a start-lag bound (the bench measures that): only that it ran near its jittered time, not at the next delivery.
     expect(runs[0]!.at - nominal).toBeLessThan(offset + 3000);
+  });
+
+  it('a within-second slice surfaces at or after its second, is claimed and started then, with no wait, and commits once', async () => {
+    const runs: { key: string; at: number }[] = [];
+    const handlers = new HandlerRegistry([defineJob('within', async (ctx) => void runs.push({ key: ctx.executionKey, at: Date.now() }))]);
+    const { runtime } = installation;
+    const id = 'k-within-second';
+    const nominal = Math.ceil((Date.now() + 2000) / 1000) * 1000 + 1000;
+    await runtime.jobs(['within']).put({
+      id,
+      schedule: `at(${new Date(nominal).toISOString().slice(0, 19)})`,
+      handler: 'within',
+      policies: { startPrecision: 'within-second' },
+    });
+    await runtime.scanner('s').scanShard(0);
+    const poller = new SqsPoller({
+      sqs: runtime.clients.sqs,
+      queueUrl: installation.resources.queueUrls.work,
+      handler: createWorkerHandler(runtime, 'w1', handlers, silent),
+      waitTimeSeconds: 1,
+    });
+    const running = poller.run();
+    try {
+      await eventually(() => (installation.events.ofType('committed').some((event) => event.jobId === id) ? true : undefined), 20_000, 100);
+    } finally {
+      poller.stop();
+      await running;
+    }
+    expect(runs).toEqual([{ key: `${id}:${isoSecond(nominal)}`, at: expect.any(Number) }]);
+    expect(runs[0]!.at).toBeGreaterThanOrEqual(nominal);
+    const of = (type: 'claimed' | 'started' | 'committed') => installation.events.ofType(type).filter((event) => event.jobId === id);
+    // Claimed only once its message surfaced, at or after the second: nothing was left to wait for before the start.
+    expect(of('claimed')).toHaveLength(1);
+    expect(Date.parse(of('claimed')[0]!.at)).toBeGreaterThanOrEqual(nominal);
+    expect(of('started')[0]!.startLagMs).toBeGreaterThanOrEqual(0);
+    // Not a start-lag bound (the bench measures that): only that it ran within its second's delivery, not at a later one.
+    expect(runs[0]!.at - nominal).toBeLessThan(3000);
+    expect(of('committed')).toHaveLength(1);
+    const [slice] = await runtime.jobs().slicesOf(id, 0);
+    expect(slice).toMatchObject({ status: SliceStatus.Succeeded, attempts: 1 });
   });
 
   it('a one-time job with afterOneTime "delete" runs once and is gone; its slice and ledger stay', async () => {

@@ -19,6 +19,17 @@ describe('dollars per million executions', () => {
     expect(heartbeatsFor(0.5, 1000)).toBe(0);
   });
 
+  it('prices the wait for the second by the start precision: none for within-second, the rest unchanged', () => {
+    const lease = { leaseMs: 4000, heartbeatMs: 1000 };
+    const sparse = { ...happy, sqsRequests: 4, eventEntries: 0 };
+    const exact = cronfenceUsdPerMillion(sparse, 1, lease, { workerMemoryMb: 256 });
+    const within = cronfenceUsdPerMillion(sparse, 1, lease, { workerMemoryMb: 256, startPrecision: 'within-second' });
+    expect(exact.lambdaWait).toBeCloseTo(0.25 * 0.5 * 13.3334, 3); // 256 MB × 0.5 s, one invocation per execution
+    expect(within.lambdaWait).toBe(0);
+    expect(within.overhead).toBeCloseTo(exact.overhead - exact.lambdaWait, 3);
+    expect({ ...within, lambdaWait: 0, total: 0, overhead: 0 }).toEqual({ ...exact, lambdaWait: 0, total: 0, overhead: 0 });
+  });
+
   it('prices a 1-second job by hand, with the handler apart from the overhead', () => {
     const cost = cronfenceUsdPerMillion(happy, 1, { leaseMs: 4000, heartbeatMs: 1000 }, { workerMemoryMb: 512 });
     expect(cost.dynamoWrites).toBeCloseTo((6 + 1) * 0.625, 4); // 6 WRU (indexes included) + one renewal

@@ -150,6 +150,17 @@ describe('dead-man verdict', () => {
     expect(deadManVerdict({ job: monthly, lastFinalAt: undefined, now: Date.parse('2027-02-16T00:00:00Z') }).kind).toBe('stale');
   });
 
+  it('gives a within-second job the second its start may come after its slot: a one-time job finishing then is not stale', () => {
+    const at = T0 + 5 * MINUTE;
+    const exact = job('at(2026-12-01T12:05:00)');
+    const within = job('at(2026-12-01T12:05:00)', { policies: { ...exact.policies, startPrecision: 'within-second' } });
+    // Judged 0.6 s after the run's timeout, counted from the second: the within-second run may still be going.
+    const now = at + TIMEOUT + 600;
+    expect(deadManVerdict({ job: exact, lastFinalAt: undefined, now }).kind).toBe('stale');
+    expect(deadManVerdict({ job: within, lastFinalAt: undefined, now })).toEqual({ kind: 'ok', deadline: at + TIMEOUT + 1000 });
+    expect(deadManVerdict({ job: within, lastFinalAt: undefined, now: at + TIMEOUT + 1001 }).kind).toBe('stale');
+  });
+
   it('is jitter-aware: a jittered job whose slots end after their jittered start is never stale while it runs', () => {
     // 13 jittered per-5-second jobs, each slot final 1 s after its jittered start; judged every second for 3 minutes.
     const clock = new ManualClock(T0);

@@ -106,6 +106,19 @@ describe('cronfence jobs add: --catch-up and --payload @file', () => {
   });
 });
 
+describe('cronfence jobs add: --precision', () => {
+  it('passes within-second as policies.startPrecision; leaves it out when not given', async () => {
+    expect((await add(['--precision', 'within-second'])).inputs[0]).toMatchObject({ policies: { startPrecision: 'within-second' } });
+    expect((await add([])).inputs[0]).not.toHaveProperty('policies');
+  });
+
+  it('refuses a bad value naming the flag and the value, before anything is written', async () => {
+    expect(await refusedAdd(['--precision', 'roughly'])).toContain(
+      `option '--precision <precision>' argument 'roughly' is invalid. "roughly" is not "exact" or "within-second"`,
+    );
+  });
+});
+
 describe('cronfence jobs get', () => {
   const job: StoredJob = {
     ...parseJobSpec({
@@ -142,6 +155,7 @@ describe('cronfence jobs get', () => {
     expect(text).toMatch(/^paused\s+2026-03-02T11:30:15Z by alice: incident 42$/m);
     expect(text).toMatch(/^catch-up window\s+2h$/m);
     expect(text).toMatch(/^overlap\s+skip$/m);
+    expect(text).toMatch(/^start precision\s+exact$/m);
     expect(text).toMatch(/^payload\s+\{"a":1\}$/m);
     expect(text).not.toMatch(/\d{13}/);
   });

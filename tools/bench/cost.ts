@@ -15,11 +15,14 @@
  * events, Lambda requests and the wait (for EventBridge Scheduler: its fee
  * and its one Lambda request per execution).
  */
+import { DEFAULT_START_PRECISION, type StartPrecision } from '../../lib/core/start-precision.ts';
 import { CONSTRUCT_LAMBDA_MEMORY_MB, PRICE_TABLE, type PriceTable } from './price-table.ts';
 import type { PerExecution } from './per-execution.ts';
 
 /** The mean wait between a message surfacing and its slice's second. */
 export const MEAN_WAIT_FOR_SECOND_S = 0.5;
+/** That wait by the job's start precision: an `exact` job's message surfaces in the second before, a `within-second` one's at or after it (lib/core/start-precision.ts). */
+export const MEAN_WAIT_FOR_START_S: Readonly<Record<StartPrecision, number>> = { exact: MEAN_WAIT_FOR_SECOND_S, 'within-second': 0 };
 /**
  * Powertools for AWS Lambda idempotency writes an in-progress record
  * (conditional PutItem) and then the completed one (UpdateItem) per
@@ -68,6 +71,8 @@ export interface CostOptions {
   readonly workerMemoryMb?: number;
   /** Worker invocations per execution. @default 1 (sparse schedules: one message per invocation) */
   readonly invocationsPerExecution?: number;
+  /** The jobs' start precision, which decides the wait for the second. @default 'exact' */
+  readonly startPrecision?: StartPrecision;
 }
 
 /** Renewals a job running `jobSeconds` makes: one per heartbeat interval it is still running. */
@@ -100,7 +105,7 @@ export function cronfenceUsdPerMillion(
     // heartbeat extensions are not (they are the heartbeats' own, priced here per beat).
     sqs: (happy.sqsRequests + beats * heartbeat.sqsRequestsPerHeartbeat) * prices.sqsRequestPerMillion,
     lambdaRequests: invocations * prices.lambdaRequestPerMillion,
-    lambdaWait: invocations * gb * MEAN_WAIT_FOR_SECOND_S * gbSecond,
+    lambdaWait: invocations * gb * MEAN_WAIT_FOR_START_S[options.startPrecision ?? DEFAULT_START_PRECISION] * gbSecond,
     lambdaCompute: gb * jobSeconds * gbSecond,
     events: happy.eventEntries * prices.eventBridgeCustomEventPerMillion,
     scheduler: 0,
