@@ -9,7 +9,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { jobItem, toStoredJob } from '../../lib/aws/dynamo/items.ts';
-import { ManualClock, type Clock } from '../../lib/core/clock.ts';
+import { ManualClock, OffsetClock } from '../../lib/core/clock.ts';
 import { InvalidJobSpecError } from '../../lib/core/errors.ts';
 import { startAtOf } from '../../lib/core/jitter.ts';
 import type { StoredJob } from '../../lib/core/job-record.ts';
@@ -151,7 +151,7 @@ describe('the worker by the job start precision', () => {
 
   it('within-second, on a worker whose clock is 400 ms behind the scanner: it waits for its own second, never starting before it', async () => {
     const { engine, clock } = await surfaced('within-second');
-    const behind: Clock = { now: () => clock.now() - 400 };
+    const behind = new OffsetClock(-400, clock);
     const draining = engine.drain(engine.worker('w', { clock: behind }));
     await engine.nextEvent((event) => event.type === 'claimed');
     expect(engine.events.ofType('started')).toEqual([]);
