@@ -14,6 +14,7 @@ import { MAX_LOOKAHEAD_MS } from '../../lib/core/advance-plan.ts';
 import { createAwsClients, destroyAwsClients } from '../../lib/aws/clients.ts';
 import { ensureAwsEndpoint } from '../../lib/local/emulator.ts';
 import { runBurst } from './burst.ts';
+import { measureWorkerBundleMemory } from './bundle-memory.ts';
 import {
   planThroughput,
   preEnqueueLookaheadMs,
@@ -25,7 +26,6 @@ import { measureCeiling } from './ceiling.ts';
 import { renderBenchSvg } from './chart-svg.ts';
 import { measureStoreCallsCeiling } from './store-calls-ceiling.ts';
 import {
-  chooseWorkerMemoryMb,
   cronfenceUsdPerMillion,
   heartbeatsFor,
   heartbeatUsdPerMillion,
@@ -72,9 +72,9 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const aws = await ensureAwsEndpoint({ log: options.log });
   const base = options.prefix ?? `bench${randomUUID().slice(0, 6)}`;
   const sizes = options.sizes;
-  const envFor = (part: keyof typeof SWEEP_GRACE_MS | 'settlement'): NodeJS.ProcessEnv => ({
+  const envFor = (part: keyof typeof SWEEP_GRACE_MS | 'settlement' | 'memory'): NodeJS.ProcessEnv => ({
     ...process.env,
-    CRONFENCE_SWEEP_GRACE_MS: String(part === 'settlement' ? 30_000 : SWEEP_GRACE_MS[part]),
+    CRONFENCE_SWEEP_GRACE_MS: String(part === 'settlement' || part === 'memory' ? 30_000 : SWEEP_GRACE_MS[part]),
     CRONFENCE_PREFIX: `${base}-${part}`,
     CRONFENCE_SHARDS: String(sizes.shards),
     // Each part ticks on its own, once per round, so a round's jobs must be due in a wheel bucket no earlier
@@ -127,6 +127,10 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       duePerLevel: sizes.duePerLevel,
       onProgress: options.onProgress,
     });
+    const bundleMemory = await measureWorkerBundleMemory({
+      env: envFor('memory'),
+      onProgress: (done, total) => options.onProgress('worker memory: the synthesized bundle, one batch of 10', done, total),
+    });
 
     const happy = perExecution(burst.meter, burst.committed);
     const byRole = { scanner: perExecution(burst.scannerMeter, burst.committed), worker: perExecution(burst.workerMeter, burst.committed) };
@@ -142,7 +146,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         : undefined;
     const defaultLease = LEASE_CHOICES[0] ?? { leaseMs: 4000, heartbeatMs: 1000 };
     const workerPeakRssMb = round(burst.workerMeter.maxRssBytes / 1_048_576, 1);
-    const workerMemoryMb = chooseWorkerMemoryMb(workerPeakRssMb);
+    // Priced at the size chosen from the deployed bundle's peak, not the TypeScript replicas' (bundle-memory.ts).
+    const workerMemoryMb = bundleMemory.chosenMb;
     const costOptions = { heartbeat, workerMemoryMb, invocationsPerExecution: byRole.worker.receivesWithMessages };
     const cronfence1s = cronfenceUsdPerMillion(happy, 1, defaultLease, costOptions);
     const mix: SliceWriteMix = {
@@ -176,6 +181,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       perExecutionWithBusinessWrite: withBusinessWrite,
       settlement,
       workerMemory: { peakRssMb: workerPeakRssMb, chosenMb: workerMemoryMb },
+      workerBundleMemory: bundleMemory,
       heartbeats: { rounds, flatInJobs },
       usdPerMillion: cronfence1s.total,
       overheadUsdPerMillion: cronfence1s.overhead,
