@@ -166,8 +166,14 @@ const sqsRecord = (message: Message, queueArn: string): Record<string, unknown> 
   awsRegion: 'us-east-1',
 });
 
-/** Runs the bundle's handler once in a fresh process on `event`. */
-function invokeInFreshProcess(bundle: string, env: Record<string, string>, event: unknown, timeoutMs: number): Promise<ChildReport> {
+/** Runs the bundle's handler once in a fresh process on `event`, once it is loaded and not before `notBefore`. */
+function invokeInFreshProcess(
+  bundle: string,
+  env: Record<string, string>,
+  event: unknown,
+  timeoutMs: number,
+  notBefore: number,
+): Promise<ChildReport> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--input-type=module', '-e', CHILD], {
       env: { ...env, CRONFENCE_BUNDLE_URL: pathToFileURL(bundle).href },
@@ -180,7 +186,7 @@ function invokeInFreshProcess(bundle: string, env: Record<string, string>, event
       reject(new BundleMemoryError(`bundle memory: no answer from the worker bundle within ${timeoutMs} ms\n${stderr}`));
     }, timeoutMs);
     child.on('message', (message: ChildReport & { ready?: boolean }) => {
-      if (message.ready) return void child.send(event as never);
+      if (message.ready) return void setTimeout(() => child.send(event as never), Math.max(0, notBefore - Date.now()));
       clearTimeout(timer);
       if (message.error) reject(new BundleMemoryError(`bundle memory: the worker bundle failed: ${message.error}\n${stderr}`));
       else resolve(message);
@@ -201,7 +207,8 @@ export async function measureWorkerBundleMemory(options: BundleMemoryOptions): P
   try {
     const { config, clients } = runtime;
     const created = await bootstrap(clients, config);
-    // Due at the next whole second but one: the worker waits for it, as a batch surfacing in the second before does.
+    // Due at a whole second a little ahead, invoked in the second before it (when its messages surface): the worker
+    // claims, waits for the second and runs, as on Lambda. Earlier than 2 s before, it would hide them again unclaimed.
     const now = Date.now();
     const dueAt = Math.ceil(now / 1000) * 1000 + 2000;
     const jobs = Array.from({ length: BUNDLE_BURST_MESSAGES }, (_, i) =>
@@ -245,7 +252,7 @@ export async function measureWorkerBundleMemory(options: BundleMemoryOptions): P
       TZ: ':UTC',
     };
     progress(2, 3);
-    const report = await invokeInFreshProcess(worker.bundle, env, event, 60_000);
+    const report = await invokeInFreshProcess(worker.bundle, env, event, 60_000, dueAt - 1000);
     const slices = await Promise.all(jobs.map((job) => runtime.slices.get({ jobId: job.id, scheduledAt: dueAt })));
     const maxRssMb = mb(report.maxRssKb * 1024);
     const lambdaEstimateMb = round(maxRssMb + LAMBDA_RUNTIME_ALLOWANCE_MB, 1);

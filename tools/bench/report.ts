@@ -43,6 +43,8 @@ export interface BenchReport {
   readonly density: DensityResult;
   readonly burst: Omit<BurstResult, 'meter' | 'scannerMeter' | 'workerMeter' | 'heartbeatRounds' | 'withBusinessWrite'> & {
     readonly requests: Record<string, number>;
+    /** Mean milliseconds per request by service.Operation, sent to answered. */
+    readonly requestMeanMs: Record<string, number>;
   };
   readonly ceiling: CeilingResult & { readonly slicesPerSecond: number };
   /** End-to-end burst throughput ÷ the ceiling's slices per second. */

@@ -39,6 +39,7 @@ import { measureSettlement, settlementRow } from './settlement-cost.ts';
 import { CONSTRUCT_WORK_QUEUE_VISIBILITY_MS, PRICE_TABLE } from './price-table.ts';
 import type { BenchSizes } from './sizes.ts';
 import { checkTargets, type BenchReport } from './report.ts';
+import type { MeterSnapshot } from '../meter/request-meter.ts';
 
 export interface BenchOptions {
   readonly quick: boolean;
@@ -65,6 +66,13 @@ export const SWEEP_GRACE_MS = { burst: 300_000, density: 3_600_000 } as const;
 
 /** The density probe reaches its due schedules 30 s ahead (density.ts DUE_IN_MS); the burst's rounds tick a second before theirs. */
 export const BENCH_LOOKAHEAD_MS = { burst: 10_000, density: 40_000 } as const;
+
+/** Each operation's mean time in the burst, sent to answered (where the protocol's time goes: docs/bench.md). */
+function meanMs(meter: MeterSnapshot): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(meter.requests).map(([name, count]) => [name, round((meter.requestMs[name] ?? 0) / Math.max(1, count), 1)]),
+  );
+}
 
 export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const now = options.now ?? Date.now;
@@ -171,7 +179,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       endpoint: aws.endpoint ?? 'AWS',
       settings: { ...sizes, sweepGraceMs: SWEEP_GRACE_MS },
       density,
-      burst: { ...burstFigures, requests: burst.meter.requests },
+      burst: { ...burstFigures, requests: burst.meter.requests, requestMeanMs: meanMs(burst.meter) },
       ceiling: { ...ceiling, slicesPerSecond: ceilingSlicesPerSecond },
       ceilingRatio: round(burst.throughputSlicesPerSecond / Math.max(0.001, ceilingSlicesPerSecond), 3),
       storeCallsCeiling: storeCalls,
