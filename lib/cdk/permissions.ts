@@ -110,9 +110,9 @@ export function grantScanner(grantee: iam.IGrantable, r: SchedulerResources): vo
 export function grantWorker(grantee: iam.IGrantable, r: SchedulerResources): void {
   // The claim that creates its slice is a conditional put (claim-slice.ts); every other slice transition is an update.
   allow(grantee, ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], [r.slices.tableArn]);
-  // The check after a claim (has the job moved on?), and a one-time job deleting itself after its run
-  // (JobRepository.deleteAfterRun: the change and its settle).
-  allow(grantee, ['dynamodb:GetItem', 'dynamodb:PutItem'], [r.jobs.tableArn]);
+  // The check around a claim (has the job moved on?; a batch's checks share one BatchGetItem: coalesced-job-reader.ts),
+  // and a one-time job deleting itself after its run (JobRepository.deleteAfterRun: the change and its settle).
+  allow(grantee, ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:PutItem'], [r.jobs.tableArn]);
   // The same change's settle record on the wheel, written with the job and removed once settled (job-change.ts).
   allow(grantee, ['dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:DeleteItem'], [r.wheel.tableArn]);
   // The same, and the overlap policy's read of a job's recent slices (overlap-ops.ts).

@@ -147,9 +147,10 @@ export interface CronSchedulerProps {
   /** Worker Lambda timeout; every job's `policies.timeoutMs` must fit in it with 10 s to spare. @default Duration.minutes(2) */
   readonly workerTimeout?: Duration;
   /**
-   * Worker Lambda memory. The default is what `npm run bench` chooses
-   * from the worker's measured peak resident set (docs/bench.md); raise it
-   * for handlers that need more memory or CPU. @default 256
+   * Worker Lambda memory, for all of this scheduler's jobs. The default is
+   * what `npm run bench` chooses from the deployed worker bundle's peak
+   * resident set under a batch of 10, plus Lambda's runtime (docs/bench.md);
+   * raise it for handlers that need more memory or CPU. @default 256
    */
   readonly workerMemorySize?: number;
   /**

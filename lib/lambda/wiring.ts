@@ -7,6 +7,7 @@ import type { Random } from '../core/backoff.ts';
 import { systemClock, type Clock } from '../core/clock.ts';
 import { FanOutEventSink, type EventSink } from '../core/events.ts';
 import { createAwsClients, type AwsClients } from '../aws/clients.ts';
+import { CoalescedJobReader } from '../aws/dynamo/coalesced-job-reader.ts';
 import { loadConfig, type CronfenceConfig } from '../aws/config.ts';
 import { DynamoSliceStore } from '../aws/dynamo/slice-store.ts';
 import { DynamoJobReader } from '../aws/dynamo/job-reader.ts';
@@ -141,7 +142,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       new Worker({
         workerId,
         slices,
-        jobs: jobReader,
+        // The reads before a batch's claims share one request.
+        jobs: new CoalescedJobReader(jobReader),
         queue: workQueue,
         deadLetters,
         events,

@@ -105,7 +105,14 @@ describe('npm run bench -- --quick', () => {
     expect(report.usdPerMillion).toBe(report.costs.cronfence1s.total);
     expect(report.overheadUsdPerMillion).toBe(report.costs.cronfence1s.overhead);
     expect(report.overheadUsdPerMillion).toBeLessThan(report.usdPerMillion);
-    expect(report.workerMemory.chosenMb).toBeGreaterThanOrEqual(report.workerMemory.peakRssMb);
+    // Worker memory: the synthesized bundle ran its batch of 10 (every slice committed), and the priced size holds its peak and the runtime's part.
+    const bundle = report.workerBundleMemory;
+    expect(bundle).toMatchObject({ messages: 10, committed: 10, failedRecords: 0 });
+    expect(bundle.maxRssMb).toBeGreaterThanOrEqual(bundle.loadedRssMb);
+    expect(bundle.loadedRssMb).toBeGreaterThan(bundle.bareRssMb);
+    expect(bundle.heapUsedMb).toBeGreaterThan(0);
+    expect(report.workerMemory.chosenMb).toBe(bundle.chosenMb);
+    expect(report.workerMemory.chosenMb).toBeGreaterThanOrEqual(bundle.lambdaEstimateMb);
     expect(report.costs.eventBridgeSchedulerIdempotency1s.overhead).toBeGreaterThan(report.costs.eventBridgeScheduler1s.overhead);
     expect(report.costs.cronfence45s.total).toBeGreaterThan(report.costs.cronfence1s.total);
     expect(report.costs.eventBridgeScheduler1s.scheduler).toBe(1);

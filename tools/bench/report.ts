@@ -13,6 +13,7 @@ import type { DensityLevel, DensityResult } from './density.ts';
 import type { PerExecution } from './per-execution.ts';
 import type { PriceTable } from './price-table.ts';
 import type { SettlementRow } from './settlement-cost.ts';
+import { LAMBDA_RUNTIME_ALLOWANCE_MB, type WorkerBundleMemory } from './bundle-memory.ts';
 import type { BenchSizes } from './sizes.ts';
 
 export interface LeaseChoiceCost extends LeaseSettings {
@@ -42,6 +43,8 @@ export interface BenchReport {
   readonly density: DensityResult;
   readonly burst: Omit<BurstResult, 'meter' | 'scannerMeter' | 'workerMeter' | 'heartbeatRounds' | 'withBusinessWrite'> & {
     readonly requests: Record<string, number>;
+    /** Mean milliseconds per request by service.Operation, sent to answered. */
+    readonly requestMeanMs: Record<string, number>;
   };
   readonly ceiling: CeilingResult & { readonly slicesPerSecond: number };
   /** End-to-end burst throughput ÷ the ceiling's slices per second. */
@@ -57,8 +60,10 @@ export interface BenchReport {
   readonly perExecutionWithBusinessWrite: PerExecution;
   /** One 1,200-merchant settlement: units and dollars per payout, its time here beside the ceiling (settlement-cost.ts). */
   readonly settlement: SettlementRow;
-  /** The worker processes' peak resident set in the burst, and the Lambda memory chosen from it (priced below). */
+  /** The burst's worker processes' peak resident set (TypeScript loader included), and the Lambda memory chosen from the bundle (priced below). */
   readonly workerMemory: { readonly peakRssMb: number; readonly chosenMb: number };
+  /** The synthesized worker bundle in a bare Node process under one batch of 10 (bundle-memory.ts): what the size is chosen from. */
+  readonly workerBundleMemory: WorkerBundleMemory;
   readonly heartbeats: { readonly rounds: readonly HeartbeatRound[]; readonly flatInJobs: boolean };
   /** Dollars per million executions of a 1-second job on cronfence (headline). */
   readonly usdPerMillion: number;
@@ -341,7 +346,7 @@ export function renderReport(report: BenchReport): string {
   const k = report.costs;
   const m = report.workerMemory;
   section(
-    `Dollars per million executions (us-east-1, prices of ${report.prices.asOf}, tools/bench/price-table.ts; Lambda Arm at ${m.chosenMb} MB, chosen from the workers' peak RSS of ${m.peakRssMb} MB; ${fmt(report.perExecutionByRole.worker.receivesWithMessages)} invocations per execution as measured)`,
+    `Dollars per million executions (us-east-1, prices of ${report.prices.asOf}, tools/bench/price-table.ts; Lambda Arm at ${m.chosenMb} MB, chosen from the worker bundle's (table 7); ${fmt(report.perExecutionByRole.worker.receivesWithMessages)} invocations per execution as measured)`,
   );
   lines.push(
     table([
@@ -474,6 +479,41 @@ export function renderReport(report: BenchReport): string {
   lines.push(
     '',
     `${st.acceptedWires.toLocaleString('en-US')} wires accepted by the bank; ${st.transactions} transactions, ${st.transactItems.toLocaleString('en-US')} items. Dollars are DynamoDB request units only (the worker's Lambda time is the job's own).`,
+  );
+
+  const bundle = report.workerBundleMemory;
+  section(
+    `7. Worker memory: the synthesized worker bundle (${bundle.bundleKb.toLocaleString('en-US')} KB) in a bare Node process, one SQS batch of ${bundle.messages} due at the next second, no-op handler`,
+  );
+  lines.push(
+    table([
+      [
+        'bare node',
+        'bundle loaded',
+        'after the batch',
+        'peak (maxRSS)',
+        'heap used / total',
+        `+ Lambda runtime (${LAMBDA_RUNTIME_ALLOWANCE_MB} MB)`,
+        'chosen',
+        'committed',
+        'invocation',
+      ],
+      [
+        `${bundle.bareRssMb} MB`,
+        `${bundle.loadedRssMb} MB`,
+        `${bundle.rssMb} MB`,
+        `${bundle.maxRssMb} MB`,
+        `${bundle.heapUsedMb} / ${bundle.heapTotalMb} MB`,
+        `${bundle.lambdaEstimateMb} MB`,
+        `${bundle.chosenMb} MB`,
+        `${bundle.committed} of ${bundle.messages}`,
+        `${bundle.invocationMs} ms`,
+      ],
+    ]),
+  );
+  lines.push(
+    '',
+    `The burst's worker processes (TypeScript loader, 4 batches in flight) peaked at ${m.peakRssMb} MB; the size is chosen from the bundle's peak with the runtime's allowance and 25 % headroom (workerMemorySize overrides it).`,
   );
 
   section('Targets (issue 11)');

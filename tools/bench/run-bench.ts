@@ -14,6 +14,7 @@ import { MAX_LOOKAHEAD_MS } from '../../lib/core/advance-plan.ts';
 import { createAwsClients, destroyAwsClients } from '../../lib/aws/clients.ts';
 import { ensureAwsEndpoint } from '../../lib/local/emulator.ts';
 import { runBurst } from './burst.ts';
+import { measureWorkerBundleMemory } from './bundle-memory.ts';
 import {
   planThroughput,
   preEnqueueLookaheadMs,
@@ -25,7 +26,6 @@ import { measureCeiling } from './ceiling.ts';
 import { renderBenchSvg } from './chart-svg.ts';
 import { measureStoreCallsCeiling } from './store-calls-ceiling.ts';
 import {
-  chooseWorkerMemoryMb,
   cronfenceUsdPerMillion,
   heartbeatsFor,
   heartbeatUsdPerMillion,
@@ -39,6 +39,7 @@ import { measureSettlement, settlementRow } from './settlement-cost.ts';
 import { CONSTRUCT_WORK_QUEUE_VISIBILITY_MS, PRICE_TABLE } from './price-table.ts';
 import type { BenchSizes } from './sizes.ts';
 import { checkTargets, type BenchReport } from './report.ts';
+import type { MeterSnapshot } from '../meter/request-meter.ts';
 
 export interface BenchOptions {
   readonly quick: boolean;
@@ -66,15 +67,22 @@ export const SWEEP_GRACE_MS = { burst: 300_000, density: 3_600_000 } as const;
 /** The density probe reaches its due schedules 30 s ahead (density.ts DUE_IN_MS); the burst's rounds tick a second before theirs. */
 export const BENCH_LOOKAHEAD_MS = { burst: 10_000, density: 40_000 } as const;
 
+/** Each operation's mean time in the burst, sent to answered (where the protocol's time goes: docs/bench.md). */
+function meanMs(meter: MeterSnapshot): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(meter.requests).map(([name, count]) => [name, round((meter.requestMs[name] ?? 0) / Math.max(1, count), 1)]),
+  );
+}
+
 export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const now = options.now ?? Date.now;
   const startedAt = now();
   const aws = await ensureAwsEndpoint({ log: options.log });
   const base = options.prefix ?? `bench${randomUUID().slice(0, 6)}`;
   const sizes = options.sizes;
-  const envFor = (part: keyof typeof SWEEP_GRACE_MS | 'settlement'): NodeJS.ProcessEnv => ({
+  const envFor = (part: keyof typeof SWEEP_GRACE_MS | 'settlement' | 'memory'): NodeJS.ProcessEnv => ({
     ...process.env,
-    CRONFENCE_SWEEP_GRACE_MS: String(part === 'settlement' ? 30_000 : SWEEP_GRACE_MS[part]),
+    CRONFENCE_SWEEP_GRACE_MS: String(part === 'settlement' || part === 'memory' ? 30_000 : SWEEP_GRACE_MS[part]),
     CRONFENCE_PREFIX: `${base}-${part}`,
     CRONFENCE_SHARDS: String(sizes.shards),
     // Each part ticks on its own, once per round, so a round's jobs must be due in a wheel bucket no earlier
@@ -127,6 +135,10 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       duePerLevel: sizes.duePerLevel,
       onProgress: options.onProgress,
     });
+    const bundleMemory = await measureWorkerBundleMemory({
+      env: envFor('memory'),
+      onProgress: (done, total) => options.onProgress('worker memory: the synthesized bundle, one batch of 10', done, total),
+    });
 
     const happy = perExecution(burst.meter, burst.committed);
     const byRole = { scanner: perExecution(burst.scannerMeter, burst.committed), worker: perExecution(burst.workerMeter, burst.committed) };
@@ -142,7 +154,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         : undefined;
     const defaultLease = LEASE_CHOICES[0] ?? { leaseMs: 4000, heartbeatMs: 1000 };
     const workerPeakRssMb = round(burst.workerMeter.maxRssBytes / 1_048_576, 1);
-    const workerMemoryMb = chooseWorkerMemoryMb(workerPeakRssMb);
+    // Priced at the size chosen from the deployed bundle's peak, not the TypeScript replicas' (bundle-memory.ts).
+    const workerMemoryMb = bundleMemory.chosenMb;
     const costOptions = { heartbeat, workerMemoryMb, invocationsPerExecution: byRole.worker.receivesWithMessages };
     const cronfence1s = cronfenceUsdPerMillion(happy, 1, defaultLease, costOptions);
     const mix: SliceWriteMix = {
@@ -166,7 +179,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       endpoint: aws.endpoint ?? 'AWS',
       settings: { ...sizes, sweepGraceMs: SWEEP_GRACE_MS },
       density,
-      burst: { ...burstFigures, requests: burst.meter.requests },
+      burst: { ...burstFigures, requests: burst.meter.requests, requestMeanMs: meanMs(burst.meter) },
       ceiling: { ...ceiling, slicesPerSecond: ceilingSlicesPerSecond },
       ceilingRatio: round(burst.throughputSlicesPerSecond / Math.max(0.001, ceilingSlicesPerSecond), 3),
       storeCallsCeiling: storeCalls,
@@ -176,6 +189,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       perExecutionWithBusinessWrite: withBusinessWrite,
       settlement,
       workerMemory: { peakRssMb: workerPeakRssMb, chosenMb: workerMemoryMb },
+      workerBundleMemory: bundleMemory,
       heartbeats: { rounds, flatInJobs },
       usdPerMillion: cronfence1s.total,
       overheadUsdPerMillion: cronfence1s.overhead,

@@ -1,11 +1,12 @@
 /**
  * A second ceiling, beside the plain writes of ceiling.ts: the store calls a
  * burst's slice makes, without the engine. For each slice, through the
- * engine's own store functions: the claim that creates it (a conditional
- * PutItem), the job read after the claim (GetItem) and the commit (a
- * conditional UpdateItem); for each 10, the SQS batches around them (send,
- * receive, the claim's visibility change, delete). From one process, as many
- * batches in flight as the burst's workers had.
+ * engine's own store functions: the job read (for each 10, one BatchGetItem,
+ * as a worker's batch reads them: coalesced-job-reader.ts), the claim that
+ * creates it (a conditional PutItem) and the commit (a conditional
+ * UpdateItem); for each 10, the SQS batches around them (send, receive, the
+ * claim's visibility change, delete). From one process, as many batches in
+ * flight as the burst's workers had.
  *
  * The emulator serves DynamoDB one request at a time and prices request kinds
  * very differently (moto: a put ~2 ms, an update ~7 ms): burst ÷ this is the
@@ -20,6 +21,7 @@ import {
   SendMessageBatchCommand,
 } from '@aws-sdk/client-sqs';
 import { destroyAwsClients } from '../../lib/aws/clients.ts';
+import { CoalescedJobReader } from '../../lib/aws/dynamo/coalesced-job-reader.ts';
 import { CronfenceError } from '../../lib/core/errors.ts';
 import { definitionOf } from '../../lib/core/job-record.ts';
 import { createRuntime } from '../../lib/lambda/wiring.ts';
@@ -61,6 +63,7 @@ export async function measureStoreCallsCeiling(options: StoreCallsCeilingOptions
       new CreateQueueCommand({ QueueName: `${runtime.config.workQueueName}-calls`, Attributes: { VisibilityTimeout: '30' } }),
     );
     const owner = 'store-calls';
+    const jobReader = new CoalescedJobReader(runtime.jobReader);
     let next = 0;
     let done = 0;
     const started = performance.now();
@@ -84,9 +87,9 @@ export async function measureStoreCallsCeiling(options: StoreCallsCeilingOptions
         await Promise.all(
           batch.map(async (job) => {
             const key = { jobId: job.id, scheduledAt: dueAt };
+            await jobReader.record(job.id);
             const claim = await runtime.slices.claim(key, owner, Date.now(), `calls-${job.id}`, 1, definitionOf(job));
             if (!claim.won) throw new CronfenceError(`store-calls ceiling: the claim of ${job.id} lost (its slice existed already)`);
-            await runtime.jobReader.record(job.id);
             await runtime.slices.commit({ key, fence: claim.slice.fence, owner }, Date.now(), []);
           }),
         );

@@ -53,6 +53,8 @@ export type RequestKind = (typeof REQUEST_KINDS)[number];
 export interface MeterSnapshot {
   /** Requests by service.Operation (`dynamo.PutItem`, `sqs.ReceiveMessage`). */
   readonly requests: Record<string, number>;
+  /** Milliseconds those requests took, summed, by service.Operation: sent to answered, the emulator's queue included. */
+  readonly requestMs: Record<string, number>;
   readonly kinds: Record<RequestKind, number>;
   /** Items inside TransactWriteItems requests. */
   readonly transactItems: number;
@@ -112,12 +114,13 @@ export class RequestMeter {
       const meter: DeserializeMiddleware<object, object> = (next, context) => async (args) => {
         const operation = String(context.commandName ?? 'unknown').replace(/Command$/, '');
         const input = (args as { input?: unknown }).input as Record<string, unknown>;
+        const sentAt = performance.now();
         try {
           const result = await next(args);
-          this.record(service, operation, input, result.output as Record<string, unknown>, undefined);
+          this.record(service, operation, input, result.output as Record<string, unknown>, undefined, performance.now() - sentAt);
           return result;
         } catch (error) {
-          this.record(service, operation, input, undefined, error as Record<string, unknown>);
+          this.record(service, operation, input, undefined, error as Record<string, unknown>, performance.now() - sentAt);
           throw error;
         }
       };
@@ -146,10 +149,12 @@ export class RequestMeter {
     input: Record<string, unknown>,
     output: Record<string, unknown> | undefined,
     error: Record<string, unknown> | undefined,
+    elapsedMs = 0,
   ): void {
     const d = this.data;
     const name = `${service}.${operation}`;
     d.requests[name] = (d.requests[name] ?? 0) + 1;
+    d.requestMs[name] = (d.requestMs[name] ?? 0) + elapsedMs;
     if (service === 'dynamo') this.recordDynamo(operation, input, output, error);
     else if (service === 'sqs') this.recordSqs(operation, input, output);
     else if (service === 'events') {
@@ -374,6 +379,7 @@ function zeroKinds(): Record<RequestKind, number> {
 
 export function emptySnapshot(): MeterSnapshot & {
   requests: Record<string, number>;
+  requestMs: Record<string, number>;
   indexWriteUnits: Record<string, number>;
   transactItems: number;
   itemsRead: number;
@@ -385,6 +391,7 @@ export function emptySnapshot(): MeterSnapshot & {
 } {
   return {
     requests: {},
+    requestMs: {},
     kinds: zeroKinds(),
     transactItems: 0,
     itemsRead: 0,
@@ -418,6 +425,7 @@ function combine(a: MeterSnapshot, b: MeterSnapshot, sign: 1 | -1): MeterSnapsho
   };
   return {
     requests: merge(a.requests, b.requests),
+    requestMs: merge(a.requestMs ?? {}, b.requestMs ?? {}),
     kinds: merge(a.kinds, b.kinds),
     transactItems: a.transactItems + sign * b.transactItems,
     itemsRead: a.itemsRead + sign * b.itemsRead,
