@@ -68,6 +68,11 @@ export interface CostOptions {
   readonly workerMemoryMb?: number;
   /** Worker invocations per execution. @default 1 (sparse schedules: one message per invocation) */
   readonly invocationsPerExecution?: number;
+  /**
+   * Seconds each invocation is billed before its handler starts: the measured wait where there is one (sparse), 0
+   * for a job that starts within its second instead of on it (no wait). @default {@link MEAN_WAIT_FOR_SECOND_S}
+   */
+  readonly waitSecondsPerInvocation?: number;
 }
 
 /** Renewals a job running `jobSeconds` makes: one per heartbeat interval it is still running. */
@@ -100,7 +105,7 @@ export function cronfenceUsdPerMillion(
     // heartbeat extensions are not (they are the heartbeats' own, priced here per beat).
     sqs: (happy.sqsRequests + beats * heartbeat.sqsRequestsPerHeartbeat) * prices.sqsRequestPerMillion,
     lambdaRequests: invocations * prices.lambdaRequestPerMillion,
-    lambdaWait: invocations * gb * MEAN_WAIT_FOR_SECOND_S * gbSecond,
+    lambdaWait: invocations * gb * (options.waitSecondsPerInvocation ?? MEAN_WAIT_FOR_SECOND_S) * gbSecond,
     lambdaCompute: gb * jobSeconds * gbSecond,
     events: happy.eventEntries * prices.eventBridgeCustomEventPerMillion,
     scheduler: 0,
