@@ -61,6 +61,7 @@ describe('npm run bench -- --quick', () => {
     expect(sp.shardScans).toBeGreaterThan(0);
     expect(sp.idleShardScans).toBeGreaterThanOrEqual(QUICK_SIZES.shards);
     expect(sp.perShardScan.dynamoWriteRequests).toBeGreaterThan(0); // the cursor's claim and move
+    expect(report.costs.sparseShardScansAtSeedUsdPerMillion).toBeGreaterThan(0);
     expect(Number.isFinite(report.sparseOverheadUsdPerMillion)).toBe(true);
     expect(report.sparseOverheadUsdPerMillion).toBe(report.costs.sparse1s.overhead);
     // Without the wait it costs less; sparse (one invocation each) costs more than the burst's batches of ten.

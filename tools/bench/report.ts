@@ -15,7 +15,7 @@ import type { PriceTable } from './price-table.ts';
 import type { SettlementRow } from './settlement-cost.ts';
 import type { BenchSizes } from './sizes.ts';
 import { pricingGridCells, PRICING_GRID_HEADER, type PricingRow } from './pricing-grid.ts';
-import type { SparseResult } from './sparse.ts';
+import { SEED_SHARD_SCANS_PER_EXECUTION, type SparseResult } from './sparse.ts';
 
 export interface LeaseChoiceCost extends LeaseSettings {
   /** A standby takes over within about one lease after the holder's last heartbeat. */
@@ -78,6 +78,11 @@ export interface BenchReport {
     readonly sparse1s: CostBreakdown;
     /** The same within its second (no wait): modelled, not measured. */
     readonly sparseWithinSecond1s: CostBreakdown;
+    /**
+     * The scanner's fixed part (per shard scan, whatever it finds; DynamoDB and SQS, not its Lambda) at the seed's
+     * deployment (8 shards, a tick a minute, 25,000 slices a day): not per execution, so not in the figures.
+     */
+    readonly sparseShardScansAtSeedUsdPerMillion: number;
     /** The burst's mix within its second (no wait): modelled. */
     readonly cronfenceWithinSecond1s: CostBreakdown;
     /** Per million executions by density, precision, job length and lease (pricing-grid.ts; docs/bench.md prints it). */
@@ -280,6 +285,10 @@ export function renderReport(report: BenchReport): string {
       [
         'per shard scan, whatever it finds (apart)',
         `${fmt(sp.perShardScan.dynamoWriteRequests)} writes, ${fmt(sp.perShardScan.writeRequestUnits)} WRU, ${fmt(sp.perShardScan.readRequestUnits)} RRU, ${fmt(sp.perShardScan.sqsRequests)} SQS`,
+      ],
+      [
+        "  at the seed's 8 shards, a tick a minute, 25,000 slices a day",
+        `${fmt(SEED_SHARD_SCANS_PER_EXECUTION)} shard scans per execution: $${report.costs.sparseShardScansAtSeedUsdPerMillion.toFixed(2)} per million executions (not in the figures)`,
       ],
     ]),
   );

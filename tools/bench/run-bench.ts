@@ -36,6 +36,7 @@ import {
 import { round, runDensity } from './density.ts';
 import { perExecution } from './per-execution.ts';
 import { BURST_EXACT_WAIT_SECONDS, pricingGrid } from './pricing-grid.ts';
+import { SEED_SHARD_SCANS_PER_EXECUTION } from './sparse.ts';
 import { measureSettlement, settlementRow } from './settlement-cost.ts';
 import { CONSTRUCT_WORK_QUEUE_VISIBILITY_MS, PRICE_TABLE } from './price-table.ts';
 import type { BenchSizes } from './sizes.ts';
@@ -209,6 +210,13 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           ...sparseCostOptions,
           waitSecondsPerInvocation: 0,
         }),
+        sparseShardScansAtSeedUsdPerMillion: round(
+          SEED_SHARD_SCANS_PER_EXECUTION *
+            (sparse.perShardScan.writeRequestUnits * PRICE_TABLE.dynamoWriteRequestUnitPerMillion +
+              sparse.perShardScan.readRequestUnits * PRICE_TABLE.dynamoReadRequestUnitPerMillion +
+              (sparse.perShardScan.sqsRequests + sparse.perShardScan.sqsExtensions) * PRICE_TABLE.sqsRequestPerMillion),
+          4,
+        ),
         cronfenceWithinSecond1s: cronfenceUsdPerMillion(happy, 1, defaultLease, { ...costOptions, waitSecondsPerInvocation: 0 }),
         pricingGrid: pricingGrid({
           burst: {

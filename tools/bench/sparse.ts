@@ -20,7 +20,7 @@
  * one message is billed for before the handler runs, the wait for the second
  * included.
  */
-import { sleepUntil, systemClock } from '../../lib/core/clock.ts';
+import { sleep, sleepUntil, systemClock } from '../../lib/core/clock.ts';
 import type { LifecycleEvent } from '../../lib/core/events.ts';
 import { tick } from '../../lib/engine/ticker.ts';
 import type { Runtime } from '../../lib/lambda/wiring.ts';
@@ -37,6 +37,12 @@ export const SPARSE_PREFIX = 'sparse-';
 export const SPARSE_SPACING_MS = 1000;
 /** How often the sparse run ticks: often enough that with a 10 s lookahead every slice is sent before its second. */
 export const SPARSE_TICK_MS = 2500;
+/** A worker deletes a message after its commit, and a scanner its scan request after its scan, in batches: let them land before reading the meters. */
+const SETTLE_MS = 1500;
+
+/** The seed's deployment: 25,000 slices a day over 8 shards, a tick a minute: 0.46 shard scans per execution. */
+export const SEED_DEPLOYMENT = { slicesPerDay: 25_000, shards: 8, ticksPerDay: 1440 } as const;
+export const SEED_SHARD_SCANS_PER_EXECUTION = (SEED_DEPLOYMENT.shards * SEED_DEPLOYMENT.ticksPerDay) / SEED_DEPLOYMENT.slicesPerDay;
 
 export interface SparseFleet {
   readonly runtime: Runtime;
@@ -124,6 +130,7 @@ export async function runSparse(
     progress();
   }
   await fleet.waitFor(() => done() >= slices && fleet.scans() - scansBefore >= ticks * shards, 60_000 + slices * 1000, progress);
+  await sleep(SETTLE_MS);
   const after = await fleet.meters();
   const shardScans = fleet.scans() - scansBefore;
 
@@ -132,6 +139,7 @@ export async function runSparse(
   const idleScansBefore = fleet.scans();
   await tick(runtime.scanQueue, shards);
   await fleet.waitFor(() => fleet.scans() - idleScansBefore >= shards, 30_000, progress);
+  await sleep(SETTLE_MS);
   const idleAfter = await fleet.meters();
 
   const idleShardScans = fleet.scans() - idleScansBefore;
