@@ -276,6 +276,7 @@ export function renderReport(report: BenchReport): string {
     table([
       ['', ''],
       ['committed', `${sp.committed} of ${sp.slices}`],
+      ['took (registration and idle ticks included)', `${sp.wallSeconds} s`],
       ['worker invocations per execution (receives with messages)', fmt(sp.perExecutionByRole.worker.receivesWithMessages)],
       [
         'wait, handler start − message processing start, mean / p50 / p90 / max',

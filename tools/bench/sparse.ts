@@ -59,6 +59,8 @@ export interface SparseResult {
   readonly slices: number;
   readonly spacingMs: number;
   readonly tickMs: number;
+  /** How long the sparse part took, registration and idle ticks included (s). */
+  readonly wallSeconds: number;
   readonly committed: number;
   /** Shard scans during the run, and on the idle ticks after it. */
   readonly shardScans: number;
@@ -108,6 +110,7 @@ export async function runSparse(
   onProgress: (phase: string, done: number, total: number) => void,
 ): Promise<SparseResult> {
   const { runtime } = fleet;
+  const startedAt = Date.now();
   const shards = runtime.config.shardCount;
   const firstDue = await firstOpenSecond(runtime.wheel, shards, Date.now() + 3000);
   const now = Date.now();
@@ -155,6 +158,7 @@ export async function runSparse(
     slices,
     spacingMs: SPARSE_SPACING_MS,
     tickMs: SPARSE_TICK_MS,
+    wallSeconds: round((Date.now() - startedAt) / 1000, 1),
     committed,
     shardScans,
     idleShardScans,
