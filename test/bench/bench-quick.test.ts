@@ -40,6 +40,40 @@ describe('npm run bench -- --quick', () => {
     expect(report.burst.startLagMs.max).toBeGreaterThanOrEqual(report.burst.startLagMs.p50);
     expect(report.burst.throughputSlicesPerSecond).toBeGreaterThan(0);
 
+    // Sparse: every slice committed once, each in an invocation of its own, with a wait measured for each.
+    const sp = report.sparse;
+    expect(sp.slices).toBe(QUICK_SIZES.sparse);
+    expect(sp.committed).toBe(QUICK_SIZES.sparse);
+    expect(onDisk.sparsePerExecution).toEqual(report.sparsePerExecution);
+    expect(report.sparsePerExecution).toEqual(sp.perExecution);
+    for (const key of ['dynamoWriteRequests', 'writeRequestUnits', 'readRequestUnits', 'sqsRequests', 'receivesWithMessages'] as const) {
+      expect(Number.isFinite(report.sparsePerExecution[key]), key).toBe(true);
+      expect(report.sparsePerExecution[key], key).toBeGreaterThan(0);
+    }
+    // The claim and the commit at least; no more sends than slices (one message each).
+    expect(sp.perExecutionByRole.worker.dynamoWriteRequests).toBeGreaterThanOrEqual(2);
+    expect(sp.perExecutionByRole.scanner.sqsSends).toBeLessThanOrEqual(1);
+    // One message an invocation, give or take a receive that met two (never a burst's ten).
+    expect(sp.perExecutionByRole.worker.receivesWithMessages).toBeGreaterThan(0.5);
+    expect(sp.perExecutionByRole.worker.receivesWithMessages).toBeLessThanOrEqual(1.5);
+    expect(sp.waitMs.mean).toBeGreaterThan(0);
+    expect(sp.waitMs.max).toBeGreaterThanOrEqual(sp.waitMs.p50);
+    expect(sp.shardScans).toBeGreaterThan(0);
+    expect(sp.idleShardScans).toBeGreaterThanOrEqual(QUICK_SIZES.shards);
+    expect(sp.perShardScan.dynamoWriteRequests).toBeGreaterThan(0); // the cursor's claim and move
+    expect(report.costs.sparseShardScansAtSeedUsdPerMillion).toBeGreaterThan(0);
+    expect(Number.isFinite(report.sparseOverheadUsdPerMillion)).toBe(true);
+    expect(report.sparseOverheadUsdPerMillion).toBe(report.costs.sparse1s.overhead);
+    // Without the wait it costs less; sparse (one invocation each) costs more than the burst's batches of ten.
+    expect(report.costs.sparseWithinSecond1s.overhead).toBeLessThan(report.sparseOverheadUsdPerMillion);
+    expect(report.sparseOverheadUsdPerMillion).toBeGreaterThan(report.overheadUsdPerMillion);
+    // The pricing grid: density × precision × job length × lease, every figure finite.
+    expect(report.costs.pricingGrid).toHaveLength(2 * 2 * 4 * 2);
+    for (const row of report.costs.pricingGrid) {
+      expect(Number.isFinite(row.totalUsd) && row.totalUsd >= row.overheadUsd).toBe(true);
+      expect(row.schedulerIdempotencyTotalUsd).toBeGreaterThan(row.schedulerTotalUsd);
+    }
+
     // Requests and units per execution.
     const p = report.perExecution;
     for (const key of ['dynamoWriteRequests', 'writeRequestUnits', 'baseWriteRequestUnits', 'readRequestUnits', 'sqsRequests'] as const) {

@@ -29,6 +29,7 @@ import { BENCH_HOLD, BENCH_NOOP, BENCH_WRITE } from './bench-jobs.ts';
 import { perExecution, type PerExecution } from './per-execution.ts';
 import { round } from './density.ts';
 import { dailyJobAt, firstOpenSecond, registerSchedules } from './register-schedules.ts';
+import { runSparse, SparseWaits, type SparseResult } from './sparse.ts';
 
 /** The bench's replica entry, of this build (the source, or the compiled one). */
 const BENCH_REPLICA = packageFile('tools/bench/bench-replica.ts');
@@ -40,6 +41,8 @@ export class BurstTimeoutError extends CronfenceError {
 export interface BurstOptions {
   readonly env: NodeJS.ProcessEnv;
   readonly slices: number;
+  /** Slices of the sparse run (sparse.ts), one a second, on the same fleet before the burst. */
+  readonly sparseSlices: number;
   readonly scanners: number;
   readonly workers: number;
   readonly logDir: string;
@@ -87,6 +90,8 @@ export interface BurstResult {
   readonly heartbeatRounds: HeartbeatRound[];
   /** Per execution of jobs that commit one business write each (scanner and worker together). */
   readonly withBusinessWrite: PerExecution;
+  /** Slices one at a time, each its own worker invocation (sparse.ts). */
+  readonly sparse: SparseResult;
 }
 
 export async function runBurst(options: BurstOptions): Promise<BurstResult> {
@@ -95,7 +100,9 @@ export async function runBurst(options: BurstOptions): Promise<BurstResult> {
   const committed = new Map<string, number>();
   const lags: number[] = [];
   const scans: { at: number; created: number }[] = [];
+  const sparseWaits = new SparseWaits();
   const onEvent = (event: LifecycleEvent): void => {
+    sparseWaits.onEvent(event);
     if (event.type === 'started') {
       started.set(event.executionKey, Date.parse(event.at));
       if (event.startLagMs !== undefined && event.jobId.startsWith('burst-')) lags.push(event.startLagMs);
@@ -127,6 +134,13 @@ export async function runBurst(options: BurstOptions): Promise<BurstResult> {
     }
 
     const withBusinessWrite = await businessWriteRound(runtime, metered, committed, BUSINESS_WRITE_JOBS, options.onProgress);
+
+    const sparse = await runSparse(
+      { runtime, meters: metered.meters, committed, started, scans: () => scans.length, waitFor },
+      sparseWaits,
+      options.sparseSlices,
+      options.onProgress,
+    );
 
     // Due a little after registration is expected to end; the scan request goes out a second before.
     const registerEstimateMs = 2000 + options.slices * 1.5;
@@ -191,6 +205,7 @@ export async function runBurst(options: BurstOptions): Promise<BurstResult> {
       workerMeter,
       heartbeatRounds,
       withBusinessWrite,
+      sparse,
     };
   } finally {
     await fleet.stopAll();

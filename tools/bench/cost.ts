@@ -71,8 +71,13 @@ export interface CostOptions {
   readonly workerMemoryMb?: number;
   /** Worker invocations per execution. @default 1 (sparse schedules: one message per invocation) */
   readonly invocationsPerExecution?: number;
-  /** The jobs' start precision, which decides the wait for the second. @default 'exact' */
+  /** The jobs' start precision, which decides the wait for the second when no measured wait is given. @default 'exact' */
   readonly startPrecision?: StartPrecision;
+  /**
+   * Seconds each invocation is billed before its handler starts, as measured (the sparse run's mean wait).
+   * @default the modelled wait of `startPrecision` (MEAN_WAIT_FOR_START_S)
+   */
+  readonly waitSecondsPerInvocation?: number;
 }
 
 /** Renewals a job running `jobSeconds` makes: one per heartbeat interval it is still running. */
@@ -105,7 +110,11 @@ export function cronfenceUsdPerMillion(
     // heartbeat extensions are not (they are the heartbeats' own, priced here per beat).
     sqs: (happy.sqsRequests + beats * heartbeat.sqsRequestsPerHeartbeat) * prices.sqsRequestPerMillion,
     lambdaRequests: invocations * prices.lambdaRequestPerMillion,
-    lambdaWait: invocations * gb * MEAN_WAIT_FOR_START_S[options.startPrecision ?? DEFAULT_START_PRECISION] * gbSecond,
+    lambdaWait:
+      invocations *
+      gb *
+      (options.waitSecondsPerInvocation ?? MEAN_WAIT_FOR_START_S[options.startPrecision ?? DEFAULT_START_PRECISION]) *
+      gbSecond,
     lambdaCompute: gb * jobSeconds * gbSecond,
     events: happy.eventEntries * prices.eventBridgeCustomEventPerMillion,
     scheduler: 0,

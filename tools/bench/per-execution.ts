@@ -76,3 +76,16 @@ export function requestRows(meter: MeterSnapshot, executions: number): (string |
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([name, count]) => [name, count, executions === 0 ? '-' : (count / executions).toFixed(3)]);
 }
+
+/** `a + k × b`, field by field, never below 0: to take a fixed part (per scan, say) out of a figure or put one in. */
+export function addScaled(a: PerExecution, b: PerExecution, k: number): PerExecution {
+  const sum = (x: number, y: number): number => Math.max(0, round(x + k * y, 4));
+  const indexes = new Set([...Object.keys(a.indexWriteUnits), ...Object.keys(b.indexWriteUnits)]);
+  const out: Record<string, unknown> = {
+    indexWriteUnits: Object.fromEntries([...indexes].map((i) => [i, sum(a.indexWriteUnits[i] ?? 0, b.indexWriteUnits[i] ?? 0)])),
+  };
+  for (const key of Object.keys(a) as (keyof PerExecution)[]) {
+    if (key !== 'indexWriteUnits') out[key] = sum(a[key], b[key]);
+  }
+  return out as unknown as PerExecution;
+}

@@ -35,6 +35,8 @@ import {
 } from './cost.ts';
 import { round, runDensity } from './density.ts';
 import { perExecution } from './per-execution.ts';
+import { BURST_EXACT_WAIT_SECONDS, pricingGrid } from './pricing-grid.ts';
+import { SEED_SHARD_SCANS_PER_EXECUTION } from './sparse.ts';
 import { measureSettlement, settlementRow } from './settlement-cost.ts';
 import { CONSTRUCT_WORK_QUEUE_VISIBILITY_MS, PRICE_TABLE } from './price-table.ts';
 import type { BenchSizes } from './sizes.ts';
@@ -100,6 +102,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const burst = await runBurst({
       env: envFor('burst'),
       slices: sizes.burst,
+      sparseSlices: sizes.sparse,
       scanners: sizes.scanners,
       workers: sizes.workers,
       logDir: options.outDir,
@@ -158,6 +161,16 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const workerMemoryMb = bundleMemory.chosenMb;
     const costOptions = { heartbeat, workerMemoryMb, invocationsPerExecution: byRole.worker.receivesWithMessages };
     const cronfence1s = cronfenceUsdPerMillion(happy, 1, defaultLease, costOptions);
+    const sparse = burst.sparse;
+    // Each sparse invocation holds one message and is billed from its processing start to its handler's start.
+    const sparseWaitS = round(sparse.waitMs.mean / 1000, 3);
+    const sparseCostOptions = {
+      heartbeat,
+      workerMemoryMb,
+      invocationsPerExecution: sparse.perExecutionByRole.worker.receivesWithMessages,
+      waitSecondsPerInvocation: sparseWaitS,
+    };
+    const sparse1s = cronfenceUsdPerMillion(sparse.perExecution, 1, defaultLease, sparseCostOptions);
     const mix: SliceWriteMix = {
       scannerWru: byRole.scanner.baseWriteRequestUnits,
       workerWru: byRole.worker.baseWriteRequestUnits,
@@ -170,7 +183,15 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       second !== undefined &&
       first.renewalsPerJob > 0 &&
       Math.abs(first.renewalsPerJob - second.renewalsPerJob) <= 1;
-    const { meter: _meter, scannerMeter: _s, workerMeter: _w, heartbeatRounds: _h, withBusinessWrite, ...burstFigures } = burst;
+    const {
+      meter: _meter,
+      scannerMeter: _s,
+      workerMeter: _w,
+      heartbeatRounds: _h,
+      withBusinessWrite,
+      sparse: _sparse,
+      ...burstFigures
+    } = burst;
     const partial: Omit<BenchReport, 'targets' | 'chart'> = {
       version: 1,
       generatedAt: new Date(startedAt).toISOString(),
@@ -193,8 +214,38 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       heartbeats: { rounds, flatInJobs },
       usdPerMillion: cronfence1s.total,
       overheadUsdPerMillion: cronfence1s.overhead,
+      sparse,
+      sparsePerExecution: sparse.perExecution,
+      sparseOverheadUsdPerMillion: sparse1s.overhead,
       costs: {
         cronfence1s,
+        sparse1s,
+        sparseWithinSecond1s: cronfenceUsdPerMillion(sparse.perExecution, 1, defaultLease, {
+          ...sparseCostOptions,
+          waitSecondsPerInvocation: 0,
+        }),
+        sparseShardScansAtSeedUsdPerMillion: round(
+          SEED_SHARD_SCANS_PER_EXECUTION *
+            (sparse.perShardScan.writeRequestUnits * PRICE_TABLE.dynamoWriteRequestUnitPerMillion +
+              sparse.perShardScan.readRequestUnits * PRICE_TABLE.dynamoReadRequestUnitPerMillion +
+              (sparse.perShardScan.sqsRequests + sparse.perShardScan.sqsExtensions) * PRICE_TABLE.sqsRequestPerMillion),
+          4,
+        ),
+        cronfenceWithinSecond1s: cronfenceUsdPerMillion(happy, 1, defaultLease, { ...costOptions, waitSecondsPerInvocation: 0 }),
+        pricingGrid: pricingGrid({
+          burst: {
+            perExecution: happy,
+            invocationsPerExecution: byRole.worker.receivesWithMessages,
+            exactWaitSeconds: BURST_EXACT_WAIT_SECONDS,
+          },
+          sparse: {
+            perExecution: sparse.perExecution,
+            invocationsPerExecution: sparse.perExecutionByRole.worker.receivesWithMessages,
+            exactWaitSeconds: sparseWaitS,
+          },
+          heartbeat,
+          workerMemoryMb,
+        }),
         cronfence45s: cronfenceUsdPerMillion(happy, 45, defaultLease, costOptions),
         eventBridgeScheduler1s: schedulerUsdPerMillion(1, { memoryMb: workerMemoryMb }),
         eventBridgeSchedulerIdempotency1s: schedulerUsdPerMillion(1, { memoryMb: workerMemoryMb, idempotency: true }),

@@ -4,6 +4,8 @@ export interface BenchSizes {
   readonly schedules: readonly number[];
   readonly duePerLevel: number;
   readonly burst: number;
+  /** Slices of the sparse run: one a second, each its own worker invocation (sparse.ts). */
+  readonly sparse: number;
   readonly shards: number;
   readonly scanners: number;
   readonly workers: number;
@@ -25,6 +27,7 @@ export const FULL_SIZES: BenchSizes = {
   schedules: [10_000, 100_000],
   duePerLevel: 200,
   burst: 1000,
+  sparse: 60,
   shards: 8,
   scanners: 2,
   workers: 2,
@@ -39,6 +42,7 @@ export const QUICK_SIZES: BenchSizes = {
   schedules: [1000, 4000],
   duePerLevel: 40,
   burst: 200,
+  sparse: 20,
   shards: 4,
   scanners: 1,
   workers: 2,

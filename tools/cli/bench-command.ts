@@ -6,7 +6,7 @@ import { InvalidJobSpecError } from '../../lib/core/errors.ts';
 import { renderReport } from '../bench/report.ts';
 import { runBench } from '../bench/run-bench.ts';
 import { FULL_SIZES, QUICK_SIZES, type BenchSizes } from '../bench/sizes.ts';
-import { parseInteger } from '../../lib/cli/jobs-command.ts';
+import { parseInteger, wholeNumberAtLeast } from '../../lib/cli/jobs-command.ts';
 
 interface BenchFlags {
   quick?: boolean;
@@ -15,6 +15,7 @@ interface BenchFlags {
   schedules?: string;
   due?: number;
   burst?: number;
+  sparse?: number;
   shards?: number;
   scanners?: number;
   workers?: number;
@@ -30,6 +31,12 @@ export function benchCommand(write: (line: string) => void): Command {
     .option('--schedules <list>', `registered schedules per density level, comma-separated (default ${FULL_SIZES.schedules.join(',')})`)
     .addOption(new Option('--due <n>', 'schedules due in the scanned window at each density level').argParser(parseInteger))
     .addOption(new Option('--burst <n>', `slices due in the same second (default ${FULL_SIZES.burst})`).argParser(parseInteger))
+    .addOption(
+      new Option(
+        '--sparse <n>',
+        `slices one a second, each its own worker invocation (default ${FULL_SIZES.sparse}; quick ${QUICK_SIZES.sparse})`,
+      ).argParser(wholeNumberAtLeast(1, 'the sparse run needs a slice')),
+    )
     .addOption(new Option('--shards <n>', `shards (default ${FULL_SIZES.shards})`).argParser(parseInteger))
     .addOption(new Option('--scanners <n>', 'scanner processes in the burst').argParser(parseInteger))
     .addOption(new Option('--workers <n>', 'worker processes in the burst').argParser(parseInteger))
@@ -46,6 +53,7 @@ export function benchCommand(write: (line: string) => void): Command {
         ...(flags.schedules !== undefined && { schedules: parseLevels(flags.schedules) }),
         ...(flags.due !== undefined && { duePerLevel: flags.due }),
         ...(flags.burst !== undefined && { burst: flags.burst }),
+        ...(flags.sparse !== undefined && { sparse: flags.sparse }),
         ...(flags.shards !== undefined && { shards: flags.shards }),
         ...(flags.scanners !== undefined && { scanners: flags.scanners }),
         ...(flags.workers !== undefined && { workers: flags.workers }),
