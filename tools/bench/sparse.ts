@@ -20,7 +20,7 @@
  * one message is billed for before the handler runs, the wait for the second
  * included.
  */
-import { sleep, sleepUntil, systemClock } from '../../lib/core/clock.ts';
+import { sleepUntil, systemClock } from '../../lib/core/clock.ts';
 import type { LifecycleEvent } from '../../lib/core/events.ts';
 import { tick } from '../../lib/engine/ticker.ts';
 import type { Runtime } from '../../lib/lambda/wiring.ts';
@@ -133,7 +133,7 @@ export async function runSparse(
     progress();
   }
   await fleet.waitFor(() => done() >= slices && fleet.scans() - scansBefore >= ticks * shards, 60_000 + slices * 1000, progress);
-  await sleep(SETTLE_MS);
+  await systemClock.sleep(SETTLE_MS);
   const after = await fleet.meters();
   const shardScans = fleet.scans() - scansBefore;
 
@@ -142,7 +142,7 @@ export async function runSparse(
   const idleScansBefore = fleet.scans();
   await tick(runtime.scanQueue, shards);
   await fleet.waitFor(() => fleet.scans() - idleScansBefore >= shards, 30_000, progress);
-  await sleep(SETTLE_MS);
+  await systemClock.sleep(SETTLE_MS);
   const idleAfter = await fleet.meters();
 
   const idleShardScans = fleet.scans() - idleScansBefore;
