@@ -20,6 +20,13 @@ export function simCommand(write: (line: string) => void): Command {
       new Option('--minutes <n>', 'simulated minutes per seed').argParser(wholeNumberAtLeast(1, 'nothing would be scheduled')).default(10),
     )
     .addOption(new Option('--profile <name>', 'request latency and fault model').choices(PROFILE_CHOICES).default('both'))
+    .addOption(
+      new Option('--jobs <n>', 'schedules (the drill’s mix)')
+        .argParser(wholeNumberAtLeast(1, 'there would be nothing to check'))
+        .default(40),
+    )
+    .addOption(new Option('--scanners <n>', 'scanner processes').argParser(wholeNumberAtLeast(1, 'nothing would create slices')).default(2))
+    .addOption(new Option('--workers <n>', 'worker processes').argParser(wholeNumberAtLeast(2, 'a failover needs a standby')).default(3))
     .option('--out <dir>', 'where sim-report.json and the failing seeds’ histories go', '.cronfence/sim')
     .option('--histories', 'write every seed’s history, not only the failing ones’')
     .option('--json', 'print sim-report.json instead of the summary')
@@ -29,6 +36,9 @@ export function simCommand(write: (line: string) => void): Command {
           seeds: { from: number; to: number };
           minutes: number;
           profile: (typeof PROFILE_CHOICES)[number];
+          jobs: number;
+          scanners: number;
+          workers: number;
           out: string;
           histories?: boolean;
           json?: boolean;
@@ -48,6 +58,7 @@ export function simCommand(write: (line: string) => void): Command {
           profiles,
           out: flags.out,
           histories: flags.histories === true,
+          size: { jobs: flags.jobs, scanners: flags.scanners, workers: flags.workers },
           onSeed: (done, total, seed) => {
             const broke = seed.failing;
             if (broke) failing++;

@@ -11,7 +11,7 @@ import { distribution } from '../../lib/core/stats.ts';
 import { realTime } from '../chaos/observed.ts';
 import { isBoundedFailover } from '../chaos/takeovers.ts';
 import type { ProfileName } from './sim-network.ts';
-import { simulateSeed, type SeedResult } from './simulate-seed.ts';
+import { simulateSeed, type SeedOptions, type SeedResult } from './simulate-seed.ts';
 
 export interface SimOptions {
   readonly fromSeed: number;
@@ -21,6 +21,8 @@ export interface SimOptions {
   readonly out: string;
   /** Write every seed's history, not only the failing ones'. */
   readonly histories?: boolean;
+  /** The fleet and the schedule set (simulate-seed.ts defaults: 40 jobs, 2 scanners, 3 workers). */
+  readonly size?: Pick<SeedOptions, 'jobs' | 'scanners' | 'workers'>;
   readonly onSeed?: (done: number, total: number, seed: SeedSummary) => void;
 }
 
@@ -76,7 +78,7 @@ export async function runSimulation(options: SimOptions): Promise<SimReport> {
   let done = 0;
   for (const profile of options.profiles) {
     for (let seed = options.fromSeed; seed <= options.toSeed; seed++) {
-      const result = await simulateSeed({ seed, minutes: options.minutes, profile });
+      const result = await simulateSeed({ seed, minutes: options.minutes, profile, ...options.size });
       const { verdict } = result;
       const history = historyText(result);
       const failing =
@@ -110,7 +112,12 @@ export async function runSimulation(options: SimOptions): Promise<SimReport> {
       };
       perSeed.push(summary);
       if (failing)
-        failingSeeds.push({ seed, profile, replay: replayCommand(seed, options.minutes, profile), trace: traceOfFirstBreak(result) });
+        failingSeeds.push({
+          seed,
+          profile,
+          replay: replayCommand(seed, options.minutes, profile, options.size),
+          trace: traceOfFirstBreak(result),
+        });
       options.onSeed?.(++done, total, summary);
     }
   }
@@ -143,8 +150,9 @@ export async function runSimulation(options: SimOptions): Promise<SimReport> {
   return report;
 }
 
-export function replayCommand(seed: number, minutes: number, profile: ProfileName): string {
-  return `npm run sim -- --seeds ${seed}-${seed} --minutes ${minutes} --profile ${profile} --histories`;
+export function replayCommand(seed: number, minutes: number, profile: ProfileName, size: SimOptions['size'] = {}): string {
+  const sizeFlags = Object.entries(size).map(([name, value]) => ` --${name} ${value}`);
+  return `npm run sim -- --seeds ${seed}-${seed} --minutes ${minutes} --profile ${profile}${sizeFlags.join('')} --histories`;
 }
 
 /** The history as one JSON text: what the seed's processes did and reported, in order; the claim tokens (random UUIDs the store draws) left out. */
