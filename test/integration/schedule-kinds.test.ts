@@ -40,6 +40,24 @@ function manualRuntime(clock: ManualClock): ReturnType<typeof recordingRuntime> 
   return recordingRuntime(manual, { clock });
 }
 
+/** Runs a real-time worker with `handlers` on the installation's work queue until `done` holds (20 s at most). */
+async function workUntil(handlers: HandlerRegistry, done: () => boolean): Promise<void> {
+  const { runtime } = installation;
+  const poller = new SqsPoller({
+    sqs: runtime.clients.sqs,
+    queueUrl: installation.resources.queueUrls.work,
+    handler: createWorkerHandler(runtime, 'w1', handlers, silent),
+    waitTimeSeconds: 1,
+  });
+  const running = poller.run();
+  try {
+    await eventually(() => (done() ? true : undefined), 20_000, 100);
+  } finally {
+    poller.stop();
+    await running;
+  }
+}
+
 /** The instants of `jobId` the scans sent. */
 function sentOf(queue: RecordingQueue, jobId: string): number[] {
   return queue.sent.filter((message) => message.jobId === jobId).map((message) => message.scheduledAt);
@@ -131,19 +149,7 @@ describe('schedule kinds against the emulator', () => {
       .jobs(['jittered'])
       .put({ id, schedule: `at(${new Date(nominal).toISOString().slice(0, 19)})`, handler: 'jittered', jitter: '6s' });
     await runtime.scanner('s').scanShard(0);
-    const poller = new SqsPoller({
-      sqs: runtime.clients.sqs,
-      queueUrl: installation.resources.queueUrls.work,
-      handler: createWorkerHandler(runtime, 'w1', handlers, silent),
-      waitTimeSeconds: 1,
-    });
-    const running = poller.run();
-    try {
-      await eventually(() => (runs.length > 0 ? true : undefined), 20_000, 100);
-    } finally {
-      poller.stop();
-      await running;
-    }
+    await workUntil(handlers, () => runs.length > 0);
     expect(runs[0]?.key).toBe(`${id}:${isoSecond(nominal)}`);
     expect(runs[0]!.at - nominal).toBeGreaterThanOrEqual(offset);
     // Not a start-lag bound (the bench measures that): only that it ran near its jittered time, not at the next delivery.
@@ -163,19 +169,7 @@ describe('schedule kinds against the emulator', () => {
       policies: { startPrecision: 'within-second' },
     });
     await runtime.scanner('s').scanShard(0);
-    const poller = new SqsPoller({
-      sqs: runtime.clients.sqs,
-      queueUrl: installation.resources.queueUrls.work,
-      handler: createWorkerHandler(runtime, 'w1', handlers, silent),
-      waitTimeSeconds: 1,
-    });
-    const running = poller.run();
-    try {
-      await eventually(() => (installation.events.ofType('committed').some((event) => event.jobId === id) ? true : undefined), 20_000, 100);
-    } finally {
-      poller.stop();
-      await running;
-    }
+    await workUntil(handlers, () => installation.events.ofType('committed').some((event) => event.jobId === id));
     expect(runs).toEqual([{ key: `${id}:${isoSecond(nominal)}`, at: expect.any(Number) }]);
     expect(runs[0]!.at).toBeGreaterThanOrEqual(nominal);
     const of = (type: 'claimed' | 'started' | 'committed') => installation.events.ofType(type).filter((event) => event.jobId === id);
