@@ -8,8 +8,6 @@
 import type { Clock } from '../../lib/core/clock.ts';
 import type { VirtualClock } from './virtual-clock.ts';
 
-const NEVER = new Promise<never>(() => {});
-
 /** The most a process's clock is off true time (the skew the product is specified for). */
 export const MAX_SKEW_MS = 2000;
 
@@ -58,7 +56,8 @@ export class SimProcess implements Clock {
   /** Resolves while the process may run: at once when running, at its resume when paused, never once killed. */
   async gate(): Promise<void> {
     if (this.resumed) await this.resumed;
-    if (this.dead) await NEVER;
+    // A promise of its own, never settled: a shared one would hold every dead process's continuation forever.
+    if (this.dead) await new Promise<never>(() => {});
   }
 
   /** Steps this process's clock by `deltaMs` (negative: backwards, as an NTP correction does), within ±`MAX_SKEW_MS` of true time. */
