@@ -20,7 +20,14 @@ export type ReplicaMessage =
   /** A scanner finished one scan of a shard; `at` is its clock then. */
   | { readonly kind: 'scan'; readonly report: ScanReport; readonly at: number }
   /** The chaos replica injected a fault into itself (into a request for this slice, when it knows one). */
-  | { readonly kind: 'fault'; readonly fault: string; readonly executionKey?: string; readonly request?: string }
+  | {
+      readonly kind: 'fault';
+      readonly fault: string;
+      readonly executionKey?: string;
+      readonly request?: string;
+      /** The jobs a request read or wrote by their own item (a job read before a claim), when it named no slice. */
+      readonly jobIds?: readonly string[];
+    }
   /** A chaos worker received a work message for this slice (the drill times a takeover's receive). */
   | { readonly kind: 'received'; readonly executionKey: string; readonly messageId: string; readonly receiveCount: number }
   /** A chaos replica sent a work message for this slice (`delaySeconds`), or dropped it as its fault (the drill traces a lost occurrence). */

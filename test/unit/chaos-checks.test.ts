@@ -288,6 +288,20 @@ describe('failovers slowed by injected AWS faults', () => {
     expect(hungReceive.failovers[0]?.slowedBy).toBe('hang');
   });
 
+  it('reports a failover apart when the standby’s read of the slice’s job before its claim was throttled (the job read names the job)', () => {
+    const jobRead = (replica: string, jobIds: string[]) => ({
+      kind: 'throttle' as const,
+      replica,
+      at: T0 + 3000,
+      request: 'GetItemCommand',
+      jobIds,
+    });
+    expect(checkHistory({ ...killedHolder, clientFaults: [jobRead('standby', ['job'])] }).failovers[0]?.slowedBy).toBe('throttle');
+    // Another job's read, or another replica's read of this job: the failover is bounded.
+    expect(checkHistory({ ...killedHolder, clientFaults: [jobRead('standby', ['other'])] }).failovers[0]?.slowedBy).toBeUndefined();
+    expect(checkHistory({ ...killedHolder, clientFaults: [jobRead('third', ['job'])] }).failovers[0]?.slowedBy).toBeUndefined();
+  });
+
   it('reports a failover apart when the victim’s own request about the slice was refused within a visibility before its last heartbeat', () => {
     const heartbeat = { replica: 'victim', offsetMs: 0, executionKey: KEY, fence: 1, at: T0 + 400 };
     const refused = (request: string, at = T0 + 100) => ({ kind: 'throttle' as const, replica: 'victim', at, executionKey: KEY, request });

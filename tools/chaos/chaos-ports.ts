@@ -11,7 +11,7 @@ import type { FaultKind, ReplicaChaosConfig } from './config.ts';
 import type { SeededRandom } from './random.ts';
 
 /** `executionKey`: the slice a faulted request was about, when the request names one; `request`: an AWS request's command. */
-export type FaultReporter = (fault: FaultKind, executionKey?: string, request?: string) => void;
+export type FaultReporter = (fault: FaultKind, executionKey?: string, request?: string, jobIds?: readonly string[]) => void;
 
 /** What a client sees when a request timed out after the server applied it. */
 export class SimulatedTimeoutError extends Error {

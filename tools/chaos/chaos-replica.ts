@@ -35,8 +35,14 @@ export function chaosReplica(options: ChaosReplicaOptions = {}): ReplicaSetup {
     if (!chaos) throw new Error('the chaos replica needs its faults in CRONFENCE_CHAOS (npm run chaos sets it)');
     const config = loadConfig();
     const random = new SeededRandom(chaos.seed ^ hashId(id));
-    const report: FaultReporter = (fault, executionKey, request) =>
-      toParent({ kind: 'fault', fault, ...(executionKey ? { executionKey } : {}), ...(request ? { request } : {}) });
+    const report: FaultReporter = (fault, executionKey, request, jobIds) =>
+      toParent({
+        kind: 'fault',
+        fault,
+        ...(executionKey ? { executionKey } : {}),
+        ...(request ? { request } : {}),
+        ...(jobIds && jobIds.length > 0 ? { jobIds } : {}),
+      });
     const clients = createAwsClients();
     const hangServer = chaos.hangRate > 0 ? await new HangServer().start() : undefined;
     injectClientFaults(clients, {

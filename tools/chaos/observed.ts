@@ -54,6 +54,8 @@ export interface InjectedClientFault {
   readonly executionKey?: string;
   /** The SDK command refused or hung, e.g. `UpdateItemCommand`. */
   readonly request: string;
+  /** The jobs a request named by their own item, when it named no slice (a job read before a claim). */
+  readonly jobIds?: readonly string[];
 }
 
 /** A worker's receive of a work message, on the drill's clock (when its report reached the drill). */

@@ -64,6 +64,7 @@ export class HistoryRecorder {
           at: now,
           request: report.request ?? '',
           ...(report.executionKey ? { executionKey: report.executionKey } : {}),
+          ...(report.jobIds ? { jobIds: report.jobIds } : {}),
         });
       }
       return;

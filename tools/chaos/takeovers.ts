@@ -205,6 +205,8 @@ export function findFailovers(
               RENEWAL_REQUESTS.has(injected.request)
             : injected.at >= lastHeartbeatAt &&
               (injected.executionKey === key ||
+                // The standby's read of the slice's job before its claim.
+                (injected.replica === takeover.replica && injected.jobIds?.includes(takeover.event.jobId) === true) ||
                 (injected.executionKey === undefined && injected.kind === 'hang' && injected.replica === takeover.replica))),
       )?.kind;
       const claimAfterPause =
