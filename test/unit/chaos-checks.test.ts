@@ -297,7 +297,12 @@ describe('failovers slowed by injected AWS faults', () => {
       jobIds,
     });
     expect(checkHistory({ ...killedHolder, clientFaults: [jobRead('standby', ['job'])] }).failovers[0]?.slowedBy).toBe('throttle');
-    // Another job's read, or another replica's read of this job: the failover is bounded.
+    // A worker that received the message before the standby, its job read throttled (it hid the message to retry):
+    // apart too. Another job's read, or a read of this job by a worker that never had the message: bounded.
+    const receivedFirst = [{ replica: 'third', executionKey: KEY, at: T0 + 2900, messageId: 'm', receiveCount: 2 }];
+    expect(
+      checkHistory({ ...killedHolder, receives: receivedFirst, clientFaults: [jobRead('third', ['job'])] }).failovers[0]?.slowedBy,
+    ).toBe('throttle');
     expect(checkHistory({ ...killedHolder, clientFaults: [jobRead('standby', ['other'])] }).failovers[0]?.slowedBy).toBeUndefined();
     expect(checkHistory({ ...killedHolder, clientFaults: [jobRead('third', ['job'])] }).failovers[0]?.slowedBy).toBeUndefined();
   });

@@ -193,6 +193,13 @@ export function findFailovers(
       const disarmed = victimRenewals.some((renewal) => renewal.disarmed === true);
       const lastHeartbeatAt = Math.max(eventTime(claim), ...heartbeats);
       const takeoverAt = eventTime(takeover);
+      // Who had the slice's message on the way to the takeover: the standby, and any worker that received it meanwhile.
+      const messageHolders = new Set([
+        takeover.replica,
+        ...receives
+          .filter((receive) => receive.executionKey === key && receive.at >= lastHeartbeatAt && receive.at <= takeoverAt)
+          .map((receive) => receive.replica),
+      ]);
       const slowedBy = clientFaults.find(
         (injected) =>
           injected.at <= takeoverAt &&
@@ -205,8 +212,8 @@ export function findFailovers(
               RENEWAL_REQUESTS.has(injected.request)
             : injected.at >= lastHeartbeatAt &&
               (injected.executionKey === key ||
-                // The standby's read of the slice's job before its claim.
-                (injected.replica === takeover.replica && injected.jobIds?.includes(takeover.event.jobId) === true) ||
+                // A read of the slice's job before a claim, by a worker that had the slice's message.
+                (messageHolders.has(injected.replica) && injected.jobIds?.includes(takeover.event.jobId) === true) ||
                 (injected.executionKey === undefined && injected.kind === 'hang' && injected.replica === takeover.replica))),
       )?.kind;
       const claimAfterPause =
