@@ -21,7 +21,7 @@ import type { ObservedEvent, ObservedReceive, ObservedRenewal } from '../chaos/o
 import { SeededRandom } from '../chaos/random.ts';
 import { reportingRenewals } from '../chaos/renewal-reports.ts';
 import { simHandlers } from './sim-handlers.ts';
-import type { SimNetwork } from './sim-network.ts';
+import type { RequestSubject, SimNetwork } from './sim-network.ts';
 import { MAX_SKEW_MS, SimProcess, type ProcessRole } from './sim-process.ts';
 import type { VirtualClock } from './virtual-clock.ts';
 
@@ -85,8 +85,8 @@ export function startReplica(context: FleetContext, role: ProcessRole, id: strin
       message: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
     });
   };
-  const keyOf = (args: unknown[]): string | undefined => sliceKeyOf(args[0]);
-  const slices = reportingRenewals(network.connect(install.slices, process, 'dynamodb', keyOf), ({ key, fence, at, disarmed }) =>
+  const sliceOf = (args: unknown[]): RequestSubject => ({ executionKey: sliceKeyOf(args[0]) });
+  const slices = reportingRenewals(network.connect(install.slices, process, 'dynamodb', sliceOf), ({ key, fence, at, disarmed }) =>
     observed.renewals.push({
       replica: id,
       offsetMs: process.offsetMs,
@@ -96,12 +96,15 @@ export function startReplica(context: FleetContext, role: ProcessRole, id: strin
       ...(disarmed && { disarmed: true as const }),
     }),
   );
-  const queue = network.connect(faultyQueue(context, process, random), process, 'sqs', (args) =>
-    typeof args[0] === 'string' ? keyOfHandle(install, args[0]) : undefined,
-  );
+  const queue = network.connect(faultyQueue(context, process, random), process, 'sqs', (args) => ({
+    executionKey: typeof args[0] === 'string' ? keyOfHandle(install, args[0]) : undefined,
+  }));
   const parts = {
     slices,
-    jobs: network.connect(install.jobReader, process, 'dynamodb'),
+    // A job read (JobReader.record, records) names jobs, not slices.
+    jobs: network.connect(install.jobReader, process, 'dynamodb', (args) => ({
+      jobIds: (Array.isArray(args[0]) ? args[0] : [args[0]]).filter((id): id is string => typeof id === 'string'),
+    })),
     queue,
     events: { emit: (event: LifecycleEvent) => observed.events.push({ replica: id, offsetMs: process.offsetMs, event }) },
     clock: process,
@@ -147,7 +150,7 @@ export function startReplica(context: FleetContext, role: ProcessRole, id: strin
         received = await network.request(
           process,
           'sqs.receive',
-          () => undefined,
+          () => ({}),
           () => longPoll(time, install, (taken) => recordReceives(observed, id, time, taken)),
           (messages) => messages.map((message) => keyOfBody(message.body)),
         );
@@ -175,7 +178,7 @@ export function startReplica(context: FleetContext, role: ProcessRole, id: strin
             network.request(
               process,
               'sqs.sendRejected',
-              () => undefined,
+              () => ({}),
               () => install.deadLetters.sendRejected(body, reason, kind),
             ),
           onError: (error) => onError(error, 'batch'),
@@ -185,7 +188,7 @@ export function startReplica(context: FleetContext, role: ProcessRole, id: strin
               .request(
                 process,
                 'sqs.delete',
-                () => keyOfHandle(install, record.receiptHandle),
+                () => ({ executionKey: keyOfHandle(install, record.receiptHandle) }),
                 () => install.workQueue.delete(record.receiptHandle),
               )
               .catch((error: unknown) => onError(error, 'delete'));

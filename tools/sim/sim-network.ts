@@ -61,6 +61,12 @@ const SDK_COMMANDS: Readonly<Record<string, string>> = {
 /** The SDK's tries of one call (lib/aws/clients.ts). */
 const SDK_TRIES = 3;
 
+/** What a request was about, as the drill's checker ties a fault to a failover (tools/chaos/takeovers.ts). */
+export interface RequestSubject {
+  readonly executionKey?: string;
+  readonly jobIds?: readonly string[];
+}
+
 export type RequestFault = 'throttle' | 'hang' | 'lostReply';
 
 export interface RequestFaultReport {
@@ -69,6 +75,8 @@ export interface RequestFaultReport {
   readonly request: string;
   /** The slice the request named, when its first argument names one. */
   readonly executionKey?: string;
+  /** The jobs it named by their own item (a job read before a claim), when it named no slice. */
+  readonly jobIds?: readonly string[];
   readonly at: number;
 }
 
@@ -83,13 +91,15 @@ export class SimNetwork {
     private readonly onFault: (report: RequestFaultReport) => void,
   ) {}
 
-  /** Every method of `target` as `process`'s requests to the service behind it. */
-  /** @param keyOf the slice a call's arguments name, asked only when a fault is reported. */
+  /**
+   * Every method of `target` as `process`'s requests to the service behind it.
+   * @param subjectOf what a call's arguments name (a slice, or jobs), asked only when a fault is reported.
+   */
   connect<T extends object>(
     target: T,
     process: SimProcess,
     service: string,
-    keyOf: (args: unknown[]) => string | undefined = () => undefined,
+    subjectOf: (args: unknown[]) => RequestSubject = () => ({}),
   ): T {
     return new Proxy(target, {
       get: (object, property, receiver) => {
@@ -100,7 +110,7 @@ export class SimNetwork {
           this.request(
             process,
             request,
-            () => keyOf(args),
+            () => subjectOf(args),
             () => (value as (...a: unknown[]) => unknown).apply(object, args),
             undefined,
             args.find((arg): arg is AbortSignal => arg instanceof AbortSignal),
@@ -116,7 +126,7 @@ export class SimNetwork {
   async request<R>(
     process: SimProcess,
     request: string,
-    keyOf: () => string | undefined,
+    subjectOf: () => RequestSubject,
     apply: () => R | Promise<R>,
     keysOfReply?: (reply: R) => readonly string[],
     /** The caller's abort (WorkQueue.hide's): no try is sent after it, and a wait for a reply ends with it. */
@@ -127,15 +137,9 @@ export class SimNetwork {
       await process.gate();
       signal?.throwIfAborted();
       const fault = this.draw();
-      const report = (key: string | undefined): void =>
-        this.onFault({
-          kind: fault as RequestFault,
-          process: process.id,
-          request,
-          at: this.time.now(),
-          ...(key !== undefined && { executionKey: key }),
-        });
-      if (fault === 'throttle' || fault === 'hang') report(keyOf());
+      const report = (subject: RequestSubject): void =>
+        this.onFault({ kind: fault as RequestFault, process: process.id, request, at: this.time.now(), ...subject });
+      if (fault === 'throttle' || fault === 'hang') report(subjectOf());
       if (fault === 'throttle' || fault === 'hang') {
         await this.time.sleep(fault === 'hang' ? REQUEST_TIMEOUT_MS : 2 * this.leg() + backoffMs(attempt, this.random), signal);
         if (attempt < SDK_TRIES) continue;
@@ -152,8 +156,8 @@ export class SimNetwork {
       }
       if (fault === 'lostReply') {
         const keys = 'value' in outcome && keysOfReply ? keysOfReply(outcome.value) : [];
-        if (keys.length === 0) report(keyOf());
-        for (const key of keys) report(key);
+        if (keys.length === 0) report(subjectOf());
+        for (const key of keys) report({ executionKey: key });
       }
       await this.time.sleep(fault === 'lostReply' ? REQUEST_TIMEOUT_MS : this.leg(), signal);
       await process.gate();

@@ -87,6 +87,7 @@ export async function simulateSeed(options: SeedOptions): Promise<SeedResult> {
       at: fault.at,
       request: fault.request,
       ...(fault.executionKey && { executionKey: fault.executionKey }),
+      ...(fault.jobIds && fault.jobIds.length > 0 && { jobIds: fault.jobIds }),
     });
   });
   const context: FleetContext = { time, install, network, seed, observed, queueFaults: QUEUE_FAULTS };
