@@ -41,7 +41,7 @@ function manualRuntime(clock: ManualClock): ReturnType<typeof recordingRuntime> 
 }
 
 /** Runs a real-time worker with `handlers` on the installation's work queue until `done` holds (20 s at most). */
-async function workUntil(handlers: HandlerRegistry, done: () => boolean): Promise<void> {
+async function workUntil(handlers: HandlerRegistry, done: () => boolean | Promise<boolean>): Promise<void> {
   const { runtime } = installation;
   const poller = new SqsPoller({
     sqs: runtime.clients.sqs,
@@ -51,7 +51,7 @@ async function workUntil(handlers: HandlerRegistry, done: () => boolean): Promis
   });
   const running = poller.run();
   try {
-    await eventually(() => (done() ? true : undefined), 20_000, 100);
+    await eventually(async () => ((await done()) ? true : undefined), 20_000, 100);
   } finally {
     poller.stop();
     await running;
@@ -194,19 +194,7 @@ describe('schedule kinds against the emulator', () => {
       .jobs(['once'])
       .put({ id: 'k-once', schedule: `at(${local})`, timeZone: 'America/New_York', handler: 'once', policies: { afterOneTime: 'delete' } });
     await runtime.scanner('s').scanShard(0);
-    const poller = new SqsPoller({
-      sqs: runtime.clients.sqs,
-      queueUrl: installation.resources.queueUrls.work,
-      handler: createWorkerHandler(runtime, 'w1', handlers, silent),
-      waitTimeSeconds: 1,
-    });
-    const running = poller.run();
-    try {
-      await eventually(async () => ((await runtime.jobs().get('k-once')) === undefined ? true : undefined), 20_000, 200);
-    } finally {
-      poller.stop();
-      await running;
-    }
+    await workUntil(handlers, async () => (await runtime.jobs().get('k-once')) === undefined);
     expect(runs).toBe(1);
     expect((await runtime.jobs().slicesOf('k-once', 0)).map((slice) => [slice.scheduledAt, slice.status])).toEqual([[at, 'SUCCEEDED']]);
     expect(await runtime.slices.getLedger({ jobId: 'k-once', scheduledAt: at })).toMatchObject({ outcome: 'SUCCEEDED' });
