@@ -3,7 +3,7 @@
  * stores hold after it (slices with their ledger records, business effects, dead letters, a
  * job's raw item, the wheel), read consistently, for the checker.
  */
-import { CreateTableCommand, GetItemCommand, UpdateItemCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, GetItemCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { bootstrap, createTableInput } from '../../lib/aws/bootstrap.ts';
@@ -59,32 +59,6 @@ export async function drainWindow(runtime: Runtime, window: DrainedWindow, timeo
     if (reconciled && live.length === 0) return;
     await new Promise((resolve) => setTimeout(resolve, 2000));
   }
-}
-
-/**
- * A scanner outage of `outageMs` for one job just put (its generation still
- * in the inbox, before any scan): the wheel as it would hold it after one,
- * the job due from that far in the past (same generation), and the job's
- * first occurrence of that generation moved back as far (a worker runs no
- * occurrence from before it: core/claim-plan.ts). @returns where it is due from.
- */
-export async function simulateOutage(runtime: Runtime, jobId: string, outageMs: number): Promise<number> {
-  const job = await runtime.jobs().require(jobId);
-  const shard = job.shard;
-  const from = job.nextFireAt - outageMs;
-  await runtime.clients.dynamo.send(
-    new UpdateItemCommand({
-      TableName: runtime.config.jobsTable,
-      Key: { jobId: { S: jobId } },
-      UpdateExpression: 'SET nextFireAt = :from',
-      ConditionExpression: '#generation = :generation',
-      ExpressionAttributeNames: { '#generation': 'generation' },
-      ExpressionAttributeValues: { ':from': { N: String(from) }, ':generation': { N: String(job.generation) } },
-    }),
-  );
-  await runtime.wheel.takeFromInbox(shard, { jobId, generation: job.generation, from: job.nextFireAt });
-  await runtime.wheel.putInbox(shard, { jobId, generation: job.generation, from });
-  return from;
 }
 
 /**
