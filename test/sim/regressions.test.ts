@@ -20,4 +20,10 @@ describe('simulation regressions', () => {
     expect(slowest).toBeLessThan(5000);
     expect(verdict.healthyHoldersDisplaced).toEqual([]);
   }, 60_000);
+
+  it('aws seed 43 (the model, not the engine): the poller stand-in timed a receive whose first try hung from that try, not the one that answered, as the local poller does; its claim disarmed the fast takeover (a 10.3 s failover)', async () => {
+    const { verdict } = await simulateSeed({ seed: 43, minutes: 10, profile: 'aws' });
+    const slowest = Math.max(...verdict.failovers.filter(isBoundedFailover).map((failover) => failover.latencyMs));
+    expect(slowest).toBeLessThan(5000);
+  }, 60_000);
 });

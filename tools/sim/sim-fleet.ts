@@ -145,7 +145,7 @@ export function startReplica(context: FleetContext, role: ProcessRole, id: strin
   const poll = async (): Promise<void> => {
     for (;;) {
       let received: ReceivedWorkMessage[];
-      const sentAt = process.now();
+      let sentAt = process.now();
       try {
         received = await network.request(
           process,
@@ -153,6 +153,8 @@ export function startReplica(context: FleetContext, role: ProcessRole, id: strin
           () => ({}),
           () => longPoll(time, install, (taken) => recordReceives(observed, id, time, taken)),
           (messages) => messages.map((message) => keyOfBody(message.body)),
+          undefined,
+          () => (sentAt = process.now()),
         );
       } catch (error) {
         onError(error, 'receive');
@@ -160,7 +162,8 @@ export function startReplica(context: FleetContext, role: ProcessRole, id: strin
         continue;
       }
       if (received.length === 0) continue;
-      // The local poller's rule: a reply held up past the long poll's wait (a pause) may have spent the visibility on its way.
+      // The local poller's rule: a reply held up past the long poll's wait (a pause) may have spent the visibility on its
+      // way; timed from the try that answered, as the poller's own middleware times it (lib/local/sqs-poller.ts).
       const since = hiddenSince(sentAt, process.now(), LONG_POLL_MS / 1000);
       running++;
       await handleSqsBatch(

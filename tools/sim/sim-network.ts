@@ -131,11 +131,14 @@ export class SimNetwork {
     keysOfReply?: (reply: R) => readonly string[],
     /** The caller's abort (WorkQueue.hide's): no try is sent after it, and a wait for a reply ends with it. */
     signal?: AbortSignal,
+    /** Told as each try goes out (the local poller times a receive's hide from the try that answered). */
+    onTry?: () => void,
   ): Promise<R> {
     for (let attempt = 1; ; attempt++) {
       // Each try is sent by the process: a paused one sends its retry when it resumes, a killed one never.
       await process.gate();
       signal?.throwIfAborted();
+      onTry?.();
       const fault = this.draw();
       const report = (subject: RequestSubject): void =>
         this.onFault({ kind: fault as RequestFault, process: process.id, request, at: this.time.now(), ...subject });
