@@ -105,8 +105,10 @@ export class LeaseKeeper {
         // After the renewal held, as a rule: a zombie's hide would keep the message (which its standby may now hold
         // too) hidden for another visibility timeout after the standby itself dies (seen: 5.2 s failovers). Only a
         // renewal too slow for that rule extends it sooner as well (renewWithinLease).
-        // In the background: a slow or refused extension must not delay the next renewal.
-        this.extendVisibility();
+        // In the background: a slow or refused extension must not delay the next renewal. One still unanswered since the
+        // last heartbeat (hung) gets a second beside it while the message cannot have surfaced: held back until the
+        // next heartbeat, a hung extension let the message surface under this live holder (sim loaded seed 1010).
+        this.extendVisibility(this.extensions.size > 0);
       } catch (error) {
         if (error instanceof LeaseLostError) {
           this.controller.abort(error);
@@ -169,7 +171,7 @@ export class LeaseKeeper {
     const sentAt = this.clock.now();
     // In rhythm, after a renewal held, the lease says whose the message is; beside, only its receipt does.
     const extension: Promise<void> = hold
-      .hide(this.options.visibilitySeconds, { leaseConfirmed: !beside })
+      .hide(this.options.visibilitySeconds, beside ? {} : { leaseHeldUntil: this.lastRenewedAt + this.options.leaseMs })
       .then((sent) => {
         // Not sent: the receipt may have lapsed, a standby may hold the message. As refused, below.
         if (!sent) throw new ReceiptLapsedError();

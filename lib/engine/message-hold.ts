@@ -60,15 +60,18 @@ export class MessageHold {
 
   /**
    * Hides the message for `seconds` from the change's arrival. `batched`: shares a request with its batch's changes
-   * (WorkQueue.hideBatched). `leaseConfirmed`: a renewal of this worker's lease has just held, so the message is this
-   * worker's to keep hidden whatever its receipt's age (a standby given it meanwhile was refused the claim).
+   * (WorkQueue.hideBatched). `leaseHeldUntil`: a renewal of this worker's lease has just held, so until then the
+   * message is this worker's to keep hidden whatever its receipt's age (a standby given it meanwhile was refused the
+   * claim); a change not landed by then is abandoned like one past its receipt's lapse (a try retried after a pause
+   * landed on a standby's copy: sim aws seed 64).
    * @returns false when the receipt had lapsed and nothing was sent.
-   * @throws the queue's error, or the abort's reason when the receipt lapsed before the change landed.
+   * @throws the queue's error, or the abort's reason when the receipt lapsed (or the lease) before the change landed.
    */
-  async hide(seconds: number, options: { readonly batched?: boolean; readonly leaseConfirmed?: boolean } = {}): Promise<boolean> {
+  async hide(seconds: number, options: { readonly batched?: boolean; readonly leaseHeldUntil?: number } = {}): Promise<boolean> {
     const sentAt = this.clock.now();
-    if (!options.leaseConfirmed && this.lapsed(sentAt)) return false;
-    const lapses = options.leaseConfirmed ? undefined : this.clock.timeout(this.lapsesAt - sentAt);
+    const heldUntil = options.leaseHeldUntil ?? this.lapsesAt;
+    if (sentAt >= heldUntil) return false;
+    const lapses = this.clock.timeout(heldUntil - sentAt);
     await (options.batched
       ? this.queue.hideBatched(this.receiptHandle, seconds, lapses)
       : this.queue.hide(this.receiptHandle, seconds, lapses));

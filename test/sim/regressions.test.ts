@@ -26,4 +26,17 @@ describe('simulation regressions', () => {
     const slowest = Math.max(...verdict.failovers.filter(isBoundedFailover).map((failover) => failover.latencyMs));
     expect(slowest).toBeLessThan(5000);
   }, 60_000);
+
+  it('loaded seed 1010: an extension hung since the last heartbeat held back the next, and the message surfaced under its live holder', async () => {
+    const { verdict } = await simulateSeed({ seed: 1010, minutes: 10, profile: 'loaded' });
+    expect(verdict.healthyHoldersDisplaced).toEqual([]);
+    expect(verdict.failover.count).toBeGreaterThan(10);
+  }, 60_000);
+
+  it('aws seed 64: an extension sent on a renewal, hung, was retried by the SDK after its worker`s pause and hid the message again under the standby (a 5.7 s failover)', async () => {
+    const { verdict } = await simulateSeed({ seed: 64, minutes: 10, profile: 'aws' });
+    const slowest = Math.max(...verdict.failovers.filter(isBoundedFailover).map((failover) => failover.latencyMs));
+    expect(slowest).toBeLessThan(5000);
+    expect(verdict.healthyHoldersDisplaced).toEqual([]);
+  }, 60_000);
 });

@@ -50,7 +50,7 @@ describe('MessageHold', () => {
     const queue = recordingQueue();
     const hold = new MessageHold(queue, clock, 'r1', T0, 3000);
     clock.advance(4000);
-    expect(await hold.hide(3, { leaseConfirmed: true })).toBe(true);
+    expect(await hold.hide(3, { leaseHeldUntil: T0 + 7000 })).toBe(true);
     expect(hold.hiddenAt).toBe(T0 + 4000);
   });
 
@@ -75,6 +75,29 @@ describe('MessageHold', () => {
     await time.run(T0 + 10_000);
     expect(await outcome).toBe('TimeoutError');
     expect(aborted).toBe(2500);
+    expect(hold.surfacesAt).toBe(T0 + 3000);
+  });
+
+  it('abandons a change sent on a renewal once that lease could have run out: a try retried after a pause lands on no standby`s copy', async () => {
+    const time = new VirtualClock(T0);
+    let aborted: unknown;
+    const queue = recordingQueue(
+      (signal) =>
+        new Promise<void>((_resolve, reject) =>
+          signal?.addEventListener('abort', () => {
+            aborted = time.now() - T0;
+            reject(signal.reason);
+          }),
+        ),
+    );
+    const hold = new MessageHold(queue, time, 'r1', T0, 3000);
+    const outcome = hold.hide(3, { leaseHeldUntil: T0 + 4000 }).then(
+      () => 'landed',
+      (error: unknown) => (error as Error).name,
+    );
+    await time.run(T0 + 10_000);
+    expect(await outcome).toBe('TimeoutError');
+    expect(aborted).toBe(4000);
     expect(hold.surfacesAt).toBe(T0 + 3000);
   });
 });
