@@ -20,6 +20,21 @@ function recordingQueue(behaviour: (signal?: AbortSignal) => Promise<void> = asy
   };
 }
 
+/** A queue whose changes never answer: each ends only when its signal aborts, which `aborted` records (ms after T0). */
+function hangingQueue(time: VirtualClock) {
+  const aborted: { afterMs?: number } = {};
+  const queue = recordingQueue(
+    (signal) =>
+      new Promise<void>((_resolve, reject) =>
+        signal?.addEventListener('abort', () => {
+          aborted.afterMs = time.now() - T0;
+          reject(signal.reason);
+        }),
+      ),
+  );
+  return { queue, aborted };
+}
+
 describe('MessageHold', () => {
   it('sends a change while the receipt holds the message, and counts the new visibility from the change', async () => {
     const clock = new ManualClock(T0);
@@ -56,16 +71,7 @@ describe('MessageHold', () => {
 
   it('abandons a change that has not landed when the receipt lapses: a hung request is not left to land under a standby', async () => {
     const time = new VirtualClock(T0);
-    let aborted: unknown;
-    const queue = recordingQueue(
-      (signal) =>
-        new Promise<void>((_resolve, reject) =>
-          signal?.addEventListener('abort', () => {
-            aborted = time.now() - T0;
-            reject(signal.reason);
-          }),
-        ),
-    );
+    const { queue, aborted } = hangingQueue(time);
     const hold = new MessageHold(queue, time, 'r1', T0, 3000);
     const hidden = hold.hide(3);
     const outcome = hidden.then(
@@ -74,22 +80,13 @@ describe('MessageHold', () => {
     );
     await time.run(T0 + 10_000);
     expect(await outcome).toBe('TimeoutError');
-    expect(aborted).toBe(2500);
+    expect(aborted.afterMs).toBe(2500);
     expect(hold.surfacesAt).toBe(T0 + 3000);
   });
 
   it('abandons a change sent on a renewal once that lease could have run out: a try retried after a pause lands on no standby`s copy', async () => {
     const time = new VirtualClock(T0);
-    let aborted: unknown;
-    const queue = recordingQueue(
-      (signal) =>
-        new Promise<void>((_resolve, reject) =>
-          signal?.addEventListener('abort', () => {
-            aborted = time.now() - T0;
-            reject(signal.reason);
-          }),
-        ),
-    );
+    const { queue, aborted } = hangingQueue(time);
     const hold = new MessageHold(queue, time, 'r1', T0, 3000);
     const outcome = hold.hide(3, { leaseHeldUntil: T0 + 4000 }).then(
       () => 'landed',
@@ -97,7 +94,7 @@ describe('MessageHold', () => {
     );
     await time.run(T0 + 10_000);
     expect(await outcome).toBe('TimeoutError');
-    expect(aborted).toBe(4000);
+    expect(aborted.afterMs).toBe(4000);
     expect(hold.surfacesAt).toBe(T0 + 3000);
   });
 });
