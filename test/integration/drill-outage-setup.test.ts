@@ -9,14 +9,13 @@
  * sent (a CI drill, drill seed 2911).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Scanner } from '../../lib/engine/scanner.ts';
 import { cronParserOccurrences } from '../../tools/chaos/expected.ts';
 import { JobHistoryBook } from '../../tools/chaos/job-history.ts';
 import { OUTAGE_MS } from '../../tools/chaos/policy-jobs.ts';
 import { setUpPolicyJobs } from '../../tools/chaos/policy-setup.ts';
 import { createTestInstallation, type TestInstallation } from '../support/harness.ts';
 import { RecordingQueue } from '../support/recording-queue.ts';
-import { delegate } from '../support/scanner-rig.ts';
+import { delegate, scannerOverRuntime } from '../support/scanner-rig.ts';
 
 let installation: TestInstallation;
 beforeAll(async () => {
@@ -43,17 +42,7 @@ describe("the drill's misfire outage", () => {
         return entries;
       },
     };
-    const scanner = new Scanner({
-      scannerId: 'scanner-eager',
-      wheel: heldWheel,
-      jobs: runtime.jobReader,
-      slices: runtime.slices,
-      queue,
-      events: runtime.events,
-      clock: runtime.clock,
-      lookaheadMs: runtime.config.lookaheadMs,
-      sweepGraceMs: runtime.config.sweepGraceMs,
-    });
+    const scanner = scannerOverRuntime(runtime, 'scanner-eager', { wheel: heldWheel, queue });
     const scans: Promise<unknown>[] = [];
     runtime.clients.dynamo.middlewareStack.add(
       (next, context) => async (args) => {

@@ -18,12 +18,11 @@ import { occurrencesBetween, scheduleOf } from '../../lib/core/schedule.ts';
 import { SliceStatus, type SliceKey } from '../../lib/core/slice.ts';
 import { bucketOf, WHEEL_BUCKET_MS } from '../../lib/core/wheel.ts';
 import { defineJob, HandlerRegistry } from '../../lib/engine/define-job.ts';
-import { Scanner, type ScannerDeps } from '../../lib/engine/scanner.ts';
 import type { Disposition } from '../../lib/engine/worker.ts';
-import type { Runtime } from '../../lib/lambda/wiring.ts';
 import { deleteMessage } from '../../lib/testing/work-messages.ts';
 import { createTestInstallation, eventually, type TestInstallation } from '../support/harness.ts';
 import { RecordingQueue } from '../support/recording-queue.ts';
+import { scannerOverRuntime } from '../support/scanner-rig.ts';
 
 const LOOKAHEAD_MS = 30_000;
 /** Where the test follows a message to its end: the reconciler and the sweep look a short grace after. */
@@ -35,22 +34,6 @@ function envOf(sweepGraceMs: number): Record<string, string> {
   return { CRONFENCE_LOOKAHEAD_MS: String(LOOKAHEAD_MS), CRONFENCE_SWEEP_GRACE_MS: String(sweepGraceMs) };
 }
 const HANDLER = 'h';
-
-/** A scanner over the installation's stores, with some of its parts replaced. */
-function scannerOf(runtime: Runtime, scannerId: string, parts: Partial<ScannerDeps> = {}): Scanner {
-  return new Scanner({
-    scannerId,
-    wheel: runtime.wheel,
-    jobs: runtime.jobReader,
-    slices: runtime.slices,
-    queue: runtime.workQueue,
-    events: runtime.events,
-    clock: runtime.clock,
-    lookaheadMs: runtime.config.lookaheadMs,
-    sweepGraceMs: runtime.config.sweepGraceMs,
-    ...parts,
-  });
-}
 
 function keyOf(key: SliceKey): string {
   return `${key.jobId}@${new Date(key.scheduledAt).toISOString()}`;
@@ -241,8 +224,8 @@ describe('two scanners racing one shard', () => {
     }
     const rendezvous = new Rendezvous();
     const [queueA, queueB] = [new RecordingQueue(), new RecordingQueue()];
-    const a = scannerOf(runtime, 'scanner-a', { wheel: racing(runtime.wheel, rendezvous), queue: queueA });
-    const b = scannerOf(runtime, 'scanner-b', { wheel: racing(runtime.wheel, rendezvous), queue: queueB });
+    const a = scannerOverRuntime(runtime, 'scanner-a', { wheel: racing(runtime.wheel, rendezvous), queue: queueA });
+    const b = scannerOverRuntime(runtime, 'scanner-b', { wheel: racing(runtime.wheel, rendezvous), queue: queueB });
     for (let round = 0; round < 3; round++) {
       const reports = await Promise.all([a.scanShard(0), b.scanShard(0)]);
       for (const report of reports) expect(report).toMatchObject({ errors: 0, incomplete: false, reconciled: 0, swept: 0 });
@@ -285,7 +268,7 @@ describe('a scanner that dies mid-scan', () => {
     for (const id of ['mortal-a', 'mortal-b', 'mortal-c'])
       jobs.push((await installation.runtime.jobs().put({ id, schedule: '* * * * * *', handler: HANDLER })).job);
     // A clean first scan: the shard's cursor and the jobs' entries are in the wheel.
-    const first = await scannerOf(installation.runtime, 'scanner-0', { queue: new RecordingQueue() }).scanShard(0);
+    const first = await scannerOverRuntime(installation.runtime, 'scanner-0', { queue: new RecordingQueue() }).scanShard(0);
     expect(first).toMatchObject({ errors: 0, incomplete: false });
     scannedThrough = bucketOf(start + LOOKAHEAD_MS);
   });
@@ -311,7 +294,7 @@ describe('a scanner that dies mid-scan', () => {
       entriesAt: (shard, bucket) => (++reads > 2 ? Promise.reject(new Error('wheel unavailable')) : runtime.wheel.entriesAt(shard, bucket)),
     };
     const broken = new RecordingQueue();
-    const report = await scannerOf(runtime, 'scanner-broken', { wheel: failing, queue: broken }).scanShard(0);
+    const report = await scannerOverRuntime(runtime, 'scanner-broken', { wheel: failing, queue: broken }).scanShard(0);
     expect(report).toMatchObject({ errors: 1, incomplete: true, buckets: 2 });
     const done = scannedThrough + 2 * WHEEL_BUCKET_MS;
     expect(sentKeys(broken.sent)).toEqual(occurrenceKeys(jobs, scannedThrough, done));
@@ -319,7 +302,7 @@ describe('a scanner that dies mid-scan', () => {
     expect((await runtime.wheel.readCursor(0))?.scannedThrough).toBe(done);
 
     const next = new RecordingQueue();
-    expect(await scannerOf(runtime, 'scanner-next', { queue: next }).scanShard(0)).toMatchObject({ errors: 0, incomplete: false });
+    expect(await scannerOverRuntime(runtime, 'scanner-next', { queue: next }).scanShard(0)).toMatchObject({ errors: 0, incomplete: false });
     expect(sentKeys(next.sent)).toEqual(occurrenceKeys(jobs, done, horizon));
     expect(sentKeys([...broken.sent, ...next.sent])).toEqual(occurrenceKeys(jobs, scannedThrough, horizon));
     scannedThrough = horizon;
@@ -341,7 +324,7 @@ describe('a scanner that dies mid-scan', () => {
       hide: () => Promise.resolve(),
       hideBatched: () => Promise.resolve(),
     };
-    const dead = scannerOf(runtime, 'scanner-dead', {
+    const dead = scannerOverRuntime(runtime, 'scanner-dead', {
       wheel: mortal(runtime.wheel, process),
       jobs: mortal(runtime.jobReader, process),
       slices: mortal<SliceStore>(runtime.slices, process),
@@ -354,7 +337,7 @@ describe('a scanner that dies mid-scan', () => {
 
     // The next scan sends the whole range again: what the dead one sent (duplicates) and what it never did.
     const next = new RecordingQueue();
-    expect(await scannerOf(runtime, 'scanner-next', { queue: next }).scanShard(0)).toMatchObject({ errors: 0, incomplete: false });
+    expect(await scannerOverRuntime(runtime, 'scanner-next', { queue: next }).scanShard(0)).toMatchObject({ errors: 0, incomplete: false });
     const range = occurrenceKeys(jobs, scannedThrough, horizon);
     expect(sentKeys(next.sent)).toEqual(range);
 
@@ -400,7 +383,7 @@ describe('the sweep', () => {
     );
 
     const queue = new RecordingQueue();
-    const sweeper = scannerOf(runtime, 'sweeper', { queue });
+    const sweeper = scannerOverRuntime(runtime, 'sweeper', { queue });
     const sweep = await sweeper.scanShard(0);
     expect(sweep).toMatchObject({ swept: 3, sent: 0, reconciled: 0, errors: 0 });
     expect(sentKeys(queue.sent)).toEqual([at(-60_000), at(-50_000), at(-20_000)].map(keyOf).sort());

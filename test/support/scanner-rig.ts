@@ -8,6 +8,7 @@
 import type { Clock } from '../../lib/core/clock.ts';
 import type { WorkMessage, WorkQueue } from '../../lib/core/ports.ts';
 import { Scanner, type ScannerDeps } from '../../lib/engine/scanner.ts';
+import type { Runtime } from '../../lib/lambda/wiring.ts';
 import type { MemoryEngine } from './memory-engine.ts';
 
 /**
@@ -69,6 +70,22 @@ export function scannerOver(engine: MemoryEngine, scannerId: string, overrides: 
     clock: engine.clock,
     lookaheadMs: 120_000,
     sweepGraceMs: engine.tables.sweepGraceMs,
+    ...overrides,
+  });
+}
+
+/** A Scanner over an installation's stores (the emulator's, or AWS), with `overrides` in their place. */
+export function scannerOverRuntime(runtime: Runtime, scannerId: string, overrides: ScannerOverrides = {}): Scanner {
+  return new Scanner({
+    scannerId,
+    wheel: runtime.wheel,
+    jobs: runtime.jobReader,
+    slices: runtime.slices,
+    queue: runtime.workQueue,
+    events: runtime.events,
+    clock: runtime.clock,
+    lookaheadMs: runtime.config.lookaheadMs,
+    sweepGraceMs: runtime.config.sweepGraceMs,
     ...overrides,
   });
 }

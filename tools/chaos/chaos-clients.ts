@@ -95,11 +95,12 @@ function clientFaults(service: Service, options: ClientFaultOptions): FinalizeRe
     // A batch (visibility changes of several messages) names each of its slices: the fault is on each one's path.
     const named = service === 'dynamo' ? [sliceNamedBy(args.input)] : received.slicesOf(args.input);
     const slices = named.length > 0 ? named : [undefined];
-    const jobs = service === 'dynamo' && named[0] === undefined ? jobsNamedBy(args.input) : [];
+    // Asked only when a fault is reported: most requests draw none.
+    const jobs = (): string[] => (service === 'dynamo' && named[0] === undefined ? jobsNamedBy(args.input) : []);
     if (!refusals.has(context)) {
       const throttled = random.chance(config.throttleRate);
       refusals.set(context, throttled ? random.pick([1, 1, 1, 2, 2, 3]) : 0);
-      if (throttled) for (const slice of slices) report('throttle', slice, command, jobs);
+      if (throttled) for (const slice of slices) report('throttle', slice, command, jobs());
     }
     const left = refusals.get(context) ?? 0;
     if (left > 0) {
@@ -107,7 +108,7 @@ function clientFaults(service: Service, options: ClientFaultOptions): FinalizeRe
       throw refusal(service, command, args.request as HttpRequest, random);
     }
     if (options.hangServer && random.chance(config.hangRate)) {
-      for (const slice of slices) report('hang', slice, command, jobs);
+      for (const slice of slices) report('hang', slice, command, jobs());
       return next({ ...args, request: toHangServer(args.request as HttpRequest, options.hangServer.port) });
     }
     const result = await next(args);
