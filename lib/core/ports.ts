@@ -41,6 +41,14 @@ export type BusinessWrite =
       } & Omit<ExpressionParts, 'conditionExpression'>;
     };
 
+/**
+ * What a renewal does to the holder's-message-back takeover (`isClaimable`). `disarm`: forget the message the lease
+ * was claimed with, so its coming back no longer admits a standby (the holder could not keep it hidden); takeover then
+ * waits for the lease to expire. `rearm`: name that message again, once the holder knows it stayed hidden throughout
+ * (no later delivery can exist), so a holder that recovers fails over fast again.
+ */
+export type MessageBackChange = 'disarm' | { readonly rearm: string };
+
 export type ClaimOutcome = { readonly won: true; readonly slice: Slice } | { readonly won: false; readonly current: Slice | undefined };
 
 /** How a claimed slice that will not run ends. */
@@ -54,12 +62,10 @@ export interface SliceStore {
    */
   claim(key: SliceKey, owner: string, now: number, messageId?: string, receiveCount?: number, run?: SliceDefinition): Promise<ClaimOutcome>;
   /**
-   * `disarmMessageBack`: also forget the message the lease was claimed with, so
-   * that message coming back no longer admits a standby (the holder could not
-   * keep it hidden); takeover then waits for the lease to expire.
+   * Moves the lease on. `messageBack` changes the holder's-message-back takeover with it (see `MessageBackChange`).
    * @throws {LeaseLostError} when the fence moved on or the slice is no longer RUNNING.
    */
-  renew(claim: FencedClaim, now: number, leaseMs: number, disarmMessageBack?: boolean): Promise<void>;
+  renew(claim: FencedClaim, now: number, leaseMs: number, messageBack?: MessageBackChange): Promise<void>;
   /**
    * Slice RUNNING → SUCCEEDED on the claim's fence and owner (core/claim.ts), the ledger record and `writes`, atomically.
    * An earlier attempt of this very commit that landed (lost reply) counts as success.

@@ -1,13 +1,40 @@
 /**
- * Heartbeats for one claimed slice: renew the lease on the fence, then extend
- * the message's visibility to match, every `heartbeatMs`. When a renewal is
- * refused (a standby took over) or renewals keep failing until the lease has
- * run out, `signal` aborts with a LeaseLostError and the keeper stops.
+ * The lease of one claimed slice, from the claim to the attempt's end: every
+ * `heartbeatMs` a renewal on the fence, then an extension of the message's
+ * visibility (through its MessageHold). Two timers let a standby in, and this
+ * keeper is what keeps them apart from a live holder:
+ *
+ *   receive   claim   renew        renew        renew        (holder dies)
+ *      |--------|-------|------------|------------|---------x
+ *                        \ extend     \ extend     \ extend
+ *   message:              [hidden for the visibility, lease − heartbeat (3 s)] surfaces → a standby receives it
+ *   lease:          [lease (4 s) from each renewal ..............................] + skew margin (4 s) → anyone
+ *
+ * The takeover on the holder's message back (`isClaimable`) is in one of two states, and each change rides on a
+ * renewal (`MessageBackChange`), so the row always says which one a standby meets:
+ *
+ *   ARMED     The row names the message: its coming back admits a standby. Failover after the last extension:
+ *             the visibility, a receive and a claim (about 3-3.5 s).
+ *   DISARMED  The row names none: only the lease's end plus the skew margin does (about 8-9 s after the last renewal).
+ *
+ *   ARMED → DISARMED   the message could surface before the next renewal lands (no extension accepted for
+ *                      visibility − heartbeat), an extension was refused, or the claim came back when the message
+ *                      may already have surfaced (`overtakeable`): a standby given it must not take over a live holder.
+ *   DISARMED → ARMED   the message has been hidden throughout since the receive (MessageHold.heldThroughout) and stays
+ *                      so past the next renewal: no later delivery of it exists, so its coming back again means
+ *                      this holder's heartbeats stopped.
+ *   → LOST             a renewal refused (the fence moved on), or none answered before the lease ran out: `signal`
+ *                      aborts with a LeaseLostError and the keeper stops.
+ *   → STOPPED          `stop()`: the attempt ended; nothing waits for a request still in flight.
+ *
+ * Extensions: one after each renewal that held (never before: a zombie's would hide its standby's copy), in the
+ * background; a second beside one still unanswered, and one early while a renewal is slow, each only while the
+ * message cannot have surfaced. docs/architecture.md ("The lease") gives the design in a page.
  */
 import type { Clock } from '../core/clock.ts';
 import { CronfenceError, LeaseLostError } from '../core/errors.ts';
 import { executionKey } from '../core/execution-key.ts';
-import type { SliceStore } from '../core/ports.ts';
+import type { MessageBackChange, SliceStore } from '../core/ports.ts';
 import type { SliceKey } from '../core/slice.ts';
 import type { MessageHold } from './message-hold.ts';
 
@@ -27,6 +54,8 @@ export interface LeaseKeeperOptions {
    * holder's-message-back rule before this lease is renewed. The first renewal is sent at once and disarms that rule.
    */
   readonly overtakeable?: boolean;
+  /** The message the lease was claimed with (the slice's `leaseMessageId`): a re-arming renewal names it again. */
+  readonly messageId?: string;
 }
 
 export class LeaseKeeper {
@@ -35,10 +64,12 @@ export class LeaseKeeper {
   private lastRenewedAt: number;
   /** Extensions sent and not yet answered: one at a time, and a second beside one that hangs (`awaitExtensionInFlight`). */
   private readonly extensions = new Set<Promise<void>>();
-  /** The holder's-message-back takeover was disarmed: the message may surface while this holder still renews. */
-  private disarmed = false;
+  /** The holder's-message-back takeover, as the last renewal that changed it left the row (header). */
+  private takeover: 'armed' | 'disarmed' = 'armed';
   /** An extension was refused: the next renewal disarms, whatever `mayBeVisible` says. */
   private disarmNow = false;
+  /** The change the renewal in flight carries: a refusal while it re-arms must still disarm after it. */
+  private changing: MessageBackChange | undefined;
   private loop: Promise<void> | undefined;
   /** Aborted to send the next renewal now rather than after the heartbeat's wait (an extension SQS refused). */
   private wake = new AbortController();
@@ -87,6 +118,9 @@ export class LeaseKeeper {
     // The lease was set when the claim was sent: after a slow claim, the first renewal is due sooner (at once, if
     // the claim took a whole heartbeat), or a lease born nearly expired would lapse before it.
     let wait = this.options.overtakeable ? 0 : Math.max(0, heartbeatMs - (this.clock.now() - this.options.claimedAt));
+    // A receive read late counts as hidden since its try's send: its first renewal could find the message about to
+    // surface and disarm. Extended now, while the receipt holds it, that renewal need not.
+    if (this.mayBeVisible(this.clock.now() + wait)) this.extendVisibility(true);
     while (!this.stopped.signal.aborted && !this.lost) {
       try {
         await this.clock.sleep(wait, AbortSignal.any([this.stopped.signal, this.wake.signal]));
@@ -185,7 +219,7 @@ export class LeaseKeeper {
           // Refused (throttled, say): the message may surface before the next heartbeat's renewal lands, and a standby
           // given it would take over this live holder. Disarm that takeover now, a heartbeat sooner (a drill: the
           // disarming renewal a heartbeat later landed after the standby's claim on a loaded emulator).
-          if (!this.disarmed) {
+          if (this.takeover === 'armed' || typeof this.changing === 'object') {
             this.disarmNow = true;
             this.wake.abort();
             refused = true;
@@ -195,7 +229,7 @@ export class LeaseKeeper {
       .finally(() => {
         this.extensions.delete(extension);
         // And send the extension again beside that renewal, once: either landing keeps this holder.
-        if (refused && !beside && !this.disarmed) this.extendVisibility(true);
+        if (refused && !beside && this.takeover === 'armed') this.extendVisibility(true);
       });
     this.extensions.add(extension);
   }
@@ -210,26 +244,44 @@ export class LeaseKeeper {
     return now >= this.surfacesAt() - this.options.heartbeatMs / 2;
   }
 
+  /** The first renewal of a claim that came back when its message may already have surfaced: it disarms, whatever. */
+  private firstOfOvertakeable(): boolean {
+    return this.options.overtakeable === true && this.lastRenewedAt === this.options.claimedAt;
+  }
+
+  /** The change of the takeover's state the renewal at `now` carries: the transitions of the header. */
+  private takeoverChange(now: number): MessageBackChange | undefined {
+    const { hold, messageId } = this.options;
+    if (this.takeover === 'armed') return this.disarmNow || this.firstOfOvertakeable() || this.mayBeVisible(now) ? 'disarm' : undefined;
+    const hiddenThroughout = !this.disarmNow && !this.mayBeVisible(now) && hold.heldThroughout(now);
+    return hiddenThroughout && messageId !== undefined ? { rearm: messageId } : undefined;
+  }
+
   /**
    * One renewal, given up on when the lease we last saw renewed runs out
    * before it answers (a hung request): the signal must fire then, not when
-   * the request finally returns. Whether it disarms the fast takeover goes with it to the store.
+   * the request finally returns. The takeover's change goes with it to the store.
    */
   private async renewWithinLease(now: number): Promise<void> {
     const { key, fence, leaseMs } = this.options;
-    // The message may surface before the next heartbeat (extensions failing or hung): then a standby given it would
-    // take over a holder that still renews. This renewal disarms that takeover; failover falls back to the lease.
-    if (!this.disarmed && !this.options.overtakeable && this.mayBeVisible(now)) await this.awaitExtensionInFlight();
-    const disarm = !this.disarmed && (this.disarmNow || this.options.overtakeable === true || this.mayBeVisible(now));
-    const renewal = this.slices.renew({ key, fence }, now, leaseMs, disarm).then(() => {
-      if (disarm) this.disarmed = true;
-    });
+    // Before a disarm for want of an extension, one still in flight may land in time (awaitExtensionInFlight).
+    if (this.takeover === 'armed' && !this.firstOfOvertakeable() && this.mayBeVisible(now)) await this.awaitExtensionInFlight();
+    const change = this.takeoverChange(now);
+    this.changing = change;
+    const renewal = this.slices
+      .renew({ key, fence }, now, leaseMs, change)
+      .then(() => {
+        if (change === 'disarm') this.disarmNow = false;
+        if (change !== undefined) this.takeover = change === 'disarm' ? 'disarmed' : 'armed';
+      })
+      .finally(() => (this.changing = undefined));
+    const armedAfter = change === undefined ? this.takeover === 'armed' : change !== 'disarm';
     // Still unanswered a heartbeat before the message could surface (a loaded table): extend it now, not after the
     // answer, or a standby given the message takes this live holder over on the holder's-message-back rule.
     // Should this renewal then be refused, the message stays hidden one visibility timeout longer than it had to.
     // Beside an extension still in flight: one that hangs must not keep this one back.
     const early = new AbortController();
-    if (!disarm && !this.disarmed) {
+    if (armedAfter) {
       this.clock.sleep(this.surfacesAt() - this.options.heartbeatMs - this.clock.now(), early.signal).then(
         () => this.extendVisibility(true),
         () => {},

@@ -24,6 +24,8 @@ const MAX_SURFACE_MARGIN_MS = 500;
 export class MessageHold {
   private lastHiddenAt: number;
   private hiddenForMs: number;
+  /** No hide was sent or landed past the receipt's lapse: the message has been hidden throughout, by this count. */
+  private unbroken = true;
 
   constructor(
     private readonly queue: Pick<WorkQueue, 'hide' | 'hideBatched'>,
@@ -53,6 +55,14 @@ export class MessageHold {
     return now >= this.lapsesAt;
   }
 
+  /**
+   * Has the message stayed hidden since the receive, by this worker's count, and is it still: no moment when it could
+   * have surfaced, so no later delivery of it can exist?
+   */
+  heldThroughout(now = this.clock.now()): boolean {
+    return this.unbroken && !this.lapsed(now);
+  }
+
   /** When the receipt stops being used: the margin before the message could surface. */
   private get lapsesAt(): number {
     return this.surfacesAt - Math.min(MAX_SURFACE_MARGIN_MS, this.hiddenForMs / 6);
@@ -71,10 +81,13 @@ export class MessageHold {
     const sentAt = this.clock.now();
     const heldUntil = options.leaseHeldUntil ?? this.lapsesAt;
     if (sentAt >= heldUntil) return false;
+    if (sentAt >= this.lapsesAt) this.unbroken = false;
     const lapses = this.clock.timeout(heldUntil - sentAt);
     await (options.batched
       ? this.queue.hideBatched(this.receiptHandle, seconds, lapses)
       : this.queue.hide(this.receiptHandle, seconds, lapses));
+    // Landed after the message could have surfaced (a change the lease let outlive the receipt): another may have it.
+    if (this.clock.now() >= this.lapsesAt) this.unbroken = false;
     // Of two changes in flight, the one sent last is counted (SQS's order of arrival is not known here).
     if (sentAt >= this.lastHiddenAt) {
       this.lastHiddenAt = sentAt;

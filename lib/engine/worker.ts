@@ -347,6 +347,7 @@ export class Worker {
         heartbeatMs: slice.policies.heartbeatMs,
         visibilitySeconds: messageVisibilitySeconds(slice.policies),
         hold,
+        ...(slice.leaseMessageId !== undefined && { messageId: slice.leaseMessageId }),
         ...claim,
       },
       (error) => this.deps.onError?.(error, 'lease renewal'),

@@ -32,8 +32,15 @@ export type ReplicaMessage =
   | { readonly kind: 'received'; readonly executionKey: string; readonly messageId: string; readonly receiveCount: number }
   /** A chaos replica sent a work message for this slice (`delaySeconds`), or dropped it as its fault (the drill traces a lost occurrence). */
   | { readonly kind: 'sent'; readonly executionKey: string; readonly delaySeconds: number; readonly dropped: boolean }
-  /** A worker renewed a lease (the chaos drill checks renewals against fences), and whether that renewal disarmed the fast takeover. */
-  | { readonly kind: 'renewed'; readonly executionKey: string; readonly fence: number; readonly at: number; readonly disarmed?: true }
+  /** A worker renewed a lease (the chaos drill checks renewals against fences), and whether that renewal disarmed or re-armed the fast takeover. */
+  | {
+      readonly kind: 'renewed';
+      readonly executionKey: string;
+      readonly fence: number;
+      readonly at: number;
+      readonly disarmed?: true;
+      readonly rearmed?: true;
+    }
   /** A worker's chunked commit (`ctx.commitChunk`): committed, skipped as an earlier claim's, or refused by the fence. */
   | {
       readonly kind: 'chunk';

@@ -12,7 +12,16 @@ import { LeaseLostError, TooManyWritesError } from '../core/errors.ts';
 import { executionKey } from '../core/execution-key.ts';
 import type { SkipReason } from '../core/job-record.ts';
 import { ledgerRecordOf, type LedgerRecord } from '../core/ledger.ts';
-import type { BusinessWrite, ClaimOutcome, NewSlice, NotRunStatus, RangeRecordOutcome, SliceStore, SweepCandidate } from '../core/ports.ts';
+import type {
+  BusinessWrite,
+  ClaimOutcome,
+  MessageBackChange,
+  NewSlice,
+  NotRunStatus,
+  RangeRecordOutcome,
+  SliceStore,
+  SweepCandidate,
+} from '../core/ports.ts';
 import { isClaimable, isRecreatable, SliceStatus, type Slice, type SliceDefinition, type SliceKey } from '../core/slice.ts';
 import {
   holdsLease,
@@ -78,12 +87,13 @@ export class InMemorySliceStore implements SliceStore {
     row.status = status;
   }
 
-  /** RENEW: `holdsLease`; effect leaseExpiresAt = now + leaseMs. */
-  async renew({ key, fence }: FencedClaim, now: number, leaseMs: number, disarmMessageBack = false): Promise<void> {
+  /** RENEW: `holdsLease`; effect leaseExpiresAt = now + leaseMs, and the message-back change. */
+  async renew({ key, fence }: FencedClaim, now: number, leaseMs: number, messageBack?: MessageBackChange): Promise<void> {
     const row = this.row(key);
     if (!holdsLease(row, fence)) throw new LeaseLostError(executionKey(key.jobId, key.scheduledAt), fence);
     row.leaseExpiresAt = now + leaseMs;
-    if (disarmMessageBack) delete row.leaseMessageId;
+    if (messageBack === 'disarm') delete row.leaseMessageId;
+    else if (messageBack !== undefined) row.leaseMessageId = messageBack.rearm;
   }
 
   async commit({ key, fence, owner }: Claim, now: number, writes: readonly BusinessWrite[]): Promise<void> {

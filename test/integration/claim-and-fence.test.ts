@@ -181,7 +181,7 @@ describe("deliveries of the holder's message", () => {
     const { key } = await enqueuedSlice(installation, { id: 'disarmed' }, wholeSecond(60_000));
     const t0 = Date.now();
     expect((await slices.claim(key, 'worker-a', t0, 'message-1', 1)).won).toBe(true);
-    await slices.renew({ key, fence: 1 }, t0 + 1000, 4000, true);
+    await slices.renew({ key, fence: 1 }, t0 + 1000, 4000, 'disarm');
     const early = await slices.claim(key, 'worker-b', t0 + 3000, 'message-1', 2);
     expect(early.won).toBe(false);
     if (!early.won)

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { systemClock, type Clock } from '../../lib/core/clock.ts';
 import { LeaseLostError } from '../../lib/core/errors.ts';
-import type { SliceStore, WorkQueue } from '../../lib/core/ports.ts';
+import type { MessageBackChange, SliceStore, WorkQueue } from '../../lib/core/ports.ts';
 import { LeaseKeeper, type LeaseKeeperOptions } from '../../lib/engine/lease-keeper.ts';
 import { MessageHold } from '../../lib/engine/message-hold.ts';
+import { VirtualClock } from '../../tools/sim/virtual-clock.ts';
 import { HeldClock } from '../support/held-clock.ts';
 
 const key = { jobId: 'job', scheduledAt: Date.parse('2026-11-29T12:00:00Z') };
@@ -32,10 +33,7 @@ function keeperWith(
 ) {
   const calls: string[] = [];
   const slices = {
-    renew: async (_claim: unknown, _now: number, _lease: number, disarm?: boolean) => (
-      calls.push(disarm ? 'renew+disarm' : 'renew'),
-      renew()
-    ),
+    renew: async (_claim: unknown, _now: number, _lease: number, change?: MessageBackChange) => (calls.push(renewCall(change)), renew()),
   } as unknown as SliceStore;
   const queue = {
     send: async () => {},
@@ -60,6 +58,10 @@ function keeperWith(
 
 const hangs = (): Promise<void> => new Promise<void>(() => {});
 
+/** A renewal as the timelines below name it: with the change it made to the message-back takeover. */
+const renewCall = (change?: MessageBackChange): string =>
+  change === undefined ? 'renew' : change === 'disarm' ? 'renew+disarm' : `renew+rearm ${change.rearm}`;
+
 /**
  * A keeper claimed (and its message hidden) now, whose calls are recorded with their time since then: `renew` and
  * `hide` get the call's number (from 1) and a `record` for anything else worth placing on the timeline.
@@ -74,8 +76,8 @@ function timedKeeper(
   let renewals = 0;
   let hides = 0;
   const slices = {
-    renew: async (_c: unknown, _n: number, _l: number, disarm?: boolean) => {
-      record(disarm ? 'renew+disarm' : 'renew');
+    renew: async (_c: unknown, _n: number, _l: number, change?: MessageBackChange) => {
+      record(renewCall(change));
       await behaviour.renew?.(++renewals, record);
     },
   } as unknown as SliceStore;
@@ -190,7 +192,7 @@ describe('LeaseKeeper', () => {
   it('an extension SQS refused disarms the message-back takeover at once, not a heartbeat later', async () => {
     const calls: string[] = [];
     const slices = {
-      renew: async (_c: unknown, _n: number, _l: number, disarm?: boolean) => void calls.push(disarm ? 'renew+disarm' : 'renew'),
+      renew: async (_c: unknown, _n: number, _l: number, change?: MessageBackChange) => void calls.push(renewCall(change)),
     } as unknown as SliceStore;
     const queue = {
       send: async () => {},
@@ -228,9 +230,9 @@ describe('LeaseKeeper', () => {
     const calls: string[] = [];
     let hides = 0;
     const slices = {
-      renew: async (_c: unknown, _n: number, _l: number, disarm?: boolean) => {
-        calls.push(disarm ? 'renew+disarm' : 'renew');
-        if (disarm) await wait(1500);
+      renew: async (_c: unknown, _n: number, _l: number, change?: MessageBackChange) => {
+        calls.push(renewCall(change));
+        if (change === 'disarm') await wait(1500);
       },
     } as unknown as SliceStore;
     const queue = {
@@ -287,7 +289,7 @@ describe('LeaseKeeper', () => {
     const calls: string[] = [];
     let hides = 0;
     const slices = {
-      renew: async (_c: unknown, _n: number, _l: number, disarm?: boolean) => void calls.push(disarm ? 'renew+disarm' : 'renew'),
+      renew: async (_c: unknown, _n: number, _l: number, change?: MessageBackChange) => void calls.push(renewCall(change)),
     } as unknown as SliceStore;
     const queue = { send: async () => {}, hide: async () => (hides++ === 0 ? wait(650) : undefined), hideBatched: async () => {} };
     const keeper = makeKeeper(slices, queue, systemClock, {
@@ -432,5 +434,105 @@ describe('LeaseKeeper', () => {
     await wait(800);
     await keeper.stop();
     expect(timeline.slice(0, 3)).toEqual(['renew', 'renewed', 'hide']);
+  });
+
+  describe('in virtual time (lease 4 s, heartbeat 1 s, visibility 3 s)', () => {
+    const T0 = key.scheduledAt;
+
+    /** A keeper on a virtual clock whose renewals answer in 20 ms and whose extensions do as `hide` says (n from 1). */
+    function virtualKeeper(
+      hide: (n: number, time: VirtualClock) => Promise<void>,
+      options: { hiddenAt?: number; overtakeable?: boolean } = {},
+    ) {
+      const time = new VirtualClock(T0);
+      const timeline: { call: string; at: number }[] = [];
+      const record = (call: string): void => void timeline.push({ call, at: time.now() - T0 });
+      let hides = 0;
+      const slices = {
+        renew: async (_c: unknown, _n: number, _l: number, change?: MessageBackChange) => {
+          record(renewCall(change));
+          await time.sleep(20);
+        },
+      } as unknown as SliceStore;
+      const queue = {
+        send: async () => {},
+        // As the SDK does, a change ends when its abort signal fires (the hold abandons it at the receipt's lapse).
+        hide: async (_receipt: string, _seconds: number, signal?: AbortSignal) => {
+          record('hide');
+          const aborted = new Promise<never>((_resolve, reject) => signal?.addEventListener('abort', () => reject(signal.reason)));
+          await Promise.race([hide(++hides, time), aborted]);
+        },
+        hideBatched: async () => {},
+      };
+      const keeper = makeKeeper(
+        slices,
+        queue,
+        time,
+        {
+          key,
+          fence: 1,
+          leaseMs: 4000,
+          heartbeatMs: 1000,
+          visibilitySeconds: 3,
+          receiptHandle: 'r',
+          claimedAt: T0,
+          messageId: 'message-1',
+          ...(options.hiddenAt !== undefined && { hiddenAt: options.hiddenAt }),
+          ...(options.overtakeable && { overtakeable: true }),
+        },
+        () => {},
+      );
+      const renewals = (): string[] => timeline.filter((entry) => entry.call.startsWith('renew')).map((entry) => entry.call);
+      return { keeper, time, timeline, renewals };
+    }
+
+    it('re-arms the takeover once its message has stayed hidden throughout: a refused extension disarms it for a heartbeat, not for good', async () => {
+      const { keeper, time, renewals } = virtualKeeper(async (n, clock) => {
+        await clock.sleep(20);
+        if (n === 1) throw new Error('throttled (test)');
+      });
+      keeper.start();
+      await time.run(T0 + 4500);
+      await keeper.stop();
+      // The first extension refused: the disarming renewal at once; the one sent again beside it landed, so the message
+      // never could have surfaced, and the renewal after that names the message again.
+      expect(renewals().slice(0, 4)).toEqual(['renew', 'renew+disarm', 'renew+rearm message-1', 'renew']);
+      expect(keeper.lost).toBe(false);
+    });
+
+    it('never re-arms once the message could have surfaced, whatever lands after', async () => {
+      // The first two extensions hang: the message, hidden at the claim, may surface at 3 s. The later ones land at once,
+      // sent on the lease's word past the receipt's lapse: hidden again, but a standby may have received it meanwhile.
+      const { keeper, time, renewals } = virtualKeeper((n, clock) => (n <= 2 ? hangs() : clock.sleep(20)));
+      keeper.start();
+      await time.run(T0 + 12_000);
+      await keeper.stop();
+      expect(renewals()).toContain('renew+disarm');
+      expect(renewals().filter((call) => call.startsWith('renew+rearm'))).toEqual([]);
+      expect(renewals().length).toBeGreaterThanOrEqual(10);
+      expect(keeper.lost).toBe(false);
+    });
+
+    it('a message received late is extended at once: its first renewal does not disarm the takeover', async () => {
+      // Hidden since 1.6 s before the claim (the receive's try was sent then): it could surface at 1.4 s, before the
+      // first renewal's extension lands.
+      const { keeper, time, timeline } = virtualKeeper((_n, clock) => clock.sleep(20), { hiddenAt: T0 - 1600 });
+      keeper.start();
+      await time.run(T0 + 3500);
+      await keeper.stop();
+      expect(timeline.slice(0, 3)).toEqual([
+        { call: 'hide', at: 0 },
+        { call: 'renew', at: 1000 },
+        { call: 'hide', at: 1020 },
+      ]);
+    });
+
+    it('an overtakeable claim disarms at once and re-arms once the extension sent with it has landed', async () => {
+      const { keeper, time, renewals } = virtualKeeper((_n, clock) => clock.sleep(20), { hiddenAt: T0 - 2200, overtakeable: true });
+      keeper.start();
+      await time.run(T0 + 2500);
+      await keeper.stop();
+      expect(renewals().slice(0, 3)).toEqual(['renew+disarm', 'renew+rearm message-1', 'renew']);
+    });
   });
 });

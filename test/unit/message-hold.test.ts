@@ -97,4 +97,40 @@ describe('MessageHold', () => {
     expect(aborted.afterMs).toBe(4000);
     expect(hold.surfacesAt).toBe(T0 + 3000);
   });
+  it('is held throughout while every change landed before the receipt lapsed; one that landed after breaks it for good', async () => {
+    const time = new VirtualClock(T0);
+    let delayMs = 0;
+    const queue = recordingQueue(() => time.sleep(delayMs));
+    const hold = new MessageHold(queue, time, 'r1', T0, 3000);
+    expect(hold.heldThroughout()).toBe(true);
+    delayMs = 500;
+    const inTime = hold.hide(3);
+    await time.run(T0 + 1000);
+    await inTime;
+    expect(hold.heldThroughout()).toBe(true);
+    // Lapses at T0 + 3000 (sent at T0) - 500 = 2500; sent at 1000 on a renewal's lease, it lands at 4000.
+    delayMs = 3000;
+    const late = hold.hide(3, { leaseHeldUntil: T0 + 5000 });
+    await time.run(T0 + 4000);
+    await late;
+    // Counted from its send (1000 + 3000), but it may have surfaced between 2500 and its landing.
+    expect(hold.surfacesAt).toBe(T0 + 4000);
+    expect(hold.heldThroughout(T0 + 1000)).toBe(false);
+    delayMs = 0;
+    const again = hold.hide(3, { leaseHeldUntil: T0 + 6000 });
+    await time.run(T0 + 4000);
+    expect(await again).toBe(true);
+    expect(hold.lapsed()).toBe(false);
+    expect(hold.heldThroughout()).toBe(false);
+  });
+
+  it('is not held throughout once its receipt lapsed, whatever a change sent on a renewal lease did after', async () => {
+    const time = new VirtualClock(T0);
+    const hold = new MessageHold(recordingQueue(), time, 'r1', T0, 3000);
+    await time.run(T0 + 2600);
+    expect(hold.heldThroughout()).toBe(false);
+    expect(await hold.hide(3, { leaseHeldUntil: T0 + 4000 })).toBe(true);
+    expect(hold.lapsed()).toBe(false);
+    expect(hold.heldThroughout()).toBe(false);
+  });
 });

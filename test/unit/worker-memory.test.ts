@@ -295,7 +295,7 @@ describe('Worker over the in-memory stores', () => {
     const disarms: boolean[] = [];
     const recordingRenewals = Object.assign(Object.create(engine.slices) as typeof engine.slices, {
       renew: async (...args: Parameters<typeof engine.slices.renew>) => {
-        disarms.push(args[3] === true);
+        disarms.push(args[3] === 'disarm');
         return engine.slices.renew(...args);
       },
     });

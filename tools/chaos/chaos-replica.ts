@@ -62,8 +62,17 @@ export function chaosReplica(options: ChaosReplicaOptions = {}): ReplicaSetup {
         clients,
         clock: chaos.clockOffsetMs ? new OffsetClock(chaos.clockOffsetMs) : systemClock,
         decoratePorts: (ports) => {
-          const slices = reportingRenewals(chaosSliceStore(inner(ports.slices), chaos, random, report), ({ key, fence, at, disarmed }) =>
-            toParent({ kind: 'renewed', executionKey: executionKey(key.jobId, key.scheduledAt), fence, at, ...(disarmed && { disarmed }) }),
+          const slices = reportingRenewals(
+            chaosSliceStore(inner(ports.slices), chaos, random, report),
+            ({ key, fence, at, disarmed, rearmed }) =>
+              toParent({
+                kind: 'renewed',
+                executionKey: executionKey(key.jobId, key.scheduledAt),
+                fence,
+                at,
+                ...(disarmed && { disarmed }),
+                ...(rearmed && { rearmed }),
+              }),
           );
           const workQueue = chaosWorkQueue(ports.workQueue, chaos, random, report, (sent) => toParent({ kind: 'sent', ...sent }));
           const chunkReports = reportingChunks({ slices, chunks: ports.chunks }, (chunk) =>

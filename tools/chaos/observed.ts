@@ -22,6 +22,8 @@ export interface ObservedRenewal {
   readonly at: number;
   /** This renewal disarmed the holder's-message-back takeover: a failover after it waits for the lease (lease-keeper.ts). */
   readonly disarmed?: true;
+  /** This renewal re-armed it: the holder knew its message stayed hidden throughout (lease-keeper.ts). */
+  readonly rearmed?: true;
 }
 
 export interface InjectedProcessFault {

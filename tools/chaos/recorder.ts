@@ -103,6 +103,7 @@ export class HistoryRecorder {
       fence: report.fence,
       at: report.at,
       ...(report.disarmed && { disarmed: report.disarmed }),
+      ...(report.rearmed && { rearmed: report.rearmed }),
     });
   }
 

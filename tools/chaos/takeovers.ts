@@ -45,8 +45,8 @@ export interface Failover {
    */
   readonly messageHeldBy?: string;
   /**
-   * A renewal of the victim's before the fault disarmed the holder's-message-back takeover (its message could have
-   * surfaced under it): the standby then waits for the lease's expiry and the skew margin. Told, not put apart: the
+   * The victim's takeover stood disarmed at the fault: a renewal before it disarmed the holder's-message-back takeover
+   * (its message could have surfaced under it) and none re-armed it since. The standby then waits for the lease's expiry and the skew margin. Told, not put apart: the
    * renewal's reason (an extension refused, slow, or a late claim) is what a slow failover's trace looks for next.
    */
   readonly disarmed?: true;
@@ -190,7 +190,8 @@ export function findFailovers(
           realTime(renewal, renewal.at) <= fault.at,
       );
       const heartbeats = victimRenewals.map((renewal) => realTime(renewal, renewal.at));
-      const disarmed = victimRenewals.some((renewal) => renewal.disarmed === true);
+      // Disarmed at the fault: the victim's last change of the message-back takeover was a disarm, not a re-arm.
+      const disarmed = victimRenewals.findLast((renewal) => renewal.disarmed === true || renewal.rearmed === true)?.disarmed === true;
       const lastHeartbeatAt = Math.max(eventTime(claim), ...heartbeats);
       const takeoverAt = eventTime(takeover);
       // Who had the slice's message on the way to the takeover: the standby, and any worker that received it meanwhile.

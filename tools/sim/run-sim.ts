@@ -191,7 +191,11 @@ export function sliceTimeline(result: SeedResult, key: string): string[] {
   }
   for (const renewal of observed.renewals)
     if (renewal.executionKey === key)
-      rows.push([realTime(renewal, renewal.at), renewal.replica, `renewed fence ${renewal.fence}${renewal.disarmed ? ', disarmed' : ''}`]);
+      rows.push([
+        realTime(renewal, renewal.at),
+        renewal.replica,
+        `renewed fence ${renewal.fence}${renewal.disarmed ? ', disarmed' : renewal.rearmed ? ', re-armed' : ''}`,
+      ]);
   for (const receive of observed.receives)
     if (receive.executionKey === key)
       rows.push([receive.at, receive.replica, `received ${receive.messageId} (delivery ${receive.receiveCount})`]);

@@ -86,7 +86,7 @@ export function startReplica(context: FleetContext, role: ProcessRole, id: strin
     });
   };
   const sliceOf = (args: unknown[]): RequestSubject => ({ executionKey: sliceKeyOf(args[0]) });
-  const slices = reportingRenewals(network.connect(install.slices, process, 'dynamodb', sliceOf), ({ key, fence, at, disarmed }) =>
+  const slices = reportingRenewals(network.connect(install.slices, process, 'dynamodb', sliceOf), ({ key, fence, at, disarmed, rearmed }) =>
     observed.renewals.push({
       replica: id,
       offsetMs: process.offsetMs,
@@ -94,6 +94,7 @@ export function startReplica(context: FleetContext, role: ProcessRole, id: strin
       fence,
       at,
       ...(disarmed && { disarmed: true as const }),
+      ...(rearmed && { rearmed: true as const }),
     }),
   );
   const queue = network.connect(faultyQueue(context, process, random), process, 'sqs', (args) => ({

@@ -14,6 +14,7 @@ import { ledgerRecordOf, type LedgerRecord } from '../../core/ledger.ts';
 import { mapBounded } from '../../core/map-bounded.ts';
 import type {
   BusinessWrite,
+  MessageBackChange,
   ClaimOutcome,
   NewSlice,
   NotRunStatus,
@@ -71,8 +72,8 @@ export class DynamoSliceStore implements SliceStore {
     });
   }
 
-  renew({ key, fence }: FencedClaim, now: number, leaseMs: number, disarmMessageBack = false): Promise<void> {
-    return renewLease(this.dynamo, this.config.slicesTable, key, fence, now, leaseMs, disarmMessageBack);
+  renew({ key, fence }: FencedClaim, now: number, leaseMs: number, messageBack?: MessageBackChange): Promise<void> {
+    return renewLease(this.dynamo, this.config.slicesTable, key, fence, now, leaseMs, messageBack);
   }
 
   async commit({ key, fence, owner }: Claim, now: number, writes: readonly BusinessWrite[]): Promise<void> {
