@@ -389,6 +389,20 @@ export function sliceStoreContract(label: string, factory: ContractFactory): voi
         expect((await store.slices.get(key))?.leaseExpiresAt).toBeUndefined();
       });
 
+      it('a disarming renewal stops the holder`s message back admitting a standby; a re-arming one makes it admit one again', async () => {
+        const t = space.instant();
+        const { key } = await claimed(store, space.jobId('renew-arming'), t, 'worker-a', 'message-a');
+        await store.slices.renew({ key, fence: 1 }, t + 1000, LEASE, 'disarm');
+        expect((await store.slices.get(key))?.leaseMessageId).toBeUndefined();
+        expect((await store.slices.claim(key, 'worker-b', t + 1500, 'message-a', 2)).won).toBe(false);
+        await store.slices.renew({ key, fence: 1 }, t + 2000, LEASE, { rearm: 'message-a' });
+        expect(await store.slices.get(key)).toMatchObject({ leaseMessageId: 'message-a', leaseExpiresAt: t + 2000 + LEASE, fence: 1 });
+        const back = await store.slices.claim(key, 'worker-b', t + 2500, 'message-a', 2);
+        expect(back.won).toBe(true);
+        // Re-armed, the lease is still fenced: the old holder's next renewal is refused.
+        await expect(store.slices.renew({ key, fence: 1 }, t + 3000, LEASE, { rearm: 'message-a' })).rejects.toBeInstanceOf(LeaseLostError);
+      });
+
       it('a zombie cannot renew once a standby took over', async () => {
         const t = space.instant();
         const { key } = await claimed(store, space.jobId('renew-zombie'), t, 'worker-a', 'message-a');

@@ -40,4 +40,16 @@ describe('simulation regressions', () => {
     expect(slowestBoundedFailover(verdict)).toBeLessThan(5000);
     expect(verdict.healthyHoldersDisplaced).toEqual([]);
   }, 60_000);
+
+  it('loaded seed 26: a claim read 1.3 s after its receive disarmed the fast takeover at once, and for good, though the extension sent with it kept the message hidden; a kill after the next renewal failed over on the lease (11.4 s)', async () => {
+    const { verdict } = await simulateSeed({ seed: 26, minutes: 10, profile: 'loaded' });
+    expect(slowestBoundedFailover(verdict)).toBeLessThan(5000);
+    expect(verdict.healthyHoldersDisplaced).toEqual([]);
+  }, 60_000);
+
+  it('loaded seed 38: a receive read late left its first renewal to find the message about to surface, and disarm; a kill 1.5 s later failed over on the lease (9.4 s)', async () => {
+    const { verdict } = await simulateSeed({ seed: 38, minutes: 10, profile: 'loaded' });
+    expect(slowestBoundedFailover(verdict)).toBeLessThan(5000);
+    expect(verdict.healthyHoldersDisplaced).toEqual([]);
+  }, 60_000);
 });
