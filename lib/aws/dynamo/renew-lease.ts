@@ -13,8 +13,8 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { LeaseLostError } from '../../core/errors.ts';
-import type { MessageBackChange } from '../../core/ports.ts';
 import { executionKey } from '../../core/execution-key.ts';
+import type { MessageBackChange } from '../../core/ports.ts';
 import { SliceStatus, type SliceKey } from '../../core/slice.ts';
 import { conditionalUpdate } from './errors.ts';
 import { sliceKeyItem } from './items.ts';

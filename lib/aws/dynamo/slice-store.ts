@@ -14,8 +14,8 @@ import { ledgerRecordOf, type LedgerRecord } from '../../core/ledger.ts';
 import { mapBounded } from '../../core/map-bounded.ts';
 import type {
   BusinessWrite,
-  MessageBackChange,
   ClaimOutcome,
+  MessageBackChange,
   NewSlice,
   NotRunStatus,
   RangeRecordOutcome,
