@@ -8,6 +8,11 @@
 export interface Clock {
   /** Epoch milliseconds. */
   now(): number;
+  /**
+   * Milliseconds from an arbitrary origin on a reading that never steps (NTP may step `now` back or forth): for how
+   * long something has lasted, never for an instant. A message's hold counts its hide on it.
+   */
+  elapsed(): number;
   /** Resolves once `ms` have passed on this clock's timers, or rejects with the signal's reason when it aborts. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
   /** A signal that aborts with a `TimeoutError` once `ms` have passed on this clock's timers. */
@@ -39,6 +44,7 @@ export function realSleep(ms: number, signal?: AbortSignal): Promise<void> {
 /** Host time and real timers. */
 export const systemClock: Clock = {
   now: () => Date.now(),
+  elapsed: () => performance.now(),
   sleep: realSleep,
   timeout: (ms) => AbortSignal.timeout(Math.max(0, Math.ceil(ms))),
 };
@@ -49,18 +55,29 @@ export const systemClock: Clock = {
  * VirtualClock (cronfence/testing).
  */
 export class ManualClock implements Clock {
-  constructor(private current: number) {}
+  /** The instant it started at, plus how far it has moved forward since: `set` back steps it, as NTP would, and leaves this. */
+  private advanced: number;
+
+  constructor(private current: number) {
+    this.advanced = current;
+  }
 
   now(): number {
     return this.current;
   }
 
+  elapsed(): number {
+    return this.advanced;
+  }
+
   set(epochMs: number): void {
+    this.advanced += Math.max(0, epochMs - this.current);
     this.current = epochMs;
   }
 
   advance(ms: number): void {
     this.current += ms;
+    this.advanced += ms;
   }
 
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -81,6 +98,10 @@ export class OffsetClock implements Clock {
 
   now(): number {
     return this.base.now() + this.offsetMs;
+  }
+
+  elapsed(): number {
+    return this.base.elapsed();
   }
 
   sleep(ms: number, signal?: AbortSignal): Promise<void> {

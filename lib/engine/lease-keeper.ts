@@ -47,7 +47,7 @@ export interface LeaseKeeperOptions {
   readonly hold: MessageHold;
   /** What each heartbeat sets the message's visibility timeout to (see `messageVisibilitySeconds`). */
   readonly visibilitySeconds: number;
-  /** When the claim set the lease. */
+  /** When the claim that set the lease was sent, on the clock's `elapsed` reading (every duration here is). */
   readonly claimedAt: number;
   /**
    * The claim returned when its message may already have surfaced again: a standby given it may claim on the
@@ -61,6 +61,7 @@ export interface LeaseKeeperOptions {
 export class LeaseKeeper {
   private readonly controller = new AbortController();
   private readonly stopped = new AbortController();
+  /** When the last renewal that held was sent (at first, the claim), on the clock's `elapsed` reading. */
   private lastRenewedAt: number;
   /** Extensions sent and not yet answered: one at a time, and a second beside one that hangs (`awaitExtensionInFlight`). */
   private readonly extensions = new Set<Promise<void>>();
@@ -117,10 +118,10 @@ export class LeaseKeeper {
     const { key, fence, leaseMs, heartbeatMs } = this.options;
     // The lease was set when the claim was sent: after a slow claim, the first renewal is due sooner (at once, if
     // the claim took a whole heartbeat), or a lease born nearly expired would lapse before it.
-    let wait = this.options.overtakeable ? 0 : Math.max(0, heartbeatMs - (this.clock.now() - this.options.claimedAt));
+    let wait = this.options.overtakeable ? 0 : Math.max(0, heartbeatMs - (this.clock.elapsed() - this.options.claimedAt));
     // A receive read late counts as hidden since its try's send: its first renewal could find the message about to
     // surface and disarm. Extended now, while the receipt holds it, that renewal need not.
-    if (this.mayBeVisible(this.clock.now() + wait)) this.extendVisibility(true);
+    if (this.mayBeVisible(wait)) this.extendVisibility(true);
     while (!this.stopped.signal.aborted && !this.lost) {
       try {
         await this.clock.sleep(wait, AbortSignal.any([this.stopped.signal, this.wake.signal]));
@@ -130,11 +131,12 @@ export class LeaseKeeper {
       wait = heartbeatMs;
       this.wake = new AbortController();
       const now = this.clock.now();
+      const sentAt = this.clock.elapsed();
       try {
         await this.renewWithinLease(now);
         // Stopped while it was in flight: whether it landed is unknown and no longer matters; report no renewal.
         if (this.stopped.signal.aborted) return;
-        this.lastRenewedAt = now;
+        this.lastRenewedAt = sentAt;
         this.confirm?.resolve();
         // After the renewal held, as a rule: a zombie's hide would keep the message (which its standby may now hold
         // too) hidden for another visibility timeout after the standby itself dies (seen: 5.2 s failovers). Only a
@@ -150,7 +152,7 @@ export class LeaseKeeper {
         }
         if (!(error instanceof LeaseRanOutError)) this.onRenewError(error);
         // Unsure whether we still hold it: once the lease we last saw renewed has run out, assume not.
-        if (error instanceof LeaseRanOutError || this.clock.now() >= this.lastRenewedAt + leaseMs) {
+        if (error instanceof LeaseRanOutError || this.clock.elapsed() >= this.lastRenewedAt + leaseMs) {
           this.controller.abort(new LeaseLostError(executionKey(key.jobId, key.scheduledAt), fence, { cause: error }));
           return;
         }
@@ -158,9 +160,9 @@ export class LeaseKeeper {
     }
   }
 
-  /** Could the message surface before the renewal after `now` lands: is the last extension SQS accepted that old? */
-  private mayBeVisible(now: number): boolean {
-    return now > this.surfacesAt() - this.options.heartbeatMs;
+  /** Could the message surface before the renewal after the one `inMs` from now lands: is the last extension SQS accepted that old? */
+  private mayBeVisible(inMs = 0): boolean {
+    return this.options.hold.msUntilSurfacing() - inMs < this.options.heartbeatMs;
   }
 
   /**
@@ -172,16 +174,16 @@ export class LeaseKeeper {
    */
   private async awaitExtensionInFlight(): Promise<void> {
     if (this.extensions.size === 0) return;
-    const hiddenAt = this.options.hold.hiddenAt;
+    const hiddenMark = this.options.hold.hiddenMark;
     this.extendVisibility(true);
     const budget = new AbortController();
     let timedOut = false;
-    const timeUp = this.clock.sleep(this.surfacesAt() - this.options.heartbeatMs / 2 - this.clock.now(), budget.signal).then(
+    const timeUp = this.clock.sleep(this.options.hold.msUntilSurfacing() - this.options.heartbeatMs / 2, budget.signal).then(
       () => void (timedOut = true),
       () => {},
     );
     try {
-      while (!timedOut && !this.disarmNow && this.extensions.size > 0 && this.options.hold.hiddenAt === hiddenAt)
+      while (!timedOut && !this.disarmNow && this.extensions.size > 0 && this.options.hold.hiddenMark === hiddenMark)
         await Promise.race([...this.extensions, timeUp]);
     } finally {
       budget.abort();
@@ -199,10 +201,10 @@ export class LeaseKeeper {
     if (this.extensions.size > (beside ? 1 : 0) || this.stopped.signal.aborted) return;
     // Sent outside the heartbeat's own rhythm, only while the message cannot have surfaced: once it may have, a standby
     // may hold it, and this hide would keep the standby's copy hidden (as a timer that fired late after a pause would).
-    if (beside && this.surfaced(this.clock.now())) return;
+    if (beside && this.surfaced()) return;
     let refused = false;
     const { hold } = this.options;
-    const sentAt = this.clock.now();
+    const sentMark = this.clock.elapsed();
     // In rhythm, after a renewal held, the lease says whose the message is; beside, only its receipt does.
     const extension: Promise<void> = hold
       .hide(this.options.visibilitySeconds, beside ? {} : { leaseHeldUntil: this.lastRenewedAt + this.options.leaseMs })
@@ -215,7 +217,7 @@ export class LeaseKeeper {
         (error: unknown) => {
           if (!(error instanceof ReceiptLapsedError)) this.onRenewError(error);
           // An extension sent after this one has landed (one beside it): this one no longer matters.
-          if (hold.hiddenAt > sentAt) return;
+          if (hold.hiddenMark > sentMark) return;
           // Refused (throttled, say): the message may surface before the next heartbeat's renewal lands, and a standby
           // given it would take over this live holder. Disarm that takeover now, a heartbeat sooner (a drill: the
           // disarming renewal a heartbeat later landed after the standby's claim on a loaded emulator).
@@ -234,14 +236,9 @@ export class LeaseKeeper {
     this.extensions.add(extension);
   }
 
-  /** When the message surfaces unless extended again: a visibility timeout after the last extension SQS accepted. */
-  private surfacesAt(): number {
-    return this.options.hold.surfacesAt;
-  }
-
   /** Could the message have surfaced already (half a heartbeat of margin)? */
-  private surfaced(now: number): boolean {
-    return now >= this.surfacesAt() - this.options.heartbeatMs / 2;
+  private surfaced(): boolean {
+    return this.options.hold.msUntilSurfacing() <= this.options.heartbeatMs / 2;
   }
 
   /** The first renewal of a claim that came back when its message may already have surfaced: it disarms, whatever. */
@@ -249,11 +246,11 @@ export class LeaseKeeper {
     return this.options.overtakeable === true && this.lastRenewedAt === this.options.claimedAt;
   }
 
-  /** The change of the takeover's state the renewal at `now` carries: the transitions of the header. */
-  private takeoverChange(now: number): MessageBackChange | undefined {
+  /** The change of the takeover's state the renewal about to be sent carries: the transitions of the header. */
+  private takeoverChange(): MessageBackChange | undefined {
     const { hold, messageId } = this.options;
-    if (this.takeover === 'armed') return this.disarmNow || this.firstOfOvertakeable() || this.mayBeVisible(now) ? 'disarm' : undefined;
-    const hiddenThroughout = !this.disarmNow && !this.mayBeVisible(now) && hold.heldThroughout(now);
+    if (this.takeover === 'armed') return this.disarmNow || this.firstOfOvertakeable() || this.mayBeVisible() ? 'disarm' : undefined;
+    const hiddenThroughout = !this.disarmNow && !this.mayBeVisible() && hold.heldThroughout();
     return hiddenThroughout && messageId !== undefined ? { rearm: messageId } : undefined;
   }
 
@@ -265,8 +262,8 @@ export class LeaseKeeper {
   private async renewWithinLease(now: number): Promise<void> {
     const { key, fence, leaseMs } = this.options;
     // Before a disarm for want of an extension, one still in flight may land in time (awaitExtensionInFlight).
-    if (this.takeover === 'armed' && !this.firstOfOvertakeable() && this.mayBeVisible(now)) await this.awaitExtensionInFlight();
-    const change = this.takeoverChange(now);
+    if (this.takeover === 'armed' && !this.firstOfOvertakeable() && this.mayBeVisible()) await this.awaitExtensionInFlight();
+    const change = this.takeoverChange();
     this.changing = change;
     const renewal = this.slices
       .renew({ key, fence }, now, leaseMs, change)
@@ -282,13 +279,13 @@ export class LeaseKeeper {
     // Beside an extension still in flight: one that hangs must not keep this one back.
     const early = new AbortController();
     if (armedAfter) {
-      this.clock.sleep(this.surfacesAt() - this.options.heartbeatMs - this.clock.now(), early.signal).then(
+      this.clock.sleep(this.options.hold.msUntilSurfacing() - this.options.heartbeatMs, early.signal).then(
         () => this.extendVisibility(true),
         () => {},
       );
     }
     const ranOut = new AbortController();
-    const deadline = this.clock.sleep(this.lastRenewedAt + leaseMs - now, ranOut.signal).then(
+    const deadline = this.clock.sleep(this.lastRenewedAt + leaseMs - this.clock.elapsed(), ranOut.signal).then(
       () => Promise.reject(new LeaseRanOutError()),
       () => undefined,
     );

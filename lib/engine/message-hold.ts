@@ -22,6 +22,10 @@ import type { WorkQueue } from '../core/ports.ts';
 const MAX_SURFACE_MARGIN_MS = 500;
 
 export class MessageHold {
+  /**
+   * When the last accepted hide was sent (at first, the receive), on the clock's `elapsed` reading: a step of the
+   * worker's wall clock (NTP) must not move the count, or the hold would trust a hide by the size of the step.
+   */
   private lastHiddenAt: number;
   private hiddenForMs: number;
   /** No hide was sent or landed past the receipt's lapse: the message has been hidden throughout, by this count. */
@@ -31,54 +35,68 @@ export class MessageHold {
     private readonly queue: Pick<WorkQueue, 'hide' | 'hideBatched'>,
     private readonly clock: Clock,
     readonly receiptHandle: string,
-    /** Since when the receive hid it at the latest, by this worker's clock. */
+    /** Since when the receive hid it at the latest, by this worker's clock (read just before). */
     hiddenAt: number,
     /** The visibility timeout the receive hid it for. */
     visibilityMs: number,
   ) {
-    this.lastHiddenAt = hiddenAt;
+    this.lastHiddenAt = clock.elapsed() - (clock.now() - hiddenAt);
     this.hiddenForMs = visibilityMs;
   }
 
-  /** When the last accepted hide was sent (at first, the receive). */
-  get hiddenAt(): number {
+  /** When the last accepted hide was sent, as a mark comparable only with other marks and the clock's `elapsed`. */
+  get hiddenMark(): number {
     return this.lastHiddenAt;
   }
 
-  /** When the message surfaces unless hidden again. */
-  get surfacesAt(): number {
-    return this.lastHiddenAt + this.hiddenForMs;
+  /** How long since the last accepted hide was sent (at first, the receive). */
+  msSinceHidden(): number {
+    return this.clock.elapsed() - this.lastHiddenAt;
   }
 
-  /** Could the message have surfaced by `now`, give or take the margin: is the receipt no longer ours to use? */
-  lapsed(now = this.clock.now()): boolean {
-    return now >= this.lapsesAt;
+  /** How long until the message surfaces unless hidden again (negative: it may have surfaced already). */
+  msUntilSurfacing(): number {
+    return this.surfacesAtMark - this.clock.elapsed();
+  }
+
+  /** When the message surfaces unless hidden again, on this worker's clock as it reads now. */
+  get surfacesAt(): number {
+    return this.clock.now() + this.msUntilSurfacing();
+  }
+
+  /** Could the message have surfaced by now, give or take the margin: is the receipt no longer ours to use? */
+  lapsed(): boolean {
+    return this.clock.elapsed() >= this.lapsesAt;
   }
 
   /**
    * Has the message stayed hidden since the receive, by this worker's count, and is it still: no moment when it could
    * have surfaced, so no later delivery of it can exist?
    */
-  heldThroughout(now = this.clock.now()): boolean {
-    return this.unbroken && !this.lapsed(now);
+  heldThroughout(): boolean {
+    return this.unbroken && !this.lapsed();
+  }
+
+  private get surfacesAtMark(): number {
+    return this.lastHiddenAt + this.hiddenForMs;
   }
 
   /** When the receipt stops being used: the margin before the message could surface. */
   private get lapsesAt(): number {
-    return this.surfacesAt - Math.min(MAX_SURFACE_MARGIN_MS, this.hiddenForMs / 6);
+    return this.surfacesAtMark - Math.min(MAX_SURFACE_MARGIN_MS, this.hiddenForMs / 6);
   }
 
   /**
    * Hides the message for `seconds` from the change's arrival. `batched`: shares a request with its batch's changes
-   * (WorkQueue.hideBatched). `leaseHeldUntil`: a renewal of this worker's lease has just held, so until then the
-   * message is this worker's to keep hidden whatever its receipt's age (a standby given it meanwhile was refused the
-   * claim); a change not landed by then is abandoned like one past its receipt's lapse (a try retried after a pause
-   * landed on a standby's copy: sim aws seed 64).
+   * (WorkQueue.hideBatched). `leaseHeldUntil` (on the clock's `elapsed` reading): a renewal of this worker's lease has
+   * just held, so until then the message is this worker's to keep hidden whatever its receipt's age (a standby given
+   * it meanwhile was refused the claim); a change not landed by then is abandoned like one past its receipt's lapse (a
+   * try retried after a pause landed on a standby's copy: sim aws seed 64).
    * @returns false when the receipt had lapsed and nothing was sent.
    * @throws the queue's error, or the abort's reason when the receipt lapsed (or the lease) before the change landed.
    */
   async hide(seconds: number, options: { readonly batched?: boolean; readonly leaseHeldUntil?: number } = {}): Promise<boolean> {
-    const sentAt = this.clock.now();
+    const sentAt = this.clock.elapsed();
     const heldUntil = options.leaseHeldUntil ?? this.lapsesAt;
     if (sentAt >= heldUntil) return false;
     if (sentAt >= this.lapsesAt) this.unbroken = false;
@@ -87,7 +105,7 @@ export class MessageHold {
       ? this.queue.hideBatched(this.receiptHandle, seconds, lapses)
       : this.queue.hide(this.receiptHandle, seconds, lapses));
     // Landed after the message could have surfaced (a change the lease let outlive the receipt): another may have it.
-    if (this.clock.now() >= this.lapsesAt) this.unbroken = false;
+    if (this.clock.elapsed() >= this.lapsesAt) this.unbroken = false;
     // Of two changes in flight, the one sent last is counted (SQS's order of arrival is not known here).
     if (sentAt >= this.lastHiddenAt) {
       this.lastHiddenAt = sentAt;

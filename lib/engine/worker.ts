@@ -135,7 +135,7 @@ export class Worker {
       this.deps.queueVisibilityMs ?? 3000,
     );
     try {
-      return await this.claimAndRun(order, message, hold, now);
+      return await this.claimAndRun(order, message, hold, now, this.deps.clock.elapsed());
     } catch (error) {
       if (!(error instanceof UnrunnableMessageError)) await this.retrySoon(message, hold);
       throw error;
@@ -158,7 +158,14 @@ export class Worker {
     }
   }
 
-  private async claimAndRun(order: WorkOrder, message: ReceivedMessage, hold: MessageHold, now: number): Promise<Disposition> {
+  /** `now` and `nowMark`: when the claim goes out, on the clock's instant and on its `elapsed` reading. */
+  private async claimAndRun(
+    order: WorkOrder,
+    message: ReceivedMessage,
+    hold: MessageHold,
+    now: number,
+    nowMark: number,
+  ): Promise<Disposition> {
     const { clock, slices } = this.deps;
     const key: SliceKey = { jobId: order.jobId, scheduledAt: order.scheduledAt };
     if (key.scheduledAt - now > EARLY_TOLERANCE_MS) {
@@ -195,7 +202,7 @@ export class Worker {
     const late = record && !isTombstone(record) ? lateFirstStart(slice, record, clock.now()) : undefined;
     if (late) return this.recordLate(slice, late);
     // Judged before any hide below, which a message already handed to a standby would not undo.
-    const overtakeable = clock.now() - hold.hiddenAt > visibilityMs - slice.policies.heartbeatMs;
+    const overtakeable = hold.msSinceHidden() > visibilityMs - slice.policies.heartbeatMs;
     this.emit('claimed', slice, {
       fence: slice.fence,
       attempt: slice.attempts,
@@ -238,7 +245,7 @@ export class Worker {
     }
     const handler = this.deps.handlers.get(slice.handler);
     if (!handler) return this.afterError(slice, new Error(`no handler named ${JSON.stringify(slice.handler)} in this worker`), hold);
-    return this.execute(slice, handler, hold, { claimedAt: now, overtakeable });
+    return this.execute(slice, handler, hold, { claimedAt: nowMark, overtakeable });
   }
 
   /**

@@ -52,4 +52,10 @@ describe('simulation regressions', () => {
     expect(slowestBoundedFailover(verdict)).toBeLessThan(5000);
     expect(verdict.healthyHoldersDisplaced).toEqual([]);
   }, 60_000);
+
+  it('loaded seed 355: a worker`s clock stepped back 1.2 s during its claim; its message`s hold, counted on the wall clock, gave the message that much more time, and a standby took over the live holder', async () => {
+    const { verdict } = await simulateSeed({ seed: 355, minutes: 10, profile: 'loaded' });
+    expect(verdict.healthyHoldersDisplaced).toEqual([]);
+    expect(verdict.failover.count).toBeGreaterThan(10);
+  }, 60_000);
 });

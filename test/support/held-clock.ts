@@ -21,6 +21,10 @@ export class HeldClock implements Clock {
     return this.at;
   }
 
+  elapsed(): number {
+    return this.at;
+  }
+
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);

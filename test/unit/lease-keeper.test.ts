@@ -57,6 +57,7 @@ function virtualKeeper(setup: VirtualKeeperSetup = {}) {
   let pausedMs = 0;
   const clock: Clock = {
     now: () => time.now() + pausedMs,
+    elapsed: () => time.now() + pausedMs,
     sleep: (ms, signal) => time.sleep(ms, signal),
     timeout: (ms) => time.timeout(ms),
   };

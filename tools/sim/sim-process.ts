@@ -44,6 +44,11 @@ export class SimProcess implements Clock {
     return this.time.now() + this.offset;
   }
 
+  /** True time: a step moves `now` only. */
+  elapsed(): number {
+    return this.time.now();
+  }
+
   async sleep(ms: number, signal?: AbortSignal): Promise<void> {
     await this.time.sleep(ms, signal);
     await this.gate();

@@ -29,6 +29,10 @@ export class VirtualClock implements Clock {
     return this.current;
   }
 
+  elapsed(): number {
+    return this.current;
+  }
+
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise((resolve, reject) => {
       if (signal?.aborted) {
