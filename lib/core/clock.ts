@@ -1,5 +1,6 @@
 /**
- * Time for the engine: the instant (`now`) and the timers (`sleep`, `timeout`).
+ * Time for the engine: the instant (`now`), a reading for durations that never
+ * steps (`elapsed`), and the timers (`sleep`, `timeout`).
  * Every rule that compares instants reads `now`, and every wait goes through
  * `sleep` or `timeout`, never `Date.now()`, `setTimeout` or `AbortSignal.timeout`
  * inline: tests step time (backwards too), the chaos drill gives each process
