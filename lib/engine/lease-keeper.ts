@@ -160,7 +160,7 @@ export class LeaseKeeper {
     }
   }
 
-  /** Could the message surface before the renewal after the one `inMs` from now lands: is the last extension SQS accepted that old? */
+  /** Could the message surface within a heartbeat of the renewal `inMs` from now: is the last extension SQS accepted that old? */
   private mayBeVisible(inMs = 0): boolean {
     return this.options.hold.msUntilSurfacing() - inMs < this.options.heartbeatMs;
   }

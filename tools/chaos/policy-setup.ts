@@ -49,7 +49,12 @@ export async function setUpPolicyJobs(runtime: Runtime, book: JobHistoryBook, no
 
 /** `clock`, its instant `behindMs` earlier. */
 function clockBehind(clock: Clock, behindMs: number): Clock {
-  return { now: () => clock.now() - behindMs, elapsed: () => clock.elapsed(), sleep: (ms, signal) => clock.sleep(ms, signal), timeout: (ms) => clock.timeout(ms) };
+  return {
+    now: () => clock.now() - behindMs,
+    elapsed: () => clock.elapsed(),
+    sleep: (ms, signal) => clock.sleep(ms, signal),
+    timeout: (ms) => clock.timeout(ms),
+  };
 }
 
 /** The outage's occurrences of the misfire jobs (before the window): each must end as its policy says. */
