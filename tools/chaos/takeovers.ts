@@ -46,8 +46,9 @@ export interface Failover {
   readonly messageHeldBy?: string;
   /**
    * The victim's takeover stood disarmed at the fault: a renewal before it disarmed the holder's-message-back takeover
-   * (its message could have surfaced under it) and none re-armed it since. The standby then waits for the lease's expiry and the skew margin. Told, not put apart: the
-   * renewal's reason (an extension refused, slow, or a late claim) is what a slow failover's trace looks for next.
+   * (its message could have surfaced under it) and none re-armed it since. The standby then waits for the lease's
+   * expiry and the skew margin. Told, not put apart: the renewal's reason (an extension refused, slow, or a late claim)
+   * is what a slow failover's trace looks for next.
    */
   readonly disarmed?: true;
   /**
