@@ -267,10 +267,18 @@ export class LeaseKeeper {
     this.changing = change;
     const renewal = this.slices
       .renew({ key, fence }, now, leaseMs, change)
-      .then(() => {
-        if (change === 'disarm') this.disarmNow = false;
-        if (change !== undefined) this.takeover = change === 'disarm' ? 'disarmed' : 'armed';
-      })
+      .then(
+        () => {
+          if (change === 'disarm') this.disarmNow = false;
+          if (change !== undefined) this.takeover = change === 'disarm' ? 'disarmed' : 'armed';
+        },
+        (error: unknown) => {
+          // A re-arm whose outcome is unknown (timed out, its reply lost) may have landed: count the row armed, so the
+          // next renewal disarms if the message is at risk. (A disarm's unknown outcome leaves it counted armed too.)
+          if (typeof change === 'object') this.takeover = 'armed';
+          throw error;
+        },
+      )
       .finally(() => (this.changing = undefined));
     const armedAfter = change === undefined ? this.takeover === 'armed' : change !== 'disarm';
     // Still unanswered a heartbeat before the message could surface (a loaded table): extend it now, not after the

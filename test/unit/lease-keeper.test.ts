@@ -468,4 +468,23 @@ describe('LeaseKeeper', () => {
     await keeper.stop();
     expect(renewals().slice(0, 3)).toEqual(['renew+disarm', 'renew+rearm message-1', 'renew']);
   });
+
+  it('a re-arm whose outcome is unknown counts as landed: when the message is next at risk, a renewal disarms', async () => {
+    // The first extension is refused (a disarm at once), the one sent beside it lands; the re-arm then times out, and
+    // every later extension hangs, so the message may surface while this holder still renews.
+    const { keeper, time, renewals } = virtualKeeper({
+      hide: (n, clock) => (n === 1 ? Promise.reject(new Error('throttled (test)')) : n === 2 ? clock.sleep(20) : hangs()),
+      renew: (_n, clock, change) =>
+        typeof change === 'object' ? clock.sleep(20).then(() => Promise.reject(new Error('timed out (test)'))) : clock.sleep(20),
+    });
+    keeper.start();
+    await time.run(T0 + 8000);
+    await keeper.stop();
+    const calls = renewals();
+    const rearm = calls.indexOf('renew+rearm message-1');
+    expect(calls.slice(0, 2)).toEqual(['renew', 'renew+disarm']);
+    expect(rearm).toBe(2);
+    expect(calls.slice(rearm + 1)).toContain('renew+disarm');
+    expect(keeper.lost).toBe(false);
+  });
 });
