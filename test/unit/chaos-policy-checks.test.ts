@@ -83,6 +83,15 @@ describe('misfire policies', () => {
     expect(checkPolicies(base([], [outage('N', 'none')]))).toEqual(['N (misfire none): 0 misfire ranges; expected exactly one']);
   });
 
+  it('none: a range ending at the whole second of a first scan whose clock is the skew behind is no violation; earlier is', () => {
+    // A LocalStack CI drill: set up at 24.3 s; the first scan's clock read 22.27 s (1.95 s behind) and the range ended at 22 s.
+    const setUpAt = { ...outage('N', 'none'), simulatedAt: s(24) + 300 };
+    expect(checkPolicies(base([misfireRange('N', s(0), s(22), 3), ...ran('N', 30)], [setUpAt]))).toEqual([]);
+    expect(checkPolicies(base([misfireRange('N', s(0), s(21), 3), ...ran('N', 30)], [setUpAt]))).toEqual([
+      'N (misfire none): the range ends at 2026-11-29T12:00:21Z, before the outage was set up (2026-11-29T12:00:24Z)',
+    ]);
+  });
+
   it('all: every occurrence of the outage ran and nothing was skipped; a misfire range on another job is a violation', () => {
     expect(checkPolicies(base(ran('A', 0, 10, 20, 30, 40, 50), [outage('A', 'all')]))).toEqual([]);
     expect(checkPolicies(base(ran('A', 0, 10, 20, 30, 50), [outage('A', 'all')]))).toEqual([

@@ -105,7 +105,8 @@ function checkOutage(outage: OutageJob, input: PolicyCheckInput, ranges: readonl
     problems.push(`${jobId} (misfire ${misfire}): the range counts ${range.missedCount} occurrences; it covers ${covered.length}`);
   const ranInRange = covered.filter((at) => at !== range.scheduledAt && ran(slices.get(at)));
   if (ranInRange.length > 0) problems.push(`${jobId} (misfire ${misfire}): ${ranInRange.length} occurrences inside the skipped range ran`);
-  const firstScanFrom = outage.simulatedAt - SCANNER_SKEW_MS;
+  // The first scan's instant by its own clock (up to the skew behind), as the range records it: its whole second.
+  const firstScanFrom = Math.floor((outage.simulatedAt - SCANNER_SKEW_MS) / 1000) * 1000;
   if (misfire === 'latest') {
     const lastOfOutage = input.enumerate(outage.definition, outage.outageFrom, firstScanFrom).at(-1) ?? outage.outageFrom;
     if (until < lastOfOutage)
