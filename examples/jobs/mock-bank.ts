@@ -8,6 +8,9 @@
  * without booking; `dropAfterBookingRate` books the wire and then drops the
  * connection before answering, the case where the sender cannot know the
  * wire went out and must send it again under the same key.
+ *
+ * `wire` is the rule itself, without HTTP: the simulation's bank
+ * (tools/sim/sim-settlement.ts) answers through it in virtual time.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -26,6 +29,15 @@ export interface BookedWire {
   readonly body: string;
   readonly fence: string | undefined;
   readonly wireId: string;
+}
+
+/** The bank's answer to one wire request; `dropped`: booked, and the connection closed before any answer. */
+export type BankAnswer = { readonly status: number; readonly body: unknown } | { readonly dropped: true };
+
+export interface WireRequest {
+  readonly idempotencyKey: string | undefined;
+  readonly body: string;
+  readonly fence: string | undefined;
 }
 
 export class MockBank {
@@ -64,35 +76,41 @@ export class MockBank {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
-  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
+  /** One wire request: booked once per idempotency key, refused (400, 503) or dropped after booking as configured. */
+  wire(request: WireRequest): BankAnswer {
     this.requests++;
-    const key = request.headers['idempotency-key'];
-    if (typeof key !== 'string' || key === '') return this.answer(response, 400, { error: 'Idempotency-Key required' }, true);
+    const key = request.idempotencyKey;
+    if (key === undefined || key === '') return this.refuse(400, { error: 'Idempotency-Key required' });
     const earlier = this.booked.get(key);
     if (earlier !== undefined) {
       this.replays++;
-      return this.answer(response, 200, { wireId: earlier.wireId, replayed: true });
+      return { status: 200, body: { wireId: earlier.wireId, replayed: true } };
     }
-    if (this.random() < (this.options.unavailableRate ?? 0)) return this.answer(response, 503, { error: 'try again' }, true);
-    const wire: BookedWire = {
-      idempotencyKey: key,
+    if (this.random() < (this.options.unavailableRate ?? 0)) return this.refuse(503, { error: 'try again' });
+    const wire: BookedWire = { idempotencyKey: key, body: request.body, fence: request.fence, wireId: `w${this.booked.size + 1}` };
+    this.booked.set(key, wire);
+    if (this.random() < (this.options.dropAfterBookingRate ?? 0)) return { dropped: true };
+    return { status: 201, body: { wireId: wire.wireId } };
+  }
+
+  private refuse(status: number, body: unknown): BankAnswer {
+    this.refused++;
+    return { status, body };
+  }
+
+  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const answer = this.wire({
+      idempotencyKey: header(request, 'idempotency-key'),
       body: Buffer.concat(chunks).toString('utf8'),
       fence: header(request, 'x-cronfence-fence'),
-      wireId: `w${this.booked.size + 1}`,
-    };
-    this.booked.set(key, wire);
-    if (this.random() < (this.options.dropAfterBookingRate ?? 0)) {
+    });
+    if ('dropped' in answer) {
       request.socket.destroy();
       return;
     }
-    this.answer(response, 201, { wireId: wire.wireId });
-  }
-
-  private answer(response: ServerResponse, status: number, body: unknown, refused = false): void {
-    if (refused) this.refused++;
-    response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    response.writeHead(answer.status, { 'content-type': 'application/json' }).end(JSON.stringify(answer.body));
   }
 }
 

@@ -15,7 +15,9 @@
  *   ReceiptHandleIsInvalid);
  * - a send with a body SQS refuses (a character outside its ranges, over
  *   256 KiB: core/sqs-body.ts) fails whole and queues nothing, as SQS does
- *   and the emulator does not.
+ *   and the emulator does not;
+ * - `sendBody` puts any body SQS takes on the queue, as a producer other than
+ *   cronfence's scanners may (a forged or garbled message).
  */
 import type { Clock } from '../core/clock.ts';
 import { CronfenceError } from '../core/errors.ts';
@@ -56,22 +58,26 @@ export class InMemoryWorkQueue implements WorkQueue {
   constructor(private readonly clock: Clock) {}
 
   async send(messages: readonly WorkMessage[]): Promise<void> {
-    const now = this.clock.now();
     const bodies = messages.map((message) => encodeWorkMessage(message));
-    for (const body of bodies) {
-      const problem = sqsBodyProblem(body);
-      if (problem !== undefined) throw new CronfenceError(`InvalidMessageContents: the message body ${problem}`);
-    }
-    for (const [index, message] of messages.entries()) {
-      this.sent++;
-      this.queued.push({
-        messageId: `message-${this.sent}`,
-        body: bodies[index] as string,
-        visibleAt: now + clampSeconds(message.delaySeconds, MAX_DELAY_SECONDS) * 1000,
-        receiptHandles: new Set(),
-        receiveCount: 0,
-      });
-    }
+    for (const body of bodies) assertSendable(body);
+    for (const [index, message] of messages.entries()) this.enqueue(bodies[index] as string, message.delaySeconds);
+  }
+
+  /** SendMessage with a body of the caller's: whatever SQS takes, whether cronfence can read it or not. */
+  async sendBody(body: string, delaySeconds = 0): Promise<void> {
+    assertSendable(body);
+    this.enqueue(body, delaySeconds);
+  }
+
+  private enqueue(body: string, delaySeconds = 0): void {
+    this.sent++;
+    this.queued.push({
+      messageId: `message-${this.sent}`,
+      body,
+      visibleAt: this.clock.now() + clampSeconds(delaySeconds, MAX_DELAY_SECONDS) * 1000,
+      receiptHandles: new Set(),
+      receiveCount: 0,
+    });
   }
 
   /** No request to share in memory: the same as `hide`. */
@@ -116,7 +122,20 @@ export class InMemoryWorkQueue implements WorkQueue {
     return true;
   }
 
-  /** Every message still on the queue (visible, in flight or delayed), with the slice it names; for assertions. */
+  /** The body of every message still on the queue, readable or not. */
+  bodies(): string[] {
+    return this.queued.map((message) => message.body);
+  }
+
+  /** The body of the message a receive gave `receiptHandle` for, while it is on the queue. */
+  bodyOf(receiptHandle: string): string | undefined {
+    return this.queued.find((message) => message.receiptHandles.has(receiptHandle))?.body;
+  }
+
+  /**
+   * Every message still on the queue (visible, in flight or delayed), with the slice it names; for assertions.
+   * @throws {MalformedMessageError} when a body put there with `sendBody` is not a work message.
+   */
   messages(): (Readonly<QueuedMessage> & { readonly key: SliceKey })[] {
     return this.queued.map((message) => ({
       ...message,
@@ -153,4 +172,10 @@ export class InMemoryDeadLetterSink implements DeadLetterSink {
 
 function clampSeconds(seconds: number, max: number): number {
   return Math.min(max, Math.max(0, Math.floor(seconds)));
+}
+
+/** SQS refuses the whole send: a character outside its ranges, over 256 KiB. */
+function assertSendable(body: string): void {
+  const problem = sqsBodyProblem(body);
+  if (problem !== undefined) throw new CronfenceError(`InvalidMessageContents: the message body ${problem}`);
 }

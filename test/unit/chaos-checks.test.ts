@@ -425,6 +425,11 @@ describe('failovers slowed by injected AWS faults', () => {
     expect(killed.failover.count).toBe(0);
     expect(killed.failoverAfterHolderOfMessageStopped).toMatchObject({ count: 1, max: 6000 });
     expect(firstHolder(T0 + 3500, 'pause').failovers[0]?.messageHeldBy).toBe('first');
+    // Already paused or dead when its long poll, open on the server, took the message: it held it all the same.
+    expect(firstHolder(T0 + 2500, 'pause').failovers[0]?.messageHeldBy).toBe('first');
+    expect(firstHolder(T0 + 2800).failovers[0]?.messageHeldBy).toBe('first');
+    // A pause over before the receive held nothing.
+    expect(firstHolder(T0 - 2500, 'pause').failovers[0]?.messageHeldBy).toBeUndefined();
     // Stopped after its receive's visibility ran out (the message was back by then), or after the takeover: bounded.
     for (const late of [
       firstHolder(T0 + 6050),
@@ -439,6 +444,25 @@ describe('failovers slowed by injected AWS faults', () => {
     }
     // A first receiver that stood down (no fault) leaves the failover bounded.
     expect(checkHistory({ ...killedHolder, receives: [receive('first', T0 + 3000)] }).failover).toMatchObject({ count: 1, max: 6000 });
+  });
+
+  it('reports apart a failover whose standby was itself paused on the way (holding the message, or with no other worker running)', () => {
+    const standbyPaused = (at: number, until: number) =>
+      checkHistory({
+        ...killedHolder,
+        processFaults: [...killedHolder.processFaults, { kind: 'pause' as const, replica: 'standby', at, until }],
+      });
+    expect(standbyPaused(T0 + 1000, T0 + 5900).failovers).toMatchObject([{ latencyMs: 6000, messageHeldBy: 'standby' }]);
+    expect(standbyPaused(T0 + 1000, T0 + 5900).failover.count).toBe(0);
+    // Begun before the victim's last heartbeat and still on after it.
+    expect(standbyPaused(T0 - 3000, T0 + 2000).failovers[0]?.messageHeldBy).toBe('standby');
+    // Over before the last heartbeat, or begun after the takeover: bounded.
+    for (const [at, until] of [
+      [T0 - 6000, T0 - 1000],
+      [T0 + 6500, T0 + 9000],
+    ] as const) {
+      expect(standbyPaused(at, until).failover).toMatchObject({ count: 1, max: 6000 });
+    }
   });
 
   it('tells a failover whose victim disarmed its fast takeover before the fault (a renewal reported `disarmed`), and keeps it bounded', () => {

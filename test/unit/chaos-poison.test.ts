@@ -9,7 +9,7 @@ import { executionKey } from '../../lib/core/execution-key.ts';
 import type { JobRecord } from '../../lib/core/job-record.ts';
 import { expectedOccurrences } from '../../tools/chaos/expected.ts';
 import { JobHistoryBook } from '../../tools/chaos/job-history.ts';
-import { checkPoison, poisonViolations, REACH_BACK_MS } from '../../tools/chaos/poison-checks.ts';
+import { checkPoison, poisonViolations, REACH_BACK_MS, SCAN_SLACK_MS } from '../../tools/chaos/poison-checks.ts';
 import { BAD_VALUES, MIN_POISONED_MS, planPoison, PoisonInjector, type Poisoning } from '../../tools/chaos/poison-faults.ts';
 import type { SetAsideJob } from '../../lib/core/set-aside.ts';
 
@@ -206,7 +206,7 @@ describe('the poison checks', () => {
       poisonings: [poisoning],
       setAside: [aside(2)],
       setAsideEvents: [
-        { jobId: 'p', at: T0 + 10_000 },
+        { jobId: 'p', at: T0 + 20_000 - SCAN_SLACK_MS - 1 },
         { jobId: 'p', at: T0 + 60_000 },
         { jobId: 'other', at: T0 + 30_000 },
       ],
@@ -215,6 +215,19 @@ describe('the poison checks', () => {
     expect(verdict.poisonedSetAside).toBe(0);
     expect(verdict.neverSetAside).toEqual(['p']);
     expect(poisonViolations(verdict)).toEqual(['poisoned jobs never set aside: p']);
+  });
+
+  it('counts an event of a scan that started before the poisoning it read, but not one from before the previous repair', () => {
+    const started = checkPoison({ poisonings: [poisoning], setAside: [], setAsideEvents: [{ jobId: 'p', at: T0 + 19_000 }], missed: [] });
+    expect(started.neverSetAside).toEqual([]);
+    const second: Poisoning = { ...poisoning, generation: 4, at: T0 + 65_000, repairedAt: T0 + 110_000, repairedGeneration: 5 };
+    const beforeRepair = checkPoison({
+      poisonings: [poisoning, second],
+      setAside: [],
+      setAsideEvents: [{ jobId: 'p', at: T0 + 30_000 }],
+      missed: [],
+    });
+    expect(beforeRepair.neverSetAside).toEqual(['p']);
   });
 
   it('fails a repaired generation set aside again, and a repair that never landed', () => {

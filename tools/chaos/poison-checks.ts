@@ -20,8 +20,13 @@
 import type { SetAsideJob } from '../../lib/core/set-aside.ts';
 import type { Poisoning } from './poison-faults.ts';
 
-/** How far before a poisoning an occurrence not yet run may have met the bad row (retries, the reconciler's grace, delayed copies). */
-export const REACH_BACK_MS = 30_000;
+/**
+ * How far before a poisoning an occurrence not yet run may have met the bad row (retries, delayed copies, a lost
+ * message's reconciliation: the reconciler's 30 s grace, then the next tick's scan, every 5 s, and its requests).
+ */
+export const REACH_BACK_MS = 45_000;
+/** How long a scan may run after its start (its `now`, the `at` of the events it emits): several requests of a loaded store. */
+export const SCAN_SLACK_MS = 10_000;
 
 export interface PoisonCheckInput {
   readonly poisonings: readonly Poisoning[];
@@ -52,10 +57,19 @@ export interface PoisonVerdict {
 
 export function checkPoison(input: PoisonCheckInput): PoisonVerdict {
   const recordOf = new Map(input.setAside.map((record) => [record.jobId, record]));
+  // An event's `at` is its scan's start, which may come before the poisoning the scan then read: an event counts from
+  // SCAN_SLACK_MS before it, but never from before the job's previous repair.
+  const spellStart = (p: Poisoning): number =>
+    Math.max(
+      p.at - SCAN_SLACK_MS,
+      ...input.poisonings
+        .filter((other) => other.jobId === p.jobId && (other.repairedAt ?? Infinity) <= p.at)
+        .map((other) => other.repairedAt ?? 0),
+    );
   const wasSetAside = (p: Poisoning): boolean =>
     recordOf.get(p.jobId)?.generation === p.generation ||
     input.setAsideEvents.some(
-      (event) => event.jobId === p.jobId && event.at >= p.at && event.at < (p.repairedAt ?? Number.POSITIVE_INFINITY),
+      (event) => event.jobId === p.jobId && event.at >= spellStart(p) && event.at < (p.repairedAt ?? Number.POSITIVE_INFINITY),
     );
   const excusedBy = (o: PoisonCheckInput['missed'][number]): boolean =>
     input.poisonings.some(

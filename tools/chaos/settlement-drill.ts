@@ -30,6 +30,7 @@ import type { Effect } from './outcomes.ts';
 import { stopReplica, type ProcessFaultDeps } from './process-faults.ts';
 import { SeededRandom } from './random.ts';
 import type { SettlementStoreRecords } from './settlement-checks.ts';
+import { MidBatchFaults } from './mid-batch-faults.ts';
 
 export const SETTLEMENT_JOB_ID = 'merchant-settlement-fast';
 export const SETTLEMENT_CHUNKS = Math.ceil(SETTLEMENT_MERCHANTS / MERCHANTS_PER_CHUNK);
@@ -54,7 +55,7 @@ const DISPATCH_IDLE_MS = 1000;
 const DRAIN_DISPATCH_LANES = 8;
 const DRAIN_DISPATCH_IDLE_MS = 200;
 /** The bank's faults: the dispatcher retries these; a dropped answer after booking is sent again under the same key. */
-const BANK_FAULTS = { unavailableRate: 0.02, dropAfterBookingRate: 0.02 };
+export const BANK_FAULTS = { unavailableRate: 0.02, dropAfterBookingRate: 0.02 } as const;
 
 export interface SettlementDrillOptions {
   readonly runtime: Runtime;
@@ -67,17 +68,8 @@ export interface SettlementDrillOptions {
   readonly process: ProcessFaultDeps;
 }
 
-/** A mid-batch fault planned for one attempt: after its `afterChunks`-th committed chunk. */
-interface Trigger {
-  readonly afterChunks: number;
-  readonly kind: 'kill' | 'pause';
-  seen: number;
-}
-
 export class SettlementDrill {
-  private readonly random: SeededRandom;
-  private readonly triggers = new Map<string, Trigger | null>();
-  private readonly attemptsSeen = new Map<string, number>();
+  private readonly midBatch: MidBatchFaults;
   private readonly pending: Promise<void>[] = [];
   private dispatching = new AbortController();
   private faulting = true;
@@ -91,7 +83,7 @@ export class SettlementDrill {
     private readonly options: SettlementDrillOptions,
     readonly bank: MockBank,
   ) {
-    this.random = new SeededRandom(options.seed * 31 + 12);
+    this.midBatch = new MidBatchFaults(new SeededRandom(options.seed * 31 + 12), options.faultKinds, SETTLEMENT_CHUNKS);
   }
 
   /** The payouts table, the bank and the dispatcher. */
@@ -136,12 +128,12 @@ export class SettlementDrill {
   onChunk(observed: ObservedChunk, replica: Replica): void {
     if (!this.faulting || observed.outcome !== 'committed' || !observed.executionKey.startsWith(`${SETTLEMENT_JOB_ID}:`)) return;
     if ((parseExecutionKey(observed.executionKey)?.scheduledAt ?? 0) > this.lastScheduledAt) return;
-    const trigger = this.triggerOf(observed);
-    if (!trigger || ++trigger.seen !== trigger.afterChunks) return;
+    const kind = this.midBatch.after(observed);
+    if (kind === undefined) return;
     const { fleet, recorder } = this.options.process;
     if (recorder.paused.has(replica.id) || !fleet.list('worker').some((live) => live.id === replica.id)) return;
     this.injected++;
-    this.pending.push(stopReplica(this.options.process, replica, trigger.kind, this.options.pauseMs));
+    this.pending.push(stopReplica(this.options.process, replica, kind, this.options.pauseMs));
   }
 
   /**
@@ -236,24 +228,5 @@ export class SettlementDrill {
     return [...this.bank.booked.values()]
       .filter((wire) => wire.idempotencyKey.startsWith(`${key}#`))
       .map((wire) => ({ merchant: String((JSON.parse(wire.body) as { merchant?: unknown }).merchant) }));
-  }
-
-  /**
-   * The first attempt at a settlement is stopped after 2 to 20 of its chunks;
-   * the next one, half the time, after 1 to 8 of its own; later ones run on.
-   */
-  private triggerOf(observed: ObservedChunk): Trigger | null {
-    const attempt = `${observed.executionKey}#${observed.fence}`;
-    const known = this.triggers.get(attempt);
-    if (known !== undefined) return known;
-    const index = this.attemptsSeen.get(observed.executionKey) ?? 0;
-    this.attemptsSeen.set(observed.executionKey, index + 1);
-    const kinds = this.options.faultKinds;
-    const trigger: Trigger | null =
-      kinds.length === 0 || index > 1 || (index === 1 && !this.random.chance(0.5))
-        ? null
-        : { afterChunks: index === 0 ? this.random.int(2, 20) : this.random.int(1, 8), kind: this.random.pick(kinds), seen: 0 };
-    this.triggers.set(attempt, trigger);
-    return trigger;
   }
 }

@@ -41,7 +41,9 @@ export interface Failover {
   /**
    * A second process fault on the path: another worker received the slice's message after the victim's last
    * heartbeat and was killed or paused while it held it, before the takeover, so the message stayed hidden one
-   * visibility timeout more (a 300 s drill: 6,127 ms, its first standby killed 1.1 s after its receive).
+   * visibility timeout more (a 300 s drill: 6,127 ms, its first standby killed 1.1 s after its receive); or the
+   * standby itself was paused between the victim's last heartbeat and its takeover (holding the message, or with
+   * every other worker stopped too: a simulated settlement's mid-batch pause beside the plan's).
    */
   readonly messageHeldBy?: string;
   /**
@@ -231,21 +233,32 @@ export function findFailovers(
         (receive) =>
           receive.replica === takeover.replica && receive.executionKey === key && receive.at >= lastHeartbeatAt && receive.at <= takeoverAt,
       )?.at;
-      const messageHeldBy = receives.find(
-        (receive) =>
-          receive.executionKey === key &&
-          receive.replica !== takeover.replica &&
-          receive.replica !== fault.replica &&
-          receive.at >= lastHeartbeatAt &&
-          receive.at <= takeoverAt &&
-          processFaults.some(
-            (held) =>
-              held.kind !== 'scannerKill' &&
-              held.replica === receive.replica &&
-              held.at >= receive.at &&
-              held.at < Math.min(takeoverAt, receive.at + MESSAGE_VISIBILITY_MS),
-          ),
-      )?.replica;
+      const standbyStopped = processFaults.some(
+        (paused) =>
+          paused.kind === 'pause' &&
+          paused.replica === takeover.replica &&
+          paused.at < takeoverAt &&
+          (paused.until ?? paused.at) > lastHeartbeatAt,
+      );
+      const messageHeldBy = standbyStopped
+        ? takeover.replica
+        : receives.find(
+            (receive) =>
+              receive.executionKey === key &&
+              receive.replica !== takeover.replica &&
+              receive.replica !== fault.replica &&
+              receive.at >= lastHeartbeatAt &&
+              receive.at <= takeoverAt &&
+              // Stopped while the receive held the message, or already stopped at it: a paused or dead process's long
+              // poll, open on the server, still takes a message.
+              processFaults.some(
+                (held) =>
+                  held.kind !== 'scannerKill' &&
+                  held.replica === receive.replica &&
+                  held.at < Math.min(takeoverAt, receive.at + MESSAGE_VISIBILITY_MS) &&
+                  (held.at >= receive.at || (held.until ?? Number.POSITIVE_INFINITY) > receive.at),
+              ),
+          )?.replica;
       failovers.push({
         executionKey: key,
         victim: fault.replica,

@@ -3,6 +3,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { SingleBar } from 'cli-progress';
 import { table } from '../../lib/local/format.ts';
 import { wholeNumberAtLeast } from '../../lib/cli/jobs-command.ts';
+import { DST_MODES, type DstMode } from '../chaos/dst.ts';
 import { runSimulation, type SimReport } from '../sim/run-sim.ts';
 import type { ProfileName } from '../sim/sim-network.ts';
 
@@ -27,6 +28,9 @@ export function simCommand(write: (line: string) => void): Command {
     )
     .addOption(new Option('--scanners <n>', 'scanner processes').argParser(wholeNumberAtLeast(1, 'nothing would create slices')).default(2))
     .addOption(new Option('--workers <n>', 'worker processes').argParser(wholeNumberAtLeast(2, 'a failover needs a standby')).default(3))
+    .addOption(new Option('--dst <transition>', 'every window crosses this DST transition of America/New_York').choices(DST_MODES))
+    .option('--no-input-faults', 'no poisoned job rows or forged messages (the fault set of seeds recorded before them)')
+    .option('--no-settlement', 'no settlement job, outbox or dispatchers (the workload of seeds recorded before them)')
     .option('--out <dir>', 'where sim-report.json and the failing seeds’ histories go', '.cronfence/sim')
     .option('--histories', 'write every seed’s history, not only the failing ones’')
     .option('--json', 'print sim-report.json instead of the summary')
@@ -39,6 +43,9 @@ export function simCommand(write: (line: string) => void): Command {
           jobs: number;
           scanners: number;
           workers: number;
+          dst?: DstMode;
+          inputFaults: boolean;
+          settlement: boolean;
           out: string;
           histories?: boolean;
           json?: boolean;
@@ -59,6 +66,9 @@ export function simCommand(write: (line: string) => void): Command {
           out: flags.out,
           histories: flags.histories === true,
           size: { jobs: flags.jobs, scanners: flags.scanners, workers: flags.workers },
+          inputFaults: flags.inputFaults,
+          settlement: flags.settlement,
+          ...(flags.dst && { dst: flags.dst }),
           onSeed: (done, total, seed) => {
             const broke = seed.failing;
             if (broke) failing++;
@@ -78,7 +88,7 @@ export function simCommand(write: (line: string) => void): Command {
 function summary(report: SimReport, out: string): string {
   const ms = (value: number | null): string => (value === null ? '-' : `${value} ms`);
   const lines = [
-    `simulated ${report.simulatedMinutes} minutes (${report.seeds.count} seeds × ${report.profiles.join(', ')}) in ${report.wallSeconds} s: ${report.simulatedSecondsPerWallSecond} simulated s per wall s`,
+    `simulated ${report.simulatedMinutes} minutes (${report.seeds.count} seeds × ${report.profiles.join(', ')}${report.dst ? `, across the ${report.dst} DST transition` : ''}) in ${report.wallSeconds} s: ${report.simulatedSecondsPerWallSecond} simulated s per wall s`,
     table([
       ['check', 'result', 'target'],
       ['duplicates', String(report.duplicates), '0'],
@@ -86,6 +96,16 @@ function summary(report: SimReport, out: string): string {
       ['healthy holders displaced', String(report.displaced), '0'],
       ['zombie commits accepted', String(report.zombieCommitsAccepted), '0'],
       ['fence violations', String(report.fenceViolations), '0'],
+      [
+        'poisoned rows, forged messages',
+        `${report.poisonings} rows, ${report.forgedMessages} messages: ${report.inputViolations} broken`,
+        'set aside, rejected: 0 broken',
+      ],
+      [
+        'settlements (chunks, outbox)',
+        `${report.settlements} settled, ${report.wiresAccepted} wires, ${report.settlementTakeovers} mid-batch takeovers: ${report.settlementViolations} broken`,
+        'one row, one wire a merchant',
+      ],
       [
         'bounded failover p50 / p99 / max',
         `${ms(report.failover.p50Ms)} / ${ms(report.failover.p99Ms)} / ${ms(report.failover.maxMs)} (${report.failover.count})`,

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { distribution } from '../../lib/core/stats.ts';
 import { realTime } from '../chaos/observed.ts';
 import { isBoundedFailover } from '../chaos/takeovers.ts';
+import type { DstMode } from '../chaos/dst.ts';
 import type { ProfileName } from './sim-network.ts';
 import { simulateSeed, type SeedOptions, type SeedResult } from './simulate-seed.ts';
 
@@ -23,6 +24,12 @@ export interface SimOptions {
   readonly histories?: boolean;
   /** The fleet and the schedule set (simulate-seed.ts defaults: 40 jobs, 2 scanners, 3 workers). */
   readonly size?: Pick<SeedOptions, 'jobs' | 'scanners' | 'workers'>;
+  /** Poisoned rows and forged messages. @default true */
+  readonly inputFaults?: boolean;
+  /** The settlement, its outbox and dispatchers. @default true */
+  readonly settlement?: boolean;
+  /** Every seed's window crosses this DST transition. */
+  readonly dst?: DstMode;
   readonly onSeed?: (done: number, total: number, seed: SeedSummary) => void;
 }
 
@@ -36,6 +43,16 @@ export interface SeedSummary {
   readonly zombieCommitsAccepted: number;
   readonly fenceViolations: number;
   readonly committedThenDead: number;
+  /** Poisoned jobs never set aside or set aside after their repair, forged messages run or left unrejected. */
+  readonly inputViolations: number;
+  readonly poisonings: number;
+  readonly forgedMessages: number;
+  /** Settlements short of one payout row and one wire per merchant, redone chunks, or not SUCCEEDED. */
+  readonly settlementViolations: number;
+  readonly settlements: number;
+  readonly wiresAccepted: number;
+  /** Settlements taken over mid-batch, their committed chunks skipped by the standby. */
+  readonly settlementTakeovers: number;
   readonly boundedFailovers: number;
   readonly failoverMaxMs: number | null;
   readonly processFaults: number;
@@ -58,6 +75,14 @@ export interface SimReport {
   readonly displaced: number;
   readonly zombieCommitsAccepted: number;
   readonly fenceViolations: number;
+  readonly inputViolations: number;
+  readonly poisonings: number;
+  readonly forgedMessages: number;
+  readonly settlementViolations: number;
+  readonly settlements: number;
+  readonly wiresAccepted: number;
+  readonly settlementTakeovers: number;
+  readonly dst?: DstMode;
   readonly failover: {
     readonly count: number;
     readonly p50Ms: number | null;
@@ -78,8 +103,16 @@ export async function runSimulation(options: SimOptions): Promise<SimReport> {
   let done = 0;
   for (const profile of options.profiles) {
     for (let seed = options.fromSeed; seed <= options.toSeed; seed++) {
-      const result = await simulateSeed({ seed, minutes: options.minutes, profile, ...options.size });
-      const { verdict } = result;
+      const result = await simulateSeed({
+        seed,
+        minutes: options.minutes,
+        profile,
+        ...options.size,
+        inputFaults: options.inputFaults ?? true,
+        settlement: options.settlement ?? true,
+        ...(options.dst && { dst: options.dst }),
+      });
+      const { verdict, inputs, settlement } = result;
       const history = historyText(result);
       const failing =
         verdict.duplicates.length +
@@ -87,7 +120,9 @@ export async function runSimulation(options: SimOptions): Promise<SimReport> {
           verdict.healthyHoldersDisplaced.length +
           verdict.zombieCommitsAccepted.length +
           verdict.fenceViolations.length +
-          verdict.committedThenDead.length >
+          verdict.committedThenDead.length +
+          (inputs?.violations.length ?? 0) +
+          (settlement?.violations.length ?? 0) >
           0 || verdict.failover.max >= 5000;
       const historyFile = failing || options.histories ? path.join(options.out, `history-${profile}-${seed}.json`) : undefined;
       if (historyFile) await writeFile(historyFile, history);
@@ -102,6 +137,13 @@ export async function runSimulation(options: SimOptions): Promise<SimReport> {
         zombieCommitsAccepted: verdict.zombieCommitsAccepted.length,
         fenceViolations: verdict.fenceViolations.length,
         committedThenDead: verdict.committedThenDead.length,
+        inputViolations: inputs?.violations.length ?? 0,
+        poisonings: inputs?.poison.poisonedJobs ?? 0,
+        forgedMessages: inputs?.forgeries.forged ?? 0,
+        settlementViolations: settlement?.violations.length ?? 0,
+        settlements: settlement?.verdict.occurrences.length ?? 0,
+        wiresAccepted: settlement?.verdict.totals.acceptedWires ?? 0,
+        settlementTakeovers: settlement?.verdict.totals.takeovers ?? 0,
         boundedFailovers: verdict.failover.count,
         failoverMaxMs: verdict.failover.count > 0 ? verdict.failover.max : null,
         processFaults: result.history.processFaults.length,
@@ -115,7 +157,7 @@ export async function runSimulation(options: SimOptions): Promise<SimReport> {
         failingSeeds.push({
           seed,
           profile,
-          replay: replayCommand(seed, options.minutes, profile, options.size),
+          replay: replayCommand(seed, options.minutes, profile, options),
           trace: traceOfFirstBreak(result),
         });
       options.onSeed?.(++done, total, summary);
@@ -137,6 +179,14 @@ export async function runSimulation(options: SimOptions): Promise<SimReport> {
     displaced: sum((seed) => seed.displaced),
     zombieCommitsAccepted: sum((seed) => seed.zombieCommitsAccepted),
     fenceViolations: sum((seed) => seed.fenceViolations),
+    inputViolations: sum((seed) => seed.inputViolations),
+    poisonings: sum((seed) => seed.poisonings),
+    forgedMessages: sum((seed) => seed.forgedMessages),
+    settlementViolations: sum((seed) => seed.settlementViolations),
+    settlements: sum((seed) => seed.settlements),
+    wiresAccepted: sum((seed) => seed.wiresAccepted),
+    settlementTakeovers: sum((seed) => seed.settlementTakeovers),
+    ...(options.dst && { dst: options.dst }),
     failover: {
       count: bounded.count,
       p50Ms: bounded.count > 0 ? bounded.p50 : null,
@@ -150,9 +200,17 @@ export async function runSimulation(options: SimOptions): Promise<SimReport> {
   return report;
 }
 
-export function replayCommand(seed: number, minutes: number, profile: ProfileName, size: SimOptions['size'] = {}): string {
-  const sizeFlags = Object.entries(size).map(([name, value]) => ` --${name} ${value}`);
-  return `npm run sim -- --seeds ${seed}-${seed} --minutes ${minutes} --profile ${profile}${sizeFlags.join('')} --histories`;
+export function replayCommand(
+  seed: number,
+  minutes: number,
+  profile: ProfileName,
+  options: Pick<SimOptions, 'size' | 'inputFaults' | 'settlement' | 'dst'> = {},
+): string {
+  const flags = Object.entries(options.size ?? {}).map(([name, value]) => ` --${name} ${value}`);
+  if (options.dst) flags.push(` --dst ${options.dst}`);
+  if (options.inputFaults === false) flags.push(' --no-input-faults');
+  if (options.settlement === false) flags.push(' --no-settlement');
+  return `npm run sim -- --seeds ${seed}-${seed} --minutes ${minutes} --profile ${profile}${flags.join('')} --histories`;
 }
 
 /** The history as one JSON text: what the seed's processes did and reported, in order; the claim tokens (random UUIDs the store draws) left out. */
@@ -164,6 +222,7 @@ export function historyText(result: SeedResult): string {
 /** What happened to the first slice that broke an invariant (or the slowest failover), one line each, on true time. */
 function traceOfFirstBreak(result: SeedResult): string[] {
   const { verdict } = result;
+  const inputViolations = [...(result.inputs?.violations ?? []), ...(result.settlement?.violations ?? [])];
   const slowest = [...verdict.failovers].filter(isBoundedFailover).sort((a, b) => b.latencyMs - a.latencyMs)[0];
   const key =
     verdict.duplicates[0] ??
@@ -172,8 +231,8 @@ function traceOfFirstBreak(result: SeedResult): string[] {
     verdict.healthyHoldersDisplaced[0]?.executionKey ??
     verdict.committedThenDead[0] ??
     verdict.missed[0] ??
-    slowest?.executionKey;
-  return key === undefined ? [] : [`slice ${key}`, ...sliceTimeline(result, key)];
+    (inputViolations.length > 0 ? undefined : slowest?.executionKey);
+  return [...inputViolations, ...(key === undefined ? [] : [`slice ${key}`, ...sliceTimeline(result, key)])];
 }
 
 /** Every observation about one slice, with the faults of the processes that touched it, ordered on true time. */

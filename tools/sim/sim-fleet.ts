@@ -17,12 +17,15 @@ import { Worker } from '../../lib/engine/worker.ts';
 import { handleSqsBatch } from '../../lib/lambda/sqs-batch.ts';
 import { hiddenSince } from '../../lib/local/sqs-poller.ts';
 import type { MemoryInstallation, ReceivedWorkMessage } from '../../lib/memory/index.ts';
-import type { ObservedEvent, ObservedReceive, ObservedRenewal } from '../chaos/observed.ts';
+import { merchantSettlement } from '../../examples/jobs/settlement.ts';
+import type { ObservedChunk, ObservedEvent, ObservedReceive, ObservedRenewal } from '../chaos/observed.ts';
 import { SeededRandom } from '../chaos/random.ts';
 import { reportingRenewals } from '../chaos/renewal-reports.ts';
+import { reportingChunks } from '../chaos/settlement-chunks.ts';
 import { simHandlers } from './sim-handlers.ts';
 import type { RequestSubject, SimNetwork } from './sim-network.ts';
 import { MAX_SKEW_MS, SimProcess, type ProcessRole } from './sim-process.ts';
+import { startDispatcher, type SimBank } from './sim-settlement.ts';
 import type { VirtualClock } from './virtual-clock.ts';
 
 /** The engine's settings in the simulation: the drill's (tools/chaos/drill.ts). */
@@ -47,6 +50,8 @@ export interface SimObservations {
   readonly renewals: ObservedRenewal[];
   readonly receives: ObservedReceive[];
   readonly sends: SimSend[];
+  /** Chunk commits as the workers saw them (the settlement checks'). */
+  readonly chunks: ObservedChunk[];
   readonly errors: { process: string; context: string; message: string }[];
 }
 
@@ -64,6 +69,10 @@ export interface FleetContext {
   readonly seed: number;
   readonly observed: SimObservations;
   readonly queueFaults: QueueFaults;
+  /** Where the settlement's wires go, when the settlement runs. */
+  readonly bank?: SimBank;
+  /** Told of each chunk report as it arrives (the settlement's mid-batch faults). */
+  readonly onChunk?: (chunk: ObservedChunk) => void;
 }
 
 export interface SimReplica {
@@ -86,16 +95,31 @@ export function startReplica(context: FleetContext, role: ProcessRole, id: strin
     });
   };
   const sliceOf = (args: unknown[]): RequestSubject => ({ executionKey: sliceKeyOf(args[0]) });
-  const slices = reportingRenewals(network.connect(install.slices, process, 'dynamodb', sliceOf), ({ key, fence, at, disarmed, rearmed }) =>
-    observed.renewals.push({
-      replica: id,
-      offsetMs: process.offsetMs,
-      executionKey: executionKey(key.jobId, key.scheduledAt),
-      fence,
-      at,
-      ...(disarmed && { disarmed: true as const }),
-      ...(rearmed && { rearmed: true as const }),
-    }),
+  if (role === 'dispatcher') {
+    if (context.bank === undefined) throw new Error(`${id}: a dispatcher needs the settlement's bank`);
+    startDispatcher(process, install, network, context.bank, random, onError);
+    return { process, busy: () => false };
+  }
+  const renewing = reportingRenewals(
+    network.connect(install.slices, process, 'dynamodb', sliceOf),
+    ({ key, fence, at, disarmed, rearmed }) =>
+      observed.renewals.push({
+        replica: id,
+        offsetMs: process.offsetMs,
+        executionKey: executionKey(key.jobId, key.scheduledAt),
+        fence,
+        at,
+        ...(disarmed && { disarmed: true as const }),
+        ...(rearmed && { rearmed: true as const }),
+      }),
+  );
+  const { slices, chunks } = reportingChunks(
+    { slices: renewing, chunks: network.connect(install.chunks, process, 'dynamodb', sliceOf) },
+    (reported) => {
+      const chunk = { ...reported, replica: id, at: time.now() };
+      observed.chunks.push(chunk);
+      context.onChunk?.(chunk);
+    },
   );
   const queue = network.connect(faultyQueue(context, process, random), process, 'sqs', (args) => ({
     executionKey: typeof args[0] === 'string' ? keyOfHandle(install, args[0]) : undefined,
@@ -138,7 +162,8 @@ export function startReplica(context: FleetContext, role: ProcessRole, id: strin
     ...parts,
     workerId: id,
     deadLetters: network.connect(install.deadLetters, process, 'sqs'),
-    handlers: new HandlerRegistry(simHandlers(process, random)),
+    handlers: new HandlerRegistry([...simHandlers(process, random), merchantSettlement]),
+    chunks,
     queueVisibilityMs: SIM_SETTINGS.queueVisibilityMs,
     overlap: network.connect(install.overlap, process, 'dynamodb'),
   });
@@ -288,14 +313,21 @@ function toRecord(message: ReceivedWorkMessage): SQSRecord {
 
 /** The slice of the message a receipt handle was given for, while it is on the queue. */
 function keyOfHandle(install: MemoryInstallation, receiptHandle: string): string | undefined {
-  const message = install.workQueue.messages().find((candidate) => candidate.receiptHandles.has(receiptHandle));
-  return message && executionKey(message.key.jobId, message.key.scheduledAt);
+  const body = install.workQueue.bodyOf(receiptHandle);
+  return body === undefined ? undefined : keyOfBody(body);
 }
 
+/** The slice a body names; a body that is no work message (a forged one) names none the checker knows. */
 function keyOfBody(body: string): string {
-  const key = decodeWorkMessage(body);
-  return executionKey(key.jobId, key.scheduledAt);
+  try {
+    const key = decodeWorkMessage(body);
+    return executionKey(key.jobId, key.scheduledAt);
+  } catch {
+    return UNREADABLE;
+  }
 }
+
+const UNREADABLE = '(unreadable)';
 
 function sliceKeyOf(argument: unknown): string | undefined {
   if (typeof argument !== 'object' || argument === null) return undefined;

@@ -11,7 +11,7 @@ import type { VirtualClock } from './virtual-clock.ts';
 /** The most a process's clock is off true time (the skew the product is specified for). */
 export const MAX_SKEW_MS = 2000;
 
-export type ProcessRole = 'scanner' | 'worker';
+export type ProcessRole = 'scanner' | 'worker' | 'dispatcher';
 
 export class SimProcess implements Clock {
   private offset: number;

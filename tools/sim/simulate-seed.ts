@@ -10,13 +10,28 @@ import { parseJobSpec } from '../../lib/core/job-spec.ts';
 import { ledgerOfSlices } from '../../lib/core/ledger.ts';
 import { toSlice } from '../../lib/memory/memory-tables.ts';
 import { createMemoryInstallation } from '../../lib/memory/index.ts';
-import { chaosJobs, isFastSchedule } from '../chaos/chaos-jobs.ts';
-import { cronParserOccurrences, expectedOccurrences } from '../chaos/expected.ts';
+import { chaosJobs, DST_ZONE, isFastSchedule } from '../chaos/chaos-jobs.ts';
+import { DST_TRANSITIONS, type DstMode } from '../chaos/dst.ts';
+import { cronParserOccurrences, expectedOccurrences, scheduleMathOccurrences } from '../chaos/expected.ts';
 import { planFaults, planLifecycle, type PlannedFault } from '../chaos/fault-plan.ts';
 import { checkHistory, type HistoryVerdict, type InjectedClientFault, type InjectedProcessFault } from '../chaos/history.ts';
+import type { ObservedChunk } from '../chaos/observed.ts';
 import { JobHistoryBook } from '../chaos/job-history.ts';
 import { LifecycleInjector } from '../chaos/lifecycle-faults.ts';
 import { SeededRandom } from '../chaos/random.ts';
+import { InputFaults, type InputFaultsVerdict } from './input-faults.ts';
+import { MidBatchFaults } from '../chaos/mid-batch-faults.ts';
+import { SETTLEMENT_JOB_ID } from '../chaos/settlement-drill.ts';
+import {
+  checkSimSettlement,
+  settlementSpec,
+  settlementSummaries,
+  SimBank,
+  SIM_PAYOUTS_TABLE,
+  SIM_SETTLEMENT_CHUNKS,
+} from './sim-settlement.ts';
+import type { SettlementVerdict } from '../chaos/settlement-checks.ts';
+import type { ProcessRole } from './sim-process.ts';
 import { SIM_SETTINGS, startReplica, type FleetContext, type SimObservations, type SimReplica } from './sim-fleet.ts';
 import { SIM_EFFECTS_TABLE } from './sim-handlers.ts';
 import { PROFILES, SimNetwork, type ProfileName } from './sim-network.ts';
@@ -34,6 +49,12 @@ export interface SeedOptions {
   readonly workers?: number;
   /** @default 2 */
   readonly shards?: number;
+  /** Poisoned job rows and forged work messages, inputs from outside the engine (input-faults.ts). @default true */
+  readonly inputFaults?: boolean;
+  /** The settlement job, paying through the outbox, and two outbox dispatchers (sim-settlement.ts). @default true */
+  readonly settlement?: boolean;
+  /** The window crosses this DST transition of America/New_York, with a share of the jobs in the hours it removes or repeats. */
+  readonly dst?: DstMode;
 }
 
 export interface SeedResult {
@@ -41,6 +62,10 @@ export interface SeedResult {
   readonly profile: ProfileName;
   readonly simulatedMs: number;
   readonly verdict: HistoryVerdict;
+  /** The poison and forgery checks, when input faults were on. */
+  readonly inputs?: InputFaultsVerdict;
+  /** The settlement checks, when the settlement ran; `violations` empty when they held. */
+  readonly settlement?: { readonly verdict: SettlementVerdict; readonly violations: string[]; readonly dispatcherKills: number };
   readonly expected: number;
   /** Everything observed, for the seed's history file. */
   readonly history: SeedHistory;
@@ -56,27 +81,36 @@ export interface SeedHistory {
 const LEASE_MS = 4000;
 /** After the window: faults off, until every slice of the window has ended. */
 const DRAIN_MS = 120_000;
-/** Seeds start on different days and seconds (never on a DST change: the drill's DST mode is not simulated yet). */
+/** Seeds start on different days and seconds, on days without a DST change unless `dst` asks for one. */
 const FIRST_START = Date.UTC(2026, 4, 4, 0, 0, 0);
+/** Where in the window a DST transition falls: time before it for the jobs to settle, and after it for the gap or repeat to play out. */
+const DST_AT_FRACTION = 0.4;
 const QUEUE_FAULTS = { duplicate: 0.02, lateDuplicate: 0.01, loss: 0.003 } as const;
 /** Longer than any timer the engine sets in a simulated fleet (the jobs' 20 s timeout, a 16 s retry, a 15 min delay). */
 const RETIRE_MS = 3_600_000;
 /** A killed replica's replacement starts this long after (a new Lambda instance, a restarted process). */
 const RESTART_MS = 500;
+/** Outbox dispatchers, and how often one of them is killed (a dispatcher Lambda's instance lost mid-delivery). */
+const DISPATCHERS = 2;
+const DISPATCHER_KILL_EVERY_MS = [45_000, 120_000] as const;
 
 export async function simulateSeed(options: SeedOptions): Promise<SeedResult> {
   const { seed } = options;
-  const startedAt = FIRST_START + (seed % 97) * 86_400_000 + ((seed * 7919) % 86_400) * 1000;
   const durationMs = options.minutes * 60_000;
+  const startedAt = options.dst
+    ? DST_TRANSITIONS[options.dst].at - Math.round(durationMs * DST_AT_FRACTION) - (seed % 60) * 1000
+    : FIRST_START + (seed % 97) * 86_400_000 + ((seed * 7919) % 86_400) * 1000;
+  // What a local time that does not exist or occurs twice means is lib/core/schedule.ts's policy, not cron-parser's.
+  const enumerate = options.dst ? scheduleMathOccurrences : cronParserOccurrences;
   const time = new VirtualClock(startedAt);
   const shards = options.shards ?? 2;
   const install = createMemoryInstallation({
     clock: time,
     shardCount: shards,
     sweepGraceMs: SIM_SETTINGS.sweepGraceMs,
-    businessTables: { [SIM_EFFECTS_TABLE]: ['effectId'] },
+    businessTables: { [SIM_EFFECTS_TABLE]: ['effectId'], [SIM_PAYOUTS_TABLE]: ['payoutId'] },
   });
-  const observed: SimObservations = { events: [], renewals: [], receives: [], sends: [], errors: [] };
+  const observed: SimObservations = { events: [], renewals: [], receives: [], sends: [], chunks: [], errors: [] };
   const processFaults: InjectedProcessFault[] = [];
   const clientFaults: InjectedClientFault[] = [];
   const network = new SimNetwork(time, PROFILES[options.profile], new SeededRandom(seed * 31 + 7), (fault) => {
@@ -90,15 +124,26 @@ export async function simulateSeed(options: SeedOptions): Promise<SeedResult> {
       ...(fault.jobIds && fault.jobIds.length > 0 && { jobIds: fault.jobIds }),
     });
   });
-  const context: FleetContext = { time, install, network, seed, observed, queueFaults: QUEUE_FAULTS };
+  const settles = options.settlement ?? true;
+  const bank = settles ? new SimBank(seed) : undefined;
+  // The first attempt at each settlement stopped after a few of its chunks, as the settlement drill does.
+  const midBatch = new MidBatchFaults(new SeededRandom(seed * 31 + 12), ['kill', 'pause'], SIM_SETTLEMENT_CHUNKS);
+  const onChunk = (chunk: ObservedChunk): void => {
+    const kind = chunk.executionKey.startsWith(`${SETTLEMENT_JOB_ID}:`) ? midBatch.after(chunk) : undefined;
+    if (kind !== undefined) fleet.stop(chunk.replica, kind, processFaults);
+  };
+  const context: FleetContext = { time, install, network, seed, observed, queueFaults: QUEUE_FAULTS, ...(bank && { bank, onChunk }) };
   const fleet = new Fleet(context);
   for (let i = 1; i <= (options.scanners ?? 2); i++) fleet.start('scanner', i);
   for (let i = 1; i <= (options.workers ?? 3); i++) fleet.start('worker', i);
+  for (let i = 1; settles && i <= DISPATCHERS; i++) fleet.start('dispatcher', i);
 
-  const specs = chaosJobs(options.jobs ?? 40, new SeededRandom(seed + 1));
+  const specs = chaosJobs(options.jobs ?? 40, new SeededRandom(seed + 1), { dst: options.dst !== undefined });
   const repository = install.jobs();
   const book = new JobHistoryBook();
   for (const spec of specs) book.record('create', (await repository.put(spec)).job);
+  // Beside the drill's jobs: no lifecycle change, poisoning or forgery names it (its checks expect every occurrence).
+  if (settles) book.record('create', (await repository.put(settlementSpec())).job);
 
   const random = new SeededRandom(seed);
   const at = (ms: number, action: () => Promise<void> | void): void => {
@@ -116,6 +161,12 @@ export async function simulateSeed(options: SeedOptions): Promise<SeedResult> {
 
   for (const fault of planFaults({ seed, durationMs, faults: ['kill', 'pause', 'scannerKill'], leaseMs: LEASE_MS }))
     at(fault.atMs, () => fleet.inject(fault, random, processFaults));
+  let dispatcherKills = 0;
+  if (settles) {
+    const kills = new SeededRandom(seed * 7 + 5);
+    for (let ms = kills.int(...DISPATCHER_KILL_EVERY_MS); ms < durationMs; ms += kills.int(...DISPATCHER_KILL_EVERY_MS))
+      at(ms, () => void (fleet.kill('dispatcher', kills) && dispatcherKills++));
+  }
   // Clocks stepped back (an NTP correction), a few times a minute.
   for (let ms = 7000 + random.int(0, 20_000); ms < durationMs - 10_000; ms += random.int(10_000, 40_000))
     at(ms, () => fleet.pick('worker', random)?.process.step(-random.int(200, 1500)));
@@ -130,9 +181,29 @@ export async function simulateSeed(options: SeedOptions): Promise<SeedResult> {
     },
     specs,
   );
+  const inputs =
+    (options.inputFaults ?? true)
+      ? new InputFaults({
+          seed,
+          durationMs,
+          shards,
+          install,
+          book,
+          jobIds: specs.map((spec) => spec.id),
+          // In the hour a fall-back repeats, a job of that zone runs nothing (lib/core/schedule.ts: `once`): no scan would meet its bad row.
+          poisonable: specs.filter((spec) => options.dst === undefined || spec.timeZone !== DST_ZONE).map((spec) => spec.id),
+          enumerate,
+          now: () => time.now(),
+          specOf: (jobId) => lifecycle.spec(jobId),
+          onError: (error, where) => observed.errors.push({ process: 'operator', context: where, message: String(error) }),
+        })
+      : undefined;
+  inputs?.plan(at);
   const preferred = specs.flatMap((spec, index) => (isFastSchedule(spec.schedule) ? [index] : []));
-  for (const change of planLifecycle({ seed, durationMs, jobCount: specs.length, preferred }))
-    at(change.atMs, async () => void (await lifecycle.change((specs[change.job] as { id: string }).id, change.choice)));
+  for (const change of planLifecycle({ seed, durationMs, jobCount: specs.length, preferred })) {
+    const jobId = (specs[change.job] as { id: string }).id;
+    at(change.atMs, async () => void (inputs?.isPoisoned(jobId) || (await lifecycle.change(jobId, change.choice))));
+  }
 
   await time.run(startedAt + durationMs);
   network.faultsOn = false;
@@ -141,8 +212,16 @@ export async function simulateSeed(options: SeedOptions): Promise<SeedResult> {
   ticking = false;
 
   const slices = [...install.tables.slices.values()].map(toSlice);
-  const expected = expectedOccurrences(book.histories(), startedAt, startedAt + durationMs, cronParserOccurrences);
-  const verdict = checkHistory({
+  const expected = expectedOccurrences(book.histories(), startedAt, startedAt + durationMs, enumerate);
+  const effects = [
+    ...install.tables.businessItems(SIM_EFFECTS_TABLE).map((item) => ({
+      executionKey: String(item.executionKey),
+      fence: Number(item.fence),
+      worker: String(item.worker),
+    })),
+    ...settlementSummaries(install),
+  ];
+  const history = checkHistory({
     events: observed.events,
     renewals: observed.renewals,
     processFaults,
@@ -150,11 +229,7 @@ export async function simulateSeed(options: SeedOptions): Promise<SeedResult> {
     receives: observed.receives,
     slices,
     ledger: ledgerOfSlices(slices),
-    effects: install.tables.businessItems(SIM_EFFECTS_TABLE).map((item) => ({
-      executionKey: String(item.executionKey),
-      fence: Number(item.fence),
-      worker: String(item.worker),
-    })),
+    effects,
     deadLetters: [
       ...install.deadLetters.records.map((record) => ({
         executionKey: executionKey(record.jobId, record.scheduledAt),
@@ -169,12 +244,34 @@ export async function simulateSeed(options: SeedOptions): Promise<SeedResult> {
     ),
     catchUpBefore: startedAt,
   });
+  const touched = new Set([
+    ...slices.map((slice) => executionKey(slice.jobId, slice.scheduledAt)),
+    ...observed.events.filter((observed) => observed.event.type === 'claimed').map((observed) => observed.event.executionKey),
+    ...effects.map((effect) => effect.executionKey),
+  ]);
+  const checked = inputs ? await inputs.check(history, expected, observed.events, touched) : { verdict: history };
+  const settlement = bank
+    ? {
+        ...(await checkSimSettlement({
+          install,
+          bank,
+          expected,
+          slices,
+          chunks: observed.chunks,
+          failovers: history.failovers,
+          processFaults,
+        })),
+        dispatcherKills,
+      }
+    : undefined;
   await fleet.retire(time);
   return {
     seed,
     profile: options.profile,
     simulatedMs: durationMs,
-    verdict,
+    verdict: checked.verdict,
+    ...('inputs' in checked && { inputs: checked.inputs }),
+    ...(settlement && { settlement }),
     expected: expected.length,
     history: { observed, processFaults, clientFaults },
   };
@@ -188,7 +285,7 @@ class Fleet {
 
   constructor(private readonly context: FleetContext) {}
 
-  start(role: 'scanner' | 'worker', slot: number): SimReplica {
+  start(role: ProcessRole, slot: number): SimReplica {
     const key = `${role}-${slot}`;
     const generation = (this.generations.get(key) ?? 0) + 1;
     this.generations.set(key, generation);
@@ -207,29 +304,49 @@ class Fleet {
   }
 
   /** A live, running replica of `role`, drawn from `random`. */
-  pick(role: 'scanner' | 'worker', random: SeededRandom, busyFirst = false): SimReplica | undefined {
+  pick(role: ProcessRole, random: SeededRandom, busyFirst = false): SimReplica | undefined {
     const candidates = this.replicas.filter((replica) => replica.process.role === role && replica.process.alive && !replica.process.paused);
     if (candidates.length === 0) return undefined;
     const busy = busyFirst ? candidates.filter((replica) => replica.busy()) : [];
     return random.pick(busy.length > 0 ? busy : candidates);
   }
 
+  /** Kills a live replica of `role` and starts its replacement. @returns whether there was one to kill. */
+  kill(role: ProcessRole, random: SeededRandom): boolean {
+    const victim = this.faultsOn ? this.pick(role, random) : undefined;
+    if (victim === undefined) return false;
+    victim.process.kill();
+    this.restart(victim);
+    return true;
+  }
+
+  private restart(victim: SimReplica): void {
+    const slot = Number(/-(\d+)\./.exec(victim.process.id)?.[1] ?? 1);
+    void this.context.time.sleep(RESTART_MS).then(() => this.start(victim.process.role, slot));
+  }
+
   inject(fault: PlannedFault, random: SeededRandom, log: InjectedProcessFault[]): void {
     if (!this.faultsOn) return;
     const role = fault.kind === 'scannerKill' ? 'scanner' : 'worker';
     const victim = this.pick(role, random, role === 'worker');
-    if (victim === undefined) return;
-    const { time } = this.context;
-    const at = time.now();
-    if (fault.kind === 'pause') {
-      const pauseMs = fault.pauseMs ?? LEASE_MS + 2000;
+    if (victim !== undefined) this.fault(victim, fault.kind, log, fault.pauseMs);
+  }
+
+  /** Kills or pauses the replica `id` when it is alive and running (a mid-batch fault). */
+  stop(id: string, kind: 'kill' | 'pause', log: InjectedProcessFault[]): void {
+    const victim = this.replicas.find((replica) => replica.process.id === id);
+    if (this.faultsOn && victim?.process.alive && !victim.process.paused) this.fault(victim, kind, log);
+  }
+
+  private fault(victim: SimReplica, kind: PlannedFault['kind'], log: InjectedProcessFault[], pauseMs = LEASE_MS + 2000): void {
+    const at = this.context.time.now();
+    if (kind === 'pause') {
       victim.process.pause(pauseMs);
       log.push({ kind: 'pause', replica: victim.process.id, at, until: at + pauseMs });
       return;
     }
     victim.process.kill();
-    log.push({ kind: fault.kind, replica: victim.process.id, at });
-    const slot = Number(/-(\d+)\./.exec(victim.process.id)?.[1] ?? 1);
-    void time.sleep(RESTART_MS).then(() => this.start(role, slot));
+    log.push({ kind, replica: victim.process.id, at });
+    this.restart(victim);
   }
 }
