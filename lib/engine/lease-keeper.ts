@@ -23,6 +23,8 @@
  *   DISARMED → ARMED   the message has been hidden throughout since the receive (MessageHold.heldThroughout) and stays
  *                      so past the next renewal: no later delivery of it exists, so its coming back again means
  *                      this holder's heartbeats stopped.
+ *   → UNKNOWN          a renewal carrying a change failed with its outcome unknown (timed out, its reply lost): the row
+ *                      may say either. The next renewal re-arms if DISARMED → ARMED holds, and disarms otherwise.
  *   → LOST             a renewal refused (the fence moved on), or none answered before the lease ran out: `signal`
  *                      aborts with a LeaseLostError and the keeper stops.
  *   → STOPPED          `stop()`: the attempt ended; nothing waits for a request still in flight.
@@ -66,7 +68,7 @@ export class LeaseKeeper {
   /** Extensions sent and not yet answered: one at a time, and a second beside one that hangs (`awaitExtensionInFlight`). */
   private readonly extensions = new Set<Promise<void>>();
   /** The holder's-message-back takeover, as the last renewal that changed it left the row (header). */
-  private takeover: 'armed' | 'disarmed' = 'armed';
+  private takeover: 'armed' | 'disarmed' | 'unknown' = 'armed';
   /** An extension was refused: the next renewal disarms, whatever `mayBeVisible` says. */
   private disarmNow = false;
   /** The change the renewal in flight carries: a refusal while it re-arms must still disarm after it. */
@@ -221,7 +223,7 @@ export class LeaseKeeper {
           // Refused (throttled, say): the message may surface before the next heartbeat's renewal lands, and a standby
           // given it would take over this live holder. Disarm that takeover now, a heartbeat sooner (a drill: the
           // disarming renewal a heartbeat later landed after the standby's claim on a loaded emulator).
-          if (this.takeover === 'armed' || typeof this.changing === 'object') {
+          if (this.takeover !== 'disarmed' || typeof this.changing === 'object') {
             this.disarmNow = true;
             this.wake.abort();
             refused = true;
@@ -231,7 +233,7 @@ export class LeaseKeeper {
       .finally(() => {
         this.extensions.delete(extension);
         // And send the extension again beside that renewal, once: either landing keeps this holder.
-        if (refused && !beside && this.takeover === 'armed') this.extendVisibility(true);
+        if (refused && !beside && this.takeover !== 'disarmed') this.extendVisibility(true);
       });
     this.extensions.add(extension);
   }
@@ -251,7 +253,8 @@ export class LeaseKeeper {
     const { hold, messageId } = this.options;
     if (this.takeover === 'armed') return this.disarmNow || this.firstOfOvertakeable() || this.mayBeVisible() ? 'disarm' : undefined;
     const hiddenThroughout = !this.disarmNow && !this.mayBeVisible() && hold.heldThroughout();
-    return hiddenThroughout && messageId !== undefined ? { rearm: messageId } : undefined;
+    if (hiddenThroughout && messageId !== undefined) return { rearm: messageId };
+    return this.takeover === 'unknown' ? 'disarm' : undefined;
   }
 
   /**
@@ -262,7 +265,7 @@ export class LeaseKeeper {
   private async renewWithinLease(now: number): Promise<void> {
     const { key, fence, leaseMs } = this.options;
     // Before a disarm for want of an extension, one still in flight may land in time (awaitExtensionInFlight).
-    if (this.takeover === 'armed' && !this.firstOfOvertakeable() && this.mayBeVisible()) await this.awaitExtensionInFlight();
+    if (this.takeover !== 'disarmed' && !this.firstOfOvertakeable() && this.mayBeVisible()) await this.awaitExtensionInFlight();
     const change = this.takeoverChange();
     this.changing = change;
     const renewal = this.slices
@@ -273,9 +276,8 @@ export class LeaseKeeper {
           if (change !== undefined) this.takeover = change === 'disarm' ? 'disarmed' : 'armed';
         },
         (error: unknown) => {
-          // A re-arm whose outcome is unknown (timed out, its reply lost) may have landed: count the row armed, so the
-          // next renewal disarms if the message is at risk. (A disarm's unknown outcome leaves it counted armed too.)
-          if (typeof change === 'object') this.takeover = 'armed';
+          // Refused (the fence moved on) changes nothing; any other failure may have landed (timed out, its reply lost).
+          if (change !== undefined && !(error instanceof LeaseLostError)) this.takeover = 'unknown';
           throw error;
         },
       )

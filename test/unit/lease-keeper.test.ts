@@ -469,7 +469,7 @@ describe('LeaseKeeper', () => {
     expect(renewals().slice(0, 3)).toEqual(['renew+disarm', 'renew+rearm message-1', 'renew']);
   });
 
-  it('a re-arm whose outcome is unknown counts as landed: when the message is next at risk, a renewal disarms', async () => {
+  it('a re-arm whose outcome is unknown may have landed: when the message is next at risk, a renewal disarms', async () => {
     // The first extension is refused (a disarm at once), the one sent beside it lands; the re-arm then times out, and
     // every later extension hangs, so the message may surface while this holder still renews.
     const { keeper, time, renewals } = virtualKeeper({
@@ -485,6 +485,26 @@ describe('LeaseKeeper', () => {
     expect(calls.slice(0, 2)).toEqual(['renew', 'renew+disarm']);
     expect(rearm).toBe(2);
     expect(calls.slice(rearm + 1)).toContain('renew+disarm');
+    expect(keeper.lost).toBe(false);
+  });
+
+  it('a re-arm whose outcome is unknown may not have landed: while the message stays held throughout, the next renewal re-arms again', async () => {
+    // The first extension is refused (a disarm at once), the one sent beside it lands; the first re-arm times out. A
+    // visibility of 5 s (lease 6 s) keeps the message hidden past the next renewal all the same.
+    let rearms = 0;
+    const { keeper, time, renewals } = virtualKeeper({
+      leaseMs: 6000,
+      visibilitySeconds: 5,
+      hide: (n, clock) => (n === 1 ? Promise.reject(new Error('throttled (test)')) : clock.sleep(20)),
+      renew: (_n, clock, change) =>
+        typeof change === 'object' && ++rearms === 1
+          ? clock.sleep(20).then(() => Promise.reject(new Error('timed out (test)')))
+          : clock.sleep(20),
+    });
+    keeper.start();
+    await time.run(T0 + 6000);
+    await keeper.stop();
+    expect(renewals().slice(0, 5)).toEqual(['renew', 'renew+disarm', 'renew+rearm message-1', 'renew+rearm message-1', 'renew']);
     expect(keeper.lost).toBe(false);
   });
 });
