@@ -12,27 +12,9 @@ import { JobHistoryBook } from '../../tools/chaos/job-history.ts';
 import { checkPoison, poisonViolations, REACH_BACK_MS, SCAN_SLACK_MS } from '../../tools/chaos/poison-checks.ts';
 import { BAD_VALUES, MIN_POISONED_MS, planPoison, PoisonInjector, type Poisoning } from '../../tools/chaos/poison-faults.ts';
 import type { SetAsideJob } from '../../lib/core/set-aside.ts';
+import { storedJobRecord } from '../support/job-records.ts';
 
 const T0 = Date.parse('2026-12-06T05:00:00Z');
-
-function stored(id: string, schedule: string, generation: number, updatedAt: number, extra: Record<string, unknown> = {}): JobRecord {
-  return {
-    id,
-    schedule,
-    timeZone: 'UTC',
-    dst: 'shift-forward',
-    handler: 'chaos-fast',
-    enabled: true,
-    policies: {},
-    shard: 0,
-    nextFireAt: updatedAt,
-    version: generation,
-    generation,
-    createdAt: T0,
-    updatedAt,
-    ...extra,
-  } as unknown as JobRecord;
-}
 
 describe('the poison plan', () => {
   it('is the same for the same seed, lands inside the window, and leaves each job poisoned 30 s or more, repaired 12 s before the end', () => {
@@ -68,10 +50,10 @@ describe('the poison plan', () => {
 describe('the poison injector', () => {
   function setUp() {
     const rows = new Map<string, JobRecord>([
-      ['fast-a', stored('fast-a', '*/5 * * * * *', 1, T0)],
-      ['slow-b', stored('slow-b', '17 * * * * *', 1, T0)],
-      ['fast-c', stored('fast-c', '*/10 * * * * *', 1, T0)],
-      ['fast-d', stored('fast-d', '*/7 * * * * *', 1, T0, { enabled: false })],
+      ['fast-a', storedJobRecord('fast-a', '*/5 * * * * *', 1, T0)],
+      ['slow-b', storedJobRecord('slow-b', '17 * * * * *', 1, T0)],
+      ['fast-c', storedJobRecord('fast-c', '*/10 * * * * *', 1, T0)],
+      ['fast-d', storedJobRecord('fast-d', '*/7 * * * * *', 1, T0, { enabled: false })],
     ]);
     const book = new JobHistoryBook();
     for (const row of rows.values()) book.record('create', row);
@@ -91,7 +73,7 @@ describe('the poison injector', () => {
             puts.push(input);
             const spec = input as { id: string; schedule: string };
             const row = rows.get(spec.id) as JobRecord;
-            rows.set(spec.id, stored(spec.id, spec.schedule, row.generation + 1, now));
+            rows.set(spec.id, storedJobRecord(spec.id, spec.schedule, row.generation + 1, now));
           },
         },
         readRecord: async (jobId) => rows.get(jobId),
@@ -145,7 +127,7 @@ describe('the poison injector', () => {
 
   it('records nothing when the bad row did not land (the job changed generation under it)', async () => {
     const { rows, injector, book } = setUp();
-    rows.set('fast-a', stored('fast-a', '*/5 * * * * *', 2, T0 + 5000));
+    rows.set('fast-a', storedJobRecord('fast-a', '*/5 * * * * *', 2, T0 + 5000));
     expect(await injector.poison('schedule', 0)).toBeUndefined();
     expect(book.current('fast-a')?.kind).toBe('create');
   });
@@ -154,9 +136,9 @@ describe('the poison injector', () => {
 describe('expected occurrences around a poisoning', () => {
   it('expects none from the poisoning to the repair, and every one from the repair on', () => {
     const book = new JobHistoryBook();
-    book.record('create', stored('job', '*/10 * * * * *', 1, T0));
+    book.record('create', storedJobRecord('job', '*/10 * * * * *', 1, T0));
     expect(book.poisoned('job', T0 + 25_000)).toBe(true);
-    book.record('repair', stored('job', '*/10 * * * * *', 2, T0 + 61_000));
+    book.record('repair', storedJobRecord('job', '*/10 * * * * *', 2, T0 + 61_000));
     const at = expectedOccurrences(book.histories(), T0, T0 + 100_000).map((o) => (o.scheduledAt - T0) / 1000);
     expect(at).toEqual([0, 10, 20, 70, 80, 90]);
   });
@@ -164,7 +146,7 @@ describe('expected occurrences around a poisoning', () => {
   it('records no poisoning of a job that has no live definition', () => {
     const book = new JobHistoryBook();
     expect(book.poisoned('nosuch', T0)).toBe(false);
-    book.record('create', stored('job', '*/10 * * * * *', 1, T0));
+    book.record('create', storedJobRecord('job', '*/10 * * * * *', 1, T0));
     book.poisoned('job', T0 + 1000);
     expect(book.poisoned('job', T0 + 2000)).toBe(false);
   });

@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { decodeWorkMessage } from '../../lib/core/messages.ts';
-import type { JobRecord } from '../../lib/core/job-record.ts';
 import { InMemoryWorkQueue } from '../../lib/memory/index.ts';
 import { ManualClock } from '../../lib/core/clock.ts';
+import { storedJobRecord } from '../support/job-records.ts';
 import { cronParserOccurrences } from '../../tools/chaos/expected.ts';
 import { JobHistoryBook } from '../../tools/chaos/job-history.ts';
 import {
@@ -21,29 +21,11 @@ import {
 
 const T0 = Date.parse('2026-12-07T05:00:00Z');
 
-function stored(id: string, schedule: string, generation: number): JobRecord {
-  return {
-    id,
-    schedule,
-    timeZone: 'UTC',
-    dst: 'shift-forward',
-    handler: 'chaos-fast',
-    enabled: true,
-    policies: {},
-    shard: 0,
-    nextFireAt: T0 - 600_000,
-    version: generation,
-    generation,
-    createdAt: T0 - 600_000,
-    updatedAt: T0 - 600_000,
-  } as unknown as JobRecord;
-}
-
 function injector(): { forger: ForgeryInjector; queue: InMemoryWorkQueue; clock: ManualClock } {
   const clock = new ManualClock(T0);
   const queue = new InMemoryWorkQueue(clock);
   const book = new JobHistoryBook();
-  book.record('create', stored('every-5s', '*/5 * * * * *', 3));
+  book.record('create', storedJobRecord('every-5s', '*/5 * * * * *', 3, T0 - 600_000));
   const forger = new ForgeryInjector(
     { sendBody: (body) => queue.sendBody(body), book, jobIds: ['every-5s'], enumerate: cronParserOccurrences, now: () => clock.now() },
     7,

@@ -33,16 +33,13 @@ export interface SimOptions {
   readonly onSeed?: (done: number, total: number, seed: SeedSummary) => void;
 }
 
-export interface SeedSummary {
-  readonly seed: number;
-  readonly profile: ProfileName;
-  readonly expected: number;
+/** What a seed's checks counted, and the report sums over its seeds. */
+export interface SimCounts {
   readonly duplicates: number;
   readonly missed: number;
   readonly displaced: number;
   readonly zombieCommitsAccepted: number;
   readonly fenceViolations: number;
-  readonly committedThenDead: number;
   /** Poisoned jobs never set aside or set aside after their repair, forged messages run or left unrejected. */
   readonly inputViolations: number;
   readonly poisonings: number;
@@ -53,6 +50,28 @@ export interface SeedSummary {
   readonly wiresAccepted: number;
   /** Settlements taken over mid-batch, their committed chunks skipped by the standby. */
   readonly settlementTakeovers: number;
+}
+
+const COUNTS: readonly (keyof SimCounts)[] = [
+  'duplicates',
+  'missed',
+  'displaced',
+  'zombieCommitsAccepted',
+  'fenceViolations',
+  'inputViolations',
+  'poisonings',
+  'forgedMessages',
+  'settlementViolations',
+  'settlements',
+  'wiresAccepted',
+  'settlementTakeovers',
+];
+
+export interface SeedSummary extends SimCounts {
+  readonly seed: number;
+  readonly profile: ProfileName;
+  readonly expected: number;
+  readonly committedThenDead: number;
   readonly boundedFailovers: number;
   readonly failoverMaxMs: number | null;
   readonly processFaults: number;
@@ -63,25 +82,13 @@ export interface SeedSummary {
   readonly failing: boolean;
 }
 
-export interface SimReport {
+export interface SimReport extends SimCounts {
   readonly seeds: { readonly from: number; readonly to: number; readonly count: number };
   readonly profiles: readonly ProfileName[];
   readonly simulatedMinutes: number;
   readonly wallSeconds: number;
   readonly simulatedSecondsPerWallSecond: number;
   readonly expectedOccurrences: number;
-  readonly duplicates: number;
-  readonly missed: number;
-  readonly displaced: number;
-  readonly zombieCommitsAccepted: number;
-  readonly fenceViolations: number;
-  readonly inputViolations: number;
-  readonly poisonings: number;
-  readonly forgedMessages: number;
-  readonly settlementViolations: number;
-  readonly settlements: number;
-  readonly wiresAccepted: number;
-  readonly settlementTakeovers: number;
   readonly dst?: DstMode;
   readonly failover: {
     readonly count: number;
@@ -174,18 +181,7 @@ export async function runSimulation(options: SimOptions): Promise<SimReport> {
     wallSeconds: round(wallSeconds),
     simulatedSecondsPerWallSecond: round((simulatedMinutes * 60) / wallSeconds),
     expectedOccurrences: sum((seed) => seed.expected),
-    duplicates: sum((seed) => seed.duplicates),
-    missed: sum((seed) => seed.missed),
-    displaced: sum((seed) => seed.displaced),
-    zombieCommitsAccepted: sum((seed) => seed.zombieCommitsAccepted),
-    fenceViolations: sum((seed) => seed.fenceViolations),
-    inputViolations: sum((seed) => seed.inputViolations),
-    poisonings: sum((seed) => seed.poisonings),
-    forgedMessages: sum((seed) => seed.forgedMessages),
-    settlementViolations: sum((seed) => seed.settlementViolations),
-    settlements: sum((seed) => seed.settlements),
-    wiresAccepted: sum((seed) => seed.wiresAccepted),
-    settlementTakeovers: sum((seed) => seed.settlementTakeovers),
+    ...(Object.fromEntries(COUNTS.map((count) => [count, sum((seed) => seed[count])])) as Record<keyof SimCounts, number>),
     ...(options.dst && { dst: options.dst }),
     failover: {
       count: bounded.count,
