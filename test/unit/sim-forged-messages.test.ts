@@ -74,7 +74,14 @@ describe('forged messages', () => {
       generation: 2,
     });
     const garbled = sent('garbled', 'not json at all');
-    const base = { rejected: [], stillQueued: [], touched: new Set<string>(), expected: new Set<string>(), changedAfter: () => false };
+    const base = {
+      rejected: [],
+      stillQueued: [],
+      started: new Set<string>(),
+      onRecord: new Set<string>(),
+      expected: new Set<string>(),
+      changedAfter: () => false,
+    };
 
     it('passes forged messages each rejected with a reason, none of them run', () => {
       const verdict = checkForgeries({
@@ -89,22 +96,24 @@ describe('forged messages', () => {
       expect(forgeryViolations(verdict)).toEqual([]);
     });
 
-    it('fails a forged slot that was claimed or run, unless a later change made it a real occurrence', () => {
+    it('fails a forged slot that was started or committed, unless a later change made it a real occurrence', () => {
       const rejected = [{ body: offSchedule.body, reason: 'r', kind: 'unrunnable-message' as const }];
-      const ran = checkForgeries({ ...base, forgeries: [offSchedule], rejected, touched: new Set(['j:1']) });
+      const ran = checkForgeries({ ...base, forgeries: [offSchedule], rejected, started: new Set(['j:1']) });
       expect(forgeryViolations(ran)).toEqual(['forged messages that ran: offSchedule j:1']);
       expect(
-        checkForgeries({ ...base, forgeries: [offSchedule], rejected, touched: new Set(['j:1']), expected: new Set(['j:1']) }).ran,
+        checkForgeries({ ...base, forgeries: [offSchedule], rejected, started: new Set(['j:1']), expected: new Set(['j:1']) }).ran,
       ).toEqual([]);
     });
 
-    it('fails a forged message never rejected, or still on the queue, unless its job has since left its generation or its slot is real', () => {
+    it('fails a forged message never rejected, or still on the queue, unless its job has since left its generation or its slot is real or on record', () => {
       const neverRejected = checkForgeries({ ...base, forgeries: [offSchedule, garbled] });
       expect(neverRejected.unsettled).toHaveLength(2);
       const stale = checkForgeries({ ...base, forgeries: [offSchedule, garbled], changedAfter: () => true });
       expect(stale.unsettled).toEqual([`garbled ${JSON.stringify(garbled.body)}`]);
       const real = checkForgeries({ ...base, forgeries: [offSchedule, garbled], expected: new Set(['j:1']) });
       expect(real.unsettled).toEqual([`garbled ${JSON.stringify(garbled.body)}`]);
+      const onRecord = checkForgeries({ ...base, forgeries: [offSchedule, garbled], onRecord: new Set(['j:1']) });
+      expect(onRecord.unsettled).toEqual([`garbled ${JSON.stringify(garbled.body)}`]);
       const queued = checkForgeries({
         ...base,
         forgeries: [garbled],

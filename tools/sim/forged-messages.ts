@@ -150,8 +150,10 @@ export interface ForgeryCheckInput {
   readonly rejected: readonly RejectedMessage[];
   /** Bodies still on the work queue at the end. */
   readonly stillQueued: readonly string[];
-  /** Slots some worker claimed, that have a slice row, or that a handler wrote an effect for. */
-  readonly touched: ReadonlySet<string>;
+  /** Slots some worker started, or that a handler committed an effect for. */
+  readonly started: ReadonlySet<string>;
+  /** Slots with a slice row at the end: a message naming one is dropped once it is final, as a sweep's is. */
+  readonly onRecord: ReadonlySet<string>;
   /** The expected occurrences: a job changed later may have made a forged second a real one. */
   readonly expected: ReadonlySet<string>;
   /** Did the job take a change (a new generation, a deletion) after `at`? */
@@ -160,12 +162,13 @@ export interface ForgeryCheckInput {
 
 export interface ForgeryVerdict {
   readonly forged: number;
-  /** Forged slots that were claimed, made or run. Must be empty. */
+  /** Forged slots that were started or committed. Must be empty. */
   readonly ran: string[];
   /**
    * Forged bodies left on the queue, or never dead-lettered as rejected with a reason. Must be empty. Two are
    * dropped instead, as a scanner's would be: one sent for a generation its job has since left, and one whose
-   * slot is an occurrence after all (an earlier or later definition's, its slice on record).
+   * slot is an occurrence after all (an earlier or later definition's) or has a slice on record (one a change
+   * SKIPPED, say).
    */
   readonly unsettled: string[];
 }
@@ -176,13 +179,14 @@ export function checkForgeries(input: ForgeryCheckInput): ForgeryVerdict {
   return {
     forged: input.forgeries.length,
     ran: input.forgeries.flatMap((forgery) =>
-      forgery.executionKey !== undefined && input.touched.has(forgery.executionKey) && !input.expected.has(forgery.executionKey)
+      forgery.executionKey !== undefined && input.started.has(forgery.executionKey) && !input.expected.has(forgery.executionKey)
         ? [`${forgery.kind} ${forgery.executionKey}`]
         : [],
     ),
     unsettled: input.forgeries.flatMap((forgery) => {
       const stale = forgery.generation !== undefined && forgery.jobId !== undefined && input.changedAfter(forgery.jobId, forgery.at);
-      const real = forgery.executionKey !== undefined && input.expected.has(forgery.executionKey);
+      const real =
+        forgery.executionKey !== undefined && (input.expected.has(forgery.executionKey) || input.onRecord.has(forgery.executionKey));
       return queued.has(forgery.body) || (!rejected.get(forgery.body) && !stale && !real)
         ? [`${forgery.kind} ${JSON.stringify(forgery.body)}`]
         : [];

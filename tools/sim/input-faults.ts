@@ -98,7 +98,8 @@ export class InputFaults {
     verdict: HistoryVerdict,
     expected: readonly ExpectedOccurrence[],
     events: readonly ObservedEvent[],
-    touched: ReadonlySet<string>,
+    started: ReadonlySet<string>,
+    onRecord: ReadonlySet<string>,
   ): Promise<{ verdict: HistoryVerdict; inputs: InputFaultsVerdict }> {
     const { install } = this.context;
     const shards = Array.from({ length: this.context.shards }, (_, shard) => shard);
@@ -116,7 +117,8 @@ export class InputFaults {
       forgeries: this.forger.forgeries(),
       rejected: install.deadLetters.rejected,
       stillQueued: install.workQueue.bodies(),
-      touched,
+      started,
+      onRecord,
       expected: new Set(byKey.keys()),
       changedAfter: (jobId, at) =>
         this.context.book.histories().some((history) => history.jobId === jobId && history.changes.some((change) => change.at > at)),

@@ -244,12 +244,12 @@ export async function simulateSeed(options: SeedOptions): Promise<SeedResult> {
     ),
     catchUpBefore: startedAt,
   });
-  const touched = new Set([
-    ...slices.map((slice) => executionKey(slice.jobId, slice.scheduledAt)),
-    ...observed.events.filter((observed) => observed.event.type === 'claimed').map((observed) => observed.event.executionKey),
+  const started = new Set([
+    ...observed.events.filter((observed) => observed.event.type === 'started').map((observed) => observed.event.executionKey),
     ...effects.map((effect) => effect.executionKey),
   ]);
-  const checked = inputs ? await inputs.check(history, expected, observed.events, touched) : { verdict: history };
+  const onRecord = new Set(slices.map((slice) => executionKey(slice.jobId, slice.scheduledAt)));
+  const checked = inputs ? await inputs.check(history, expected, observed.events, started, onRecord) : { verdict: history };
   const settlement = bank
     ? {
         ...(await checkSimSettlement({
