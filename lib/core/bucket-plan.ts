@@ -9,7 +9,7 @@
 import { NEVER, planAdvance, type AdvancePlan } from './advance-plan.ts';
 import { jitterOffsetMs } from './jitter.ts';
 import type { StoredJob } from './job-record.ts';
-import { scheduleOf } from './schedule.ts';
+import { nextOccurrenceAtOrAfter, scheduleOf } from './schedule.ts';
 import { WHEEL_BUCKET_MS } from './wheel.ts';
 
 /** Occurrences one plan may return; a bucket of a per-second job holds five, so this only bounds a runaway. */
@@ -54,6 +54,16 @@ export function planBucket(job: StoredJob, from: number, bucket: number, now: nu
     next = plan.nextFireAt;
   }
   return { first, occurrences, next, offset };
+}
+
+/**
+ * `plan` once another scan has recorded one of its ranges (missed or misfire) up to `until` (exclusive), later than
+ * this plan's own (that scan's clock ran ahead of this one's): nothing that range covers is sent, and the job resumes
+ * after it, in this bucket or a later one.
+ */
+export function afterRecordedRange(job: StoredJob, plan: BucketPlan, until: number): BucketPlan {
+  if (plan.next >= until) return { ...plan, occurrences: plan.occurrences.filter((at) => at >= until) };
+  return { ...plan, occurrences: [], next: nextOccurrenceAtOrAfter(scheduleOf(job), until) ?? NEVER };
 }
 
 /**

@@ -108,8 +108,9 @@ export interface SliceStore {
    * One item for a range of `run`'s occurrences: MISSED (older than the catch-up
    * window) or SKIPPED by the misfire policy; written unless a slice is there.
    * @returns `written`; `recorded` when this generation's range item is there
-   * already (a racing or redone scan wrote it: its event went out then); `kept`
-   * when another slice keeps the instant (an older generation ran it).
+   * already (a racing or redone scan wrote it: its event went out then), with
+   * the end that item records; `kept` when another slice keeps the instant (an
+   * older generation ran it).
    */
   recordRange(jobId: string, run: SliceDefinition, range: MissedRange | SkippedRange, now: number): Promise<RangeRecordOutcome>;
   /**
@@ -125,7 +126,10 @@ export interface SweepCandidate extends SliceKey {
   readonly sweepAt: number;
 }
 
-export type RangeRecordOutcome = 'written' | 'recorded' | 'kept';
+export type RangeRecordOutcome =
+  | { readonly outcome: 'written' | 'kept' }
+  /** `until`: the recorded item's end (exclusive), which a racing scan's clock may have put past this one's. */
+  | { readonly outcome: 'recorded'; readonly until: number };
 
 /**
  * The timing wheel's items (core/wheel.ts): a shard's inbox, its entries by

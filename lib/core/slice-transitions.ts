@@ -21,6 +21,7 @@ import type { Claim } from './claim.ts';
 import { FencedOutError, OutcomeOnRecordError } from './errors.ts';
 import { isOwnClaim, isOwnCommit, type LedgerOutcome, type LedgerRecord } from './ledger.ts';
 import { isRecreatable, SliceStatus, type Slice } from './slice.ts';
+import type { RangeRecordOutcome } from './ports.ts';
 
 /** A transaction holds 100 items; the slice, which carries the ledger record, takes one. */
 export const MAX_BUSINESS_WRITES_PER_COMMIT = 99;
@@ -112,9 +113,14 @@ export function recordStandingAt(slices: readonly Slice[], generation: number): 
   };
 }
 
-/** A refused RANGE write: the instant holds this generation's range record already (another scan wrote it). */
-export function isRangeRecordOf(slice: Pick<Slice, 'missedUntil' | 'generation'> | undefined, generation: number): boolean {
-  return slice !== undefined && slice.missedUntil !== undefined && (slice.generation ?? 0) === generation;
+/**
+ * A refused RANGE write, judged from the item at its instant: this generation's range record already (another scan
+ * wrote it), with the end it records, or another slice that keeps the instant.
+ */
+export function rangeRecordOutcome(slice: Pick<Slice, 'missedUntil' | 'generation'> | undefined, generation: number): RangeRecordOutcome {
+  return slice?.missedUntil !== undefined && (slice.generation ?? 0) === generation
+    ? { outcome: 'recorded', until: slice.missedUntil }
+    : { outcome: 'kept' };
 }
 
 /**

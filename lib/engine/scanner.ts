@@ -15,7 +15,7 @@
 import { UnplannableJobError } from '../core/errors.ts';
 import { lifecycleEvent, type EventSink } from '../core/events.ts';
 import { NEVER, type AdvancePlan } from '../core/advance-plan.ts';
-import { assertRowShape, planBucket } from '../core/bucket-plan.ts';
+import { afterRecordedRange, assertRowShape, planBucket } from '../core/bucket-plan.ts';
 import { isoSecond } from '../core/execution-key.ts';
 import { inboxEntryOf, inDueIndex } from '../core/job-lifecycle.ts';
 import { definitionOf, isTombstone, type JobRecord, type StoredJob } from '../core/job-record.ts';
@@ -253,10 +253,11 @@ export class Scanner {
     messages: OutgoingMessage[],
     report: ScanReport,
   ): Promise<number> {
-    const { first, occurrences, next, offset } = planned(job.id, () => planBucket(job, from, bucket, now));
-    const [firstOccurrence] = occurrences;
+    const plan = planned(job.id, () => planBucket(job, from, bucket, now));
+    const [firstOccurrence] = plan.occurrences;
     if (firstOccurrence !== undefined) assertSendable({ jobId: job.id, scheduledAt: firstOccurrence, generation: job.generation });
-    if (first) await this.recordRanges(job, first, now, report);
+    const recordedUntil = plan.first ? await this.recordRanges(job, plan.first, now, report) : undefined;
+    const { occurrences, next, offset } = recordedUntil === undefined ? plan : afterRecordedRange(job, plan, recordedUntil);
     const { startPrecision } = job.policies;
     for (const scheduledAt of occurrences)
       messages.push({ jobId: job.id, scheduledAt, startAt: scheduledAt + offset, generation: job.generation, startPrecision });
@@ -283,15 +284,23 @@ export class Scanner {
    * Downtime longer than the catch-up window (MISSED) and due occurrences the
    * misfire policy does not run (SKIPPED): one record and one event each. The
    * scan that wrote the record reports it; a racing or redone scan that finds
-   * it written does not report it again.
+   * it written does not report it again, and follows it: a racing scan's clock
+   * (up to the promised skew ahead) may have ended it later than this plan
+   * does, and no occurrence it covers may run.
+   * @returns the latest end of a range another scan recorded, if any.
    */
-  private async recordRanges(job: StoredJob, plan: AdvancePlan, now: number, report: ScanReport): Promise<void> {
+  private async recordRanges(job: StoredJob, plan: AdvancePlan, now: number, report: ScanReport): Promise<number | undefined> {
+    let recordedUntil: number | undefined;
     for (const [range, type] of [
       [plan.missed, 'missed'],
       [plan.skipped, 'skipped'],
     ] as const) {
       if (range === undefined) continue;
-      if ((await this.deps.slices.recordRange(job.id, definitionOf(job), range, now)) === 'recorded') continue;
+      const recorded = await this.deps.slices.recordRange(job.id, definitionOf(job), range, now);
+      if (recorded.outcome === 'recorded') {
+        recordedUntil = Math.max(recordedUntil ?? recorded.until, recorded.until);
+        continue;
+      }
       if (type === 'missed') report.missed += range.count;
       else report.skipped += range.count;
       this.deps.events.emit(
@@ -304,6 +313,7 @@ export class Scanner {
         }),
       );
     }
+    return recordedUntil;
   }
 
   /**

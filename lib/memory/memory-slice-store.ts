@@ -27,7 +27,7 @@ import {
   holdsLease,
   MAX_BUSINESS_WRITES_PER_COMMIT,
   MAX_ERROR_CHARS,
-  isRangeRecordOf,
+  rangeRecordOutcome,
   mayCreateSlice,
   mayDeferSweep,
   mayFinalize,
@@ -176,15 +176,15 @@ export class InMemorySliceStore implements SliceStore {
     return true;
   }
 
-  /** RANGE (create-slices.ts): `mayCreateSlice`; final, out of the sweep index; a refusal judged by `isRangeRecordOf`. */
+  /** RANGE (create-slices.ts): `mayCreateSlice`; final, out of the sweep index; a refusal judged by `rangeRecordOutcome`. */
   async recordRange(jobId: string, run: SliceDefinition, range: MissedRange | SkippedRange, now: number): Promise<RangeRecordOutcome> {
     const key = { jobId, scheduledAt: range.from };
     const previous = this.row(key);
-    if (!mayCreateSlice(previous, run.generation)) return isRangeRecordOf(previous, run.generation) ? 'recorded' : 'kept';
+    if (!mayCreateSlice(previous, run.generation)) return rangeRecordOutcome(previous, run.generation);
     const status = 'reason' in range ? { status: SliceStatus.Skipped, skipReason: range.reason } : { status: SliceStatus.Missed };
     const { payload: _payload, ...row } = this.createdRow(key, run, now, previous);
     this.tables.slices.set(sliceId(key), { ...row, ...status, missedUntil: range.to, missedCount: range.count, finishedAt: now });
-    return 'written';
+    return { outcome: 'written' };
   }
 
   /** SETTLE (create-slices.ts): `mayCreateSlice`; SKIPPED with the change's reason, in history for the retention. */

@@ -62,7 +62,7 @@ describe('chaos drill', () => {
       expect(others, others.join('; ')).toEqual([]);
       // The product's own audit agrees: `cronfence verify` on the drill's installation finds nothing.
       const audit = await verifyDrillInstallation(report);
-      expect(audit.violations).toEqual([]);
+      expect(audit.violations, JSON.stringify(audit.violations)).toEqual([]);
       expect(audit.exitCode).toBe(0);
     },
   );
@@ -82,7 +82,7 @@ describe('chaos drill', () => {
       const others = violationsBesidesFailoverGoal(report);
       expect(others, others.join('; ')).toEqual([]);
       const audit = await verifyDrillInstallation(report);
-      expect(audit.violations).toEqual([]);
+      expect(audit.violations, JSON.stringify(audit.violations)).toEqual([]);
       expect(audit.exitCode).toBe(0);
     },
   );

@@ -194,7 +194,7 @@ export function sliceLifecycleContract(label: string, factory: ContractFactory):
         const t = space.instant();
         const job = await store.putJob(jobSpec(space.jobId('range-missed'), { v: 1 }));
         const missed = { from: t - 600_000, to: t - 60_000, count: 540 };
-        expect(await store.slices.recordRange(job.id, definitionOf(job), missed, t)).toBe('written');
+        expect(await store.slices.recordRange(job.id, definitionOf(job), missed, t)).toEqual({ outcome: 'written' });
         const stored = await store.slices.get({ jobId: job.id, scheduledAt: missed.from });
         expect(stored).toMatchObject({
           status: 'MISSED',
@@ -211,8 +211,11 @@ export function sliceLifecycleContract(label: string, factory: ContractFactory):
         for (const gone of ['payload', 'skipReason', 'sweepAt', 'owner'] as const) expect(stored?.[gone], gone).toBeUndefined();
         expect(await store.slices.get({ jobId: job.id, scheduledAt: missed.from + 1000 })).toBeUndefined();
         expect(await sweepableOf(store, job.id, Number.MAX_SAFE_INTEGER)).toEqual([]);
-        // The same range recorded again (a redone scan) changes nothing, and says this generation's record is there.
-        expect(await store.slices.recordRange(job.id, definitionOf(job), { ...missed, count: 539 }, t + 5000)).toBe('recorded');
+        // The same range recorded again (a redone scan, or a racing one whose clock ended it sooner) changes nothing,
+        // and says this generation's record is there, with the end it records.
+        expect(
+          await store.slices.recordRange(job.id, definitionOf(job), { ...missed, to: missed.to - 2000, count: 538 }, t + 5000),
+        ).toEqual({ outcome: 'recorded', until: missed.to });
         expect(await store.slices.get({ jobId: job.id, scheduledAt: missed.from })).toMatchObject({ finishedAt: t, missedCount: 540 });
       });
 
@@ -245,7 +248,7 @@ export function sliceLifecycleContract(label: string, factory: ContractFactory):
         const outcomes = [];
         for (const offset of [0, 1000, 2000, 3000]) outcomes.push(await store.slices.recordRange(id, newer, range(t + offset), t + 5000));
         // Another slice keeps the instant (a run, this generation's ENQUEUED one): not a record of this range, so the scan still reports it.
-        expect(outcomes).toEqual(['kept', 'kept', 'kept', 'written']);
+        expect(outcomes.map(({ outcome }) => outcome)).toEqual(['kept', 'kept', 'kept', 'written']);
         expect(await store.slices.get(key(0))).toMatchObject({ status: 'RUNNING', owner: 'worker-a', generation: older.generation });
         expect(await store.slices.get(key(1000))).toMatchObject({ status: 'SUCCEEDED', generation: older.generation });
         expect(await store.slices.get(key(2000))).toMatchObject({ status: 'ENQUEUED', generation: newer.generation });

@@ -66,7 +66,7 @@ export function expectInvariantsHeld(report: ChaosReport): void {
     expect(report[invariant], `${invariant}: ${JSON.stringify(report.examples[invariant])}`).toBe(0);
   }
   expect(report.failover.count).toBeGreaterThan(0);
-  expect(report.policyViolations).toEqual([]);
+  expect(report.policyViolations, report.policyViolations.join('; ')).toEqual([]);
 }
 
 /**

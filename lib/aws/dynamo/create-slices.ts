@@ -29,7 +29,7 @@ import {
 import type { MissedRange, SkippedRange } from '../../core/advance-plan.ts';
 import type { SkipReason } from '../../core/job-record.ts';
 import type { NewSlice, RangeRecordOutcome } from '../../core/ports.ts';
-import { isRangeRecordOf } from '../../core/slice-transitions.ts';
+import { rangeRecordOutcome } from '../../core/slice-transitions.ts';
 import { SliceStatus, type SliceDefinition, type SliceKey } from '../../core/slice.ts';
 import { isConditionFailure, onTable } from './errors.ts';
 import { readSlice } from './claim-slice.ts';
@@ -128,11 +128,11 @@ export async function recordRange(
     await onTable(tables.slicesTable, () =>
       dynamo.send(new UpdateItemCommand({ ...(item.Update as UpdateItemCommandInput), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' })),
     );
-    return 'written';
+    return { outcome: 'written' };
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
     const seen = error.Item ? toSlice(error.Item) : await readSlice(dynamo, tables.slicesTable, key);
-    return isRangeRecordOf(seen, run.generation) ? 'recorded' : 'kept';
+    return rangeRecordOutcome(seen, run.generation);
   }
 }
 
