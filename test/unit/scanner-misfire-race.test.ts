@@ -21,7 +21,9 @@ const SKEW_MS = 2000;
 const OUTAGE_MS = 150_000;
 const POLICIES: readonly MisfirePolicy[] = ['none', 'latest'];
 
-async function race(first: 'ahead' | 'behind'): Promise<{ sent: SentMessage[]; ranges: Map<MisfirePolicy, { from: number; until: number }> }> {
+async function race(
+  first: 'ahead' | 'behind',
+): Promise<{ sent: SentMessage[]; ranges: Map<MisfirePolicy, { from: number; until: number }> }> {
   const clock = new ManualClock(SCAN_AT - OUTAGE_MS);
   const engine = createMemoryEngine(clock);
   const outageFrom = new Map<MisfirePolicy, number>();
@@ -71,9 +73,15 @@ describe('racing scans of a job back from an outage, their clocks 4 s apart', ()
         const { from, until } = ranges.get(misfire) ?? { from: 0, until: 0 };
         const sentAt = new Set(sent.filter((message) => message.jobId === `misfire-${misfire}`).map((message) => message.scheduledAt));
         const covered = occurrencesBetween({ cron: 'rate(30 seconds)', timeZone: 'UTC' }, from, until, 100);
-        expect(covered.filter((at) => sentAt.has(at)).map((at) => new Date(at).toISOString()), misfire).toEqual([]);
+        expect(
+          covered.filter((at) => sentAt.has(at)).map((at) => new Date(at).toISOString()),
+          misfire,
+        ).toEqual([]);
         const after = occurrencesBetween({ cron: 'rate(30 seconds)', timeZone: 'UTC' }, until, SCAN_AT + 60_000, 100);
-        expect(after.filter((at) => !sentAt.has(at)).map((at) => new Date(at).toISOString()), misfire).toEqual([]);
+        expect(
+          after.filter((at) => !sentAt.has(at)).map((at) => new Date(at).toISOString()),
+          misfire,
+        ).toEqual([]);
       }
       // The clocks disagree on O: the range the scanner ahead records covers it under `none`; under `latest` it ran.
       const recordedByAhead = first === 'ahead';
