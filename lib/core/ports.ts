@@ -10,6 +10,7 @@ import type { LedgerRecord } from './ledger.ts';
 import type { OverlapLane } from './overlap-policy.ts';
 import type { Slice, SliceDefinition, SliceKey, SliceStatus } from './slice.ts';
 import type { SetAsideJob } from './set-aside.ts';
+import type { RangeRecordOutcome } from './slice-transitions.ts';
 import type { PlacedEntry, ScanCursor, ShardCursor, WheelEntry } from './wheel.ts';
 
 /** A slice to create ENQUEUED, in the sweep index from `sweepAt`. */
@@ -121,15 +122,12 @@ export interface SliceStore {
   settleAbsent(jobId: string, run: SliceDefinition, instants: readonly number[], reason: SkipReason, now: number): Promise<number>;
 }
 
+export type { RangeRecordOutcome };
+
 export interface SweepCandidate extends SliceKey {
   /** The sweep time the index held when it was read. */
   readonly sweepAt: number;
 }
-
-export type RangeRecordOutcome =
-  | { readonly outcome: 'written' | 'kept' }
-  /** `until`: the recorded item's end (exclusive), which a racing scan's clock may have put past this one's. */
-  | { readonly outcome: 'recorded'; readonly until: number };
 
 /**
  * The timing wheel's items (core/wheel.ts): a shard's inbox, its entries by

@@ -21,7 +21,6 @@ import type { Claim } from './claim.ts';
 import { FencedOutError, OutcomeOnRecordError } from './errors.ts';
 import { isOwnClaim, isOwnCommit, type LedgerOutcome, type LedgerRecord } from './ledger.ts';
 import { isRecreatable, SliceStatus, type Slice } from './slice.ts';
-import type { RangeRecordOutcome } from './ports.ts';
 
 /** A transaction holds 100 items; the slice, which carries the ledger record, takes one. */
 export const MAX_BUSINESS_WRITES_PER_COMMIT = 99;
@@ -112,6 +111,12 @@ export function recordStandingAt(slices: readonly Slice[], generation: number): 
     return ranges.find((range) => range.scheduledAt <= at && at < (range.missedUntil ?? 0));
   };
 }
+
+/** What a RANGE write did (SliceStore.recordRange). */
+export type RangeRecordOutcome =
+  | { readonly outcome: 'written' | 'kept' }
+  /** `until`: the recorded item's end (exclusive), which a racing scan's clock may have put past this one's. */
+  | { readonly outcome: 'recorded'; readonly until: number };
 
 /**
  * A refused RANGE write, judged from the item at its instant: this generation's range record already (another scan
