@@ -77,7 +77,7 @@ describe('forged messages', () => {
     const base = {
       rejected: [],
       stillQueued: [],
-      started: new Set<string>(),
+      lastStartedAt: new Map<string, number>(),
       onRecord: new Set<string>(),
       expected: new Set<string>(),
       changedAfter: () => false,
@@ -96,13 +96,22 @@ describe('forged messages', () => {
       expect(forgeryViolations(verdict)).toEqual([]);
     });
 
-    it('fails a forged slot that was started or committed, unless a later change made it a real occurrence', () => {
+    it('fails a forged slot that was started or committed after it was sent, unless a later change made it a real occurrence', () => {
       const rejected = [{ body: offSchedule.body, reason: 'r', kind: 'unrunnable-message' as const }];
-      const ran = checkForgeries({ ...base, forgeries: [offSchedule], rejected, started: new Set(['j:1']) });
+      const ran = checkForgeries({ ...base, forgeries: [offSchedule], rejected, lastStartedAt: new Map([['j:1', T0 + 500]]) });
       expect(forgeryViolations(ran)).toEqual(['forged messages that ran: offSchedule j:1']);
+      // A committed effect whose start was not seen counts as run after it.
+      expect(checkForgeries({ ...base, forgeries: [offSchedule], rejected, lastStartedAt: new Map([['j:1', Infinity]]) }).ran).toHaveLength(
+        1,
+      );
       expect(
-        checkForgeries({ ...base, forgeries: [offSchedule], rejected, started: new Set(['j:1']), expected: new Set(['j:1']) }).ran,
+        checkForgeries({ ...base, forgeries: [offSchedule], rejected, lastStartedAt: new Map([['j:1', T0]]), expected: new Set(['j:1']) })
+          .ran,
       ).toEqual([]);
+      // Run before the forgery was sent (a scanner's message of a generation a change then ended): not its doing.
+      expect(checkForgeries({ ...base, forgeries: [offSchedule], rejected, lastStartedAt: new Map([['j:1', T0 - 55_000]]) }).ran).toEqual(
+        [],
+      );
     });
 
     it('fails a forged message never rejected, or still on the queue, unless its job has since left its generation or its slot is real or on record', () => {

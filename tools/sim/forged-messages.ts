@@ -150,8 +150,12 @@ export interface ForgeryCheckInput {
   readonly rejected: readonly RejectedMessage[];
   /** Bodies still on the work queue at the end. */
   readonly stillQueued: readonly string[];
-  /** Slots some worker started, or that a handler committed an effect for. */
-  readonly started: ReadonlySet<string>;
+  /**
+   * Slots some worker started, or that a handler committed an effect for: when the last start was (Infinity for an
+   * effect with no start seen). A run that began before a forgery was sent is not its doing (a scanner's message of a
+   * generation a change then ended, claimed before the change: sim aws seed 6138).
+   */
+  readonly lastStartedAt: ReadonlyMap<string, number>;
   /** Slots with a slice row at the end: a message naming one is dropped once it is final, as a sweep's is. */
   readonly onRecord: ReadonlySet<string>;
   /** The expected occurrences: a job changed later may have made a forged second a real one. */
@@ -179,7 +183,9 @@ export function checkForgeries(input: ForgeryCheckInput): ForgeryVerdict {
   return {
     forged: input.forgeries.length,
     ran: input.forgeries.flatMap((forgery) =>
-      forgery.executionKey !== undefined && input.started.has(forgery.executionKey) && !input.expected.has(forgery.executionKey)
+      forgery.executionKey !== undefined &&
+      (input.lastStartedAt.get(forgery.executionKey) ?? -Infinity) >= forgery.at &&
+      !input.expected.has(forgery.executionKey)
         ? [`${forgery.kind} ${forgery.executionKey}`]
         : [],
     ),

@@ -98,7 +98,7 @@ export class InputFaults {
     verdict: HistoryVerdict,
     expected: readonly ExpectedOccurrence[],
     events: readonly ObservedEvent[],
-    started: ReadonlySet<string>,
+    lastStartedAt: ReadonlyMap<string, number>,
     onRecord: ReadonlySet<string>,
   ): Promise<{ verdict: HistoryVerdict; inputs: InputFaultsVerdict }> {
     const { install } = this.context;
@@ -117,7 +117,7 @@ export class InputFaults {
       forgeries: this.forger.forgeries(),
       rejected: install.deadLetters.rejected,
       stillQueued: install.workQueue.bodies(),
-      started,
+      lastStartedAt,
       onRecord,
       expected: new Set(byKey.keys()),
       changedAfter: (jobId, at) =>

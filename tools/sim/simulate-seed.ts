@@ -15,7 +15,7 @@ import { DST_TRANSITIONS, type DstMode } from '../chaos/dst.ts';
 import { cronParserOccurrences, expectedOccurrences, scheduleMathOccurrences } from '../chaos/expected.ts';
 import { planFaults, planLifecycle, type PlannedFault } from '../chaos/fault-plan.ts';
 import { checkHistory, type HistoryVerdict, type InjectedClientFault, type InjectedProcessFault } from '../chaos/history.ts';
-import type { ObservedChunk } from '../chaos/observed.ts';
+import { eventTime, type ObservedChunk } from '../chaos/observed.ts';
 import { JobHistoryBook } from '../chaos/job-history.ts';
 import { LifecycleInjector } from '../chaos/lifecycle-faults.ts';
 import { SeededRandom } from '../chaos/random.ts';
@@ -244,12 +244,15 @@ export async function simulateSeed(options: SeedOptions): Promise<SeedResult> {
     ),
     catchUpBefore: startedAt,
   });
-  const started = new Set([
-    ...observed.events.filter((observed) => observed.event.type === 'started').map((observed) => observed.event.executionKey),
-    ...effects.map((effect) => effect.executionKey),
-  ]);
+  const lastStartedAt = new Map<string, number>();
+  for (const start of observed.events.filter((observed) => observed.event.type === 'started')) {
+    const key = start.event.executionKey;
+    lastStartedAt.set(key, Math.max(lastStartedAt.get(key) ?? -Infinity, eventTime(start)));
+  }
+  // An effect whose start was not seen: its run may have come at any time.
+  for (const { executionKey: key } of effects) if (!lastStartedAt.has(key)) lastStartedAt.set(key, Infinity);
   const onRecord = new Set(slices.map((slice) => executionKey(slice.jobId, slice.scheduledAt)));
-  const checked = inputs ? await inputs.check(history, expected, observed.events, started, onRecord) : { verdict: history };
+  const checked = inputs ? await inputs.check(history, expected, observed.events, lastStartedAt, onRecord) : { verdict: history };
   const settlement = bank
     ? {
         ...(await checkSimSettlement({
