@@ -18,8 +18,10 @@
  *   DISARMED  The row names none: only the lease's end plus the skew margin does (about 8-9 s after the last renewal).
  *
  *   ARMED → DISARMED   the message could surface before the next renewal lands (no extension accepted for
- *                      visibility − heartbeat), an extension was refused, or the claim came back when the message
- *                      may already have surfaced (`overtakeable`): a standby given it must not take over a live holder.
+ *                      visibility − heartbeat), an extension was refused, an extension landed after the receipt
+ *                      lapsed (it may have surfaced meanwhile: MessageHold.heldThroughout), or the claim came back when
+ *                      the message may already have surfaced (`overtakeable`): a standby given it must not take over
+ *                      a live holder.
  *   DISARMED → ARMED   the message has been hidden throughout since the receive (MessageHold.heldThroughout) and stays
  *                      so past the next renewal: no later delivery of it exists, so its coming back again means
  *                      this holder's heartbeats stopped.
@@ -251,7 +253,10 @@ export class LeaseKeeper {
   /** The change of the takeover's state the renewal about to be sent carries: the transitions of the header. */
   private takeoverChange(): MessageBackChange | undefined {
     const { hold, messageId } = this.options;
-    if (this.takeover === 'armed') return this.disarmNow || this.firstOfOvertakeable() || this.mayBeVisible() ? 'disarm' : undefined;
+    if (this.takeover === 'armed') {
+      const unsure = this.disarmNow || this.firstOfOvertakeable() || this.mayBeVisible() || !hold.heldThroughout();
+      return unsure ? 'disarm' : undefined;
+    }
     const hiddenThroughout = !this.disarmNow && !this.mayBeVisible() && hold.heldThroughout();
     if (hiddenThroughout && messageId !== undefined) return { rearm: messageId };
     return this.takeover === 'unknown' ? 'disarm' : undefined;

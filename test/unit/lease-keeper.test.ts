@@ -507,4 +507,20 @@ describe('LeaseKeeper', () => {
     expect(renewals().slice(0, 5)).toEqual(['renew', 'renew+disarm', 'renew+rearm message-1', 'renew+rearm message-1', 'renew']);
     expect(keeper.lost).toBe(false);
   });
+
+  it('an extension that lands after the receipt lapsed disarms at the next renewal: the message may have surfaced meanwhile', async () => {
+    // The first renewal answers in 0.9 s, so its extension goes at 1.9 s and lands at 2.6 s: past the receipt's lapse
+    // (2.5 s), so a standby may have received the message in between. By the count the message is hidden till 4.9 s
+    // and the next renewal (2.9 s) need not fear its surfacing; it must disarm all the same, and never re-arm.
+    const { keeper, time, renewals } = virtualKeeper({
+      renew: (n, clock) => clock.sleep(n === 1 ? 900 : 20),
+      hide: (n, clock) => clock.sleep(n === 1 ? 700 : 20),
+    });
+    keeper.start();
+    await time.run(T0 + 8000);
+    await keeper.stop();
+    expect(renewals().slice(0, 2)).toEqual(['renew', 'renew+disarm']);
+    expect(renewals().filter((call) => call.startsWith('renew+rearm'))).toEqual([]);
+    expect(keeper.lost).toBe(false);
+  });
 });
