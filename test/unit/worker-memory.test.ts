@@ -75,10 +75,14 @@ describe('Worker over the in-memory stores', () => {
     const holder = engine.deliver(holderWorker, original!);
     await engine.nextEvent((event) => event.type === 'started');
     for (let round = 0; round < 6; round++) {
-      // Less than a lease of time passes between the holder's renewals: it is healthy.
-      queueClock.advance(900);
-      const holderNow = queueClock.now() - MAX_CLOCK_SKEW_MS;
-      await until(() => renewals.some((at) => at >= holderNow));
+      // A heartbeat at a time, each renewal (and its extension) answered before the next: the holder is healthy. (In
+      // one jump of 900 ms, most of the message's 1 s visibility, each extension would land past its receipt's margin,
+      // and the holder would rightly disarm the takeover on its message back: lease-keeper.ts.)
+      for (let beat = 0; beat < 9; beat++) {
+        queueClock.advance(FAST.heartbeatMs);
+        const holderNow = queueClock.now() - MAX_CLOCK_SKEW_MS;
+        await until(() => renewals.some((at) => at >= holderNow));
+      }
       await engine.workQueue.send([{ ...key, delaySeconds: 0 }]);
       const visible = engine.workQueue.receive();
       // Only the duplicate surfaces: the holder's heartbeats keep its own message hidden.
