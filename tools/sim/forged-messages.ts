@@ -153,7 +153,7 @@ export interface ForgeryCheckInput {
   /**
    * Slots some worker started, or that a handler committed an effect for: when the last start was (Infinity for an
    * effect with no start seen). A run that began before a forgery was sent is not its doing (a scanner's message of a
-   * generation a change then ended, claimed before the change: sim aws seed 6138).
+   * generation a change then ended, claimed before the change; docs/simulation.md).
    */
   readonly lastStartedAt: ReadonlyMap<string, number>;
   /** Slots with a slice row at the end: a message naming one is dropped once it is final, as a sweep's is. */
