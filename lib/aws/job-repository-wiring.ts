@@ -32,7 +32,7 @@ export function dynamoJobRepository(
   return new JobRepository({
     jobs: new DynamoJobStore(dynamo, config),
     reader: new DynamoJobReader(dynamo, config, clock, wiring.random),
-    slices: new DynamoSliceStore(dynamo, config, clock, wiring.random),
+    slices: new DynamoSliceStore(dynamo, config),
     wheel: new DynamoWheelStore(dynamo, config, clock, wiring.random),
     clock,
     shardCount: config.shardCount,

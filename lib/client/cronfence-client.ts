@@ -70,7 +70,7 @@ export class CronfenceClient {
       config,
       clock,
       this.jobs,
-      new DynamoSliceStore(clients.dynamo, config, clock, Math.random),
+      new DynamoSliceStore(clients.dynamo, config),
       queue,
       Math.random,
     );

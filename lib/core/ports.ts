@@ -7,6 +7,7 @@ import type { Claim, FencedClaim } from './claim.ts';
 import type { DueSettle, JobWrite } from './job-change.ts';
 import type { JobRecord, SkipReason } from './job-record.ts';
 import type { LedgerRecord } from './ledger.ts';
+import type { MessageBackChange } from './message-back.ts';
 import type { OverlapLane } from './overlap-policy.ts';
 import type { Slice, SliceDefinition, SliceKey, SliceStatus } from './slice.ts';
 import type { SetAsideJob } from './set-aside.ts';
@@ -42,13 +43,7 @@ export type BusinessWrite =
       } & Omit<ExpressionParts, 'conditionExpression'>;
     };
 
-/**
- * What a renewal does to the holder's-message-back takeover (`isClaimable`). `disarm`: forget the message the lease
- * was claimed with, so its coming back no longer admits a standby (the holder could not keep it hidden); takeover then
- * waits for the lease to expire. `rearm`: name that message again, once the holder knows it stayed hidden throughout
- * (no later delivery can exist), so a holder that recovers fails over fast again.
- */
-export type MessageBackChange = 'disarm' | { readonly rearm: string };
+export type { MessageBackChange } from './message-back.ts';
 
 export type ClaimOutcome = { readonly won: true; readonly slice: Slice } | { readonly won: false; readonly current: Slice | undefined };
 
@@ -287,5 +282,6 @@ export interface ScanRequest {
 
 export interface ScanQueue {
   send(requests: readonly ScanRequest[]): Promise<void>;
-  hide(receiptHandle: string, seconds: number): Promise<void>;
+  /** As WorkQueue.hide: `signal` abandons a change not yet landed. */
+  hide(receiptHandle: string, seconds: number, signal?: AbortSignal): Promise<void>;
 }

@@ -19,7 +19,6 @@
  *   not name by the final commit, fails with ChunkInputChangedError: the list
  *   changed between attempts in a way the committed chunks cannot account for.
  */
-import { retryDelayMs } from '../core/backoff.ts';
 import {
   chunkInputChange,
   chunkInputDigest,
@@ -31,7 +30,8 @@ import {
   type ChunkWork,
 } from '../core/chunks.ts';
 import type { Clock } from '../core/clock.ts';
-import { ChunkInputChangedError, CronfenceError, InvalidChunkError, StoreBusyError } from '../core/errors.ts';
+import { ChunkInputChangedError, InvalidChunkError } from '../core/errors.ts';
+import { sendAgainWhileUnsure } from './send-again.ts';
 import { executionKey } from '../core/execution-key.ts';
 import type { SliceKey } from '../core/slice.ts';
 
@@ -45,10 +45,6 @@ export interface AttemptChunksOptions {
   readonly abortReason: () => Error;
   readonly random?: () => number;
 }
-
-/** Tries of one chunk whose outcome was unknown or that DynamoDB refused for now. */
-const CHUNK_TRIES = 5;
-const CHUNK_BACKOFF = { baseMs: 100, maxMs: 1000 };
 
 export class AttemptChunks {
   /** Committed chunks by number: their records as read at the first call, and this attempt's own. */
@@ -142,18 +138,15 @@ export class AttemptChunks {
     return outcome;
   }
 
-  private async sendWithRetries(n: number, work: ChunkWork, inputDigest: string | undefined): Promise<ChunkCommitOutcome> {
-    const { store, key, fence, owner, clock } = this.options;
-    for (let attempt = 1; ; attempt++) {
-      try {
+  private sendWithRetries(n: number, work: ChunkWork, inputDigest: string | undefined): Promise<ChunkCommitOutcome> {
+    const { store, key, fence, owner, clock, signal, random } = this.options;
+    return sendAgainWhileUnsure(
+      () => {
         const request = { key, fence, owner, now: clock.now(), chunk: n, writes: work.writes ?? [], outbox: work.outbox ?? [] };
-        return await store!.commitChunk(inputDigest === undefined ? request : { ...request, inputDigest });
-      } catch (error) {
-        const sendAgain = !(error instanceof CronfenceError) || error instanceof StoreBusyError;
-        if (!sendAgain || attempt >= CHUNK_TRIES || this.options.signal.aborted) throw error;
-        await clock.sleep(retryDelayMs(attempt, CHUNK_BACKOFF, this.options.random));
-      }
-    }
+        return store!.commitChunk(inputDigest === undefined ? request : { ...request, inputDigest });
+      },
+      { clock, signal, ...(random && { random }) },
+    );
   }
 
   private loadCheckpoint(): Promise<Map<number, ChunkRecord | undefined>> {

@@ -11,7 +11,8 @@
  *   lease:          [lease (4 s) from each renewal ..............................] + skew margin (4 s) → anyone
  *
  * The takeover on the holder's message back (`isClaimable`) is in one of two states, and each change rides on a
- * renewal (`MessageBackChange`), so the row always says which one a standby meets:
+ * renewal (`MessageBackChange`), so the row always says which one a standby meets (the transitions below are pure
+ * functions in core/message-back.ts):
  *
  *   ARMED     The row names the message: its coming back admits a standby. Failover after the last extension:
  *             the visibility, a receive and a claim (about 3-3.5 s).
@@ -38,7 +39,8 @@
 import type { Clock } from '../core/clock.ts';
 import { CronfenceError, LeaseLostError } from '../core/errors.ts';
 import { executionKey } from '../core/execution-key.ts';
-import type { MessageBackChange, SliceStore } from '../core/ports.ts';
+import { messageBackChange, takeoverAfter, type MessageBackChange, type Takeover } from '../core/message-back.ts';
+import type { SliceStore } from '../core/ports.ts';
 import type { SliceKey } from '../core/slice.ts';
 import type { MessageHold } from './message-hold.ts';
 
@@ -70,7 +72,7 @@ export class LeaseKeeper {
   /** Extensions sent and not yet answered: one at a time, and a second beside one that hangs (`awaitExtensionInFlight`). */
   private readonly extensions = new Set<Promise<void>>();
   /** The holder's-message-back takeover, as the last renewal that changed it left the row (header). */
-  private takeover: 'armed' | 'disarmed' | 'unknown' = 'armed';
+  private takeover: Takeover = 'armed';
   /** An extension was refused: the next renewal disarms, whatever `mayBeVisible` says. */
   private disarmNow = false;
   /** The change the renewal in flight carries: a refusal while it re-arms must still disarm after it. */
@@ -252,14 +254,13 @@ export class LeaseKeeper {
 
   /** The change of the takeover's state the renewal about to be sent carries: the transitions of the header. */
   private takeoverChange(): MessageBackChange | undefined {
-    const { hold, messageId } = this.options;
-    if (this.takeover === 'armed') {
-      const unsure = this.disarmNow || this.firstOfOvertakeable() || this.mayBeVisible() || !hold.heldThroughout();
-      return unsure ? 'disarm' : undefined;
-    }
-    const hiddenThroughout = !this.disarmNow && !this.mayBeVisible() && hold.heldThroughout();
-    if (hiddenThroughout && messageId !== undefined) return { rearm: messageId };
-    return this.takeover === 'unknown' ? 'disarm' : undefined;
+    return messageBackChange(this.takeover, {
+      extensionRefused: this.disarmNow,
+      firstOfOvertakeable: this.firstOfOvertakeable(),
+      mayBeVisible: this.mayBeVisible(),
+      heldThroughout: this.options.hold.heldThroughout(),
+      messageId: this.options.messageId,
+    });
   }
 
   /**
@@ -278,16 +279,16 @@ export class LeaseKeeper {
       .then(
         () => {
           if (change === 'disarm') this.disarmNow = false;
-          if (change !== undefined) this.takeover = change === 'disarm' ? 'disarmed' : 'armed';
+          this.takeover = takeoverAfter(this.takeover, change, 'landed');
         },
         (error: unknown) => {
-          // Refused (the fence moved on) changes nothing; any other failure may have landed (timed out, its reply lost).
-          if (change !== undefined && !(error instanceof LeaseLostError)) this.takeover = 'unknown';
+          // Refused: the fence moved on. Any other failure may have landed (timed out, its reply lost).
+          this.takeover = takeoverAfter(this.takeover, change, error instanceof LeaseLostError ? 'refused' : 'unknown');
           throw error;
         },
       )
       .finally(() => (this.changing = undefined));
-    const armedAfter = change === undefined ? this.takeover === 'armed' : change !== 'disarm';
+    const armedAfter = takeoverAfter(this.takeover, change, 'landed') === 'armed';
     // Still unanswered a heartbeat before the message could surface (a loaded table): extend it now, not after the
     // answer, or a standby given the message takes this live holder over on the holder's-message-back rule.
     // Should this renewal then be refused, the message stays hidden one visibility timeout longer than it had to.

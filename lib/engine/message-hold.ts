@@ -14,6 +14,16 @@
 import type { Clock } from '../core/clock.ts';
 import type { WorkQueue } from '../core/ports.ts';
 
+/** Where a hold sends its changes: the work queue, or the scan queue (which shares no request: `batched` goes alone). */
+export type VisibilityQueue = Pick<WorkQueue, 'hide'> & Partial<Pick<WorkQueue, 'hideBatched'>>;
+
+/** The pace of `keepHiddenWhile`: a change of `seconds` every `everyMs`, a failed one reported and left to the next. */
+export interface KeepHiddenPace {
+  readonly everyMs: number;
+  readonly seconds: number;
+  readonly onError?: (error: unknown) => void;
+}
+
 /**
  * How long before the computed surfacing a change is no longer sent (the receive's reply transit, SQS's own timing):
  * half a heartbeat, a sixth of the visibility (a job's visibility is its lease less a heartbeat, three heartbeats by
@@ -32,15 +42,19 @@ export class MessageHold {
   private unbroken = true;
 
   constructor(
-    private readonly queue: Pick<WorkQueue, 'hide' | 'hideBatched'>,
+    private readonly queue: VisibilityQueue,
     private readonly clock: Clock,
     readonly receiptHandle: string,
-    /** Since when the receive hid it at the latest, by this worker's clock (read just before). */
-    hiddenAt: number,
+    /**
+     * Since when SQS has hidden it at the earliest, by this clock, where its event source says (the local poller's:
+     * a reply read late has less visibility left than the receiver's start suggests); undefined: from now.
+     */
+    hiddenSince: number | undefined,
     /** The visibility timeout the receive hid it for. */
     visibilityMs: number,
   ) {
-    this.lastHiddenAt = clock.elapsed() - (clock.now() - hiddenAt);
+    const now = clock.now();
+    this.lastHiddenAt = clock.elapsed() - (now - Math.min(now, hiddenSince ?? now));
     this.hiddenForMs = visibilityMs;
   }
 
@@ -101,7 +115,7 @@ export class MessageHold {
     if (sentAt >= heldUntil) return false;
     if (sentAt >= this.lapsesAt) this.unbroken = false;
     const lapses = this.clock.timeout(heldUntil - sentAt);
-    await (options.batched
+    await (options.batched && this.queue.hideBatched
       ? this.queue.hideBatched(this.receiptHandle, seconds, lapses)
       : this.queue.hide(this.receiptHandle, seconds, lapses));
     // Landed after the message could have surfaced (a change the lease let outlive the receipt): another may have it.
@@ -112,5 +126,36 @@ export class MessageHold {
       this.hiddenForMs = Math.max(0, seconds) * 1000;
     }
     return true;
+  }
+
+  /**
+   * Runs `work` (a claim, a gate, a scan) with the message kept hidden while it is slow: a short visibility is the
+   * failover timer, and a slow store request must not hand the message to a standby under a live receiver. The first
+   * change goes only after `everyMs` (fast work costs no request), and none once the receipt has lapsed (another
+   * may hold the message). The work's result comes back when the work ends, not after a change still in flight: that
+   * change lands or is abandoned at the receipt's lapse on its own (docs/chaos.md: a won claim held back 10 s).
+   */
+  async keepHiddenWhile<T>(work: () => Promise<T>, pace: KeepHiddenPace): Promise<T> {
+    const done = new AbortController();
+    const beats = (async () => {
+      for (;;) {
+        try {
+          await this.clock.sleep(pace.everyMs, done.signal);
+        } catch {
+          return;
+        }
+        try {
+          if (!(await this.hide(pace.seconds))) return;
+        } catch (error) {
+          if (!done.signal.aborted) pace.onError?.(error);
+        }
+      }
+    })();
+    try {
+      return await work();
+    } finally {
+      done.abort();
+      void beats; // never rejects, and is not waited for (above)
+    }
   }
 }

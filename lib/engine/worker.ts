@@ -13,12 +13,10 @@ import { retryDelayMs } from '../core/backoff.ts';
 import { sleepUntil, type Clock } from '../core/clock.ts';
 import {
   ChunkInputChangedError,
-  CronfenceError,
   FencedOutError,
   JobTimeoutError,
   LeaseLostError,
   OutcomeOnRecordError,
-  StoreBusyError,
   UnrunnableMessageError,
 } from '../core/errors.ts';
 import { lifecycleEvent, type EventSink, type LifecycleEventDetails, type LifecycleEventType } from '../core/events.ts';
@@ -55,10 +53,10 @@ import {
 import type { HandlerRegistry, JobContext, JobHandler } from './define-job.ts';
 import { AttemptCommit } from './attempt-commit.ts';
 import { AttemptChunks } from './chunk-commit.ts';
-import { keepHidden } from './keep-hidden.ts';
 import { passOverlapGate } from './overlap-gate.ts';
 import { LeaseKeeper, type LeaseKeeperOptions } from './lease-keeper.ts';
 import { MessageHold } from './message-hold.ts';
+import { sendAgainWhileUnsure, type SendAgainOptions } from './send-again.ts';
 
 export type Disposition = 'delete' | 'keep';
 
@@ -86,11 +84,6 @@ export interface WorkerDeps {
   /** Where `ctx.commitChunk` commits; without it, a chunked handler fails with InvalidChunkError. */
   readonly chunks?: ChunkStore;
 }
-
-/** Tries of one idempotent write (a commit, a one-time job's delete) whose outcome was unknown (a timeout, a lost reply) or that DynamoDB refused for now. */
-const WRITE_TRIES = 5;
-/** Backoff between them: full jitter from 100 ms, capped at 1 s, so the tries fit in a default lease. */
-const WRITE_BACKOFF = { baseMs: 100, maxMs: 1000 };
 
 export interface ReceivedMessage {
   readonly body: string;
@@ -124,14 +117,11 @@ export class Worker {
   async process(message: ReceivedMessage): Promise<Disposition> {
     const order = decodeWorkMessage(message.body);
     const now = this.deps.clock.now();
-    // Since when the message is hidden, from its event source's `hiddenSince` where given (the local poller's): a reply
-    // read late (a loaded queue, a paused process) has less visibility left than `now` suggests, and a holder that
-    // started on it was taken over while it renewed.
     const hold = new MessageHold(
       this.deps.queue,
       this.deps.clock,
       message.receiptHandle,
-      Math.min(now, message.hiddenSince ?? now),
+      message.hiddenSince,
       this.deps.queueVisibilityMs ?? 3000,
     );
     try {
@@ -182,20 +172,13 @@ export class Worker {
       return 'keep';
     }
     const visibilityMs = this.deps.queueVisibilityMs ?? 3000;
-    // Extensions while the claim (and the overlap gate) are pending: the lease keeper judges from the hold whether the
-    // message could surface under a live holder.
-    const extensions = { hide: async (_receipt: string, seconds: number): Promise<void> => void (await hold.hide(seconds)) };
-    const { claim, superseded, ifMissing, record } = await keepHidden(
-      extensions,
-      message.receiptHandle,
-      {
-        clock,
-        everyMs: visibilityMs / 2.5,
-        visibilitySeconds: Math.ceil(visibilityMs / 1000),
-        onError: (error) => this.deps.onError?.(error, 'claim heartbeat'),
-      },
-      () => this.claimCurrent(order, now, message),
-    );
+    // Kept hidden while the claim (and the overlap gate) are pending, through the hold: the lease keeper judges from it
+    // whether the message could surface under a live holder.
+    const { claim, superseded, ifMissing, record } = await hold.keepHiddenWhile(() => this.claimCurrent(order, now, message), {
+      everyMs: visibilityMs / 2.5,
+      seconds: Math.ceil(visibilityMs / 1000),
+      onError: (error) => this.deps.onError?.(error, 'claim heartbeat'),
+    });
     if (!claim.won) return this.standDown(claim.current, message, order, ifMissing, hold);
     const slice = claim.slice;
     if (superseded) return this.skipSuperseded(slice, superseded);
@@ -225,21 +208,18 @@ export class Worker {
       // Kept hidden while the gate reads and writes, as during the claim: the lease keeper starts after it, and a
       // slow gate (1.1 s in a LocalStack drill, after a 1.2 s claim) left its first renewal to find the message's
       // visibility nearly spent and disarm the fast takeover; that holder's kill then failed over on the lease (9.7 s).
-      const gate = await keepHidden(
-        extensions,
-        message.receiptHandle,
-        {
-          clock: time,
-          everyMs: slice.policies.heartbeatMs,
-          visibilitySeconds,
-          onError: (error) => this.deps.onError?.(error, 'overlap gate heartbeat'),
-        },
+      const gate = await hold.keepHiddenWhile(
         () =>
           passOverlapGate(
             { workerId: id, overlap, slices: store, events, clock: time, sweepGraceMs: this.deps.sweepGraceMs ?? 30_000 },
             slice,
             hold,
           ),
+        {
+          everyMs: slice.policies.heartbeatMs,
+          seconds: visibilitySeconds,
+          onError: (error) => this.deps.onError?.(error, 'overlap gate heartbeat'),
+        },
       );
       if (gate !== 'run') return gate;
     }
@@ -419,24 +399,16 @@ export class Worker {
    * outcome, so a try that landed is reported as success, never written twice.
    */
   private commitOnce(key: SliceKey, fence: number, writes: readonly BusinessWrite[]): Promise<void> {
-    return this.sendAgainWhileUnsure('commit refused for now or outcome unknown; sending the same commit again', () =>
-      this.deps.slices.commit({ key, fence, owner: this.deps.workerId }, this.deps.clock.now(), writes),
+    return sendAgainWhileUnsure(
+      () => this.deps.slices.commit({ key, fence, owner: this.deps.workerId }, this.deps.clock.now(), writes),
+      this.sendAgainReporting('commit refused for now or outcome unknown; sending the same commit again'),
     );
   }
 
-  /** Sends an idempotent write again while its outcome is unknown or the store refused it for now, with backoff. */
-  private async sendAgainWhileUnsure(what: string, send: () => Promise<void>): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await send();
-        return;
-      } catch (error) {
-        const sendAgain = !(error instanceof CronfenceError) || error instanceof StoreBusyError;
-        if (!sendAgain || attempt >= WRITE_TRIES) throw error;
-        this.deps.onError?.(error, what);
-        await this.deps.clock.sleep(retryDelayMs(attempt, WRITE_BACKOFF, this.deps.random));
-      }
-    }
+  /** How an idempotent write is sent again while its outcome is unknown or the store refused it for now (send-again.ts). */
+  private sendAgainReporting(what: string): SendAgainOptions {
+    const { clock, random } = this.deps;
+    return { clock, ...(random && { random }), onRetry: (error) => this.deps.onError?.(error, what) };
   }
 
   /** Did this claim's commit land? For a commit whose reply never came. */
@@ -465,8 +437,9 @@ export class Worker {
     const oneTimeJobs = this.deps.oneTimeJobs;
     if (slice.policies.afterOneTime !== 'delete' || !oneTimeJobs) return;
     try {
-      await this.sendAgainWhileUnsure('deleting a one-time job after its run; sending it again', () =>
-        oneTimeJobs.deleteAfterRun(slice.jobId, slice.generation),
+      await sendAgainWhileUnsure(
+        () => oneTimeJobs.deleteAfterRun(slice.jobId, slice.generation),
+        this.sendAgainReporting('deleting a one-time job after its run; sending it again'),
       );
     } catch (error) {
       this.deps.onError?.(error, 'deleting a one-time job after its run');
@@ -515,7 +488,10 @@ export class Worker {
   private async giveUp(slice: Slice, error: string): Promise<Disposition> {
     const now = this.deps.clock.now();
     try {
-      await this.deps.slices.recordDead({ key: slice, fence: slice.fence, owner: this.deps.workerId }, now, error);
+      await sendAgainWhileUnsure(
+        () => this.deps.slices.recordDead({ key: slice, fence: slice.fence, owner: this.deps.workerId }, now, error),
+        this.sendAgainReporting('recording DEAD refused for now or outcome unknown; sending it again'),
+      );
     } catch (failure) {
       // This very claim's commit landed after all (its reply was lost): it is committed, never dead-lettered.
       if (failure instanceof OutcomeOnRecordError && failure.recorded === 'SUCCEEDED') return this.committed(slice, now);

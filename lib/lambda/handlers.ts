@@ -9,7 +9,7 @@ import { SCAN_QUEUE } from '../aws/schema.ts';
 import type { RejectedMessageKind } from '../aws/sqs/work-queue.ts';
 import type { HandlerRegistry } from '../engine/define-job.ts';
 import type { Disposition } from '../engine/worker.ts';
-import { keepHidden } from '../engine/keep-hidden.ts';
+import { MessageHold } from '../engine/message-hold.ts';
 import type { ScanReport } from '../engine/scanner.ts';
 import { tick } from '../engine/ticker.ts';
 import type { BatchDeletes } from './event-source.ts';
@@ -112,12 +112,15 @@ export function createScannerHandler(
  */
 function withVisibilityHeartbeat<T>(runtime: Runtime, record: SQSRecord, work: () => Promise<T>): Promise<T> {
   const seconds = SCAN_QUEUE.visibilityTimeoutSeconds;
-  return keepHidden(
+  const { receiptHandle } = record;
+  const hold = new MessageHold(
     runtime.scanQueue,
-    record.receiptHandle,
-    { clock: runtime.clock, everyMs: (seconds * 1000) / 2.5, visibilitySeconds: seconds },
-    work,
+    runtime.clock,
+    receiptHandle,
+    runtime.eventSource.hiddenSince(receiptHandle),
+    seconds * 1000,
   );
+  return hold.keepHiddenWhile(work, { everyMs: (seconds * 1000) / 2.5, seconds });
 }
 
 /** A record settled `delete` goes at once, not when its batch returns (event-source.ts). */

@@ -100,8 +100,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const workQueueUrl = () => queueUrl(clients.sqs, config.workQueueName, config.queueUrls.work);
   const scanQueueUrl = () => queueUrl(clients.sqs, config.scanQueueName, config.queueUrls.scan);
   const { slices, chunks, workQueue, eventSource } = (options.decoratePorts ?? identity)({
-    slices: new DynamoSliceStore(clients.dynamo, config, clock, random),
-    chunks: new DynamoChunkStore(clients.dynamo, config, clock, random),
+    slices: new DynamoSliceStore(clients.dynamo, config),
+    chunks: new DynamoChunkStore(clients.dynamo, config),
     workQueue: new SqsWorkQueue(clients.sqs, workQueueUrl, clock),
     eventSource: lambdaEventSource(clients.sqs, { work: workQueueUrl, scan: scanQueueUrl }, clock),
   });

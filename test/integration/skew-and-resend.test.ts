@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAwsClients, destroyAwsClients } from '../../lib/aws/clients.ts';
 import { DynamoSliceStore } from '../../lib/aws/dynamo/slice-store.ts';
-import { OffsetClock, realSleep, systemClock } from '../../lib/core/clock.ts';
+import { OffsetClock, realSleep } from '../../lib/core/clock.ts';
 import { definitionOf } from '../../lib/core/job-record.ts';
 import { MAX_CLOCK_SKEW_MS } from '../../lib/core/slice.ts';
 import { defineJob, HandlerRegistry } from '../../lib/engine/define-job.ts';
@@ -90,7 +90,7 @@ describe('a resent claim', () => {
       { step: 'finalizeRequest', name: 'sendTwice' },
     );
     try {
-      await use(new DynamoSliceStore(clients.dynamo, installation.runtime.config, systemClock, Math.random), sent);
+      await use(new DynamoSliceStore(clients.dynamo, installation.runtime.config), sent);
     } finally {
       destroyAwsClients(clients);
     }

@@ -14,7 +14,6 @@ import {
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { finalizeSlice, type FinalizeRequest } from '../../lib/aws/dynamo/finalize-slice.ts';
-import { systemClock } from '../../lib/core/clock.ts';
 import { CommitRejectedError, FencedOutError, OutcomeOnRecordError, StoreBusyError } from '../../lib/core/errors.ts';
 
 const T = Date.parse('2026-11-29T12:00:00Z');
@@ -70,15 +69,15 @@ function fakeDynamo(answers: (Error | undefined)[], slice?: Record<string, unkno
 describe('finalize paths', () => {
   it('without business writes is one UpdateItem of the slice; with them one transaction', async () => {
     const single = fakeDynamo([undefined]);
-    await finalizeSlice(single, 'slices', alone, systemClock, Math.random);
+    await finalizeSlice(single, 'slices', alone);
     expect(single.writes).toEqual(['UpdateItemCommand']);
     const transaction = fakeDynamo([undefined]);
-    await finalizeSlice(transaction, 'slices', request, systemClock, Math.random);
+    await finalizeSlice(transaction, 'slices', request);
     expect(transaction.writes).toEqual(['TransactWriteItemsCommand']);
   });
 
   it('a refused UpdateItem whose slice shows this very commit is success (the reply was lost)', async () => {
-    await finalizeSlice(fakeDynamo([conditionFailed(finalSlice('SUCCEEDED'))]), 'slices', alone, systemClock, Math.random);
+    await finalizeSlice(fakeDynamo([conditionFailed(finalSlice('SUCCEEDED'))]), 'slices', alone);
   });
 
   it('a refused UpdateItem whose slice moved on to another claim is FencedOutError', async () => {
@@ -86,21 +85,17 @@ describe('finalize paths', () => {
       fakeDynamo([conditionFailed({ ...finalSlice('SUCCEEDED'), fence: 3, owner: 'w2' })]),
       'slices',
       alone,
-      systemClock,
-      Math.random,
     ).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(FencedOutError);
   });
 
   it('a refused UpdateItem of a slice still RUNNING under a newer claim is FencedOutError', async () => {
     const running = { ...finalSlice('SUCCEEDED'), status: 'RUNNING', fence: 3, owner: 'w2' };
-    const error = await finalizeSlice(fakeDynamo([conditionFailed(running)]), 'slices', alone, systemClock, Math.random).catch(
-      (e: unknown) => e,
-    );
+    const error = await finalizeSlice(fakeDynamo([conditionFailed(running)]), 'slices', alone).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(FencedOutError);
   });
 
-  it('a transaction conflict on the UpdateItem is sent again', async () => {
+  it('a transaction conflict on the UpdateItem is StoreBusyError, sent once: the engine sends it again (send-again.ts)', async () => {
     const conflict = new DynamoDBServiceException({
       name: 'TransactionConflictException',
       $fault: 'client',
@@ -108,28 +103,29 @@ describe('finalize paths', () => {
       message: 'conflict',
     });
     const dynamo = fakeDynamo([conflict, undefined]);
-    await finalizeSlice(dynamo, 'slices', alone, systemClock, Math.random);
-    expect(dynamo.writes).toHaveLength(2);
+    const error = await finalizeSlice(dynamo, 'slices', alone).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StoreBusyError);
+    expect(dynamo.writes).toHaveLength(1);
   });
 });
 
 describe('finalize refusals', () => {
-  it('throttling is sent again and succeeds; it is never a lost lease', async () => {
-    const dynamo = fakeDynamo([cancelled('None', 'ThrottlingError'), cancelled('ProvisionedThroughputExceeded', 'None'), undefined]);
-    await finalizeSlice(dynamo, 'slices', request, systemClock, Math.random);
-    expect(dynamo.writes).toHaveLength(3);
-  });
-
-  it('throttling that does not let up is StoreBusyError (safe to send again), not FencedOutError', async () => {
-    const dynamo = fakeDynamo(Array.from({ length: 10 }, () => cancelled('ThrottlingError', 'None')));
-    const error = await finalizeSlice(dynamo, 'slices', request, systemClock, Math.random).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(StoreBusyError);
-    expect(error).not.toBeInstanceOf(FencedOutError);
+  it('a throttled item is StoreBusyError (safe to send again), sent once, and never a lost lease', async () => {
+    for (const codes of [
+      ['None', 'ThrottlingError'],
+      ['ProvisionedThroughputExceeded', 'None'],
+    ]) {
+      const dynamo = fakeDynamo([cancelled(...codes), undefined]);
+      const error = await finalizeSlice(dynamo, 'slices', request).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StoreBusyError);
+      expect(error).not.toBeInstanceOf(FencedOutError);
+      expect(dynamo.writes).toHaveLength(1);
+    }
   });
 
   it('a validation error in the transaction is CommitRejectedError naming the code, sent once', async () => {
     const dynamo = fakeDynamo([cancelled('None', 'ValidationError')]);
-    const error = await finalizeSlice(dynamo, 'slices', request, systemClock, Math.random).catch((e: unknown) => e);
+    const error = await finalizeSlice(dynamo, 'slices', request).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(CommitRejectedError);
     expect((error as CommitRejectedError).code).toBe('ValidationError');
     expect(dynamo.writes).toHaveLength(1);
@@ -137,7 +133,7 @@ describe('finalize refusals', () => {
 
   it('an item collection over its size limit is CommitRejectedError, not a lost lease', async () => {
     const dynamo = fakeDynamo([cancelled('None', 'ItemCollectionSizeLimitExceeded')]);
-    await expect(finalizeSlice(dynamo, 'slices', request, systemClock, Math.random)).rejects.toBeInstanceOf(CommitRejectedError);
+    await expect(finalizeSlice(dynamo, 'slices', request)).rejects.toBeInstanceOf(CommitRejectedError);
   });
 
   it('a 500 after the SDK retries is an unknown outcome, thrown as it is for the worker to send the same commit again', async () => {
@@ -147,7 +143,7 @@ describe('finalize refusals', () => {
       $metadata: { httpStatusCode: 500 },
       message: 'boom',
     });
-    const error = await finalizeSlice(fakeDynamo([serverError]), 'slices', request, systemClock, Math.random).catch((e: unknown) => e);
+    const error = await finalizeSlice(fakeDynamo([serverError]), 'slices', request).catch((e: unknown) => e);
     expect(error).toBe(serverError);
   });
 
@@ -158,9 +154,7 @@ describe('finalize refusals', () => {
       $metadata: { httpStatusCode: 400 },
       message: 'slow down',
     });
-    await expect(finalizeSlice(fakeDynamo([throttled]), 'slices', request, systemClock, Math.random)).rejects.toBeInstanceOf(
-      StoreBusyError,
-    );
+    await expect(finalizeSlice(fakeDynamo([throttled]), 'slices', request)).rejects.toBeInstanceOf(StoreBusyError);
   });
 
   it('a validation error outside a cancellation is CommitRejectedError, not an unknown outcome', async () => {
@@ -170,19 +164,16 @@ describe('finalize refusals', () => {
       $metadata: { httpStatusCode: 400 },
       message: 'Item size has exceeded the maximum allowed size',
     });
-    const error = await finalizeSlice(fakeDynamo([invalid]), 'slices', request, systemClock, Math.random).catch((e: unknown) => e);
+    const error = await finalizeSlice(fakeDynamo([invalid]), 'slices', request).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(CommitRejectedError);
     expect((error as Error).message).toContain('maximum allowed size');
   });
 
   it('DEAD asked for after this claim committed is OutcomeOnRecordError(SUCCEEDED), never success', async () => {
-    const error = await finalizeSlice(
-      fakeDynamo([cancelled('ConditionalCheckFailed', 'None')], finalSlice('SUCCEEDED')),
-      'slices',
-      { ...request, outcome: 'DEAD' },
-      systemClock,
-      Math.random,
-    ).catch((e: unknown) => e);
+    const error = await finalizeSlice(fakeDynamo([cancelled('ConditionalCheckFailed', 'None')], finalSlice('SUCCEEDED')), 'slices', {
+      ...request,
+      outcome: 'DEAD',
+    }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OutcomeOnRecordError);
     expect((error as OutcomeOnRecordError).recorded).toBe('SUCCEEDED');
   });
@@ -192,8 +183,6 @@ describe('finalize refusals', () => {
       fakeDynamo([cancelled('ConditionalCheckFailed', 'None')], finalSlice('DEAD')),
       'slices',
       request,
-      systemClock,
-      Math.random,
     ).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OutcomeOnRecordError);
     expect((error as OutcomeOnRecordError).recorded).toBe('DEAD');

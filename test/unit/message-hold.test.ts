@@ -144,4 +144,73 @@ describe('MessageHold', () => {
     expect(hold.lapsed()).toBe(false);
     expect(hold.heldThroughout()).toBe(false);
   });
+
+  describe('keepHiddenWhile', () => {
+    const pace = { everyMs: 1000, seconds: 3 };
+
+    it('sends no change when the work ends before the first beat', async () => {
+      const time = new VirtualClock(T0);
+      const queue = recordingQueue();
+      const hold = new MessageHold(queue, time, 'r1', T0, 3000);
+      const result = hold.keepHiddenWhile(() => time.sleep(900).then(() => 'claimed'), pace);
+      await time.run(T0 + 5000);
+      expect(await result).toBe('claimed');
+      expect(queue.hides).toEqual([]);
+    });
+
+    it('hides the message every beat while the work runs, and stops when it ends', async () => {
+      const time = new VirtualClock(T0);
+      const queue = recordingQueue();
+      const hold = new MessageHold(queue, time, 'r1', T0, 3000);
+      const result = hold.keepHiddenWhile(() => time.sleep(3500), pace);
+      await time.run(T0 + 10_000);
+      await result;
+      expect(queue.hides).toEqual([1, 2, 3].map(() => ({ seconds: 3, batched: false })));
+      expect(hold.surfacesAt).toBe(T0 + 3000 + 3000);
+    });
+
+    it('reports a refused change and tries again at the next beat; the work goes on, and its own error still comes back', async () => {
+      const time = new VirtualClock(T0);
+      const queue = recordingQueue(() => Promise.reject(new Error('throttled')));
+      const hold = new MessageHold(queue, time, 'r1', T0, 3000);
+      const errors: unknown[] = [];
+      const result = hold.keepHiddenWhile(() => time.sleep(2200).then(() => Promise.reject(new Error('claim failed'))), {
+        ...pace,
+        onError: (error) => errors.push(error),
+      });
+      const outcome = result.then(
+        () => 'resolved',
+        (error: unknown) => (error as Error).message,
+      );
+      await time.run(T0 + 5000);
+      expect(await outcome).toBe('claim failed');
+      expect(errors.map((error) => (error as Error).message)).toEqual(['throttled', 'throttled']);
+    });
+
+    it('sends nothing more once the receipt has lapsed: another consumer may hold the message', async () => {
+      const time = new VirtualClock(T0);
+      let refuse = true;
+      const queue = recordingQueue(() => (refuse ? Promise.reject(new Error('throttled')) : Promise.resolve()));
+      const hold = new MessageHold(queue, time, 'r1', T0, 3000);
+      const result = hold.keepHiddenWhile(() => time.sleep(6000), { ...pace, onError: () => {} });
+      await time.run(T0 + 2400);
+      refuse = false; // the queue recovers after the receipt lapsed (2.5 s): too late to hide this copy
+      await time.run(T0 + 10_000);
+      await result;
+      expect(queue.hides.length).toBe(2);
+    });
+
+    it('returns when the work ends, without waiting for a change still in flight', async () => {
+      const time = new VirtualClock(T0);
+      const { queue, aborted } = hangingQueue(time);
+      const hold = new MessageHold(queue, time, 'r1', T0, 3000);
+      let returnedAt = 0;
+      const result = hold.keepHiddenWhile(() => time.sleep(1500), pace).then(() => (returnedAt = time.now() - T0));
+      await time.run(T0 + 10_000);
+      await result;
+      expect(returnedAt).toBe(1500);
+      // The change sent at the first beat is abandoned at the receipt's lapse on its own.
+      expect(aborted.afterMs).toBe(2500);
+    });
+  });
 });

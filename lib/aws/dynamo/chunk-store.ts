@@ -13,8 +13,6 @@ import {
   type ChunkRecord,
   type ChunkStore,
 } from '../../core/chunks.ts';
-import type { Random } from '../../core/backoff.ts';
-import type { Clock } from '../../core/clock.ts';
 import { TooManyWritesError } from '../../core/errors.ts';
 import { executionKey } from '../../core/execution-key.ts';
 import type { SliceKey } from '../../core/slice.ts';
@@ -28,10 +26,6 @@ export class DynamoChunkStore implements ChunkStore {
   constructor(
     private readonly dynamo: DynamoDBClient,
     private readonly config: Pick<CronfenceConfig, 'slicesTable' | 'chunksTable' | 'sliceRetentionMs'>,
-    /** Whose timers pace a busy commit's next try. */
-    private readonly clock: Clock,
-    /** The jitter of a busy commit's next try. */
-    private readonly random: Random,
   ) {}
 
   async commitChunk(request: ChunkCommitRequest): Promise<ChunkCommitOutcome> {
@@ -39,15 +33,7 @@ export class DynamoChunkStore implements ChunkStore {
     const count = chunkItemCount(request);
     if (count > MAX_ITEMS_PER_CHUNK) throw new TooManyWritesError(`${key}#chunk-${request.chunk}`, count, MAX_ITEMS_PER_CHUNK);
     const expiresAtSeconds = Math.floor((request.now + this.config.sliceRetentionMs) / 1000);
-    return commitChunk(
-      this.dynamo,
-      this.config,
-      request,
-      expiresAtSeconds,
-      () => this.readChunk(key, request.chunk),
-      this.clock,
-      this.random,
-    );
+    return commitChunk(this.dynamo, this.config, request, expiresAtSeconds, () => this.readChunk(key, request.chunk));
   }
 
   async committedChunks(slice: SliceKey): Promise<ChunkRecord[]> {

@@ -16,29 +16,26 @@
  *     landed (lost reply) → 'committed'; another claim's → 'already-committed';
  *   - [2..] failed → BusinessConditionFailedError naming the item (an index
  *     past the writes is an outbound request key another chunk used);
- *   - busy → retried a few times with backoff, then StoreBusyError;
+ *   - busy → StoreBusyError at once (nothing written; the engine sends it
+ *     again: lib/engine/send-again.ts);
  *   - anything else → CommitRejectedError.
  * Not cancelled: as finalize-slice.ts (StoreBusyError, CommitRejectedError, or
  * an unknown outcome thrown as it is, for the caller to send again).
  */
 import { TransactWriteItemsCommand, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { chunkItemCount, newOutboxItem, type ChunkCommitOutcome, type ChunkCommitRequest, type ChunkRecord } from '../../core/chunks.ts';
-import type { Random } from '../../core/backoff.ts';
-import type { Clock } from '../../core/clock.ts';
 import { BusinessConditionFailedError, CommitRejectedError, FencedOutError, StoreBusyError } from '../../core/errors.ts';
 import { executionKey as keyOf } from '../../core/execution-key.ts';
 import { SliceStatus } from '../../core/slice.ts';
 import { toTransactItem } from './business-writes.ts';
 import { chunkRecordItem, outboxItem } from './chunk-items.ts';
-import { busyBackoffMs, cancellationCodes, isBusyCancellation, isBusyRefusal, isClientRejection, onTables } from './errors.ts';
+import { cancellationCodes, isBusyCancellation, isBusyRefusal, isClientRejection, onTables } from './errors.ts';
 import { sliceKeyItem } from './items.ts';
 
 export interface ChunkTables {
   readonly slicesTable: string;
   readonly chunksTable: string;
 }
-
-const BUSY_RETRIES = 4;
 
 /** The claim still holds: my fence, me, RUNNING. */
 const CLAIM_HOLDS = 'fence = :fence AND #owner = :owner AND #status = :running';
@@ -51,27 +48,20 @@ export async function commitChunk(
   request: ChunkCommitRequest,
   expiresAtSeconds: number,
   readRecord: () => Promise<ChunkRecord | undefined>,
-  clock: Clock,
-  random: Random,
 ): Promise<ChunkCommitOutcome> {
   const executionKey = keyOf(request.key.jobId, request.key.scheduledAt);
   const items = transactItems(tables, request, executionKey, expiresAtSeconds);
   const touched = { cronfence: [tables.slicesTable, tables.chunksTable], users: request.writes.map(tableOf) };
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await onTables(dynamo, touched, () => dynamo.send(new TransactWriteItemsCommand({ TransactItems: items })));
-      return 'committed';
-    } catch (error) {
-      const codes = cancellationCodes(error);
-      if (codes === undefined) throw notCancelled(error, executionKey);
-      const busy = codes.find(isBusyCancellation);
-      if (busy !== undefined) {
-        if (attempt >= BUSY_RETRIES) throw new StoreBusyError(`chunk ${request.chunk} of ${executionKey}`, busy, { cause: error });
-        await clock.sleep(busyBackoffMs(attempt, random));
-        continue;
-      }
-      return cancelledOutcome(codes, error, request, executionKey, readRecord);
-    }
+  try {
+    await onTables(dynamo, touched, () => dynamo.send(new TransactWriteItemsCommand({ TransactItems: items })));
+    return 'committed';
+  } catch (error) {
+    const codes = cancellationCodes(error);
+    if (codes === undefined) throw notCancelled(error, executionKey);
+    // Nothing written: the engine's one retry layer sends it again (lib/engine/send-again.ts).
+    const busy = codes.find(isBusyCancellation);
+    if (busy !== undefined) throw new StoreBusyError(`chunk ${request.chunk} of ${executionKey}`, busy, { cause: error });
+    return cancelledOutcome(codes, error, request, executionKey, readRecord);
   }
 }
 

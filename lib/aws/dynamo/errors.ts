@@ -15,7 +15,7 @@ import { isServerError, isThrottlingError, isTransientError } from '@smithy/core
 import { retryDelayMs, type BackoffPolicy, type Random } from '../../core/backoff.ts';
 import { MissingResourceError } from '../../core/errors.ts';
 
-/** A busy transaction's next try (of four): full jitter under 50, 100, 200 ms, well inside a lease. */
+/** A busy operator trigger's next try (of four): full jitter under 50, 100, 200 ms. */
 const BUSY_BACKOFF: BackoffPolicy = { baseMs: 50, maxMs: 200 };
 /** Unprocessed items or keys of a batch, sent again (tries 2 to 6): full jitter under 200 ms doubling to 3.2 s. */
 const UNPROCESSED_BACKOFF: BackoffPolicy = { baseMs: 200, maxMs: 3200 };

@@ -17,8 +17,9 @@
  *     outcome (an earlier try landed, its reply lost) → done; my fence and
  *     owner with the other outcome → OutcomeOnRecordError; else FencedOutError;
  *   - [1..] failed → BusinessConditionFailedError naming the write;
- *   - busy (TransactionConflict, throttling) → retried a few times with
- *     backoff, then StoreBusyError (nothing written: safe to send again);
+ *   - busy (TransactionConflict, throttling) → StoreBusyError (nothing
+ *     written: safe to send again; the engine's one retry layer does,
+ *     lib/engine/send-again.ts);
  *   - anything else (ValidationError, ItemCollectionSizeLimitExceeded) →
  *     CommitRejectedError: sending it again would fail the same way.
  * Not cancelled: a validation error → CommitRejectedError; throttling or 5xx
@@ -27,8 +28,6 @@
  * unknown) is thrown as it is, for the caller to retry as the same commit.
  */
 import { TransactWriteItemsCommand, UpdateItemCommand, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
-import type { Random } from '../../core/backoff.ts';
-import type { Clock } from '../../core/clock.ts';
 import { BusinessConditionFailedError, CommitRejectedError, StoreBusyError } from '../../core/errors.ts';
 import { executionKey as keyOf } from '../../core/execution-key.ts';
 import { ledgerRecordOf } from '../../core/ledger.ts';
@@ -36,7 +35,6 @@ import { SliceStatus } from '../../core/slice.ts';
 import { finalizeRefusal, type Finalize } from '../../core/slice-transitions.ts';
 import { readSlice } from './claim-slice.ts';
 import {
-  busyBackoffMs,
   cancellationCodes,
   isBusyCancellation,
   isBusyRefusal,
@@ -51,29 +49,16 @@ export interface FinalizeRequest extends Finalize {
   readonly extraWrites?: readonly TransactWriteItem[];
 }
 
-const BUSY_RETRIES = 4;
-
 /** Why a try of the finalize wrote nothing and may be sent again, or undefined if it is final. */
 type TryResult = { readonly busy: string; readonly error: unknown } | undefined;
 
-export async function finalizeSlice(
-  dynamo: DynamoDBClient,
-  slicesTable: string,
-  request: FinalizeRequest,
-  clock: Clock,
-  random: Random,
-): Promise<void> {
+export async function finalizeSlice(dynamo: DynamoDBClient, slicesTable: string, request: FinalizeRequest): Promise<void> {
   const executionKey = keyOf(request.key.jobId, request.key.scheduledAt);
-  const send =
+  const busy =
     (request.extraWrites ?? []).length === 0
-      ? () => updateOnly(dynamo, slicesTable, request, executionKey)
-      : () => transaction(dynamo, slicesTable, request, executionKey);
-  for (let attempt = 1; ; attempt++) {
-    const busy = await send();
-    if (busy === undefined) return;
-    if (attempt >= BUSY_RETRIES) throw new StoreBusyError(`commit of ${executionKey}`, busy.busy, { cause: busy.error });
-    await clock.sleep(busyBackoffMs(attempt, random));
-  }
+      ? await updateOnly(dynamo, slicesTable, request, executionKey)
+      : await transaction(dynamo, slicesTable, request, executionKey);
+  if (busy !== undefined) throw new StoreBusyError(`commit of ${executionKey}`, busy.busy, { cause: busy.error });
 }
 
 /** No business writes: the slice's own conditional UpdateItem; a refusal is judged from the item the condition saw. */

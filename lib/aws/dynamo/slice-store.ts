@@ -5,8 +5,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Claim, FencedClaim } from '../../core/claim.ts';
 import type { MissedRange, SkippedRange } from '../../core/advance-plan.ts';
-import type { Random } from '../../core/backoff.ts';
-import type { Clock } from '../../core/clock.ts';
 import { LeaseLostError, TooManyWritesError } from '../../core/errors.ts';
 import { executionKey } from '../../core/execution-key.ts';
 import type { SkipReason } from '../../core/job-record.ts';
@@ -42,10 +40,6 @@ export class DynamoSliceStore implements SliceStore {
   constructor(
     private readonly dynamo: DynamoDBClient,
     private readonly config: Pick<CronfenceConfig, 'slicesTable' | 'sliceRetentionMs'>,
-    /** Whose timers pace a busy commit's next try. */
-    private readonly clock: Clock,
-    /** The jitter of a busy commit's next try. */
-    private readonly random: Random,
   ) {}
 
   claim(
@@ -80,20 +74,14 @@ export class DynamoSliceStore implements SliceStore {
     if (writes.length > MAX_BUSINESS_WRITES_PER_COMMIT) {
       throw new TooManyWritesError(executionKey(key.jobId, key.scheduledAt), writes.length, MAX_BUSINESS_WRITES_PER_COMMIT);
     }
-    await finalizeSlice(
-      this.dynamo,
-      this.config.slicesTable,
-      {
-        key,
-        fence,
-        owner,
-        now,
-        outcome: 'SUCCEEDED',
-        extraWrites: writes.map(toTransactItem),
-      },
-      this.clock,
-      this.random,
-    );
+    await finalizeSlice(this.dynamo, this.config.slicesTable, {
+      key,
+      fence,
+      owner,
+      now,
+      outcome: 'SUCCEEDED',
+      extraWrites: writes.map(toTransactItem),
+    });
   }
 
   recordFailure(
@@ -104,13 +92,7 @@ export class DynamoSliceStore implements SliceStore {
   }
 
   recordDead({ key, fence, owner }: Claim, now: number, error: string): Promise<void> {
-    return finalizeSlice(
-      this.dynamo,
-      this.config.slicesTable,
-      { key, fence, owner, now, outcome: 'DEAD', error: error.slice(0, 2000) },
-      this.clock,
-      this.random,
-    );
+    return finalizeSlice(this.dynamo, this.config.slicesTable, { key, fence, owner, now, outcome: 'DEAD', error: error.slice(0, 2000) });
   }
 
   get(key: SliceKey): Promise<Slice | undefined> {

@@ -71,8 +71,8 @@ export class SqsScanQueue implements ScanQueue {
     );
   }
 
-  async hide(receiptHandle: string, seconds: number): Promise<void> {
-    await changeVisibility(this.sqs, await this.url(), receiptHandle, seconds);
+  async hide(receiptHandle: string, seconds: number, signal?: AbortSignal): Promise<void> {
+    await changeVisibility(this.sqs, await this.url(), receiptHandle, seconds, signal);
   }
 }
 
