@@ -113,6 +113,25 @@ export default tseslint.config(
   ...layeringRules(),
   ...toolLayeringRules(),
   {
+    // Time through one port (lib/core/clock.ts): what ships to Lambda reads the time and waits only through its Clock,
+    // so a test steps it and the simulation runs it in virtual time.
+    files: ['lib/core/**/*.ts', 'lib/engine/**/*.ts', 'lib/aws/**/*.ts', 'lib/lambda/**/*.ts'],
+    ignores: ['lib/core/clock.ts'],
+    rules: {
+      'no-restricted-globals': [
+        'error',
+        // setImmediate stays allowed: it ends a turn of the event loop (coalescing a batch's reads), it waits for no time.
+        ...['setTimeout', 'setInterval'].map((name) => ({ name, message: 'Wait through the Clock (sleep, timeout).' })),
+      ],
+      'no-restricted-properties': [
+        'error',
+        { object: 'Date', property: 'now', message: 'Read the time through the Clock (now).' },
+        { object: 'performance', property: 'now', message: 'Read durations through the Clock (elapsed).' },
+        { object: 'AbortSignal', property: 'timeout', message: 'Time out through the Clock (timeout).' },
+      ],
+    },
+  },
+  {
     files: ['test/**/*.ts'],
     rules: {
       // A focused or skipped test hides the rest; CI must run everything.

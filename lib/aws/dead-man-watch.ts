@@ -81,21 +81,21 @@ export class DeadManWatch {
   constructor(
     private readonly dynamo: DynamoDBClient,
     private readonly config: WatchConfig,
-    /** Whose timers pace its reads' retries. */
+    /** Whose timers pace its reads' retries, and whose reading times its budget. */
     private readonly clock: Clock,
     private readonly options: DeadManOptions = {},
   ) {}
 
   /** One step of the round over the jobs table; emits one `stale` event per silent job it judged. */
   async check(now: number): Promise<DeadManStep> {
-    const started = performance.now();
+    const started = this.clock.elapsed();
     const jobsPerRun = this.options.jobsPerRun ?? DEAD_MAN_DEFAULTS.jobsPerRun;
     const budgetMs = this.options.budgetMs ?? DEAD_MAN_DEFAULTS.budgetMs;
     const cursor = await readDeadManCursor(this.dynamo, this.config.wheelTable);
     const totals = { checked: 0, stale: [] as StaleJob[], unjudged: [] as UnjudgedJob[], sliceRequests: 0, scanned: 0, scanRequests: 0 };
     let after = cursor.after;
     let roundEnded = false;
-    while (totals.scanned < jobsPerRun && performance.now() - started < budgetMs) {
+    while (totals.scanned < jobsPerRun && this.clock.elapsed() - started < budgetMs) {
       const page = await this.scanPage(after, Math.min(SCAN_PAGE, jobsPerRun - totals.scanned));
       totals.scanRequests++;
       totals.scanned += page.items.length;
