@@ -6,10 +6,11 @@
  * judge a job's stored row before it writes anything for it: whatever this
  * throws is the row's fault (core/set-aside.ts).
  */
-import { NEVER, planAdvance, type AdvancePlan } from './advance-plan.ts';
+import { NEVER, planAdvance, type AdvancePlan, type MissedRange } from './advance-plan.ts';
 import { jitterOffsetMs } from './jitter.ts';
 import type { StoredJob } from './job-record.ts';
 import { nextOccurrenceAtOrAfter, scheduleOf } from './schedule.ts';
+import { LEASE_EXPIRY_MARGIN_MS } from './slice.ts';
 import { WHEEL_BUCKET_MS } from './wheel.ts';
 
 /** Occurrences one plan may return; a bucket of a per-second job holds five, so this only bounds a runaway. */
@@ -64,6 +65,19 @@ export function planBucket(job: StoredJob, from: number, bucket: number, now: nu
 export function afterRecordedRange(job: StoredJob, plan: BucketPlan, until: number): BucketPlan {
   if (plan.next >= until) return { ...plan, occurrences: plan.occurrences.filter((at) => at >= until) };
   return { ...plan, occurrences: [], next: nextOccurrenceAtOrAfter(scheduleOf(job), until) ?? NEVER };
+}
+
+/**
+ * When another scan recorded this plan's MISSED range first with another end, on a clock within the promised skew of
+ * this one's (two clocks each within ±2 s: LEASE_EXPIRY_MARGIN_MS apart at most): that scan's `now`, which its end
+ * gives (a MISSED range ends where the catch-up window starts). Planned at that `now`, a scan records and sends what
+ * the first one did: its misfire range starts at the same occurrence (one record, where its own clock would have
+ * written a second that overlaps), and nothing that range covers is sent. A record further off is no racing scan's.
+ */
+export function racingScanNow(job: StoredJob, missed: MissedRange, recordedUntil: number): number | undefined {
+  const apart = recordedUntil - missed.to;
+  if (apart === 0 || Math.abs(apart) > LEASE_EXPIRY_MARGIN_MS) return undefined;
+  return recordedUntil + job.policies.catchUpWindowMs;
 }
 
 /**

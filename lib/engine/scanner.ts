@@ -15,7 +15,7 @@
 import { UnplannableJobError } from '../core/errors.ts';
 import { lifecycleEvent, type EventSink } from '../core/events.ts';
 import { NEVER, type AdvancePlan } from '../core/advance-plan.ts';
-import { afterRecordedRange, assertRowShape, planBucket } from '../core/bucket-plan.ts';
+import { afterRecordedRange, assertRowShape, planBucket, racingScanNow } from '../core/bucket-plan.ts';
 import { isoSecond } from '../core/execution-key.ts';
 import { inboxEntryOf, inDueIndex } from '../core/job-lifecycle.ts';
 import { definitionOf, isTombstone, type JobRecord, type StoredJob } from '../core/job-record.ts';
@@ -109,14 +109,16 @@ export class Scanner {
     const pastDeadline = (): boolean => options.deadline !== undefined && clock.now() >= options.deadline;
     let position = Math.min(cursor.scannedThrough, horizon);
     const placed: PlacedEntry[] = [];
+    // Per job, the clock of a racing scan this one follows for the rest of the scan (recordRanges).
+    const racing = new Map<string, number>();
     let inbox: WheelEntry[] = [];
     try {
-      inbox = await this.takeUpInbox(shard, position, now, report, placed);
+      inbox = await this.takeUpInbox(shard, position, now, racing, report, placed);
       while (position < horizon && !pastDeadline()) {
         const bucket = await wheel.nextBucket(shard, position, horizon);
         if (bucket === undefined) position = horizon;
         else {
-          placed.push(...(await this.takeUpBucket(shard, bucket, now, report)));
+          placed.push(...(await this.takeUpBucket(shard, bucket, now, racing, report)));
           position = bucket + WHEEL_BUCKET_MS;
         }
       }
@@ -167,6 +169,7 @@ export class Scanner {
     shard: number,
     scannedThrough: number,
     now: number,
+    racing: Map<string, number>,
     report: ScanReport,
     placed: PlacedEntry[],
   ): Promise<WheelEntry[]> {
@@ -185,7 +188,7 @@ export class Scanner {
       try {
         for (let bucket = bucketOfStart(job, from); from < NEVER && bucket < scannedThrough; bucket = bucketOfStart(job, from)) {
           const sentBefore = jobMessages.length;
-          from = await this.takeUp(job, from, bucket, now, jobMessages, report);
+          from = await this.takeUp(job, from, bucket, now, racing, jobMessages, report);
           const firstSent = jobMessages[sentBefore];
           if (firstSent)
             placeLate(jobLate, {
@@ -212,7 +215,13 @@ export class Scanner {
   }
 
   /** Every job due in `bucket`: its occurrences there sent, its next entry written. @returns the entries placed. */
-  private async takeUpBucket(shard: number, bucket: number, now: number, report: ScanReport): Promise<PlacedEntry[]> {
+  private async takeUpBucket(
+    shard: number,
+    bucket: number,
+    now: number,
+    racing: Map<string, number>,
+    report: ScanReport,
+  ): Promise<PlacedEntry[]> {
     // An entry that was sent late (`sentAt`) is there for the reconciler only (`lateEntryBucket`).
     const entries = distinctEntries((await this.deps.wheel.entriesAt(shard, bucket)).filter((entry) => entry.sentAt === undefined));
     const records = await this.currentRecords(entries);
@@ -223,7 +232,7 @@ export class Scanner {
       if (job === undefined) continue;
       try {
         const jobMessages: OutgoingMessage[] = [];
-        const from = await this.takeUp(job, entry.from, bucket, now, jobMessages, report);
+        const from = await this.takeUp(job, entry.from, bucket, now, racing, jobMessages, report);
         if (from < NEVER) next.push({ jobId: job.id, generation: job.generation, from, bucket: bucketOfStart(job, from) });
         messages.push(...jobMessages);
       } catch (error) {
@@ -241,7 +250,8 @@ export class Scanner {
    * `bucket`, under its catch-up window and misfire policy
    * (core/advance-plan.ts): the ones to run go to `messages`, the ranges it
    * does not run are recorded. All of the row's planning, and the check that
-   * SQS takes its message, come before any write.
+   * SQS takes its message, come before any write. Planned at `now`, or at the
+   * clock of a racing scan this one follows for the job (`racing`).
    * @returns its next occurrence (or NEVER).
    * @throws {UnplannableJobError} when the row cannot be planned or sent (nothing written for it).
    */
@@ -250,14 +260,24 @@ export class Scanner {
     from: number,
     bucket: number,
     now: number,
+    racing: Map<string, number>,
     messages: OutgoingMessage[],
     report: ScanReport,
   ): Promise<number> {
-    const plan = planned(job.id, () => planBucket(job, from, bucket, now));
+    const planNow = racing.get(job.id) ?? now;
+    let plan = planned(job.id, () => planBucket(job, from, bucket, planNow));
     const [firstOccurrence] = plan.occurrences;
     if (firstOccurrence !== undefined) assertSendable({ jobId: job.id, scheduledAt: firstOccurrence, generation: job.generation });
-    const recordedUntil = plan.first ? await this.recordRanges(job, plan.first, now, report) : undefined;
-    const { occurrences, next, offset } = recordedUntil === undefined ? plan : afterRecordedRange(job, plan, recordedUntil);
+    let recorded = plan.first ? await this.recordRanges(job, plan.first, now, report) : {};
+    if (recorded.racingNow !== undefined) {
+      // Followed for the rest of this scan: a later bucket planned on this scan's own clock would judge the job's next
+      // occurrence, which the racing scan sent, missed.
+      const racingNow = recorded.racingNow;
+      racing.set(job.id, racingNow);
+      plan = planned(job.id, () => planBucket(job, from, bucket, racingNow));
+      recorded = plan.first ? await this.recordRanges(job, plan.first, now, report) : {};
+    }
+    const { occurrences, next, offset } = recorded.until === undefined ? plan : afterRecordedRange(job, plan, recorded.until);
     const { startPrecision } = job.policies;
     for (const scheduledAt of occurrences)
       messages.push({ jobId: job.id, scheduledAt, startAt: scheduledAt + offset, generation: job.generation, startPrecision });
@@ -286,10 +306,17 @@ export class Scanner {
    * scan that wrote the record reports it; a racing or redone scan that finds
    * it written does not report it again, and follows it: a racing scan's clock
    * (up to the promised skew ahead) may have ended it later than this plan
-   * does, and no occurrence it covers may run.
-   * @returns the latest end of a range another scan recorded, if any.
+   * does, and no occurrence it covers may run. A racing scan's MISSED range with another end means its clock read
+   * another catch-up window: this one stops there, to plan again at that scan's `now` (core/bucket-plan.ts,
+   * racingScanNow), before it writes a misfire range of its own.
+   * @returns the latest end of a range another scan recorded, if any; or the racing scan's `now` to plan again at.
    */
-  private async recordRanges(job: StoredJob, plan: AdvancePlan, now: number, report: ScanReport): Promise<number | undefined> {
+  private async recordRanges(
+    job: StoredJob,
+    plan: AdvancePlan,
+    now: number,
+    report: ScanReport,
+  ): Promise<{ readonly until?: number; readonly racingNow?: number }> {
     let recordedUntil: number | undefined;
     for (const [range, type] of [
       [plan.missed, 'missed'],
@@ -298,6 +325,8 @@ export class Scanner {
       if (range === undefined) continue;
       const recorded = await this.deps.slices.recordRange(job.id, definitionOf(job), range, now);
       if (recorded.outcome === 'recorded') {
+        const racingNow = type === 'missed' ? racingScanNow(job, range, recorded.until) : undefined;
+        if (racingNow !== undefined) return { racingNow };
         recordedUntil = Math.max(recordedUntil ?? recorded.until, recorded.until);
         continue;
       }
@@ -313,7 +342,7 @@ export class Scanner {
         }),
       );
     }
-    return recordedUntil;
+    return recordedUntil === undefined ? {} : { until: recordedUntil };
   }
 
   /**
