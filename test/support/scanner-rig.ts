@@ -5,11 +5,11 @@
  * clock) on one call. The scanner tests drive the real stores; only a fault
  * needs a wrapper.
  */
-import type { Clock } from '../../lib/core/clock.ts';
-import type { WorkMessage, WorkQueue } from '../../lib/core/ports.ts';
+import { OffsetClock, type ManualClock, type Clock } from '../../lib/core/clock.ts';
+import type { WheelStore, WorkMessage, WorkQueue } from '../../lib/core/ports.ts';
 import { Scanner, type ScannerDeps } from '../../lib/engine/scanner.ts';
 import type { Runtime } from '../../lib/lambda/wiring.ts';
-import type { MemoryEngine } from './memory-engine.ts';
+import { gate, type MemoryEngine } from './memory-engine.ts';
 
 /**
  * A plain object with every method of `target` bound to it, to spread into a
@@ -88,4 +88,37 @@ export function scannerOverRuntime(runtime: Runtime, scannerId: string, override
     sweepGraceMs: runtime.config.sweepGraceMs,
     ...overrides,
   });
+}
+
+/**
+ * Two scanners, `skewMs` ahead of `clock` and behind it, take up shard 0's inbox at once: the `first` one stops before
+ * it takes its inbox entry up (a scan's last step) until the other has scanned. @returns every message either sent.
+ */
+export async function raceTwoScanners(
+  engine: MemoryEngine,
+  clock: ManualClock,
+  first: 'ahead' | 'behind',
+  skewMs: number,
+): Promise<SentMessage[]> {
+  const sent: SentMessage[] = [];
+  const secondDone = gate();
+  const heldBack: WheelStore = {
+    ...delegate<WheelStore>(engine.wheel),
+    takeFromInbox: async (shard, entry) => {
+      await secondDone.opened;
+      await engine.wheel.takeFromInbox(shard, entry);
+    },
+  };
+  const scanner = (name: 'ahead' | 'behind') =>
+    scannerOver(engine, `scanner-${name}`, {
+      clock: new OffsetClock(name === 'ahead' ? skewMs : -skewMs, clock),
+      wheel: name === first ? heldBack : engine.wheel,
+      queue: recordingQueue(engine.workQueue, clock, sent),
+    });
+  const firstScan = scanner(first).scanShard(0);
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  await scanner(first === 'ahead' ? 'behind' : 'ahead').scanShard(0);
+  secondDone.open();
+  await firstScan;
+  return sent;
 }

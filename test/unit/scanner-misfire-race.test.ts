@@ -6,13 +6,12 @@
  * recorded range covers may be sent, and every one after it must be.
  */
 import { describe, expect, it } from 'vitest';
-import { ManualClock, OffsetClock } from '../../lib/core/clock.ts';
+import { ManualClock } from '../../lib/core/clock.ts';
 import type { MisfirePolicy } from '../../lib/core/job-spec.ts';
-import type { WheelStore } from '../../lib/core/ports.ts';
 import { occurrencesBetween } from '../../lib/core/schedule.ts';
 import { SliceStatus } from '../../lib/core/slice.ts';
-import { createMemoryEngine, gate } from '../support/memory-engine.ts';
-import { delegate, recordingQueue, scannerOver, type SentMessage } from '../support/scanner-rig.ts';
+import { createMemoryEngine } from '../support/memory-engine.ts';
+import { raceTwoScanners, type SentMessage } from '../support/scanner-rig.ts';
 
 /** A `rate(30 seconds)` occurrence (a multiple of 30 s since the epoch); the scans come a second after it. */
 const O = Date.parse('2026-06-01T12:00:30Z');
@@ -32,29 +31,7 @@ async function race(
     outageFrom.set(misfire, job.nextFireAt);
   }
   clock.set(SCAN_AT);
-  const sent: SentMessage[] = [];
-  // The first scan stops before it takes the inbox entry up (a scan's last step), until the second has planned too.
-  const secondDone = gate();
-  const heldBack: WheelStore = {
-    ...delegate<WheelStore>(engine.wheel),
-    takeFromInbox: async (shard, entry) => {
-      await secondDone.opened;
-      await engine.wheel.takeFromInbox(shard, entry);
-    },
-  };
-  const scanner = (name: 'ahead' | 'behind') => {
-    const wheel = name === first ? heldBack : engine.wheel;
-    return scannerOver(engine, `scanner-${name}`, {
-      clock: new OffsetClock(name === 'ahead' ? SKEW_MS : -SKEW_MS, clock),
-      wheel,
-      queue: recordingQueue(engine.workQueue, clock, sent),
-    });
-  };
-  const firstScan = scanner(first).scanShard(0);
-  await new Promise<void>((resolve) => setImmediate(resolve));
-  await scanner(first === 'ahead' ? 'behind' : 'ahead').scanShard(0);
-  secondDone.open();
-  await firstScan;
+  const sent = await raceTwoScanners(engine, clock, first, SKEW_MS);
   const ranges = new Map<MisfirePolicy, { from: number; until: number }>();
   for (const misfire of POLICIES) {
     const from = outageFrom.get(misfire) ?? 0;

@@ -7,13 +7,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { racingScanNow } from '../../lib/core/bucket-plan.ts';
-import { ManualClock, OffsetClock } from '../../lib/core/clock.ts';
+import { ManualClock } from '../../lib/core/clock.ts';
 import type { StoredJob } from '../../lib/core/job-record.ts';
-import type { WheelStore } from '../../lib/core/ports.ts';
 import { occurrencesBetween } from '../../lib/core/schedule.ts';
 import { SliceStatus } from '../../lib/core/slice.ts';
-import { createMemoryEngine, gate } from '../support/memory-engine.ts';
-import { delegate, recordingQueue, scannerOver, type SentMessage } from '../support/scanner-rig.ts';
+import { createMemoryEngine } from '../support/memory-engine.ts';
+import { raceTwoScanners } from '../support/scanner-rig.ts';
 
 const SCHEDULE = { cron: 'rate(30 seconds)', timeZone: 'UTC' };
 /** A `rate(30 seconds)` occurrence, one catch-up window (longer than the misfire threshold) before the scans: the clocks disagree on whether it is missed. */
@@ -37,26 +36,7 @@ async function race(first: 'ahead' | 'behind'): Promise<{ sent: Set<number>; rec
     async () => {},
   );
   clock.set(SCAN_AT);
-  const sent: SentMessage[] = [];
-  const secondDone = gate();
-  const heldBack: WheelStore = {
-    ...delegate<WheelStore>(engine.wheel),
-    takeFromInbox: async (shard, entry) => {
-      await secondDone.opened;
-      await engine.wheel.takeFromInbox(shard, entry);
-    },
-  };
-  const scanner = (name: 'ahead' | 'behind') =>
-    scannerOver(engine, `scanner-${name}`, {
-      clock: new OffsetClock(name === 'ahead' ? SKEW_MS : -SKEW_MS, clock),
-      wheel: name === first ? heldBack : engine.wheel,
-      queue: recordingQueue(engine.workQueue, clock, sent),
-    });
-  const firstScan = scanner(first).scanShard(0);
-  await new Promise<void>((resolve) => setImmediate(resolve));
-  await scanner(first === 'ahead' ? 'behind' : 'ahead').scanShard(0);
-  secondDone.open();
-  await firstScan;
+  const sent = await raceTwoScanners(engine, clock, first, SKEW_MS);
   const recorded: Recorded[] = [];
   for (const at of occurrencesBetween(SCHEDULE, job.nextFireAt, SCAN_AT + 60_000, 100)) {
     const slice = await engine.slices.get({ jobId: 'windowed', scheduledAt: at });
