@@ -108,7 +108,9 @@ export function createScannerHandler(
  * Keeps the scan message hidden while this scanner is alive. The scan queue's
  * short visibility timeout is the scanner failover timer: a dead scanner's
  * shard comes back within it. Beats come at 40 % of it, so one slow
- * extension does not let the message surface under a live scanner.
+ * extension does not let the message surface under a live scanner. Through a
+ * hold, as a work message's: none once its receipt may have lapsed, when
+ * another scanner may hold the message and a late change would hide its copy.
  */
 function withVisibilityHeartbeat<T>(runtime: Runtime, record: SQSRecord, work: () => Promise<T>): Promise<T> {
   const seconds = SCAN_QUEUE.visibilityTimeoutSeconds;
