@@ -1,6 +1,6 @@
 /**
  * The holder's-message-back takeover of one lease (`isClaimable`), as its holder knows the row: the ARMED, DISARMED
- * and UNKNOWN transitions of the lease keeper's header (lib/engine/lease-keeper.ts), as pure functions of what the
+ * and UNKNOWN transitions of the held message's header (lib/engine/held-message.ts), as pure functions of what the
  * holder knows when a renewal goes out and of how that renewal ended (test/unit/message-back.test.ts, row by row).
  */
 
@@ -23,7 +23,7 @@ export interface RenewalView {
   readonly firstOfOvertakeable: boolean;
   /** The message could surface before the next renewal lands (no extension accepted for visibility − heartbeat). */
   readonly mayBeVisible: boolean;
-  /** The message has been hidden throughout since the receive, and still is (MessageHold.heldThroughout). */
+  /** The message has been hidden throughout since the receive, and still is (HeldMessage.heldThroughout). */
   readonly heldThroughout: boolean;
   /** The message the lease was claimed with (the slice's `leaseMessageId`), which a re-arm names. */
   readonly messageId: string | undefined;

@@ -250,7 +250,7 @@ export interface WorkQueue {
   send(messages: readonly WorkMessage[]): Promise<void>;
   /**
    * Hides a received message for `seconds` (renewal of a lease, or a retry delay). Once `signal` aborts the change is
-   * abandoned, neither sent nor tried again (lib/engine/message-hold.ts: never after its receipt may have lapsed).
+   * abandoned, neither sent nor tried again (lib/engine/held-message.ts: never after its receipt may have lapsed).
    */
   hide(receiptHandle: string, seconds: number, signal?: AbortSignal): Promise<void>;
   /**
@@ -258,7 +258,7 @@ export interface WorkQueue {
    * behind Lambda from the function timeout down to the lease; an early
    * message's, until its second): it may wait for a quarter second without a new
    * change (750 ms at most) to share one request with the others of its batch. Heartbeats use `hide`, whose timing
-   * the lease keeper counts on.
+   * the held message counts on.
    */
   hideBatched(receiptHandle: string, seconds: number, signal?: AbortSignal): Promise<void>;
 }

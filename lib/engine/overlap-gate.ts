@@ -14,7 +14,7 @@ import { lifecycleEvent, type EventSink } from '../core/events.ts';
 import { decideOverlap, LINE_READ_LIMIT, readsLine, type OverlapDecision, type OverlapLane } from '../core/overlap-policy.ts';
 import type { OverlapStore, SliceStore } from '../core/ports.ts';
 import { sweepAtFor, SliceStatus, type Slice } from '../core/slice.ts';
-import type { MessageHold } from './message-hold.ts';
+import type { HeldMessage } from './held-message.ts';
 
 export interface OverlapGateDeps {
   readonly workerId: string;
@@ -35,13 +35,13 @@ const LANE_TRIES = 4;
 export async function passOverlapGate(
   deps: OverlapGateDeps,
   slice: Slice,
-  hold: Pick<MessageHold, 'hide'>,
+  held: Pick<HeldMessage, 'hide'>,
 ): Promise<'run' | 'delete' | 'keep'> {
   try {
     for (let tries = 0; tries < LANE_TRIES; tries++) {
       const now = deps.clock.now();
       const { lane, decision } = await judge(deps, slice, now);
-      const outcome = await apply(deps, slice, hold, decision, now);
+      const outcome = await apply(deps, slice, held, decision, now);
       if (outcome !== 'run') return outcome;
       if (lane?.runAt === slice.scheduledAt || (await deps.overlap.takeLane(slice.jobId, lane, slice.scheduledAt, now))) return 'run';
     }
@@ -76,7 +76,7 @@ async function judge(
 async function apply(
   deps: OverlapGateDeps,
   slice: Slice,
-  hold: Pick<MessageHold, 'hide'>,
+  held: Pick<HeldMessage, 'hide'>,
   decision: OverlapDecision,
   now: number,
 ): Promise<'run' | 'delete' | 'keep'> {
@@ -101,7 +101,7 @@ async function apply(
           retryAt: new Date(decision.untilMs).toISOString(),
         }),
       );
-      await hold.hide(Math.ceil((decision.untilMs - now) / 1000));
+      await held.hide(Math.ceil((decision.untilMs - now) / 1000));
       return 'keep';
     }
     case 'replace': {

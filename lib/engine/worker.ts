@@ -54,8 +54,7 @@ import type { HandlerRegistry, JobContext, JobHandler } from './define-job.ts';
 import { AttemptCommit } from './attempt-commit.ts';
 import { AttemptChunks } from './chunk-commit.ts';
 import { passOverlapGate } from './overlap-gate.ts';
-import { LeaseKeeper, type LeaseKeeperOptions } from './lease-keeper.ts';
-import { MessageHold } from './message-hold.ts';
+import { HeldMessage, type LeaseTerms } from './held-message.ts';
 import { sendAgainWhileUnsure, type SendAgainOptions } from './send-again.ts';
 
 export type Disposition = 'delete' | 'keep';
@@ -117,7 +116,7 @@ export class Worker {
   async process(message: ReceivedMessage): Promise<Disposition> {
     const order = decodeWorkMessage(message.body);
     const now = this.deps.clock.now();
-    const hold = new MessageHold(
+    const held = new HeldMessage(
       this.deps.queue,
       this.deps.clock,
       message.receiptHandle,
@@ -125,9 +124,9 @@ export class Worker {
       this.deps.queueVisibilityMs ?? 3000,
     );
     try {
-      return await this.claimAndRun(order, message, hold, now, this.deps.clock.elapsed());
+      return await this.claimAndRun(order, message, held, now, this.deps.clock.elapsed());
     } catch (error) {
-      if (!(error instanceof UnrunnableMessageError)) await this.retrySoon(message, hold);
+      if (!(error instanceof UnrunnableMessageError)) await this.retrySoon(message, held);
       throw error;
     }
   }
@@ -139,10 +138,10 @@ export class Worker {
    * instead (RETRY_AFTER_ERROR), so the slice is tried again soon (a standby's
    * refused claim must not add a lease to the failover), not minutes later by the sweep.
    */
-  private async retrySoon(message: ReceivedMessage, hold: MessageHold): Promise<void> {
+  private async retrySoon(message: ReceivedMessage, held: HeldMessage): Promise<void> {
     const seconds = 1 + Math.floor(retryDelayMs(message.receiveCount ?? 1, RETRY_AFTER_ERROR, this.deps.random) / 1000);
     try {
-      await hold.hide(seconds);
+      await held.hide(seconds);
     } catch (error) {
       this.deps.onError?.(error, 'hiding a message after an error');
     }
@@ -152,7 +151,7 @@ export class Worker {
   private async claimAndRun(
     order: WorkOrder,
     message: ReceivedMessage,
-    hold: MessageHold,
+    held: HeldMessage,
     now: number,
     nowMark: number,
   ): Promise<Disposition> {
@@ -168,24 +167,24 @@ export class Worker {
       }
       // A slice created more than SQS's 900 s delay ahead (a long lookahead) surfaces early, with its batch: hidden
       // again until its second, in one request per batch, without a claim.
-      await hold.hide(Math.floor((key.scheduledAt - now) / 1000), { batched: true });
+      await held.hide(Math.floor((key.scheduledAt - now) / 1000), { batched: true });
       return 'keep';
     }
     const visibilityMs = this.deps.queueVisibilityMs ?? 3000;
-    // Kept hidden while the claim (and the overlap gate) are pending, through the hold: the lease keeper judges from it
-    // whether the message could surface under a live holder.
-    const { claim, superseded, ifMissing, record } = await hold.keepHiddenWhile(() => this.claimCurrent(order, now, message), {
+    // Kept hidden while the claim (and the overlap gate) are pending, through the held message: its lease judges from
+    // that whether the message could surface under a live holder.
+    const { claim, superseded, ifMissing, record } = await held.keepHiddenWhile(() => this.claimCurrent(order, now, message), {
       everyMs: visibilityMs / 2.5,
       seconds: Math.ceil(visibilityMs / 1000),
       onError: (error) => this.deps.onError?.(error, 'claim heartbeat'),
     });
-    if (!claim.won) return this.standDown(claim.current, message, order, ifMissing, hold);
+    if (!claim.won) return this.standDown(claim.current, message, order, ifMissing, held);
     const slice = claim.slice;
     if (superseded) return this.skipSuperseded(slice, superseded);
     const late = record && !isTombstone(record) ? lateFirstStart(slice, record, clock.now()) : undefined;
     if (late) return this.recordLate(slice, late);
     // Judged before any hide below, which a message already handed to a standby would not undo.
-    const overtakeable = hold.msSinceHidden() > visibilityMs - slice.policies.heartbeatMs;
+    const overtakeable = held.msSinceHidden() > visibilityMs - slice.policies.heartbeatMs;
     this.emit('claimed', slice, {
       fence: slice.fence,
       attempt: slice.attempts,
@@ -201,19 +200,19 @@ export class Worker {
     // queue and default policies they agree, and this costs no request.)
     const visibilitySeconds = messageVisibilitySeconds(slice.policies);
     if (Math.abs(visibilitySeconds * 1000 - visibilityMs) > slice.policies.heartbeatMs) {
-      await hold.hide(visibilitySeconds, { batched: true });
+      await held.hide(visibilitySeconds, { batched: true });
     }
     if (this.deps.overlap && (slice.policies.overlap ?? 'allow') !== 'allow') {
       const { workerId: id, overlap, slices: store, events, clock: time } = this.deps;
-      // Kept hidden while the gate reads and writes, as during the claim: the lease keeper starts after it, and a
+      // Kept hidden while the gate reads and writes, as during the claim: the lease starts after it, and a
       // slow gate (1.1 s in a LocalStack drill, after a 1.2 s claim) left its first renewal to find the message's
       // visibility nearly spent and disarm the fast takeover; that holder's kill then failed over on the lease (9.7 s).
-      const gate = await hold.keepHiddenWhile(
+      const gate = await held.keepHiddenWhile(
         () =>
           passOverlapGate(
             { workerId: id, overlap, slices: store, events, clock: time, sweepGraceMs: this.deps.sweepGraceMs ?? 30_000 },
             slice,
-            hold,
+            held,
           ),
         {
           everyMs: slice.policies.heartbeatMs,
@@ -224,8 +223,8 @@ export class Worker {
       if (gate !== 'run') return gate;
     }
     const handler = this.deps.handlers.get(slice.handler);
-    if (!handler) return this.afterError(slice, new Error(`no handler named ${JSON.stringify(slice.handler)} in this worker`), hold);
-    return this.execute(slice, handler, hold, { claimedAt: nowMark, overtakeable });
+    if (!handler) return this.afterError(slice, new Error(`no handler named ${JSON.stringify(slice.handler)} in this worker`), held);
+    return this.execute(slice, handler, held, { claimedAt: nowMark, overtakeable });
   }
 
   /**
@@ -302,7 +301,7 @@ export class Worker {
     message: ReceivedMessage,
     order: WorkOrder,
     ifMissing: ClaimedOrder['ifMissing'],
-    hold: MessageHold,
+    held: HeldMessage,
   ): Promise<Disposition> {
     const action = lostClaimAction(current, this.deps.clock.now(), message.messageId, message.receiveCount, order.generation);
     if (action.kind === 'drop' && action.reason === 'missing') {
@@ -312,36 +311,33 @@ export class Worker {
     if (action.kind === 'drop') return 'delete';
     if (action.kind === 'leave') return 'keep';
     // Someone holds a live lease (or a retry is not yet due): come back when that ends.
-    await hold.hide(Math.ceil((action.untilMs - this.deps.clock.now()) / 1000));
+    await held.hide(Math.ceil((action.untilMs - this.deps.clock.now()) / 1000));
     return 'keep';
   }
 
   private async execute(
     slice: Slice,
     handler: JobHandler,
-    hold: MessageHold,
-    claim: Pick<LeaseKeeperOptions, 'claimedAt' | 'overtakeable'>,
+    held: HeldMessage,
+    claim: Pick<LeaseTerms, 'claimedAt' | 'overtakeable'>,
   ): Promise<Disposition> {
     const { clock, slices } = this.deps;
     const key: SliceKey = { jobId: slice.jobId, scheduledAt: slice.scheduledAt };
-    const lease = new LeaseKeeper(
+    held.startLease(
       slices,
-      clock,
       {
         key,
         fence: slice.fence,
         leaseMs: slice.policies.leaseMs,
         heartbeatMs: slice.policies.heartbeatMs,
         visibilitySeconds: messageVisibilitySeconds(slice.policies),
-        hold,
         ...(slice.leaseMessageId !== undefined && { messageId: slice.leaseMessageId }),
         ...claim,
       },
       (error) => this.deps.onError?.(error, 'lease renewal'),
     );
-    lease.start();
     const timeout = clock.timeout(slice.policies.timeoutMs);
-    const signal = AbortSignal.any([lease.signal, timeout]);
+    const signal = AbortSignal.any([held.leaseSignal, timeout]);
     const chunks = new AttemptChunks({
       store: this.deps.chunks,
       key,
@@ -367,7 +363,7 @@ export class Worker {
     try {
       // A claim its message may have outrun: a standby given the message may have claimed since. Start only on a lease
       // a renewal confirmed, so two handlers never run; if the standby won, this one stands down unstarted.
-      if (claim.overtakeable) await Promise.race([lease.confirmed, rejectOnAbort(signal, slice)]);
+      if (claim.overtakeable) await Promise.race([held.leaseConfirmed, rejectOnAbort(signal, slice)]);
       // Its second, or later by the job's jitter offset (core/jitter.ts); the key stays the nominal second. An `exact`
       // job's message surfaced in the second before, so this waits; a `within-second` one's at or after it, so this
       // returns at once, and waits only for a clock behind the sender's (core/start-precision.ts).
@@ -380,15 +376,15 @@ export class Worker {
     } catch (error) {
       // A timeout or lost lease can win the race while a commit is in flight: that commit's outcome decides.
       const cause = await commit.settledCause(error, slice.policies.leaseMs);
-      await lease.stop();
+      await held.endLease();
       if (commit.landed || (commit.pending && (await this.ownCommitOnRecord(slice)))) return this.committed(slice, startedAt.at);
-      if (cause instanceof FencedOutError || lease.lost) {
+      if (cause instanceof FencedOutError || held.leaseLost) {
         this.emit('fenced_out', slice, { fence: slice.fence, attempt: slice.attempts, error: describe(cause) });
         return 'keep';
       }
-      return this.afterError(slice, cause, hold);
+      return this.afterError(slice, cause, held);
     }
-    await lease.stop();
+    await held.endLease();
     return this.committed(slice, startedAt.at);
   }
 
@@ -446,7 +442,7 @@ export class Worker {
     }
   }
 
-  private async afterError(slice: Slice, error: unknown, hold: MessageHold): Promise<Disposition> {
+  private async afterError(slice: Slice, error: unknown, held: HeldMessage): Promise<Disposition> {
     const message = describe(error);
     // A chunk input that changed is met again by every retry: DEAD now, with the reason.
     if (afterFailure(slice.attempts, slice.policies) === 'dead' || error instanceof ChunkInputChangedError)
@@ -481,7 +477,7 @@ export class Worker {
       error: message,
       retryAt: new Date(nextAttemptAt).toISOString(),
     });
-    await hold.hide(Math.ceil(delay / 1000));
+    await held.hide(Math.ceil(delay / 1000));
     return 'keep';
   }
 

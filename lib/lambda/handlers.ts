@@ -9,7 +9,7 @@ import { SCAN_QUEUE } from '../aws/schema.ts';
 import type { RejectedMessageKind } from '../aws/sqs/work-queue.ts';
 import type { HandlerRegistry } from '../engine/define-job.ts';
 import type { Disposition } from '../engine/worker.ts';
-import { MessageHold } from '../engine/message-hold.ts';
+import { HeldMessage } from '../engine/held-message.ts';
 import type { ScanReport } from '../engine/scanner.ts';
 import { tick } from '../engine/ticker.ts';
 import type { BatchDeletes } from './event-source.ts';
@@ -108,21 +108,21 @@ export function createScannerHandler(
  * Keeps the scan message hidden while this scanner is alive. The scan queue's
  * short visibility timeout is the scanner failover timer: a dead scanner's
  * shard comes back within it. Beats come at 40 % of it, so one slow
- * extension does not let the message surface under a live scanner. Through a
- * hold, as a work message's: none once its receipt may have lapsed, when
+ * extension does not let the message surface under a live scanner. As a
+ * work message's, through a HeldMessage: none once its receipt may have lapsed, when
  * another scanner may hold the message and a late change would hide its copy.
  */
 function withVisibilityHeartbeat<T>(runtime: Runtime, record: SQSRecord, work: () => Promise<T>): Promise<T> {
   const seconds = SCAN_QUEUE.visibilityTimeoutSeconds;
   const { receiptHandle } = record;
-  const hold = new MessageHold(
+  const held = new HeldMessage(
     runtime.scanQueue,
     runtime.clock,
     receiptHandle,
     runtime.eventSource.hiddenSince(receiptHandle),
     seconds * 1000,
   );
-  return hold.keepHiddenWhile(work, { everyMs: (seconds * 1000) / 2.5, seconds });
+  return held.keepHiddenWhile(work, { everyMs: (seconds * 1000) / 2.5, seconds });
 }
 
 /** A record settled `delete` goes at once, not when its batch returns (event-source.ts). */

@@ -1,7 +1,7 @@
 /**
  * The local poller as its handler's event source (lib/lambda/event-source.ts), given to the runtime through
  * `decoratePorts`. Unlike Lambda's, it knows since when SQS has hidden each record it received (`hiddenSince` in
- * sqs-poller.ts): the worker's lease keeper judges from it whether the message could surface under a live holder. And
+ * sqs-poller.ts): the worker's held message judges from it whether the message could surface under a live holder. And
  * it deletes a record as soon as the handler settles it `delete`, not when its batch ends: locally a record's
  * visibility is the lease's, so a record done early in a slow batch would surface and be received again
  * (test/integration/poller-early-delete.test.ts). The deletes of records settled less than a quarter second apart

@@ -9,7 +9,7 @@
  *   the message is in flight: the emulator (moto) does exactly that
  *   (test/contract/work-queue.contract.ts pins it). Whether AWS refuses a
  *   stale handle or not, the engine must not depend on it: a zombie's late
- *   hide can delay a takeover (the lease keeper hides only after a renewal
+ *   hide can delay a takeover (a lease hides only after a renewal
  *   held), and tests over this queue see that worst case;
  * - a handle no receive ever gave is ignored (the SQS adapter ignores
  *   ReceiptHandleIsInvalid);

@@ -1,6 +1,6 @@
 /**
  * The scanner handler keeps its scan message hidden while a scan runs (the scan queue's 5 s visibility is the scanner
- * failover timer), through a MessageHold like a work message: every 2 s, and nothing once the receipt may have lapsed,
+ * failover timer), through a HeldMessage like a work message: every 2 s, and nothing once the receipt may have lapsed,
  * when another scanner may have received the message and a late change would hide its copy.
  */
 import type { SQSRecord } from 'aws-lambda';

@@ -77,7 +77,7 @@ describe('Worker over the in-memory stores', () => {
     for (let round = 0; round < 6; round++) {
       // A heartbeat at a time, each renewal (and its extension) answered before the next: the holder is healthy. (In
       // one jump of 900 ms, most of the message's 1 s visibility, each extension would land past its receipt's margin,
-      // and the holder would rightly disarm the takeover on its message back: lease-keeper.ts.)
+      // and the holder would rightly disarm the takeover on its message back: held-message.ts.)
       for (let beat = 0; beat < 9; beat++) {
         queueClock.advance(FAST.heartbeatMs);
         const holderNow = queueClock.now() - MAX_CLOCK_SKEW_MS;

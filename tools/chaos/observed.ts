@@ -20,9 +20,9 @@ export interface ObservedRenewal {
   readonly fence: number;
   /** By the replica's own (skewed) clock: read before the renewal was sent. */
   readonly at: number;
-  /** This renewal disarmed the holder's-message-back takeover: a failover after it waits for the lease (lease-keeper.ts). */
+  /** This renewal disarmed the holder's-message-back takeover: a failover after it waits for the lease (held-message.ts). */
   readonly disarmed?: true;
-  /** This renewal re-armed it: the holder knew its message stayed hidden throughout (lease-keeper.ts). */
+  /** This renewal re-armed it: the holder knew its message stayed hidden throughout (held-message.ts). */
   readonly rearmed?: true;
 }
 

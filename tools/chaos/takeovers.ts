@@ -35,7 +35,7 @@ export interface Failover {
   /**
    * The victim's claim came back after a pause of its own that its message could have outlived (`overtakeable`):
    * its first renewal disarmed the holder's-message-back takeover (a standby may hold the message), so the standby
-   * waits for the lease's expiry and the skew margin, about 8 s, by design (lease-keeper.ts).
+   * waits for the lease's expiry and the skew margin, about 8 s, by design (held-message.ts).
    */
   readonly claimAfterPause?: true;
   /**

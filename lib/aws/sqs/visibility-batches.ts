@@ -47,7 +47,7 @@ export class VisibilityBatches {
     this.entries = new CoalescedEntries<PendingChange>((changes) => this.send(changes), clock);
   }
 
-  /** Resolves once SQS applied the change (or the message had moved on); the lease keeper starts only after it. */
+  /** Resolves once SQS applied the change (or the message had moved on); the lease starts only after it. */
   change(receiptHandle: string, seconds: number, signal?: AbortSignal): Promise<void> {
     return new Promise((resolve, reject) => {
       if (signal?.aborted) reject(signal.reason);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../lib/core/clock.ts';
-import { MessageHold } from '../../lib/engine/message-hold.ts';
+import { HeldMessage } from '../../lib/engine/held-message.ts';
 import { VirtualClock } from '../../tools/sim/virtual-clock.ts';
 
 const T0 = Date.parse('2026-12-06T12:00:00Z');
@@ -35,11 +35,11 @@ function hangingQueue(time: VirtualClock) {
   return { queue, aborted };
 }
 
-describe('MessageHold', () => {
+describe('HeldMessage: the message', () => {
   it('sends a change while the receipt holds the message, and counts the new visibility from the change', async () => {
     const clock = new ManualClock(T0);
     const queue = recordingQueue();
-    const hold = new MessageHold(queue, clock, 'r1', T0, 3000);
+    const hold = new HeldMessage(queue, clock, 'r1', T0, 3000);
     clock.advance(2000);
     expect(await hold.hide(5)).toBe(true);
     expect(hold.surfacesAt).toBe(T0 + 2000 + 5000);
@@ -53,7 +53,7 @@ describe('MessageHold', () => {
   it('sends nothing once the message could have surfaced (half a second of margin): another consumer may hold it', async () => {
     const clock = new ManualClock(T0);
     const queue = recordingQueue();
-    const hold = new MessageHold(queue, clock, 'r1', T0, 3000);
+    const hold = new HeldMessage(queue, clock, 'r1', T0, 3000);
     clock.advance(2500);
     expect(hold.lapsed()).toBe(true);
     expect(await hold.hide(5)).toBe(false);
@@ -63,7 +63,7 @@ describe('MessageHold', () => {
   it('after a renewal held, the lease says whose the message is: a lapsed receipt still sends', async () => {
     const clock = new ManualClock(T0);
     const queue = recordingQueue();
-    const hold = new MessageHold(queue, clock, 'r1', T0, 3000);
+    const hold = new HeldMessage(queue, clock, 'r1', T0, 3000);
     clock.advance(4000);
     expect(await hold.hide(3, { leaseHeldUntil: T0 + 7000 })).toBe(true);
     expect(hold.surfacesAt).toBe(T0 + 7000);
@@ -71,7 +71,7 @@ describe('MessageHold', () => {
 
   it('counts on a reading that never steps: the wall clock stepped back does not give the message more time', async () => {
     const clock = new ManualClock(T0);
-    const hold = new MessageHold(recordingQueue(), clock, 'r1', T0, 3000);
+    const hold = new HeldMessage(recordingQueue(), clock, 'r1', T0, 3000);
     clock.advance(1000);
     clock.set(clock.now() - 1200); // NTP steps the worker's clock back
     expect(hold.msUntilSurfacing()).toBe(2000);
@@ -84,7 +84,7 @@ describe('MessageHold', () => {
   it('abandons a change that has not landed when the receipt lapses: a hung request is not left to land under a standby', async () => {
     const time = new VirtualClock(T0);
     const { queue, aborted } = hangingQueue(time);
-    const hold = new MessageHold(queue, time, 'r1', T0, 3000);
+    const hold = new HeldMessage(queue, time, 'r1', T0, 3000);
     const hidden = hold.hide(3);
     const outcome = hidden.then(
       () => 'landed',
@@ -99,7 +99,7 @@ describe('MessageHold', () => {
   it('abandons a change sent on a renewal once that lease could have run out: a try retried after a pause lands on no standby`s copy', async () => {
     const time = new VirtualClock(T0);
     const { queue, aborted } = hangingQueue(time);
-    const hold = new MessageHold(queue, time, 'r1', T0, 3000);
+    const hold = new HeldMessage(queue, time, 'r1', T0, 3000);
     const outcome = hold.hide(3, { leaseHeldUntil: T0 + 4000 }).then(
       () => 'landed',
       (error: unknown) => (error as Error).name,
@@ -113,7 +113,7 @@ describe('MessageHold', () => {
     const time = new VirtualClock(T0);
     let delayMs = 0;
     const queue = recordingQueue(() => time.sleep(delayMs));
-    const hold = new MessageHold(queue, time, 'r1', T0, 3000);
+    const hold = new HeldMessage(queue, time, 'r1', T0, 3000);
     expect(hold.heldThroughout()).toBe(true);
     delayMs = 500;
     const inTime = hold.hide(3);
@@ -137,7 +137,7 @@ describe('MessageHold', () => {
 
   it('is not held throughout once its receipt lapsed, whatever a change sent on a renewal lease did after', async () => {
     const time = new VirtualClock(T0);
-    const hold = new MessageHold(recordingQueue(), time, 'r1', T0, 3000);
+    const hold = new HeldMessage(recordingQueue(), time, 'r1', T0, 3000);
     await time.run(T0 + 2600);
     expect(hold.heldThroughout()).toBe(false);
     expect(await hold.hide(3, { leaseHeldUntil: T0 + 4000 })).toBe(true);
@@ -151,7 +151,7 @@ describe('MessageHold', () => {
     it('sends no change when the work ends before the first beat', async () => {
       const time = new VirtualClock(T0);
       const queue = recordingQueue();
-      const hold = new MessageHold(queue, time, 'r1', T0, 3000);
+      const hold = new HeldMessage(queue, time, 'r1', T0, 3000);
       const result = hold.keepHiddenWhile(() => time.sleep(900).then(() => 'claimed'), pace);
       await time.run(T0 + 5000);
       expect(await result).toBe('claimed');
@@ -161,7 +161,7 @@ describe('MessageHold', () => {
     it('hides the message every beat while the work runs, and stops when it ends', async () => {
       const time = new VirtualClock(T0);
       const queue = recordingQueue();
-      const hold = new MessageHold(queue, time, 'r1', T0, 3000);
+      const hold = new HeldMessage(queue, time, 'r1', T0, 3000);
       const result = hold.keepHiddenWhile(() => time.sleep(3500), pace);
       await time.run(T0 + 10_000);
       await result;
@@ -172,7 +172,7 @@ describe('MessageHold', () => {
     it('reports a refused change and tries again at the next beat; the work goes on, and its own error still comes back', async () => {
       const time = new VirtualClock(T0);
       const queue = recordingQueue(() => Promise.reject(new Error('throttled')));
-      const hold = new MessageHold(queue, time, 'r1', T0, 3000);
+      const hold = new HeldMessage(queue, time, 'r1', T0, 3000);
       const errors: unknown[] = [];
       const result = hold.keepHiddenWhile(() => time.sleep(2200).then(() => Promise.reject(new Error('claim failed'))), {
         ...pace,
@@ -191,7 +191,7 @@ describe('MessageHold', () => {
       const time = new VirtualClock(T0);
       let refuse = true;
       const queue = recordingQueue(() => (refuse ? Promise.reject(new Error('throttled')) : Promise.resolve()));
-      const hold = new MessageHold(queue, time, 'r1', T0, 3000);
+      const hold = new HeldMessage(queue, time, 'r1', T0, 3000);
       const result = hold.keepHiddenWhile(() => time.sleep(6000), { ...pace, onError: () => {} });
       await time.run(T0 + 2400);
       refuse = false; // the queue recovers after the receipt lapsed (2.5 s): too late to hide this copy
@@ -203,7 +203,7 @@ describe('MessageHold', () => {
     it('returns when the work ends, without waiting for a change still in flight', async () => {
       const time = new VirtualClock(T0);
       const { queue, aborted } = hangingQueue(time);
-      const hold = new MessageHold(queue, time, 'r1', T0, 3000);
+      const hold = new HeldMessage(queue, time, 'r1', T0, 3000);
       let returnedAt = 0;
       const result = hold.keepHiddenWhile(() => time.sleep(1500), pace).then(() => (returnedAt = time.now() - T0));
       await time.run(T0 + 10_000);

@@ -2,8 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Clock } from '../../lib/core/clock.ts';
 import { LeaseLostError } from '../../lib/core/errors.ts';
 import type { MessageBackChange, SliceStore, WorkQueue } from '../../lib/core/ports.ts';
-import { LeaseKeeper, type LeaseKeeperOptions } from '../../lib/engine/lease-keeper.ts';
-import { MessageHold } from '../../lib/engine/message-hold.ts';
+import { HeldMessage, type LeaseTerms } from '../../lib/engine/held-message.ts';
 import { VirtualClock } from '../../tools/sim/virtual-clock.ts';
 import { HeldClock } from '../support/held-clock.ts';
 
@@ -11,17 +10,33 @@ const key = { jobId: 'job', scheduledAt: Date.parse('2026-11-29T12:00:00Z') };
 /** Where every virtual timeline starts: the claim, unless a test says otherwise. Times below are counted from it. */
 const T0 = key.scheduledAt;
 
-/** The keeper over a hold on `queue` made as the worker makes it (received at `hiddenAt`, or at the claim). */
+/**
+ * The lease of a message held as the worker holds it (received at `hiddenAt`, or at the claim), with the lease's part
+ * of its surface under short names: `start` is `startLease`, `stop` is `endLease`.
+ */
 function makeKeeper(
   slices: SliceStore,
   queue: Pick<WorkQueue, 'hide' | 'hideBatched'>,
   clock: Clock,
-  options: Omit<LeaseKeeperOptions, 'hold'> & { readonly receiptHandle: string; readonly hiddenAt?: number },
+  options: LeaseTerms & { readonly receiptHandle: string; readonly hiddenAt?: number },
   onRenewError?: (error: unknown) => void,
-): LeaseKeeper {
-  const { receiptHandle, hiddenAt, ...rest } = options;
-  const hold = new MessageHold(queue, clock, receiptHandle, hiddenAt ?? rest.claimedAt, rest.visibilitySeconds * 1000);
-  return new LeaseKeeper(slices, clock, { ...rest, hold }, onRenewError);
+) {
+  const { receiptHandle, hiddenAt, ...terms } = options;
+  const held = new HeldMessage(queue, clock, receiptHandle, hiddenAt ?? terms.claimedAt, terms.visibilitySeconds * 1000);
+  return {
+    held,
+    start: (): void => held.startLease(slices, terms, onRenewError),
+    stop: (): Promise<void> => held.endLease(),
+    get signal(): AbortSignal {
+      return held.leaseSignal;
+    },
+    get lost(): boolean {
+      return held.leaseLost;
+    },
+    get confirmed(): Promise<void> {
+      return held.leaseConfirmed;
+    },
+  };
 }
 
 const hangs = (): Promise<void> => new Promise<void>(() => {});
@@ -108,7 +123,7 @@ function virtualKeeper(setup: VirtualKeeperSetup = {}) {
   return { keeper, time, timeline, renewals: renewalCalls, timesOf, pause };
 }
 
-describe('LeaseKeeper', () => {
+describe('HeldMessage: the lease', () => {
   it('waits out its heartbeat on its clock: a minute-long heartbeat renews as soon as the clock fires it', async () => {
     const clock = new HeldClock(key.scheduledAt);
     let renewals = 0;
