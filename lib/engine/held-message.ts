@@ -217,12 +217,16 @@ export class HeldMessage {
   async keepHiddenWhile<T>(work: () => Promise<T>, pace: KeepHiddenPace): Promise<T> {
     const done = new AbortController();
     const beats = (async () => {
+      // The first when the last accepted hide is `everyMs` old, not `everyMs` after the work starts: a message read
+      // late (or kept through a slow claim before a gate) has less left than a fresh one.
+      let wait = Math.max(0, pace.everyMs - this.msSinceHidden());
       for (;;) {
         try {
-          await this.clock.sleep(pace.everyMs, done.signal);
+          await this.clock.sleep(wait, done.signal);
         } catch {
           return;
         }
+        wait = pace.everyMs;
         try {
           if (!(await this.hide(pace.seconds))) return;
         } catch (error) {

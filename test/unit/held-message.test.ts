@@ -169,6 +169,20 @@ describe('HeldMessage: the message', () => {
       expect(hold.surfacesAt).toBe(T0 + 3000 + 3000);
     });
 
+    it('counts its first beat from the last accepted hide: a message read late is hidden again at once', async () => {
+      const time = new VirtualClock(T0);
+      const queue = recordingQueue();
+      // Hidden since 1.6 s before the work starts (a receive's reply read late): a first beat a whole `everyMs` after
+      // the start would find the receipt lapsed (2.5 s) and send nothing, and the claim would come back overtakeable.
+      const hold = new HeldMessage(queue, time, 'r1', T0 - 1600, 3000);
+      const result = hold.keepHiddenWhile(() => time.sleep(900), pace);
+      await time.run(T0 + 900);
+      await result;
+      expect(queue.hides).toEqual([{ seconds: 3, batched: false }]);
+      expect(hold.msSinceHidden()).toBe(900);
+      expect(hold.heldThroughout()).toBe(true);
+    });
+
     it('reports a refused change and tries again at the next beat; the work goes on, and its own error still comes back', async () => {
       const time = new VirtualClock(T0);
       const queue = recordingQueue(() => Promise.reject(new Error('throttled')));
