@@ -99,6 +99,8 @@ export class HeldMessage {
   private hiddenForMs: number;
   /** No hide was sent or landed past the receipt's lapse: the message has been hidden throughout, by this count. */
   private unbroken = true;
+  /** Changes sent and not yet answered (each ends by the time it is abandoned: `hide`). */
+  private readonly changes = new Set<Promise<unknown>>();
 
   // LEASED: set by `startLease`.
   private terms: LeaseTerms | undefined;
@@ -194,9 +196,16 @@ export class HeldMessage {
     if (sentAt >= heldUntil) return false;
     if (sentAt >= this.lapsesAt) this.unbroken = false;
     const lapses = this.clock.timeout(heldUntil - sentAt);
-    await (options.batched && this.queue.hideBatched
-      ? this.queue.hideBatched(this.receiptHandle, seconds, lapses)
-      : this.queue.hide(this.receiptHandle, seconds, lapses));
+    const change =
+      options.batched && this.queue.hideBatched
+        ? this.queue.hideBatched(this.receiptHandle, seconds, lapses)
+        : this.queue.hide(this.receiptHandle, seconds, lapses);
+    this.changes.add(change);
+    try {
+      await change;
+    } finally {
+      this.changes.delete(change);
+    }
     // Landed after the message could have surfaced (a change the lease let outlive the receipt): another may have it.
     if (this.clock.elapsed() >= this.lapsesAt) this.unbroken = false;
     // Of two changes in flight, the one sent last is counted (SQS's order of arrival is not known here).
@@ -240,6 +249,18 @@ export class HeldMessage {
       done.abort();
       void beats; // never rejects, and is not waited for (above)
     }
+  }
+
+  /**
+   * Could the message have surfaced since the receive, with `marginMs` to spare: no hide accepted for the
+   * visibility less the margin, or one landed after the receipt lapsed? A change still in flight is waited for first
+   * (never past its abandonment at the receipt's lapse): one that lands in time means the message never surfaced.
+   */
+  async mayHaveSurfaced(marginMs: number): Promise<boolean> {
+    const surfaced = (): boolean => this.msUntilSurfacing() < marginMs || !this.unbroken;
+    if (!surfaced() || this.changes.size === 0) return surfaced();
+    await Promise.allSettled([...this.changes]);
+    return surfaced();
   }
 
   /** HELD → LEASED: renews the lease the claim set, with the message's extensions, until `endLease` or the lease is lost. */

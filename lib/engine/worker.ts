@@ -183,12 +183,14 @@ export class Worker {
     if (superseded) return this.skipSuperseded(slice, superseded);
     const late = record && !isTombstone(record) ? lateFirstStart(slice, record, clock.now()) : undefined;
     if (late) return this.recordLate(slice, late);
-    // Judged before any hide below, which a message already handed to a standby would not undo.
-    const overtakeable = held.msSinceHidden() > visibilityMs - slice.policies.heartbeatMs;
+    const claimMs = clock.now() - now;
+    // Judged before any hide below, which a message already handed to a standby would not undo; after a claim-phase
+    // change still in flight, which may show the message never surfaced (a receive read late).
+    const overtakeable = await held.mayHaveSurfaced(slice.policies.heartbeatMs);
     this.emit('claimed', slice, {
       fence: slice.fence,
       attempt: slice.attempts,
-      claimMs: clock.now() - now,
+      claimMs,
       ...(overtakeable ? { overtakeable } : {}),
       ...(isTakeover(slice) && { takeover: true }),
     });

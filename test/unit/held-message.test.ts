@@ -183,6 +183,41 @@ describe('HeldMessage: the message', () => {
       expect(hold.heldThroughout()).toBe(true);
     });
 
+    describe('mayHaveSurfaced, as a claim is judged', () => {
+      /** A claim of 100 ms on a message received 2 s before it started (read late), judged as the worker judges it. */
+      async function judgeLateClaim(time: VirtualClock, queue: ReturnType<typeof recordingQueue>) {
+        const hold = new HeldMessage(queue, time, 'r1', T0 - 2000, 3000);
+        const judged = hold
+          .keepHiddenWhile(() => time.sleep(100), pace)
+          .then(() => hold.mayHaveSurfaced(1000))
+          .then((surfaced) => ({ surfaced, atMs: time.now() - T0 }));
+        await time.run(T0 + 5000);
+        return judged;
+      }
+
+      it('waits for the change still in flight: landed before the receipt lapsed, the message never surfaced', async () => {
+        const time = new VirtualClock(T0);
+        const queue = recordingQueue(() => time.sleep(300));
+        // Without the wait, 2.1 s since the hide with a 3 s visibility: within a heartbeat of surfacing.
+        expect(await judgeLateClaim(time, queue)).toEqual({ surfaced: false, atMs: 300 });
+      });
+
+      it('a change abandoned at the receipt’s lapse leaves the message possibly surfaced, and is not waited for past it', async () => {
+        const time = new VirtualClock(T0);
+        const { queue } = hangingQueue(time);
+        expect(await judgeLateClaim(time, queue)).toEqual({ surfaced: true, atMs: 500 });
+      });
+
+      it('does not wait when the message is far from surfacing', async () => {
+        const time = new VirtualClock(T0);
+        const { queue } = hangingQueue(time);
+        const hold = new HeldMessage(queue, time, 'r1', T0, 3000);
+        void hold.hide(3).catch(() => {});
+        expect(await hold.mayHaveSurfaced(1000)).toBe(false);
+        expect(time.now()).toBe(T0);
+      });
+    });
+
     it('reports a refused change and tries again at the next beat; the work goes on, and its own error still comes back', async () => {
       const time = new VirtualClock(T0);
       const queue = recordingQueue(() => Promise.reject(new Error('throttled')));
