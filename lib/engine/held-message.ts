@@ -29,8 +29,8 @@
  *   ARMED → DISARMED   the message could surface before the next renewal lands (no extension accepted for
  *                      visibility − heartbeat), an extension was refused, an extension landed after the receipt
  *                      lapsed (it may have surfaced meanwhile: `heldThroughout`), or the claim came back when the
- *                      message may already have surfaced (`overtakeable`): a standby given it must not take over a live
- *                      holder.
+ *                      message may already have surfaced (`overtakeable`, judged by `mayHaveSurfaced` once a change
+ *                      still in flight landed): a standby given it must not take over a live holder.
  *   DISARMED → ARMED   the message has been hidden throughout since the receive (`heldThroughout`) and stays so past
  *                      the next renewal: no later delivery of it exists, so its coming back again means this holder's
  *                      heartbeats stopped.
@@ -219,8 +219,8 @@ export class HeldMessage {
   /**
    * Runs `work` (a claim, a gate, a scan) with the message kept hidden while it is slow: a short visibility is the
    * failover timer, and a slow store request must not hand the message to a standby under a live receiver. The first
-   * change goes only after `everyMs` (fast work costs no request), and none once the receipt has lapsed (another
-   * may hold the message). The work's result comes back when the work ends, not after a change still in flight: that
+   * change goes once the last accepted hide is `everyMs` old (fast work on a fresh receive costs no request), and none
+   * once the receipt has lapsed (another may hold the message). The work's result comes back when the work ends, not after a change still in flight: that
    * change lands or is abandoned at the receipt's lapse on its own (docs/chaos.md: a won claim held back 10 s).
    */
   async keepHiddenWhile<T>(work: () => Promise<T>, pace: KeepHiddenPace): Promise<T> {

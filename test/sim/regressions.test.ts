@@ -59,4 +59,16 @@ describe('simulation regressions', () => {
     expect(verdict.healthyHoldersDisplaced).toEqual([]);
     expect(verdict.failover.count).toBeGreaterThan(10);
   }, 60_000);
+
+  it('loaded seed 6440: a message read late (hidden since its receive try`s send) got no change during its claim, whose first beat found the receipt lapsed; the claim came back overtakeable and disarmed, and a kill failed over on the lease (11.4 s)', async () => {
+    const { verdict } = await simulateSeed({ seed: 6440, minutes: 10, profile: 'loaded' });
+    expect(slowestBoundedFailover(verdict)).toBeLessThan(5000);
+    expect(verdict.healthyHoldersDisplaced).toEqual([]);
+  }, 60_000);
+
+  it('loaded seed 6509: a late read`s change during its claim was still in flight when the claim answered; judged from the old count, the claim came back overtakeable and disarmed, and a kill failed over on the lease (11.4 s)', async () => {
+    const { verdict } = await simulateSeed({ seed: 6509, minutes: 10, profile: 'loaded' });
+    expect(slowestBoundedFailover(verdict)).toBeLessThan(5000);
+    expect(verdict.healthyHoldersDisplaced).toEqual([]);
+  }, 60_000);
 });
