@@ -220,8 +220,9 @@ export class HeldMessage {
    * Runs `work` (a claim, a gate, a scan) with the message kept hidden while it is slow: a short visibility is the
    * failover timer, and a slow store request must not hand the message to a standby under a live receiver. The first
    * change goes once the last accepted hide is `everyMs` old (fast work on a fresh receive costs no request), and none
-   * once the receipt has lapsed (another may hold the message). The work's result comes back when the work ends, not after a change still in flight: that
-   * change lands or is abandoned at the receipt's lapse on its own (docs/chaos.md: a won claim held back 10 s).
+   * once the receipt has lapsed (another may hold the message). The work's result comes back when the work ends, not
+   * after a change still in flight: that change lands or is abandoned at the receipt's lapse on its own (docs/chaos.md:
+   * a won claim held back 10 s).
    */
   async keepHiddenWhile<T>(work: () => Promise<T>, pace: KeepHiddenPace): Promise<T> {
     const done = new AbortController();
