@@ -1,9 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import { isBoundedFailover } from '../../tools/chaos/takeovers.ts';
+import type { Failover } from '../../tools/chaos/takeovers.ts';
 import { simulateSeed } from '../../tools/sim/simulate-seed.ts';
 
+/**
+ * Bounded as the checker had it when these seeds were found: a failover slowed by a latency tail (`slow`), or that
+ * waited for the one worker left (`othersStopped`), counted then, so a seed keeps failing on the commit before its fix.
+ */
+function boundedWhenFound(failover: Failover): boolean {
+  return (
+    (failover.slowedBy === undefined || failover.slowedBy === 'slow') &&
+    failover.claimAfterPause === undefined &&
+    failover.messageHeldBy === undefined
+  );
+}
+
 function slowestBoundedFailover(verdict: Awaited<ReturnType<typeof simulateSeed>>['verdict']): number {
-  return Math.max(...verdict.failovers.filter(isBoundedFailover).map((failover) => failover.latencyMs));
+  return Math.max(...verdict.failovers.filter(boundedWhenFound).map((failover) => failover.latencyMs));
 }
 
 /**

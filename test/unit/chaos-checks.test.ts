@@ -286,6 +286,13 @@ describe('failovers slowed by injected AWS faults', () => {
       clientFaults: [{ kind: 'hang', replica: 'standby', at: T0 + 2000, request: 'ReceiveMessageCommand' }],
     });
     expect(hungReceive.failovers[0]?.slowedBy).toBe('hang');
+    // The simulation's latency tail: the standby's receive brought the slice's message back over 1.2 s.
+    const slowReceive = checkHistory({
+      ...killedHolder,
+      clientFaults: [{ kind: 'slow', replica: 'standby', at: T0 + 4500, executionKey: KEY, request: 'sqs.receive' }],
+    });
+    expect(slowReceive.failovers[0]?.slowedBy).toBe('slow');
+    expect(slowReceive.failover.count).toBe(0);
   });
 
   it('reports a failover apart when the standby’s read of the slice’s job before its claim was throttled (the job read names the job)', () => {
@@ -462,6 +469,36 @@ describe('failovers slowed by injected AWS faults', () => {
       [T0 + 6500, T0 + 9000],
     ] as const) {
       expect(standbyPaused(at, until).failover).toMatchObject({ count: 1, max: 6000 });
+    }
+  });
+
+  it('reports apart a failover that waited for a poller of the one worker left, every other killed or paused when the message surfaced', () => {
+    // A simulated seed (aws 7478): the victim and the third worker paused; the standby's four batches were all in flight
+    // for 2.2 s after the victim's message surfaced (3 s after its last heartbeat), and it received the message then.
+    const third = observed('claimed', 'worker-3.1', T0 - 9000, 1, 0, T0 - 60_000);
+    const oneLeft = (thirdStopped: { kind: 'pause' | 'kill'; at: number; until?: number } | undefined, receivedAt: number) =>
+      checkHistory({
+        ...killedHolder,
+        events: [...killedHolder.events, third],
+        receives: [{ replica: 'standby', executionKey: KEY, at: receivedAt }],
+        processFaults: [...killedHolder.processFaults, ...(thirdStopped ? [{ ...thirdStopped, replica: 'worker-3.1' }] : [])],
+      });
+    const paused = oneLeft({ kind: 'pause', at: T0 + 1000, until: T0 + 8000 }, T0 + 5200);
+    expect(paused.failovers).toMatchObject([{ latencyMs: 6000, othersStopped: true }]);
+    expect(paused.failover.count).toBe(0);
+    expect(paused.failoverAfterOthersStopped).toMatchObject({ count: 1, max: 6000 });
+    // Killed just before the surfacing, its replacement not yet running.
+    expect(oneLeft({ kind: 'kill', at: T0 + 2800 }, T0 + 5200).failovers[0]?.othersStopped).toBe(true);
+    for (const bounded of [
+      // Another worker was running when the message surfaced: a free poller could have taken it.
+      oneLeft(undefined, T0 + 5200),
+      oneLeft({ kind: 'pause', at: T0 + 3500, until: T0 + 8000 }, T0 + 5200),
+      oneLeft({ kind: 'kill', at: T0 + 2000 }, T0 + 5200),
+      // Received within a long poll of the surfacing: no wait for a poller.
+      oneLeft({ kind: 'pause', at: T0 + 1000, until: T0 + 8000 }, T0 + 3900),
+    ]) {
+      expect(bounded.failovers[0]?.othersStopped).toBeUndefined();
+      expect(bounded.failover).toMatchObject({ count: 1, max: 6000 });
     }
   });
 

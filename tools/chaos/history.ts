@@ -49,7 +49,7 @@ export interface HistoryInput {
   readonly events: readonly ObservedEvent[];
   readonly renewals: readonly ObservedRenewal[];
   readonly processFaults: readonly InjectedProcessFault[];
-  /** Throttled and hung requests; a failover whose path met one is reported apart (`slowedBy`). */
+  /** Throttled, hung and (simulated) slow requests; a failover whose path met one is reported apart (`slowedBy`). */
   readonly clientFaults?: readonly InjectedClientFault[];
   /** The workers' receives of work messages: each failover's standby receive (`Failover.receivedAt`). @default [] */
   readonly receives?: readonly ObservedReceive[];
@@ -100,6 +100,8 @@ export interface HistoryVerdict {
   readonly failoverAfterPausedClaim: Distribution;
   /** Failovers whose message another worker received and was then killed or paused holding (`Failover.messageHeldBy`). */
   readonly failoverAfterHolderOfMessageStopped: Distribution;
+  /** Failovers that waited for a poller of the one worker left, every other stopped (`Failover.othersStopped`). */
+  readonly failoverAfterOthersStopped: Distribution;
   /** Claims that returned after their message surfaced again and stood down unstarted, a standby having claimed first. */
   readonly overtakenClaims: number;
   readonly startLag: Distribution;
@@ -192,6 +194,7 @@ export function checkHistory(input: HistoryInput): HistoryVerdict {
     failoverSlowedByAws: latencies('slowedByAws'),
     failoverAfterPausedClaim: latencies('afterPausedClaim'),
     failoverAfterHolderOfMessageStopped: latencies('afterHolderOfMessageStopped'),
+    failoverAfterOthersStopped: latencies('afterOthersStopped'),
     overtakenClaims: findOvertakenClaims(byKey).length,
     startLag: distribution(startLags),
     finalStates,

@@ -47,9 +47,12 @@ export interface ObservedChunk {
   readonly at: number;
 }
 
-/** A throttled or hung AWS request a replica's client injected, on the drill's clock (when the parent heard of it). */
+/**
+ * A throttled or hung AWS request a replica's client injected, on the drill's clock (when the parent heard of it); in
+ * the simulation also a request one of whose legs drew the profile's latency tail (`slow`, tools/sim/sim-network.ts).
+ */
 export interface InjectedClientFault {
-  readonly kind: 'throttle' | 'hang';
+  readonly kind: 'throttle' | 'hang' | 'slow';
   readonly replica: string;
   readonly at: number;
   /** The slice the request was about, when it named one (DynamoDB); SQS requests name none. */

@@ -57,6 +57,8 @@ export interface ChaosReport {
   readonly failoverAfterPausedClaim: { p50Ms: number; maxMs: number; count: number };
   /** Failovers whose message another worker received, then was killed or paused holding: a second fault on the path (reported, not bounded). */
   readonly failoverAfterHolderOfMessageStopped: { p50Ms: number; maxMs: number; count: number };
+  /** Failovers that waited for a free poller of the one worker left, every other killed or paused: a second fault on the path (reported, not bounded). */
+  readonly failoverAfterOthersStopped: { p50Ms: number; maxMs: number; count: number };
   /** Claims that returned after their message surfaced again and stood down unstarted: a standby claimed first. */
   readonly overtakenClaims: number;
   readonly startLag: { p50Ms: number; p99Ms: number; maxMs: number };
@@ -88,6 +90,7 @@ export interface ChaosReport {
       slowedBy?: string;
       claimAfterPause?: true;
       messageHeldBy?: string;
+      othersStopped?: true;
       disarmed?: true;
     }[];
   };
@@ -196,6 +199,7 @@ export function buildReport(input: ReportInput): ChaosReport {
     failoverSlowedByAws: reportedApart(verdict.failoverSlowedByAws),
     failoverAfterPausedClaim: reportedApart(verdict.failoverAfterPausedClaim),
     failoverAfterHolderOfMessageStopped: reportedApart(verdict.failoverAfterHolderOfMessageStopped),
+    failoverAfterOthersStopped: reportedApart(verdict.failoverAfterOthersStopped),
     overtakenClaims: verdict.overtakenClaims,
     startLag: { p50Ms: round(verdict.startLag.p50), p99Ms: round(verdict.startLag.p99), maxMs: round(verdict.startLag.max) },
     faults: input.faults,
@@ -233,6 +237,7 @@ export function buildReport(input: ReportInput): ChaosReport {
             slowedBy,
             claimAfterPause,
             messageHeldBy,
+            othersStopped,
             disarmed,
           }) => ({
             executionKey,
@@ -244,6 +249,7 @@ export function buildReport(input: ReportInput): ChaosReport {
             ...(slowedBy ? { slowedBy } : {}),
             ...(claimAfterPause ? { claimAfterPause } : {}),
             ...(messageHeldBy !== undefined ? { messageHeldBy } : {}),
+            ...(othersStopped ? { othersStopped } : {}),
             ...(disarmed ? { disarmed } : {}),
           }),
         ),

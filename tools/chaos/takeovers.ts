@@ -30,6 +30,8 @@ export interface Failover {
    * An injected AWS fault on the way: another replica's request about this slice throttled or hung (a claim that
    * hung waits out the 3 s request timeout), or the standby's own SQS request hung, between the last heartbeat and
    * the takeover; or the victim's own renewal refused or hung from a message visibility before it (RENEWAL_REQUESTS).
+   * In the simulation also `slow`: such a request, or a receive that returned the slice's message, had a leg in the
+   * profile's latency tail (a loaded emulator's seconds).
    */
   readonly slowedBy?: InjectedClientFault['kind'];
   /**
@@ -47,6 +49,13 @@ export interface Failover {
    */
   readonly messageHeldBy?: string;
   /**
+   * When the message surfaced, every worker but the standby (and the victim) was stopped, paused or killed and not yet
+   * replaced, and the standby received it more than a long poll later: the one worker left carried the fleet's load, its
+   * pollers all busy (a simulated seed: its four batches in flight for 2.2 s after the surfacing). A second process
+   * fault on the path: a deployment's event source scales out instead.
+   */
+  readonly othersStopped?: true;
+  /**
    * The victim's takeover stood disarmed at the fault: a renewal before it disarmed the holder's-message-back takeover
    * (its message could have surfaced under it) and none re-armed it since. The standby then waits for the lease's
    * expiry and the skew margin. Told, not put apart: the renewal's reason (an extension refused, slow, or a late claim)
@@ -61,12 +70,13 @@ export interface Failover {
 }
 
 /** Which distribution a failover counts in: the bounded one, or the first of the reasons it is reported apart. */
-export type FailoverClass = 'bounded' | 'slowedByAws' | 'afterPausedClaim' | 'afterHolderOfMessageStopped';
+export type FailoverClass = 'bounded' | 'slowedByAws' | 'afterPausedClaim' | 'afterHolderOfMessageStopped' | 'afterOthersStopped';
 
 export function failoverClass(failover: Failover): FailoverClass {
   if (failover.slowedBy !== undefined) return 'slowedByAws';
   if (failover.claimAfterPause !== undefined) return 'afterPausedClaim';
   if (failover.messageHeldBy !== undefined) return 'afterHolderOfMessageStopped';
+  if (failover.othersStopped !== undefined) return 'afterOthersStopped';
   return 'bounded';
 }
 
@@ -138,6 +148,10 @@ export function findOverlaps(byKey: Map<string, ObservedEvent[]>, claimsOf: Clai
 
 /** The drill's work queue visibility (3 s): how long after its last confirmed extension a holder's message stays hidden. */
 const MESSAGE_VISIBILITY_MS = 3000;
+/** A free poller's long poll is open when a message surfaces; one that receives it later than this waited for a poller. */
+const FREE_POLLER_RECEIVE_MS = 1000;
+/** A killed replica's replacement runs this long after the kill in the simulation; later in a drill (a process start). */
+const REPLACEMENT_MS = 500;
 
 /**
  * A holder's requests whose refusal can slow its failover: its lease renewal (an UpdateItem of the slice) and its
@@ -204,22 +218,22 @@ export function findFailovers(
           .filter((receive) => receive.executionKey === key && receive.at >= lastHeartbeatAt && receive.at <= takeoverAt)
           .map((receive) => receive.replica),
       ]);
-      const slowedBy = clientFaults.find(
-        (injected) =>
-          injected.at <= takeoverAt &&
-          (injected.replica === fault.replica
-            ? // The victim's own renewal of the slice refused or hung, from a message visibility before its last
-              // heartbeat: an extension SQS did not confirm makes the holder disarm the fast takeover, and the standby
-              // waits for the lease (the designed slow path, docs/architecture.md).
-              injected.at >= lastHeartbeatAt - MESSAGE_VISIBILITY_MS &&
-              injected.executionKey === key &&
-              RENEWAL_REQUESTS.has(injected.request)
-            : injected.at >= lastHeartbeatAt &&
-              (injected.executionKey === key ||
-                // A read of the slice's job before a claim, by a worker that had the slice's message.
-                (messageHolders.has(injected.replica) && injected.jobIds?.includes(takeover.event.jobId) === true) ||
-                (injected.executionKey === undefined && injected.kind === 'hang' && injected.replica === takeover.replica))),
-      )?.kind;
+      const onPath = (injected: InjectedClientFault): boolean =>
+        injected.at <= takeoverAt &&
+        (injected.replica === fault.replica
+          ? // The victim's own renewal of the slice refused or hung, from a message visibility before its last
+            // heartbeat: an extension SQS did not confirm makes the holder disarm the fast takeover, and the standby
+            // waits for the lease (the designed slow path, docs/architecture.md).
+            injected.at >= lastHeartbeatAt - MESSAGE_VISIBILITY_MS &&
+            injected.executionKey === key &&
+            RENEWAL_REQUESTS.has(injected.request)
+          : injected.at >= lastHeartbeatAt &&
+            (injected.executionKey === key ||
+              // A read of the slice's job before a claim, by a worker that had the slice's message.
+              (messageHolders.has(injected.replica) && injected.jobIds?.includes(takeover.event.jobId) === true) ||
+              (injected.executionKey === undefined && injected.kind === 'hang' && injected.replica === takeover.replica)));
+      // A refusal or a hang names the path's fault before a latency tail beside it.
+      const slowedBy = (clientFaults.find((injected) => injected.kind !== 'slow' && onPath(injected)) ?? clientFaults.find(onPath))?.kind;
       const claimAfterPause =
         claim.event.overtakeable === true &&
         processFaults.some(
@@ -259,6 +273,11 @@ export function findFailovers(
                   (held.at >= receive.at || (held.until ?? Number.POSITIVE_INFINITY) > receive.at),
               ),
           )?.replica;
+      const surfacedAt = lastHeartbeatAt + MESSAGE_VISIBILITY_MS;
+      const othersStopped =
+        receivedAt !== undefined &&
+        receivedAt - surfacedAt > FREE_POLLER_RECEIVE_MS &&
+        everyOtherWorkerStopped(processFaults, byKey, [fault.replica, takeover.replica], surfacedAt);
       failovers.push({
         executionKey: key,
         victim: fault.replica,
@@ -270,12 +289,45 @@ export function findFailovers(
         ...(slowedBy ? { slowedBy } : {}),
         ...(claimAfterPause ? { claimAfterPause } : {}),
         ...(messageHeldBy !== undefined ? { messageHeldBy } : {}),
+        ...(othersStopped ? { othersStopped } : {}),
         ...(disarmed ? { disarmed } : {}),
         ...(receivedAt !== undefined ? { receivedAt } : {}),
       });
     }
   }
   return failovers;
+}
+
+/** A replica's process: `worker-2` for its generations `worker-2.1`, `worker-2.2` (a replacement after a kill). */
+function processOf(replica: string): string {
+  return replica.split('.')[0] ?? replica;
+}
+
+/** At `at`, every worker process that claimed in the history, other than `except`'s, was paused, or killed and not yet replaced. */
+function everyOtherWorkerStopped(
+  processFaults: readonly InjectedProcessFault[],
+  byKey: Map<string, ObservedEvent[]>,
+  except: readonly string[],
+  at: number,
+): boolean {
+  const excluded = new Set(except.map(processOf));
+  const workers = new Set<string>();
+  for (const events of byKey.values()) {
+    for (const observed of events) if (observed.event.type === 'claimed') workers.add(processOf(observed.replica));
+  }
+  const others = [...workers].filter((worker) => !excluded.has(worker));
+  return (
+    others.length > 0 &&
+    others.every((worker) =>
+      processFaults.some(
+        (stopped) =>
+          processOf(stopped.replica) === worker &&
+          stopped.kind !== 'scannerKill' &&
+          stopped.at <= at &&
+          at < (stopped.kind === 'pause' ? (stopped.until ?? stopped.at) : stopped.at + REPLACEMENT_MS),
+      ),
+    )
+  );
 }
 
 /**

@@ -219,6 +219,11 @@ function printSummary(report: ChaosReport, outDir: string, write: (line: string)
         `${report.failoverAfterHolderOfMessageStopped.p50Ms} / ${report.failoverAfterHolderOfMessageStopped.maxMs} ms (n=${report.failoverAfterHolderOfMessageStopped.count})`,
         '',
       ],
+      [
+        'failover that waited for a poller of the one worker left, every other stopped: p50 / max',
+        `${report.failoverAfterOthersStopped.p50Ms} / ${report.failoverAfterOthersStopped.maxMs} ms (n=${report.failoverAfterOthersStopped.count})`,
+        '',
+      ],
       ['claims overtaken before their handler started', report.overtakenClaims, ''],
       ['start lag p50 / p99 / max', `${report.startLag.p50Ms} / ${report.startLag.p99Ms} / ${report.startLag.maxMs} ms`, ''],
       ['final states', JSON.stringify(report.finalStates), ''],

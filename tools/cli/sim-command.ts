@@ -111,6 +111,13 @@ function summary(report: SimReport, out: string): string {
         `${ms(report.failover.p50Ms)} / ${ms(report.failover.p99Ms)} / ${ms(report.failover.maxMs)} (${report.failover.count})`,
         'p99 < 4 s, max < 5 s',
       ],
+      [
+        'failovers reported apart (count, max)',
+        Object.entries(report.failoverApart)
+          .map(([kind, apart]) => `${kind} ${apart.count}, ${ms(apart.maxMs)}`)
+          .join('; '),
+        'a second fault on the path',
+      ],
     ]),
     ...report.failingSeeds.flatMap((failing) => [
       `FAILING seed ${failing.seed} (${failing.profile}): ${failing.replay}`,

@@ -9,7 +9,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { distribution } from '../../lib/core/stats.ts';
 import { realTime } from '../chaos/observed.ts';
-import { isBoundedFailover } from '../chaos/takeovers.ts';
+import { failoverClass, isBoundedFailover, type FailoverClass } from '../chaos/takeovers.ts';
 import type { DstMode } from '../chaos/dst.ts';
 import type { ProfileName } from './sim-network.ts';
 import { simulateSeed, type SeedOptions, type SeedResult } from './simulate-seed.ts';
@@ -75,7 +75,10 @@ export interface SeedSummary extends SimCounts {
   readonly boundedFailovers: number;
   readonly failoverMaxMs: number | null;
   readonly processFaults: number;
+  /** Requests throttled, hung or with their reply lost. */
   readonly requestFaults: number;
+  /** Requests with a leg in the profile's latency tail (tools/sim/sim-network.ts, `SLOW_LEG_MS`). */
+  readonly slowRequests: number;
   /** sha256 of the seed's history (the same seed gives the same digest). */
   readonly historyDigest: string;
   readonly historyFile?: string;
@@ -96,6 +99,8 @@ export interface SimReport extends SimCounts {
     readonly p99Ms: number | null;
     readonly maxMs: number | null;
   };
+  /** Failovers reported apart from the bound, by the reason the checker gives (tools/chaos/takeovers.ts). */
+  readonly failoverApart: Record<Exclude<FailoverClass, 'bounded'>, { readonly count: number; readonly maxMs: number | null }>;
   readonly failingSeeds: { readonly seed: number; readonly profile: ProfileName; readonly replay: string; readonly trace: string[] }[];
   readonly perSeed: SeedSummary[];
 }
@@ -105,6 +110,12 @@ export async function runSimulation(options: SimOptions): Promise<SimReport> {
   const started = process.hrtime.bigint();
   const perSeed: SeedSummary[] = [];
   const failovers: number[] = [];
+  const apart: Record<Exclude<FailoverClass, 'bounded'>, number[]> = {
+    slowedByAws: [],
+    afterPausedClaim: [],
+    afterHolderOfMessageStopped: [],
+    afterOthersStopped: [],
+  };
   const failingSeeds: SimReport['failingSeeds'][number][] = [];
   const total = (options.toSeed - options.fromSeed + 1) * options.profiles.length;
   let done = 0;
@@ -133,7 +144,10 @@ export async function runSimulation(options: SimOptions): Promise<SimReport> {
           0 || verdict.failover.max >= 5000;
       const historyFile = failing || options.histories ? path.join(options.out, `history-${profile}-${seed}.json`) : undefined;
       if (historyFile) await writeFile(historyFile, history);
-      failovers.push(...verdict.failovers.filter(isBoundedFailover).map((failover) => failover.latencyMs));
+      for (const failover of verdict.failovers) {
+        const kind = failoverClass(failover);
+        (kind === 'bounded' ? failovers : apart[kind]).push(failover.latencyMs);
+      }
       const summary: SeedSummary = {
         seed,
         profile,
@@ -154,7 +168,8 @@ export async function runSimulation(options: SimOptions): Promise<SimReport> {
         boundedFailovers: verdict.failover.count,
         failoverMaxMs: verdict.failover.count > 0 ? verdict.failover.max : null,
         processFaults: result.history.processFaults.length,
-        requestFaults: result.history.clientFaults.length,
+        requestFaults: result.history.clientFaults.filter((fault) => fault.kind !== 'slow').length,
+        slowRequests: result.history.clientFaults.filter((fault) => fault.kind === 'slow').length,
         historyDigest: createHash('sha256').update(history).digest('hex'),
         ...(historyFile && { historyFile }),
         failing,
@@ -189,6 +204,12 @@ export async function runSimulation(options: SimOptions): Promise<SimReport> {
       p99Ms: bounded.count > 0 ? bounded.p99 : null,
       maxMs: bounded.count > 0 ? bounded.max : null,
     },
+    failoverApart: Object.fromEntries(
+      Object.entries(apart).map(([kind, latencies]) => [
+        kind,
+        { count: latencies.length, maxMs: latencies.length > 0 ? latencies.reduce((a, b) => Math.max(a, b)) : null },
+      ]),
+    ) as SimReport['failoverApart'],
     failingSeeds,
     perSeed,
   };

@@ -69,8 +69,12 @@ export interface RequestSubject {
 
 export type RequestFault = 'throttle' | 'hang' | 'lostReply';
 
+/** A leg this long is a latency tail (the loaded profile's 0.3-1.5 s, the aws profile's rare 250-300 ms): reported. */
+export const SLOW_LEG_MS = 250;
+
 export interface RequestFaultReport {
-  readonly kind: RequestFault;
+  /** `slow`: a leg of the request, there or back, took `SLOW_LEG_MS` or more; the others as `RequestFault`. */
+  readonly kind: RequestFault | 'slow';
   readonly process: string;
   readonly request: string;
   /** The slice the request named, when its first argument names one. */
@@ -120,8 +124,8 @@ export class SimNetwork {
   }
 
   /**
-   * @param keysOfReply the slices a reply names (a receive's messages): a lost reply is reported for each, since
-   * what it took is then hidden with nobody working on it.
+   * @param keysOfReply the slices a reply names (a receive's messages): a lost or slow reply is reported for each,
+   * since what it took is then hidden with nobody working on it, or for less time than its receiver counts.
    */
   async request<R>(
     process: SimProcess,
@@ -150,7 +154,9 @@ export class SimNetwork {
         throw fault === 'hang' ? timeoutError(request) : throttledError(request);
       }
       // Aborted on its way out, the request never arrives.
-      await this.time.sleep(this.leg(), signal);
+      const there = this.leg();
+      if (there >= SLOW_LEG_MS) this.reportSlow(process, request, subjectOf());
+      await this.time.sleep(there, signal);
       let outcome: { value: R } | { error: unknown };
       try {
         outcome = { value: await apply() };
@@ -162,12 +168,22 @@ export class SimNetwork {
         if (keys.length === 0) report(subjectOf());
         for (const key of keys) report({ executionKey: key });
       }
-      await this.time.sleep(fault === 'lostReply' ? REQUEST_TIMEOUT_MS : this.leg(), signal);
+      const back = fault === 'lostReply' ? REQUEST_TIMEOUT_MS : this.leg();
+      if (fault !== 'lostReply' && back >= SLOW_LEG_MS) {
+        const keys = 'value' in outcome && keysOfReply ? keysOfReply(outcome.value) : [];
+        if (keys.length === 0) this.reportSlow(process, request, subjectOf());
+        for (const key of keys) this.reportSlow(process, request, { executionKey: key });
+      }
+      await this.time.sleep(back, signal);
       await process.gate();
       if (fault === 'lostReply') throw timeoutError(request);
       if ('error' in outcome) throw outcome.error;
       return outcome.value;
     }
+  }
+
+  private reportSlow(process: SimProcess, request: string, subject: RequestSubject): void {
+    if (this.faultsOn) this.onFault({ kind: 'slow', process: process.id, request, at: this.time.now(), ...subject });
   }
 
   /** One leg's latency. */

@@ -116,7 +116,7 @@ export async function simulateSeed(options: SeedOptions): Promise<SeedResult> {
   const network = new SimNetwork(time, PROFILES[options.profile], new SeededRandom(seed * 31 + 7), (fault) => {
     // A lost reply is, to the caller, a request that hung until its timeout.
     clientFaults.push({
-      kind: fault.kind === 'throttle' ? 'throttle' : 'hang',
+      kind: fault.kind === 'lostReply' ? 'hang' : fault.kind,
       replica: fault.process,
       at: fault.at,
       request: fault.request,
