@@ -293,6 +293,16 @@ describe('failovers slowed by injected AWS faults', () => {
     });
     expect(slowReceive.failovers[0]?.slowedBy).toBe('slow');
     expect(slowReceive.failover.count).toBe(0);
+    // The victim's own long poll, open when it stopped, took the message back over a slow leg; or its receive before
+    // its claim was slow (a claim read late disarms); one a message visibility before its last heartbeat slowed nothing.
+    const ownPoll = (at: number) =>
+      checkHistory({
+        ...killedHolder,
+        clientFaults: [{ kind: 'slow', replica: 'victim', at, executionKey: KEY, request: 'ReceiveMessageCommand' }],
+      });
+    expect(ownPoll(T0 + 2500).failovers[0]?.slowedBy).toBe('slow');
+    expect(ownPoll(T0 - 100).failovers[0]?.slowedBy).toBe('slow');
+    expect(ownPoll(T0 - 3100).failover).toMatchObject({ count: 1, max: 6000 });
   });
 
   it('reports a failover apart when the standby’s read of the slice’s job before its claim was throttled (the job read names the job)', () => {

@@ -16,11 +16,11 @@ function network(legs: number[]): { time: VirtualClock; net: SimNetwork; process
 }
 
 describe('SimNetwork: a leg in the latency tail', () => {
-  it('reports a slow leg there by what the request names, and a slow leg back by each slice its reply names', async () => {
+  it('reports a slow receive by each slice its reply names, for its leg there and its leg back', async () => {
     const { time, net, process, reports } = network([SLOW_LEG_MS, 900]);
     const reply = net.request(
       process,
-      'sqs.receive',
+      'ReceiveMessageCommand',
       () => ({}),
       () => ['a:1', 'b:2'],
       (keys) => keys,
@@ -28,20 +28,40 @@ describe('SimNetwork: a leg in the latency tail', () => {
     await time.run(START + 5000);
     await expect(reply).resolves.toEqual(['a:1', 'b:2']);
     expect(reports).toEqual([
-      { kind: 'slow', process: 'worker-1.1', request: 'sqs.receive', at: START },
-      { kind: 'slow', process: 'worker-1.1', request: 'sqs.receive', at: START + SLOW_LEG_MS, executionKey: 'a:1' },
-      { kind: 'slow', process: 'worker-1.1', request: 'sqs.receive', at: START + SLOW_LEG_MS, executionKey: 'b:2' },
+      { kind: 'slow', process: 'worker-1.1', request: 'ReceiveMessageCommand', at: START, executionKey: 'a:1' },
+      { kind: 'slow', process: 'worker-1.1', request: 'ReceiveMessageCommand', at: START, executionKey: 'b:2' },
+      { kind: 'slow', process: 'worker-1.1', request: 'ReceiveMessageCommand', at: START + SLOW_LEG_MS, executionKey: 'a:1' },
+      { kind: 'slow', process: 'worker-1.1', request: 'ReceiveMessageCommand', at: START + SLOW_LEG_MS, executionKey: 'b:2' },
     ]);
   });
 
-  it('reports nothing for legs under the tail, nor once faults are off (the drain)', async () => {
+  it('reports another request`s slow leg by what it names; nothing for legs under the tail, nor once faults are off', async () => {
+    const slowClaim = network([400, 20]);
+    void slowClaim.net.request(
+      slowClaim.process,
+      'dynamodb.claim',
+      () => ({ executionKey: 'a:1' }),
+      () => 1,
+    );
+    await slowClaim.time.run(START + 5000);
+    expect(slowClaim.reports).toEqual([{ kind: 'slow', process: 'worker-1.1', request: 'dynamodb.claim', at: START, executionKey: 'a:1' }]);
     const quick = network([SLOW_LEG_MS - 1, 20]);
-    void quick.net.request(quick.process, 'dynamodb.claim', () => ({ executionKey: 'a:1' }), () => 1);
+    void quick.net.request(
+      quick.process,
+      'dynamodb.claim',
+      () => ({ executionKey: 'a:1' }),
+      () => 1,
+    );
     await quick.time.run(START + 5000);
     expect(quick.reports).toEqual([]);
     const draining = network([1500, 1500]);
     draining.net.faultsOn = false;
-    void draining.net.request(draining.process, 'dynamodb.claim', () => ({ executionKey: 'a:1' }), () => 1);
+    void draining.net.request(
+      draining.process,
+      'dynamodb.claim',
+      () => ({ executionKey: 'a:1' }),
+      () => 1,
+    );
     await draining.time.run(START + 5000);
     expect(draining.reports).toEqual([]);
   });

@@ -30,8 +30,8 @@ export interface Failover {
    * An injected AWS fault on the way: another replica's request about this slice throttled or hung (a claim that
    * hung waits out the 3 s request timeout), or the standby's own SQS request hung, between the last heartbeat and
    * the takeover; or the victim's own renewal refused or hung from a message visibility before it (RENEWAL_REQUESTS).
-   * In the simulation also `slow`: such a request, or a receive that returned the slice's message, had a leg in the
-   * profile's latency tail (a loaded emulator's seconds).
+   * In the simulation also `slow`: such a request, or a receive that returned the slice's message (the victim's own
+   * long poll, open when it stopped, among them), had a leg in the profile's latency tail (a loaded emulator's seconds).
    */
   readonly slowedBy?: InjectedClientFault['kind'];
   /**
@@ -226,7 +226,10 @@ export function findFailovers(
             // waits for the lease (the designed slow path, docs/architecture.md).
             injected.at >= lastHeartbeatAt - MESSAGE_VISIBILITY_MS &&
             injected.executionKey === key &&
-            RENEWAL_REQUESTS.has(injected.request)
+            (RENEWAL_REQUESTS.has(injected.request) ||
+              // Its receive of the message, slowed: a claim read late disarms, as after a pause (`claimAfterPause`); or
+              // its own long poll, open when it stopped, took the message back.
+              injected.request === 'ReceiveMessageCommand')
           : injected.at >= lastHeartbeatAt &&
             (injected.executionKey === key ||
               // A read of the slice's job before a claim, by a worker that had the slice's message.

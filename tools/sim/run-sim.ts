@@ -99,6 +99,13 @@ export interface SimReport extends SimCounts {
     readonly p99Ms: number | null;
     readonly maxMs: number | null;
   };
+  /** Every failover of a killed or paused holder, bounded or not: what a user would see under the profile's faults. */
+  readonly failoverAll: {
+    readonly count: number;
+    readonly p50Ms: number | null;
+    readonly p99Ms: number | null;
+    readonly maxMs: number | null;
+  };
   /** Failovers reported apart from the bound, by the reason the checker gives (tools/chaos/takeovers.ts). */
   readonly failoverApart: Record<Exclude<FailoverClass, 'bounded'>, { readonly count: number; readonly maxMs: number | null }>;
   readonly failingSeeds: { readonly seed: number; readonly profile: ProfileName; readonly replay: string; readonly trace: string[] }[];
@@ -189,6 +196,7 @@ export async function runSimulation(options: SimOptions): Promise<SimReport> {
   const simulatedMinutes = options.minutes * total;
   const sum = (pick: (seed: SeedSummary) => number): number => perSeed.reduce((acc, seed) => acc + pick(seed), 0);
   const bounded = distribution(failovers);
+  const all = distribution([...failovers, ...Object.values(apart).flat()]);
   const report: SimReport = {
     seeds: { from: options.fromSeed, to: options.toSeed, count: options.toSeed - options.fromSeed + 1 },
     profiles: options.profiles,
@@ -203,6 +211,12 @@ export async function runSimulation(options: SimOptions): Promise<SimReport> {
       p50Ms: bounded.count > 0 ? bounded.p50 : null,
       p99Ms: bounded.count > 0 ? bounded.p99 : null,
       maxMs: bounded.count > 0 ? bounded.max : null,
+    },
+    failoverAll: {
+      count: all.count,
+      p50Ms: all.count > 0 ? all.p50 : null,
+      p99Ms: all.count > 0 ? all.p99 : null,
+      maxMs: all.count > 0 ? all.max : null,
     },
     failoverApart: Object.fromEntries(
       Object.entries(apart).map(([kind, latencies]) => [

@@ -175,7 +175,7 @@ export function startReplica(context: FleetContext, role: ProcessRole, id: strin
       try {
         received = await network.request(
           process,
-          'sqs.receive',
+          'ReceiveMessageCommand',
           () => ({}),
           () => longPoll(time, install, (taken) => recordReceives(observed, id, time, taken)),
           (messages) => messages.map((message) => keyOfBody(message.body)),

@@ -155,7 +155,9 @@ export class SimNetwork {
       }
       // Aborted on its way out, the request never arrives.
       const there = this.leg();
-      if (there >= SLOW_LEG_MS) this.reportSlow(process, request, subjectOf());
+      const slowThereAt = there >= SLOW_LEG_MS ? this.time.now() : undefined;
+      // A slow receive is told by the messages it took, once it took them.
+      if (slowThereAt !== undefined && !keysOfReply) this.reportSlow(process, request, subjectOf());
       await this.time.sleep(there, signal);
       let outcome: { value: R } | { error: unknown };
       try {
@@ -169,10 +171,14 @@ export class SimNetwork {
         for (const key of keys) report({ executionKey: key });
       }
       const back = fault === 'lostReply' ? REQUEST_TIMEOUT_MS : this.leg();
-      if (fault !== 'lostReply' && back >= SLOW_LEG_MS) {
+      const slowAt = [
+        ...(slowThereAt !== undefined && keysOfReply ? [slowThereAt] : []),
+        ...(fault !== 'lostReply' && back >= SLOW_LEG_MS ? [this.time.now()] : []),
+      ];
+      for (const at of slowAt) {
         const keys = 'value' in outcome && keysOfReply ? keysOfReply(outcome.value) : [];
-        if (keys.length === 0) this.reportSlow(process, request, subjectOf());
-        for (const key of keys) this.reportSlow(process, request, { executionKey: key });
+        if (keys.length === 0) this.reportSlow(process, request, subjectOf(), at);
+        for (const key of keys) this.reportSlow(process, request, { executionKey: key }, at);
       }
       await this.time.sleep(back, signal);
       await process.gate();
@@ -182,8 +188,8 @@ export class SimNetwork {
     }
   }
 
-  private reportSlow(process: SimProcess, request: string, subject: RequestSubject): void {
-    if (this.faultsOn) this.onFault({ kind: 'slow', process: process.id, request, at: this.time.now(), ...subject });
+  private reportSlow(process: SimProcess, request: string, subject: RequestSubject, at = this.time.now()): void {
+    if (this.faultsOn) this.onFault({ kind: 'slow', process: process.id, request, at, ...subject });
   }
 
   /** One leg's latency. */
