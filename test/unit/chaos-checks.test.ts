@@ -303,6 +303,26 @@ describe('failovers slowed by injected AWS faults', () => {
     expect(ownPoll(T0 + 2500).failovers[0]?.slowedBy).toBe('slow');
     expect(ownPoll(T0 - 100).failovers[0]?.slowedBy).toBe('slow');
     expect(ownPoll(T0 - 3100).failover).toMatchObject({ count: 1, max: 6000 });
+    // A victim that disarmed at its first renewal, after a slow receive, and renewed for 4 s more: the receive that
+    // disarmed it is on its path while it stays disarmed.
+    const renewals = [1000, 2000, 3000, 4000].map((at, i) => ({
+      replica: 'victim',
+      offsetMs: 0,
+      executionKey: KEY,
+      fence: 1,
+      at: T0 + at,
+      ...(i === 0 && { disarmed: true as const }),
+    }));
+    const lateRead = (disarmed: boolean) =>
+      checkHistory({
+        ...killedHolder,
+        events: [observed('claimed', 'victim', T0, 1), observed('claimed', 'standby', T0 + 12_000, 2)],
+        processFaults: [{ kind: 'kill', replica: 'victim', at: T0 + 4500 }],
+        renewals: disarmed ? renewals : renewals.map(({ disarmed: _, ...renewal }) => renewal),
+        clientFaults: [{ kind: 'slow', replica: 'victim', at: T0 - 1500, executionKey: KEY, request: 'ReceiveMessageCommand' }],
+      });
+    expect(lateRead(true).failovers).toMatchObject([{ latencyMs: 8000, disarmed: true, slowedBy: 'slow' }]);
+    expect(lateRead(false).failover).toMatchObject({ count: 1, max: 8000 });
   });
 
   it('reports a failover apart when the standby’s read of the slice’s job before its claim was throttled (the job read names the job)', () => {

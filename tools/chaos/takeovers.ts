@@ -29,8 +29,8 @@ export interface Failover {
   /**
    * An injected AWS fault on the way: another replica's request about this slice throttled or hung (a claim that
    * hung waits out the 3 s request timeout), or the standby's own SQS request hung, between the last heartbeat and
-   * the takeover; or the victim's own renewal refused or hung from a message visibility before it (RENEWAL_REQUESTS).
-   * In the simulation also `slow`: such a request, or a receive that returned the slice's message (the victim's own
+   * the takeover; or the victim's own renewal refused or hung from a message visibility before it (RENEWAL_REQUESTS),
+   * or since its claim when it stood disarmed. In the simulation also `slow`: such a request, or a receive that returned the slice's message (the victim's own
    * long poll, open when it stopped, among them), had a leg in the profile's latency tail (a loaded emulator's seconds).
    */
   readonly slowedBy?: InjectedClientFault['kind'];
@@ -218,13 +218,17 @@ export function findFailovers(
           .filter((receive) => receive.executionKey === key && receive.at >= lastHeartbeatAt && receive.at <= takeoverAt)
           .map((receive) => receive.replica),
       ]);
+      // Where a fault on the victim's own requests could have slowed this failover: within a message visibility
+      // before its last heartbeat; for a victim that stood disarmed, since its claim's receive (what disarmed it, a
+      // late read or an unconfirmed extension, keeps it on the lease until a re-arm).
+      const victimPathFrom = disarmed ? eventTime(claim) - MESSAGE_VISIBILITY_MS : lastHeartbeatAt - MESSAGE_VISIBILITY_MS;
       const onPath = (injected: InjectedClientFault): boolean =>
         injected.at <= takeoverAt &&
         (injected.replica === fault.replica
           ? // The victim's own renewal of the slice refused or hung, from a message visibility before its last
             // heartbeat: an extension SQS did not confirm makes the holder disarm the fast takeover, and the standby
             // waits for the lease (the designed slow path, docs/architecture.md).
-            injected.at >= lastHeartbeatAt - MESSAGE_VISIBILITY_MS &&
+            injected.at >= victimPathFrom &&
             injected.executionKey === key &&
             (RENEWAL_REQUESTS.has(injected.request) ||
               // Its receive of the message, slowed: a claim read late disarms, as after a pause (`claimAfterPause`); or
