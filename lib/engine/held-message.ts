@@ -36,8 +36,9 @@
  *                      heartbeats stopped.
  *   → UNKNOWN          a renewal carrying a change failed with its outcome unknown (timed out, its reply lost): the row
  *                      may say either. The next renewal re-arms if DISARMED → ARMED holds, and disarms otherwise.
- *   → LOST             a renewal refused (the fence moved on), or none answered before the lease ran out:
- *                      `leaseSignal` aborts with a LeaseLostError and the renewals stop.
+ *   → LOST             a renewal refused (the fence moved on), or none answered before the lease ran out, or the
+ *                      next one due only after it ran out (a pause; not sent): `leaseSignal` aborts with a
+ *                      LeaseLostError and the renewals stop.
  *   → ENDED            `endLease()`: the attempt ended; nothing waits for a request still in flight. The message stays
  *                      HELD for its disposition.
  *
@@ -301,6 +302,8 @@ export class HeldMessage {
 
   private async renew(slices: SliceStore, terms: LeaseTerms): Promise<void> {
     const { key, fence, leaseMs, heartbeatMs } = terms;
+    const ranOut = (cause: unknown): void =>
+      this.lostController.abort(new LeaseLostError(executionKey(key.jobId, key.scheduledAt), fence, { cause }));
     // The lease was set when the claim was sent: after a slow claim, the first renewal is due sooner (at once, if
     // the claim took a whole heartbeat), or a lease born nearly expired would lapse before it.
     let wait = terms.overtakeable ? 0 : Math.max(0, heartbeatMs - (this.clock.elapsed() - terms.claimedAt));
@@ -317,6 +320,12 @@ export class HeldMessage {
       this.wake = new AbortController();
       const now = this.clock.now();
       const sentAt = this.clock.elapsed();
+      // Woken after the lease it last saw renewed ran out (a pause): lost, and no renewal goes. Sent, it could land on a
+      // row no standby has taken yet and hold every standby off for another lease, which this holder then gives up.
+      if (sentAt >= this.lastRenewedAt + leaseMs) {
+        ranOut(new LeaseRanOutError());
+        return;
+      }
       try {
         await this.renewWithinLease(slices, terms, now);
         // Ended while it was in flight: whether it landed is unknown and no longer matters; report no renewal.
@@ -338,7 +347,7 @@ export class HeldMessage {
         if (!(error instanceof LeaseRanOutError)) this.onRenewError(error);
         // Unsure whether we still hold it: once the lease we last saw renewed has run out, assume not.
         if (error instanceof LeaseRanOutError || this.clock.elapsed() >= this.lastRenewedAt + leaseMs) {
-          this.lostController.abort(new LeaseLostError(executionKey(key.jobId, key.scheduledAt), fence, { cause: error }));
+          ranOut(error);
           return;
         }
       }

@@ -124,6 +124,18 @@ function virtualKeeper(setup: VirtualKeeperSetup = {}) {
 }
 
 describe('HeldMessage: the lease', () => {
+  it('sends no renewal once the lease it last saw renewed has run out (woken from a pause): lost at once', async () => {
+    const { keeper, time, renewals, pause } = virtualKeeper();
+    keeper.start();
+    await time.run(T0 + 500);
+    pause(6000); // the process stops 0.5 s after its claim and wakes 2.5 s after its 4 s lease ran out
+    await time.run(T0 + 1500);
+    expect(renewals()).toEqual([]);
+    expect(keeper.lost).toBe(true);
+    expect(keeper.signal.reason).toBeInstanceOf(LeaseLostError);
+    await keeper.stop();
+  });
+
   it('waits out its heartbeat on its clock: a minute-long heartbeat renews as soon as the clock fires it', async () => {
     const clock = new HeldClock(key.scheduledAt);
     let renewals = 0;

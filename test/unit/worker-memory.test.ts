@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock, OffsetClock, realSleep, systemClock } from '../../lib/core/clock.ts';
 import { LeaseLostError } from '../../lib/core/errors.ts';
 import type { JobContext } from '../../lib/engine/define-job.ts';
-import { MAX_CLOCK_SKEW_MS } from '../../lib/core/slice.ts';
+import { LEASE_EXPIRY_MARGIN_MS, MAX_CLOCK_SKEW_MS } from '../../lib/core/slice.ts';
 import { createMemoryEngine, gate } from '../support/memory-engine.ts';
 
 const T0 = Date.parse('2026-06-01T12:00:00Z');
@@ -172,7 +172,7 @@ describe('Worker over the in-memory stores', () => {
     expect(await engine.slices.getLedger(key)).toMatchObject({ fence: 2, owner: 'standby', outcome: 'SUCCEEDED' });
   });
 
-  it('a slow claim nobody overtook runs once its first renewal holds', async () => {
+  it('a slow claim back after its own lease ran out sends no renewal and stands down unstarted; a claim after the lease and the skew margin runs it', async () => {
     const queueClock = new ManualClock(T0);
     const engine = createMemoryEngine(queueClock);
     const runs: string[] = [];
@@ -192,10 +192,16 @@ describe('Worker over the in-memory stores', () => {
     const holder = engine.deliver(engine.worker('slow-claimer', { slices: slowReply }), original!);
     queueClock.advance(3500);
     replied.open();
-    expect(await holder).toBe('delete');
-    expect(runs).toEqual(['slow-claimer']);
-    expect(engine.events.events.map((event) => event.type)).toEqual(['claimed', 'started', 'committed']);
-    expect(await engine.slices.get(key)).toMatchObject({ status: 'SUCCEEDED', fence: 1 });
+    // Its lease (1 s from the claim's send) ran out before the claim came back: a renewal sent now could land only to be
+    // given up, holding standbys off for a lease no one runs under.
+    expect(await holder).toBe('keep');
+    expect(runs).toEqual([]);
+    expect(engine.events.events.map((event) => event.type)).toEqual(['claimed', 'fenced_out']);
+    queueClock.advance(FAST.leaseMs + LEASE_EXPIRY_MARGIN_MS);
+    const [again] = engine.workQueue.receive();
+    expect(await engine.deliver(engine.worker('later'), again!)).toBe('delete');
+    expect(runs).toEqual(['later']);
+    expect(await engine.slices.get(key)).toMatchObject({ status: 'SUCCEEDED', fence: 2 });
   });
 
   it('a receive read late is judged from its send: its holder waits for a renewal and, overtaken, stands down unstarted', async () => {
