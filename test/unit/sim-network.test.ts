@@ -36,33 +36,22 @@ describe('SimNetwork: a leg in the latency tail', () => {
   });
 
   it('reports another request`s slow leg by what it names; nothing for legs under the tail, nor once faults are off', async () => {
-    const slowClaim = network([400, 20]);
-    void slowClaim.net.request(
-      slowClaim.process,
-      'dynamodb.claim',
-      () => ({ executionKey: 'a:1' }),
-      () => 1,
-    );
-    await slowClaim.time.run(START + 5000);
-    expect(slowClaim.reports).toEqual([{ kind: 'slow', process: 'worker-1.1', request: 'dynamodb.claim', at: START, executionKey: 'a:1' }]);
-    const quick = network([SLOW_LEG_MS - 1, 20]);
-    void quick.net.request(
-      quick.process,
-      'dynamodb.claim',
-      () => ({ executionKey: 'a:1' }),
-      () => 1,
-    );
-    await quick.time.run(START + 5000);
-    expect(quick.reports).toEqual([]);
-    const draining = network([1500, 1500]);
-    draining.net.faultsOn = false;
-    void draining.net.request(
-      draining.process,
-      'dynamodb.claim',
-      () => ({ executionKey: 'a:1' }),
-      () => 1,
-    );
-    await draining.time.run(START + 5000);
-    expect(draining.reports).toEqual([]);
+    const claimOnce = async (legs: number[], faultsOn = true): Promise<RequestFaultReport[]> => {
+      const { time, net, process, reports } = network(legs);
+      net.faultsOn = faultsOn;
+      void net.request(
+        process,
+        'dynamodb.claim',
+        () => ({ executionKey: 'a:1' }),
+        () => 1,
+      );
+      await time.run(START + 5000);
+      return reports;
+    };
+    expect(await claimOnce([400, 20])).toEqual([
+      { kind: 'slow', process: 'worker-1.1', request: 'dynamodb.claim', at: START, executionKey: 'a:1' },
+    ]);
+    expect(await claimOnce([SLOW_LEG_MS - 1, 20])).toEqual([]);
+    expect(await claimOnce([1500, 1500], false)).toEqual([]);
   });
 });
