@@ -30,8 +30,9 @@ export interface Failover {
    * An injected AWS fault on the way: another replica's request about this slice throttled or hung (a claim that
    * hung waits out the 3 s request timeout), or the standby's own SQS request hung, between the last heartbeat and
    * the takeover; or the victim's own renewal refused or hung from a message visibility before it (RENEWAL_REQUESTS),
-   * or since its claim when it stood disarmed. In the simulation also `slow`: such a request, or a receive that returned the slice's message (the victim's own
-   * long poll, open when it stopped, among them), had a leg in the profile's latency tail (a loaded emulator's seconds).
+   * or since its claim when it stood disarmed. In the simulation also `slow`: such a request, or a receive that
+   * returned the slice's message (the victim's own long poll, open when it stopped, among them), had a leg in the
+   * profile's latency tail (a loaded emulator's seconds).
    */
   readonly slowedBy?: InjectedClientFault['kind'];
   /**
