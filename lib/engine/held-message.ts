@@ -129,7 +129,8 @@ export class HeldMessage {
     readonly receiptHandle: string,
     /**
      * Since when SQS has hidden it at the earliest, by this clock, where its event source says (the local poller's:
-     * a reply read late has less visibility left than the receiver's start suggests); undefined: from now.
+     * the send of the receive try that answered, since SQS hid it somewhere between that and the reply's arrival);
+     * undefined: from now.
      */
     hiddenSince: number | undefined,
     /** The visibility timeout the receive hid it for. */

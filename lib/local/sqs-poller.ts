@@ -92,9 +92,7 @@ export class SqsPoller {
         continue;
       }
       if (messages.length === 0) continue;
-      const batch = this.invoke(messages, hiddenSince(sentAt.value, clock.now(), waitTimeSeconds)).finally(() =>
-        this.inFlight.delete(batch),
-      );
+      const batch = this.invoke(messages, sentAt.value).finally(() => this.inFlight.delete(batch));
       this.inFlight.add(batch);
     }
     await Promise.allSettled([...this.inFlight]);
@@ -129,9 +127,12 @@ export class SqsPoller {
 }
 
 /**
- * When the receive's last SDK try was sent: only the try whose reply is read can have hidden its messages. Timed from
- * the call, a receive whose first try hung, was throttled, or timed out across a pause of this process read as held
- * up past its wait, and its messages' holders started with the fast takeover disarmed (docs/chaos.md, incidents).
+ * When the receive's last SDK try was sent: since when its messages have been hidden, at the earliest. SQS hides a
+ * message as it answers, some time between the try's send and the reply's arrival, and nothing bounds the reply's way
+ * back (a loaded emulator, a paused process): counted from the arrival, a reply a second on its way gave the holder a
+ * second its message did not have, and a standby took over the live holder. With the 1 s long poll, the send costs
+ * at most about a second of the visibility. Only the try whose reply is read can have hidden its messages: timed from
+ * the call, a receive whose first try hung or was throttled read as older than it was (docs/chaos.md, incidents).
  */
 function trackTrySentAt(receive: ReceiveMessageCommand, clock: Clock): { value: number } {
   const sentAt = { value: clock.now() };
@@ -144,21 +145,6 @@ function trackTrySentAt(receive: ReceiveMessageCommand, clock: Clock): { value: 
     { step: 'deserialize', name: 'cronfenceReceiveTrySentAt' },
   );
   return sentAt;
-}
-
-/** A reply later than the long poll's wait by more than this was held up on its way (a loaded queue, a paused process). */
-const LATE_REPLY_MS = 500;
-
-/**
- * Since when the received messages have been hidden, at the earliest, as far as the worker needs to know. SQS hides a
- * message as it answers, so a reply that came within the long poll's wait shows its hide within the reply's transit:
- * its arrival. A later reply (held up by a loaded queue, or by a pause of this process while it was on its way) may
- * have spent much of the visibility on the way: then only the send time of the try that answered bounds the hide
- * (`trackTrySentAt`). A LocalStack drill: a receive answered during a 6.8 s pause, its holder started at once and
- * was taken over while it renewed.
- */
-export function hiddenSince(sentAt: number, repliedAt: number, waitTimeSeconds: number): number {
-  return repliedAt - sentAt > waitTimeSeconds * 1000 + LATE_REPLY_MS ? sentAt : repliedAt;
 }
 
 function toRecord(message: Message, queueUrl: string): SQSRecord {

@@ -83,4 +83,10 @@ describe('simulation regressions', () => {
     expect(slowestBoundedFailover(verdict)).toBeLessThan(5000);
     expect(verdict.healthyHoldersDisplaced).toEqual([]);
   }, 60_000);
+
+  it('loaded seed 8003: a receive`s reply 1.2 s on its way back was counted from its arrival; the holder`s extension hung, and the message surfaced before the second beside it was due: a standby took over the live holder', async () => {
+    const { verdict } = await simulateSeed({ seed: 8003, minutes: 10, profile: 'loaded' });
+    expect(verdict.healthyHoldersDisplaced).toEqual([]);
+    expect(verdict.failover.count).toBeGreaterThan(10);
+  }, 60_000);
 });

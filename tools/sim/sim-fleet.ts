@@ -15,7 +15,6 @@ import { HandlerRegistry } from '../../lib/engine/define-job.ts';
 import { Scanner } from '../../lib/engine/scanner.ts';
 import { Worker } from '../../lib/engine/worker.ts';
 import { handleSqsBatch } from '../../lib/lambda/sqs-batch.ts';
-import { hiddenSince } from '../../lib/local/sqs-poller.ts';
 import type { MemoryInstallation, ReceivedWorkMessage } from '../../lib/memory/index.ts';
 import { merchantSettlement } from '../../examples/jobs/settlement.ts';
 import type { ObservedChunk, ObservedEvent, ObservedReceive, ObservedRenewal } from '../chaos/observed.ts';
@@ -188,9 +187,8 @@ export function startReplica(context: FleetContext, role: ProcessRole, id: strin
         continue;
       }
       if (received.length === 0) continue;
-      // The local poller's rule: a reply held up past the long poll's wait (a pause) may have spent the visibility on its
-      // way; timed from the try that answered, as the poller's own middleware times it (lib/local/sqs-poller.ts).
-      const since = hiddenSince(sentAt, process.now(), LONG_POLL_MS / 1000);
+      // The local poller's rule: hidden since the send of the try that answered (lib/local/sqs-poller.ts).
+      const since = sentAt;
       running++;
       await handleSqsBatch(
         received.map(toRecord),
