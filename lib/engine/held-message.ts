@@ -303,7 +303,7 @@ export class HeldMessage {
 
   private async renew(slices: SliceStore, terms: LeaseTerms): Promise<void> {
     const { key, fence, leaseMs, heartbeatMs } = terms;
-    const ranOut = (cause: unknown): void =>
+    const loseLease = (cause: unknown): void =>
       this.lostController.abort(new LeaseLostError(executionKey(key.jobId, key.scheduledAt), fence, { cause }));
     // The lease was set when the claim was sent: after a slow claim, the first renewal is due sooner (at once, if
     // the claim took a whole heartbeat), or a lease born nearly expired would lapse before it.
@@ -324,7 +324,7 @@ export class HeldMessage {
       // Woken after the lease it last saw renewed ran out (a pause): lost, and no renewal goes. Sent, it could land on a
       // row no standby has taken yet and hold every standby off for another lease, which this holder then gives up.
       if (sentAt >= this.lastRenewedAt + leaseMs) {
-        ranOut(new LeaseRanOutError());
+        loseLease(new LeaseRanOutError());
         return;
       }
       try {
@@ -348,7 +348,7 @@ export class HeldMessage {
         if (!(error instanceof LeaseRanOutError)) this.onRenewError(error);
         // Unsure whether we still hold it: once the lease we last saw renewed has run out, assume not.
         if (error instanceof LeaseRanOutError || this.clock.elapsed() >= this.lastRenewedAt + leaseMs) {
-          ranOut(error);
+          loseLease(error);
           return;
         }
       }
