@@ -117,7 +117,14 @@ const FAILOVER_GOAL_VIOLATION = /^(settlement )?failover max \d+ ms is not under
 
 /** One line with the failover figures against the goal and the file's bound, for the CI log. */
 export function printFailover(label: string, report: ChaosReport, boundMs: number): void {
-  const { failover, failoverSlowedByAws, failoverAfterPausedClaim, failoverAfterHolderOfMessageStopped, failoverAfterOthersStopped, startLag } = report;
+  const {
+    failover,
+    failoverSlowedByAws,
+    failoverAfterPausedClaim,
+    failoverAfterHolderOfMessageStopped,
+    failoverAfterOthersStopped,
+    startLag,
+  } = report;
   console.log(
     `${label}: failover p50 ${failover.p50Ms} / p99 ${failover.p99Ms} / max ${failover.maxMs} ms (n=${failover.count}; goal ${FAILOVER_GOAL_MS}, CI bound ${boundMs}), ` +
       `slowed by a throttled or hung request max ${failoverSlowedByAws.maxMs} ms (n=${failoverSlowedByAws.count}), claim read after its own pause max ${failoverAfterPausedClaim.maxMs} ms (n=${failoverAfterPausedClaim.count}), message held by a stopped worker max ${failoverAfterHolderOfMessageStopped.maxMs} ms (n=${failoverAfterHolderOfMessageStopped.count}), waited for the one worker left max ${failoverAfterOthersStopped.maxMs} ms (n=${failoverAfterOthersStopped.count}), start lag p50 ${startLag.p50Ms} / p99 ${startLag.p99Ms} ms; ` +
