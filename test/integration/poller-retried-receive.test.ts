@@ -33,90 +33,69 @@ function refuseFirstReceiveTry(refusedAt: { value?: number }): FinalizeRequestMi
   };
 }
 
+/**
+ * Sends `body` to the work queue, polls it with a poller whose SQS client has `middleware` added, and returns the first
+ * record received with the `hiddenSince` the poller gave it.
+ */
+async function firstPolled(
+  body: string,
+  middleware: FinalizeRequestMiddleware<object, object>,
+): Promise<{ body: string; hiddenSince?: number } | undefined> {
+  const queueUrl = installation.resources.queueUrls.work;
+  await installation.runtime.clients.sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body }));
+  const clients = createAwsClients();
+  (clients.sqs.middlewareStack as MiddlewareStack<object, object>).add(middleware, { step: 'finalizeRequest', priority: 'low' });
+  const received: { body: string; hiddenSince?: number }[] = [];
+  const records = new PolledRecords(
+    clients.sqs,
+    async () => queueUrl,
+    () => {},
+    systemClock,
+  );
+  const poller = new SqsPoller({
+    sqs: clients.sqs,
+    queueUrl,
+    records,
+    handler: async (event) => {
+      received.push(...event.Records.map((record) => ({ body: record.body, hiddenSince: records.hiddenSince(record.receiptHandle) })));
+      return { batchItemFailures: [] };
+    },
+  });
+  const polling = poller.run();
+  try {
+    const [record] = await eventually(() => (received.length > 0 ? received : undefined), 15_000);
+    return record;
+  } finally {
+    poller.stop();
+    await polling;
+    destroyAwsClients(clients);
+  }
+}
+
 describe('the poller times a receive from the try that answered it', () => {
   it('gives a message received by a retried try the retry’s send time, not the first try’s', { timeout: 30_000 }, async () => {
-    const queueUrl = installation.resources.queueUrls.work;
-    await installation.runtime.clients.sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'after-a-refused-try' }));
-    const clients = createAwsClients();
     const refusedAt: { value?: number } = {};
-    (clients.sqs.middlewareStack as MiddlewareStack<object, object>).add(refuseFirstReceiveTry(refusedAt), {
-      step: 'finalizeRequest',
-      priority: 'low',
-    });
-    const received: { body: string; hiddenSince?: number }[] = [];
     const startedAt = Date.now();
-    const records = new PolledRecords(
-      clients.sqs,
-      async () => queueUrl,
-      () => {},
-      systemClock,
-    );
-    const poller = new SqsPoller({
-      sqs: clients.sqs,
-      queueUrl,
-      records,
-      handler: async (event) => {
-        received.push(...event.Records.map((record) => ({ body: record.body, hiddenSince: records.hiddenSince(record.receiptHandle) })));
-        return { batchItemFailures: [] };
-      },
-    });
-    const polling = poller.run();
-    try {
-      const [record] = await eventually(() => (received.length > 0 ? received : undefined), 15_000);
-      expect(record?.body).toBe('after-a-refused-try');
-      expect(refusedAt.value).toBeGreaterThanOrEqual(startedAt + 2000);
-      // From the call, it would be its start: before the refusal by the 2 s the first try waited.
-      expect(record?.hiddenSince).toBeGreaterThanOrEqual(refusedAt.value ?? Infinity);
-    } finally {
-      poller.stop();
-      await polling;
-      destroyAwsClients(clients);
-    }
+    const record = await firstPolled('after-a-refused-try', refuseFirstReceiveTry(refusedAt));
+    expect(record?.body).toBe('after-a-refused-try');
+    expect(refusedAt.value).toBeGreaterThanOrEqual(startedAt + 2000);
+    // From the call, it would be its start: before the refusal by the 2 s the first try waited.
+    expect(record?.hiddenSince).toBeGreaterThanOrEqual(refusedAt.value ?? Infinity);
   });
 
   it('gives a message whose reply was slow on its way back the try’s send time, not the reply’s arrival', { timeout: 30_000 }, async () => {
-    const queueUrl = installation.resources.queueUrls.work;
-    await installation.runtime.clients.sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'slow-on-its-way-back' }));
-    const clients = createAwsClients();
     const arrivedAt: { value?: number } = {};
     // SQS answered at once (a message is waiting) and the reply took 900 ms to arrive: within the long poll's wait.
-    (clients.sqs.middlewareStack as MiddlewareStack<object, object>).add(
-      (next, context) => async (args) => {
-        const result = await next(args);
-        if (context.commandName === 'ReceiveMessageCommand' && arrivedAt.value === undefined) {
-          await realSleep(900);
-          arrivedAt.value = Date.now();
-        }
-        return result;
-      },
-      { step: 'finalizeRequest', priority: 'low' },
-    );
-    const received: { body: string; hiddenSince?: number }[] = [];
-    const records = new PolledRecords(
-      clients.sqs,
-      async () => queueUrl,
-      () => {},
-      systemClock,
-    );
-    const poller = new SqsPoller({
-      sqs: clients.sqs,
-      queueUrl,
-      records,
-      handler: async (event) => {
-        received.push(...event.Records.map((record) => ({ body: record.body, hiddenSince: records.hiddenSince(record.receiptHandle) })));
-        return { batchItemFailures: [] };
-      },
+    const record = await firstPolled('slow-on-its-way-back', (next, context) => async (args) => {
+      const result = await next(args);
+      if (context.commandName === 'ReceiveMessageCommand' && arrivedAt.value === undefined) {
+        await realSleep(900);
+        arrivedAt.value = Date.now();
+      }
+      return result;
     });
-    const polling = poller.run();
-    try {
-      const [record] = await eventually(() => (received.length > 0 ? received : undefined), 15_000);
-      expect(record?.body).toBe('slow-on-its-way-back');
-      // Counted from the arrival, the holder would believe its message hidden 900 ms longer than SQS hid it.
-      expect(record?.hiddenSince).toBeLessThanOrEqual((arrivedAt.value ?? 0) - 900);
-    } finally {
-      poller.stop();
-      await polling;
-      destroyAwsClients(clients);
-    }
+    expect(record?.body).toBe('slow-on-its-way-back');
+    // Counted from the arrival, the holder would believe its message hidden 900 ms longer than SQS hid it.
+    expect(record?.hiddenSince).toBeLessThanOrEqual((arrivedAt.value ?? 0) - 900);
   });
 });
